@@ -1,0 +1,118 @@
+//! Why an item was included or excluded (spec 06 §7–§8).
+
+/// Why an item is in the final window. Checked in this order: pinned, zero tokens, scored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InclusionReason {
+    /// Selected by score through slicing (or kept by truncation / proceed).
+    Scored,
+    /// The item was pinned.
+    Pinned,
+    /// The item has zero tokens and was selected.
+    ZeroToken,
+}
+
+impl InclusionReason {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            InclusionReason::Scored => "Scored",
+            InclusionReason::Pinned => "Pinned",
+            InclusionReason::ZeroToken => "ZeroToken",
+        }
+    }
+}
+
+/// Why an item is not in the final window. The spec's eight variants, the reference's two
+/// count-quota variants, and `Unknown` for names read from JSON that this version does
+/// not know.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExclusionReason {
+    /// Did not fit: `available_tokens` is one value per stage and run (D5).
+    BudgetExceeded {
+        /// The item's tokens.
+        item_tokens: i64,
+        /// Effective target minus selected tokens (Slice) or target minus placed tokens (Place).
+        available_tokens: i64,
+    },
+    /// Reserved by the spec; never emitted by built-in stages.
+    ScoredTooLow {
+        /// The item's score.
+        score: f64,
+        /// The threshold it missed.
+        threshold: f64,
+    },
+    /// Lost to a byte-identical content with a higher (or equal, earlier) score.
+    Deduplicated {
+        /// The content both items share.
+        deduplicated_against: String,
+    },
+    /// Reserved by the spec; never emitted by built-in stages.
+    QuotaCapExceeded {
+        /// The kind.
+        kind: String,
+        /// The cap.
+        cap: i64,
+        /// The actual count.
+        actual: i64,
+    },
+    /// Reserved by the spec; never emitted by built-in stages.
+    QuotaRequireDisplaced {
+        /// The kind that displaced the item.
+        displaced_by_kind: String,
+    },
+    /// The item had negative tokens and was dropped at Classify.
+    NegativeTokens {
+        /// The item's token count (negative).
+        tokens: i64,
+    },
+    /// The room was taken by pinned items (D4).
+    PinnedOverride {
+        /// Content of the first pinned item in input order.
+        displaced_by: String,
+    },
+    /// Reserved by the spec; never emitted by built-in stages.
+    Filtered {
+        /// The filter's name.
+        filter_name: String,
+    },
+    /// A count-quota cap was reached for the item's kind (D10).
+    CountCapExceeded {
+        /// The item's own kind spelling.
+        kind: String,
+        /// The configured cap.
+        cap: u64,
+        /// Selected items of that kind.
+        count: u64,
+    },
+    /// Defined for wire compatibility; shortfalls carry this information instead.
+    CountRequireCandidatesExhausted {
+        /// The kind.
+        kind: String,
+    },
+    /// A reason name this version does not know, kept as read.
+    Unknown {
+        /// The name as read.
+        name: String,
+    },
+}
+
+impl ExclusionReason {
+    /// The wire name of the variant.
+    pub fn name(&self) -> &str {
+        match self {
+            ExclusionReason::BudgetExceeded { .. } => "BudgetExceeded",
+            ExclusionReason::ScoredTooLow { .. } => "ScoredTooLow",
+            ExclusionReason::Deduplicated { .. } => "Deduplicated",
+            ExclusionReason::QuotaCapExceeded { .. } => "QuotaCapExceeded",
+            ExclusionReason::QuotaRequireDisplaced { .. } => "QuotaRequireDisplaced",
+            ExclusionReason::NegativeTokens { .. } => "NegativeTokens",
+            ExclusionReason::PinnedOverride { .. } => "PinnedOverride",
+            ExclusionReason::Filtered { .. } => "Filtered",
+            ExclusionReason::CountCapExceeded { .. } => "CountCapExceeded",
+            ExclusionReason::CountRequireCandidatesExhausted { .. } => {
+                "CountRequireCandidatesExhausted"
+            }
+            ExclusionReason::Unknown { name } => name,
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! The SelectionReport of a traced run (spec 06 §9).
+
+use crate::diagnostics::{
+    CountRequirementShortfall, ExclusionReason, InclusionReason, OverflowEvent, TraceEvent,
+};
+
+/// An item in the final window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncludedItem {
+    /// Position in the caller's input.
+    pub index: usize,
+    /// 1.0 for pinned items, otherwise the computed score (D6).
+    pub score: f64,
+    /// Why it is included.
+    pub reason: InclusionReason,
+}
+
+/// An item left out of the final window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExcludedItem {
+    /// Position in the caller's input.
+    pub index: usize,
+    /// The score when it was excluded (0.0 for negative-token items).
+    pub score: f64,
+    /// Why it is excluded.
+    pub reason: ExclusionReason,
+}
+
+/// Everything a traced run decided, and why.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SelectionReport {
+    /// Stage events (and item events at Item detail), in recording order.
+    pub events: Vec<TraceEvent>,
+    /// Included items in final placed order.
+    pub included: Vec<IncludedItem>,
+    /// Excluded items, score descending (total order), ties in recording order.
+    pub excluded: Vec<ExcludedItem>,
+    /// Number of input items.
+    pub total_candidates: usize,
+    /// Sum of every input item's tokens, negative ones included (D18).
+    pub total_tokens_considered: i64,
+    /// Count requirements the slicer could not meet (D10).
+    pub count_requirement_shortfalls: Vec<CountRequirementShortfall>,
+    /// The overflow event of a Proceed run that went over target (D7).
+    pub overflow: Option<OverflowEvent>,
+}

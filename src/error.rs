@@ -1,0 +1,216 @@
+//! The one error type of the core engine and its stable numeric codes.
+//!
+//! Every variant maps to an [`ErrorCode`] whose numeric value never changes between
+//! releases; the C ABI exposes these values as `ctxpack_status`.
+
+/// Stable numeric identity of an error kind. `0` is reserved for success.
+///
+/// The values are part of the C ABI: never renumber a variant, only append.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// An item was built with empty content.
+    EmptyContent = 1,
+    /// A kind was empty or whitespace-only.
+    EmptyKind = 2,
+    /// A source was empty or whitespace-only.
+    EmptySource = 3,
+    /// A budget failed one of its seven validation rules.
+    InvalidBudget = 4,
+    /// Pinned items need more tokens than `max_tokens - output_reserve`.
+    PinnedExceedsBudget = 5,
+    /// The merged selection exceeds the target under the Throw strategy.
+    Overflow = 6,
+    /// A scorer configuration is invalid.
+    ScorerConfig = 7,
+    /// A slicer configuration is invalid.
+    SlicerConfig = 8,
+    /// A pipeline is missing a component or is otherwise misconfigured.
+    PipelineConfig = 9,
+    /// A knapsack keep table would exceed the memory guard.
+    TableTooLarge = 10,
+    /// A count-quota slicer under Throw found too few candidates of a required kind.
+    CountRequirementUnmet = 11,
+    /// A caller-supplied callback failed or returned an invalid result.
+    Callback = 12,
+    /// A token sum does not fit in a signed 64-bit integer.
+    TokenOverflow = 13,
+    /// A policy (JSON or value) is invalid.
+    InvalidPolicy = 14,
+    /// An argument is invalid (out of range, malformed, or inconsistent).
+    InvalidArgument = 15,
+}
+
+impl ErrorCode {
+    /// Every code, in numeric order.
+    pub const ALL: [ErrorCode; 15] = [
+        ErrorCode::EmptyContent,
+        ErrorCode::EmptyKind,
+        ErrorCode::EmptySource,
+        ErrorCode::InvalidBudget,
+        ErrorCode::PinnedExceedsBudget,
+        ErrorCode::Overflow,
+        ErrorCode::ScorerConfig,
+        ErrorCode::SlicerConfig,
+        ErrorCode::PipelineConfig,
+        ErrorCode::TableTooLarge,
+        ErrorCode::CountRequirementUnmet,
+        ErrorCode::Callback,
+        ErrorCode::TokenOverflow,
+        ErrorCode::InvalidPolicy,
+        ErrorCode::InvalidArgument,
+    ];
+
+    /// The numeric value exposed through the C ABI.
+    pub fn value(self) -> i32 {
+        self as i32
+    }
+}
+
+/// Every way a ctxpack operation can fail. Messages carry the numbers involved.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// An item was built with empty content.
+    #[error("content must be non-empty")]
+    EmptyContent,
+    /// A kind was empty or whitespace-only.
+    #[error("kind must be a non-empty, non-whitespace-only string")]
+    EmptyKind,
+    /// A source was empty or whitespace-only.
+    #[error("source must be a non-empty, non-whitespace-only string")]
+    EmptySource,
+    /// A budget failed validation; the message names the rule and the values.
+    #[error("invalid budget: {0}")]
+    InvalidBudget(String),
+    /// Pinned items need more tokens than `max_tokens - output_reserve`.
+    #[error("pinned tokens ({pinned_tokens}) exceed available budget ({available})")]
+    PinnedExceedsBudget {
+        /// Sum of the pinned items' tokens.
+        pinned_tokens: i64,
+        /// `max_tokens - output_reserve`.
+        available: i64,
+    },
+    /// The merged selection exceeds the target under the Throw strategy.
+    #[error("merged tokens ({merged_tokens}) exceed target tokens ({target_tokens})")]
+    Overflow {
+        /// Tokens of pinned plus sliced items.
+        merged_tokens: i64,
+        /// The caller's `target_tokens`.
+        target_tokens: i64,
+    },
+    /// A scorer configuration is invalid.
+    #[error("invalid scorer configuration: {0}")]
+    ScorerConfig(String),
+    /// A slicer configuration is invalid.
+    #[error("invalid slicer configuration: {0}")]
+    SlicerConfig(String),
+    /// A pipeline is missing a component or is otherwise misconfigured.
+    #[error("invalid pipeline configuration: {0}")]
+    PipelineConfig(String),
+    /// A knapsack keep table would exceed the memory guard.
+    #[error(
+        "KnapsackSlice keep table needs {bytes} bytes, over the {limit} byte limit: \
+         candidates={candidates}, capacity={capacity}, cells={cells}"
+    )]
+    TableTooLarge {
+        /// Candidates with positive tokens.
+        candidates: u64,
+        /// Discretised capacity (`target / bucket_size`).
+        capacity: u64,
+        /// `candidates * (capacity + 1)`.
+        cells: u64,
+        /// Bytes the keep table would need.
+        bytes: u64,
+        /// The configured limit in bytes.
+        limit: u64,
+    },
+    /// A count-quota slicer under Throw found too few candidates of a required kind.
+    #[error(
+        "{slicer}: candidate pool for kind '{kind}' has {satisfied} items but RequireCount is {required}."
+    )]
+    CountRequirementUnmet {
+        /// `CountQuotaSlice` or `CountConstrainedKnapsackSlice`.
+        slicer: &'static str,
+        /// The entry's kind spelling.
+        kind: String,
+        /// Candidates found.
+        satisfied: u64,
+        /// `require_count`.
+        required: u64,
+    },
+    /// A caller-supplied callback failed or returned an invalid result.
+    #[error("callback failed: {0}")]
+    Callback(String),
+    /// A token sum does not fit in a signed 64-bit integer.
+    #[error("token arithmetic overflow: {0}")]
+    TokenOverflow(String),
+    /// A policy is invalid; the message names the JSON path of the bad field.
+    #[error("invalid policy: {0}")]
+    InvalidPolicy(String),
+    /// An argument is invalid.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+impl Error {
+    /// The stable code of this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::EmptyContent => ErrorCode::EmptyContent,
+            Error::EmptyKind => ErrorCode::EmptyKind,
+            Error::EmptySource => ErrorCode::EmptySource,
+            Error::InvalidBudget(_) => ErrorCode::InvalidBudget,
+            Error::PinnedExceedsBudget { .. } => ErrorCode::PinnedExceedsBudget,
+            Error::Overflow { .. } => ErrorCode::Overflow,
+            Error::ScorerConfig(_) => ErrorCode::ScorerConfig,
+            Error::SlicerConfig(_) => ErrorCode::SlicerConfig,
+            Error::PipelineConfig(_) => ErrorCode::PipelineConfig,
+            Error::TableTooLarge { .. } => ErrorCode::TableTooLarge,
+            Error::CountRequirementUnmet { .. } => ErrorCode::CountRequirementUnmet,
+            Error::Callback(_) => ErrorCode::Callback,
+            Error::TokenOverflow(_) => ErrorCode::TokenOverflow,
+            Error::InvalidPolicy(_) => ErrorCode::InvalidPolicy,
+            Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
+        }
+    }
+}
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Adds token counts with overflow checking; `what` names the sum in the error.
+pub(crate) fn checked_token_sum<I: IntoIterator<Item = i64>>(values: I, what: &str) -> Result<i64> {
+    values.into_iter().try_fold(0i64, |acc, t| {
+        acc.checked_add(t)
+            .ok_or_else(|| Error::TokenOverflow(format!("{what} does not fit in 64 bits")))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_dense_and_stable() {
+        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(code.value(), i as i32 + 1);
+        }
+    }
+
+    #[test]
+    fn messages_carry_numbers() {
+        let e = Error::PinnedExceedsBudget { pinned_tokens: 120, available: 100 };
+        assert_eq!(e.to_string(), "pinned tokens (120) exceed available budget (100)");
+        assert_eq!(e.code(), ErrorCode::PinnedExceedsBudget);
+        let e = Error::Overflow { merged_tokens: 5, target_tokens: 4 };
+        assert_eq!(e.to_string(), "merged tokens (5) exceed target tokens (4)");
+    }
+
+    #[test]
+    fn checked_sum_reports_overflow() {
+        assert_eq!(checked_token_sum([1, 2, -3], "x"), Ok(0));
+        let err = checked_token_sum([i64::MAX, 1], "pinned tokens").unwrap_err();
+        assert_eq!(err.code(), ErrorCode::TokenOverflow);
+        assert!(err.to_string().contains("pinned tokens"));
+    }
+}

@@ -1,0 +1,199 @@
+//! ContextBudget: validation (seven rules) and the effective budget (spec 01 §2, 02 §6.1, D1).
+
+use std::collections::HashMap;
+
+use crate::error::{Error, Result};
+use crate::model::ContextKind;
+
+/// Token budget of one run. Always valid once built.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextBudget {
+    max_tokens: i64,
+    target_tokens: i64,
+    output_reserve: i64,
+    reserved_slots: Vec<(ContextKind, i64)>,
+    estimation_safety_margin_percent: f64,
+}
+
+impl ContextBudget {
+    /// Builds a budget with no output reserve, no reserved slots and no safety margin.
+    pub fn new(max_tokens: i64, target_tokens: i64) -> Result<Self> {
+        Self::with_all(max_tokens, target_tokens, 0, Vec::new(), 0.0)
+    }
+
+    /// Builds a budget from every field, checking the seven rules in the spec's order.
+    ///
+    /// Reserved slots are (kind, count) pairs; two kinds equal under ASCII case folding are
+    /// rejected because a kind-keyed map cannot hold both.
+    pub fn with_all(
+        max_tokens: i64,
+        target_tokens: i64,
+        output_reserve: i64,
+        reserved_slots: Vec<(ContextKind, i64)>,
+        estimation_safety_margin_percent: f64,
+    ) -> Result<Self> {
+        let invalid = |msg: String| Err(Error::InvalidBudget(msg));
+        if max_tokens < 0 {
+            return invalid(format!("max_tokens ({max_tokens}) must be >= 0"));
+        }
+        if target_tokens < 0 {
+            return invalid(format!("target_tokens ({target_tokens}) must be >= 0"));
+        }
+        if target_tokens > max_tokens {
+            return invalid(format!(
+                "target_tokens ({target_tokens}) must be <= max_tokens ({max_tokens})"
+            ));
+        }
+        if output_reserve < 0 {
+            return invalid(format!("output_reserve ({output_reserve}) must be >= 0"));
+        }
+        if output_reserve > max_tokens {
+            return invalid(format!(
+                "output_reserve ({output_reserve}) must be <= max_tokens ({max_tokens})"
+            ));
+        }
+        let margin = estimation_safety_margin_percent;
+        if !(0.0..=100.0).contains(&margin) {
+            return invalid(format!(
+                "estimation_safety_margin_percent ({margin}) must be in [0.0, 100.0]"
+            ));
+        }
+        let mut seen: HashMap<&ContextKind, ()> = HashMap::new();
+        for (kind, count) in &reserved_slots {
+            if *count < 0 {
+                return invalid(format!("reserved slot count for kind '{kind}' must be >= 0"));
+            }
+            if seen.insert(kind, ()).is_some() {
+                return invalid(format!("reserved slot kind '{kind}' appears more than once"));
+            }
+        }
+        Ok(Self {
+            max_tokens,
+            target_tokens,
+            output_reserve,
+            reserved_slots,
+            estimation_safety_margin_percent: margin,
+        })
+    }
+
+    /// Hard ceiling: the model's context window.
+    pub fn max_tokens(&self) -> i64 {
+        self.max_tokens
+    }
+    /// Soft goal the slicer aims for; overflow is judged against it.
+    pub fn target_tokens(&self) -> i64 {
+        self.target_tokens
+    }
+    /// Tokens kept free for the model's output.
+    pub fn output_reserve(&self) -> i64 {
+        self.output_reserve
+    }
+    /// Reserved slots per kind, in the order given.
+    pub fn reserved_slots(&self) -> &[(ContextKind, i64)] {
+        &self.reserved_slots
+    }
+    /// Safety margin in percent, in [0, 100].
+    pub fn estimation_safety_margin_percent(&self) -> f64 {
+        self.estimation_safety_margin_percent
+    }
+
+    /// The budget handed to the slicer once `pinned_tokens` are committed (spec 02 §6.1,
+    /// decision D1): subtracts the reserve, the pinned tokens and the reserved slots, then
+    /// applies the safety margin with floor. The result has no reserve, slots or margin.
+    pub fn effective(&self, pinned_tokens: i64) -> ContextBudget {
+        let slots: i128 = self.reserved_slots.iter().map(|(_, n)| *n as i128).sum();
+        let pinned = pinned_tokens as i128;
+        let mut hi = (self.max_tokens as i128 - self.output_reserve as i128 - pinned - slots).max(0);
+        let mut lo = (self.target_tokens as i128 - pinned - slots).max(0).min(hi);
+        let margin = self.estimation_safety_margin_percent;
+        if margin > 0.0 {
+            let factor = 1.0 - margin / 100.0;
+            hi = (hi as i64 as f64 * factor).floor() as i128;
+            lo = ((lo as i64 as f64 * factor).floor() as i128).min(hi);
+        }
+        // 0 <= lo <= hi <= max_tokens, so both fit in i64.
+        ContextBudget {
+            max_tokens: hi as i64,
+            target_tokens: lo as i64,
+            output_reserve: 0,
+            reserved_slots: Vec::new(),
+            estimation_safety_margin_percent: 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(s: &str) -> ContextKind {
+        ContextKind::new(s).unwrap()
+    }
+
+    fn err(r: Result<ContextBudget>) -> String {
+        r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn seven_rules_in_order() {
+        assert_eq!(
+            err(ContextBudget::with_all(-1, -1, 0, vec![], 0.0)),
+            "invalid budget: max_tokens (-1) must be >= 0"
+        );
+        assert_eq!(
+            err(ContextBudget::with_all(10, -1, 0, vec![], 0.0)),
+            "invalid budget: target_tokens (-1) must be >= 0"
+        );
+        assert_eq!(
+            err(ContextBudget::with_all(10, 11, 0, vec![], 0.0)),
+            "invalid budget: target_tokens (11) must be <= max_tokens (10)"
+        );
+        assert_eq!(
+            err(ContextBudget::with_all(10, 5, -1, vec![], 0.0)),
+            "invalid budget: output_reserve (-1) must be >= 0"
+        );
+        assert_eq!(
+            err(ContextBudget::with_all(10, 5, 11, vec![], 0.0)),
+            "invalid budget: output_reserve (11) must be <= max_tokens (10)"
+        );
+        for bad in [f64::NAN, f64::INFINITY, -0.5, 100.5] {
+            assert!(err(ContextBudget::with_all(10, 5, 0, vec![], bad))
+                .contains("estimation_safety_margin_percent"));
+        }
+        assert_eq!(
+            err(ContextBudget::with_all(10, 5, 0, vec![(kind("Memory"), -1)], 0.0)),
+            "invalid budget: reserved slot count for kind 'Memory' must be >= 0"
+        );
+        assert!(err(ContextBudget::with_all(
+            10,
+            5,
+            0,
+            vec![(kind("Memory"), 1), (kind("memory"), 2)],
+            0.0
+        ))
+        .contains("more than once"));
+        assert!(ContextBudget::with_all(10, 10, 10, vec![], -0.0).is_ok());
+        assert!(ContextBudget::with_all(10, 10, 10, vec![], 100.0).is_ok());
+    }
+
+    #[test]
+    fn effective_budget_follows_the_spec_formula() {
+        let b = ContextBudget::with_all(1000, 150, 0, vec![], 0.0).unwrap();
+        let e = b.effective(120);
+        assert_eq!((e.max_tokens(), e.target_tokens()), (880, 30));
+
+        let b = ContextBudget::with_all(1000, 800, 100, vec![(kind("Memory"), 50)], 10.0).unwrap();
+        let e = b.effective(100);
+        // hi = 1000-100-100-50 = 750 -> floor(750*0.9) = 675; lo = 800-100-50 = 650 -> 585
+        assert_eq!((e.max_tokens(), e.target_tokens()), (675, 585));
+
+        let b = ContextBudget::with_all(100, 100, 0, vec![], 100.0).unwrap();
+        let e = b.effective(0);
+        assert_eq!((e.max_tokens(), e.target_tokens()), (0, 0));
+
+        // Slots larger than the room clamp both to zero.
+        let b = ContextBudget::with_all(100, 100, 0, vec![(kind("x"), i64::MAX)], 0.0).unwrap();
+        let e = b.effective(0);
+        assert_eq!((e.max_tokens(), e.target_tokens()), (0, 0));
+    }
+}

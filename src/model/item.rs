@@ -1,0 +1,204 @@
+//! ContextItem: one candidate piece of context (spec 01 §1).
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::model::{ContextKind, ContextSource};
+
+/// One candidate piece of context. Immutable once built; its identity is its position in
+/// the caller's input (decision D15), never its content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextItem {
+    content: String,
+    tokens: i64,
+    kind: ContextKind,
+    source: ContextSource,
+    priority: Option<i64>,
+    tags: Vec<String>,
+    metadata: BTreeMap<String, String>,
+    timestamp: Option<i64>,
+    future_relevance_hint: Option<f64>,
+    pinned: bool,
+    original_tokens: Option<i64>,
+}
+
+impl ContextItem {
+    /// Starts building an item with its two required fields.
+    pub fn builder(content: impl Into<String>, tokens: i64) -> ContextItemBuilder {
+        ContextItemBuilder {
+            item: ContextItem {
+                content: content.into(),
+                tokens,
+                kind: ContextKind::default(),
+                source: ContextSource::default(),
+                priority: None,
+                tags: Vec::new(),
+                metadata: BTreeMap::new(),
+                timestamp: None,
+                future_relevance_hint: None,
+                pinned: false,
+                original_tokens: None,
+            },
+        }
+    }
+
+    /// Builds an item with every other field at its default.
+    pub fn new(content: impl Into<String>, tokens: i64) -> Result<Self> {
+        Self::builder(content, tokens).build()
+    }
+
+    /// The text (non-empty UTF-8). Deduplication compares it byte for byte.
+    pub fn content(&self) -> &str {
+        &self.content
+    }
+    /// Caller-counted tokens; negative items are dropped at Classify.
+    pub fn tokens(&self) -> i64 {
+        self.tokens
+    }
+    /// The item's kind (default `Message`).
+    pub fn kind(&self) -> &ContextKind {
+        &self.kind
+    }
+    /// The item's source (default `Chat`).
+    pub fn source(&self) -> &ContextSource {
+        &self.source
+    }
+    /// Optional priority; higher is more important.
+    pub fn priority(&self) -> Option<i64> {
+        self.priority
+    }
+    /// Tags in the order given, duplicates kept.
+    pub fn tags(&self) -> &[String] {
+        &self.tags
+    }
+    /// String-to-string metadata; only metadata scorers read it.
+    pub fn metadata(&self) -> &BTreeMap<String, String> {
+        &self.metadata
+    }
+    /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14).
+    pub fn timestamp(&self) -> Option<i64> {
+        self.timestamp
+    }
+    /// Optional hint of future relevance, conventionally in [0, 1]; any f64 is accepted.
+    pub fn future_relevance_hint(&self) -> Option<f64> {
+        self.future_relevance_hint
+    }
+    /// Pinned items bypass scoring and slicing and are always placed.
+    pub fn pinned(&self) -> bool {
+        self.pinned
+    }
+    /// Informational token count before any caller-side truncation.
+    pub fn original_tokens(&self) -> Option<i64> {
+        self.original_tokens
+    }
+}
+
+/// Builder for [`ContextItem`]; `build` checks that the content is non-empty.
+#[derive(Debug, Clone)]
+pub struct ContextItemBuilder {
+    item: ContextItem,
+}
+
+impl ContextItemBuilder {
+    /// Sets the kind.
+    pub fn kind(mut self, kind: ContextKind) -> Self {
+        self.item.kind = kind;
+        self
+    }
+    /// Sets the source.
+    pub fn source(mut self, source: ContextSource) -> Self {
+        self.item.source = source;
+        self
+    }
+    /// Sets the priority.
+    pub fn priority(mut self, priority: i64) -> Self {
+        self.item.priority = Some(priority);
+        self
+    }
+    /// Replaces the tags.
+    pub fn tags<I, S>(mut self, tags: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.item.tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+    /// Adds one metadata entry (a later value for the same key replaces the earlier one).
+    pub fn metadata_entry(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.item.metadata.insert(key.into(), value.into());
+        self
+    }
+    /// Replaces the metadata map.
+    pub fn metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
+        self.item.metadata = metadata;
+        self
+    }
+    /// Sets the timestamp (nanoseconds since the Unix epoch, UTC).
+    pub fn timestamp(mut self, unix_nanos: i64) -> Self {
+        self.item.timestamp = Some(unix_nanos);
+        self
+    }
+    /// Sets the future-relevance hint.
+    pub fn future_relevance_hint(mut self, hint: f64) -> Self {
+        self.item.future_relevance_hint = Some(hint);
+        self
+    }
+    /// Sets the pinned flag.
+    pub fn pinned(mut self, pinned: bool) -> Self {
+        self.item.pinned = pinned;
+        self
+    }
+    /// Sets the original token count.
+    pub fn original_tokens(mut self, tokens: i64) -> Self {
+        self.item.original_tokens = Some(tokens);
+        self
+    }
+    /// Finishes the item; empty content fails with [`Error::EmptyContent`].
+    pub fn build(self) -> Result<ContextItem> {
+        if self.item.content.is_empty() {
+            return Err(Error::EmptyContent);
+        }
+        Ok(self.item)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_setters() {
+        let item = ContextItem::new("hello", 5).unwrap();
+        assert_eq!(item.kind().as_str(), "Message");
+        assert_eq!(item.source().as_str(), "Chat");
+        assert!(item.tags().is_empty() && item.metadata().is_empty());
+        assert!(!item.pinned());
+        assert_eq!(item.priority(), None);
+
+        let item = ContextItem::builder("x", -3)
+            .kind(ContextKind::new("Document").unwrap())
+            .priority(7)
+            .tags(["a", "a", ""])
+            .metadata_entry("cupel:trust", "0.5")
+            .timestamp(1_000)
+            .future_relevance_hint(f64::NAN)
+            .pinned(true)
+            .original_tokens(10)
+            .build()
+            .unwrap();
+        assert_eq!(item.tokens(), -3);
+        assert_eq!(item.tags(), ["a", "a", ""]);
+        assert_eq!(item.metadata()["cupel:trust"], "0.5");
+        assert_eq!(item.timestamp(), Some(1_000));
+        assert!(item.future_relevance_hint().unwrap().is_nan());
+        assert!(item.pinned());
+        assert_eq!(item.original_tokens(), Some(10));
+    }
+
+    #[test]
+    fn whitespace_content_is_accepted_empty_is_not() {
+        assert!(ContextItem::new("  ", 1).is_ok());
+        assert_eq!(ContextItem::new("", 1).unwrap_err(), Error::EmptyContent);
+    }
+}

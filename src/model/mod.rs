@@ -1,0 +1,33 @@
+//! The data model (spec chapter 01): items, budgets, kinds and sources, overflow strategy,
+//! scored items.
+
+mod budget;
+mod item;
+mod kind;
+
+pub use budget::ContextBudget;
+pub use item::{ContextItem, ContextItemBuilder};
+pub use kind::{fold_ascii, ContextKind, ContextSource};
+
+/// What the Place stage does when the merged selection exceeds `target_tokens`
+/// (spec 01 §5, 02 §7.3). The C ABI numbers the values 0, 1, 2 in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum OverflowStrategy {
+    /// Fail the run with [`crate::Error::Overflow`] (the default).
+    #[default]
+    Throw,
+    /// Drop non-pinned items that do not fit, walking the merged list in order (D3).
+    Truncate,
+    /// Keep everything and report an [`crate::diagnostics::OverflowEvent`] (D7).
+    Proceed,
+}
+
+/// An item paired with its score, as slicers and placers see it. The item is borrowed:
+/// no stage copies content.
+#[derive(Debug, Clone, Copy)]
+pub struct ScoredItem<'a> {
+    /// The item.
+    pub item: &'a ContextItem,
+    /// Its score (pinned items carry 1.0 at Place).
+    pub score: f64,
+}

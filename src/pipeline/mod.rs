@@ -1,0 +1,173 @@
+//! The six-stage pipeline (spec chapter 02): Classify, Score, Deduplicate, Sort, Slice,
+//! Place. A built [`Pipeline`] is immutable and `Send + Sync`; the budget is given per run.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::diagnostics::{InclusionReason, OverflowEvent, SelectionReport, TraceDetail};
+use crate::error::{Error, Result};
+use crate::model::{ContextBudget, ContextItem, OverflowStrategy};
+use crate::placer::Placer;
+use crate::scorer::Scorer;
+use crate::slicer::Slicer;
+
+mod run;
+
+/// A configured pipeline: scorer, slicer, placer, deduplication flag, overflow strategy.
+#[derive(Clone)]
+pub struct Pipeline {
+    scorer: Arc<dyn Scorer>,
+    slicer: Arc<dyn Slicer>,
+    placer: Arc<dyn Placer>,
+    deduplication: bool,
+    overflow_strategy: OverflowStrategy,
+}
+
+impl fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("scorer", &self.scorer)
+            .field("slicer", &self.slicer)
+            .field("placer", &self.placer)
+            .field("deduplication", &self.deduplication)
+            .field("overflow_strategy", &self.overflow_strategy)
+            .finish()
+    }
+}
+
+/// Options of one run.
+#[derive(Default, Clone, Copy)]
+pub struct RunOptions<'a> {
+    /// How much to record; `TraceDetail::None` records and allocates nothing for diagnostics.
+    pub trace: TraceDetail,
+    /// Called synchronously with the overflow event of a Proceed run that went over target.
+    pub on_overflow: Option<&'a (dyn Fn(&OverflowEvent) + 'a)>,
+}
+
+/// The outcome of a run: the placed window as input positions, with parallel scores and
+/// inclusion reasons.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Selection {
+    /// Input positions of the placed items, in placed order.
+    pub indices: Vec<usize>,
+    /// Score of each placed item (1.0 for pinned items).
+    pub scores: Vec<f64>,
+    /// Inclusion reason of each placed item.
+    pub reasons: Vec<InclusionReason>,
+    /// The overflow event of a Proceed run that went over target.
+    pub overflow: Option<OverflowEvent>,
+    /// The report, when the run was traced.
+    pub report: Option<SelectionReport>,
+}
+
+impl Pipeline {
+    /// Starts building a pipeline.
+    pub fn builder() -> PipelineBuilder {
+        PipelineBuilder::default()
+    }
+
+    /// Runs untraced.
+    pub fn run(&self, items: &[ContextItem], budget: &ContextBudget) -> Result<Selection> {
+        self.run_with(items, budget, &RunOptions::default())
+    }
+
+    /// Runs with options (tracing, overflow callback).
+    pub fn run_with(
+        &self,
+        items: &[ContextItem],
+        budget: &ContextBudget,
+        options: &RunOptions<'_>,
+    ) -> Result<Selection> {
+        run::run(self, items, budget, options)
+    }
+
+    /// Runs traced at Item detail and returns only the report.
+    pub fn dry_run(&self, items: &[ContextItem], budget: &ContextBudget) -> Result<SelectionReport> {
+        let options = RunOptions { trace: TraceDetail::Item, on_overflow: None };
+        let selection = self.run_with(items, budget, &options)?;
+        Ok(selection.report.unwrap_or_default())
+    }
+
+    /// The scorer.
+    pub fn scorer(&self) -> &Arc<dyn Scorer> {
+        &self.scorer
+    }
+    /// The slicer.
+    pub fn slicer(&self) -> &Arc<dyn Slicer> {
+        &self.slicer
+    }
+    /// The placer.
+    pub fn placer(&self) -> &Arc<dyn Placer> {
+        &self.placer
+    }
+    /// Whether duplicate contents are removed.
+    pub fn deduplication(&self) -> bool {
+        self.deduplication
+    }
+    /// The overflow strategy.
+    pub fn overflow_strategy(&self) -> OverflowStrategy {
+        self.overflow_strategy
+    }
+}
+
+/// Builder for [`Pipeline`]. Scorer, slicer and placer are required; deduplication
+/// defaults to true and the overflow strategy to Throw.
+#[derive(Clone)]
+pub struct PipelineBuilder {
+    scorer: Option<Arc<dyn Scorer>>,
+    slicer: Option<Arc<dyn Slicer>>,
+    placer: Option<Arc<dyn Placer>>,
+    deduplication: bool,
+    overflow_strategy: OverflowStrategy,
+}
+
+impl Default for PipelineBuilder {
+    fn default() -> Self {
+        Self {
+            scorer: None,
+            slicer: None,
+            placer: None,
+            deduplication: true,
+            overflow_strategy: OverflowStrategy::Throw,
+        }
+    }
+}
+
+impl PipelineBuilder {
+    /// Sets the scorer.
+    pub fn scorer(mut self, scorer: Arc<dyn Scorer>) -> Self {
+        self.scorer = Some(scorer);
+        self
+    }
+    /// Sets the slicer.
+    pub fn slicer(mut self, slicer: Arc<dyn Slicer>) -> Self {
+        self.slicer = Some(slicer);
+        self
+    }
+    /// Sets the placer.
+    pub fn placer(mut self, placer: Arc<dyn Placer>) -> Self {
+        self.placer = Some(placer);
+        self
+    }
+    /// Turns deduplication on or off.
+    pub fn deduplication(mut self, on: bool) -> Self {
+        self.deduplication = on;
+        self
+    }
+    /// Sets the overflow strategy.
+    pub fn overflow_strategy(mut self, strategy: OverflowStrategy) -> Self {
+        self.overflow_strategy = strategy;
+        self
+    }
+    /// Builds; a missing component fails with `PipelineConfig` (scorer, slicer, placer order).
+    pub fn build(self) -> Result<Pipeline> {
+        let missing = |what: &str| Error::PipelineConfig(format!("{what} is required"));
+        Ok(Pipeline {
+            scorer: self.scorer.ok_or_else(|| missing("scorer"))?,
+            slicer: self.slicer.ok_or_else(|| missing("slicer"))?,
+            placer: self.placer.ok_or_else(|| missing("placer"))?,
+            deduplication: self.deduplication,
+            overflow_strategy: self.overflow_strategy,
+        })
+    }
+}

@@ -1,0 +1,80 @@
+//! UShapedPlacer (seed): the highest scores at both edges, the lowest in the middle.
+
+use std::any::Any;
+use std::cmp::Ordering;
+
+use crate::error::Result;
+use crate::model::ScoredItem;
+use crate::placer::Placer;
+
+/// Rank items by score descending (total order, ties by position); even ranks fill from
+/// the left edge, odd ranks from the right edge.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UShapedPlacer;
+
+impl UShapedPlacer {
+    /// Builds the placer.
+    pub fn new() -> Self {
+        Self
+    }
+}
+
+impl Placer for UShapedPlacer {
+    fn place(&self, items: &[ScoredItem<'_>]) -> Result<Vec<usize>> {
+        let n = items.len();
+        let mut ranked: Vec<usize> = (0..n).collect();
+        ranked.sort_unstable_by(|&a, &b| descending_score_then_position(items, a, b));
+        let mut out = vec![0usize; n];
+        let (mut left, mut right) = (0usize, n);
+        for (rank, pos) in ranked.into_iter().enumerate() {
+            if rank % 2 == 0 {
+                out[left] = pos;
+                left += 1;
+            } else {
+                right -= 1;
+                out[right] = pos;
+            }
+        }
+        Ok(out)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+fn descending_score_then_position(items: &[ScoredItem<'_>], a: usize, b: usize) -> Ordering {
+    items[b].score.total_cmp(&items[a].score).then(a.cmp(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ContextItem;
+
+    fn place(scores: &[f64]) -> Vec<usize> {
+        let items: Vec<ContextItem> =
+            (0..scores.len()).map(|i| ContextItem::new(format!("i{i}"), 1).unwrap()).collect();
+        let scored: Vec<ScoredItem> = items
+            .iter()
+            .zip(scores)
+            .map(|(item, &score)| ScoredItem { item, score })
+            .collect();
+        UShapedPlacer.place(&scored).unwrap()
+    }
+
+    #[test]
+    fn seed_example() {
+        // A..G scored 0.9..0.3 -> A C E G F D B
+        assert_eq!(place(&[0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3]), vec![0, 2, 4, 6, 5, 3, 1]);
+    }
+
+    #[test]
+    fn edges_and_ties() {
+        assert!(place(&[]).is_empty());
+        assert_eq!(place(&[0.1]), vec![0]);
+        assert_eq!(place(&[0.1, 0.9]), vec![1, 0]);
+        // Equal scores: input order decides rank.
+        assert_eq!(place(&[0.5, 0.5, 0.5, 0.5]), vec![0, 2, 3, 1]);
+    }
+}

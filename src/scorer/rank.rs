@@ -1,0 +1,1 @@
+//! Shared rank pass for Recency and Priority (STUB).

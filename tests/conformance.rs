@@ -1,0 +1,2 @@
+//! Conformance runner (STUB: to be implemented).
+fn main() {}
