@@ -4,10 +4,12 @@
 mod budget;
 mod item;
 mod kind;
+mod timestamp;
 
 pub use budget::ContextBudget;
 pub use item::{ContextItem, ContextItemBuilder};
 pub use kind::{fold_ascii, ContextKind, ContextSource};
+pub use timestamp::{civil_from_days, days_from_civil, format_rfc3339, parse_rfc3339};
 
 /// What the Place stage does when the merged selection exceeds `target_tokens`
 /// (spec 01 §5, 02 §7.3). The C ABI numbers the values 0, 1, 2 in this order.

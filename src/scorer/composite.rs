@@ -1,9 +1,9 @@
 //! CompositeScorer (STUB).
-use std::any::Any;
-use std::sync::Arc;
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::Scorer;
+use std::any::Any;
+use std::sync::Arc;
 
 /// CompositeScorer: weighted sum of child scores, weights normalised by their sum.
 #[derive(Debug, Clone)]

@@ -1,10 +1,10 @@
 //! DecayScorer (STUB).
-use std::any::Any;
-use std::fmt;
-use std::sync::Arc;
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::Scorer;
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
 
 /// The time source of a DecayScorer; read once per scoring pass (D14).
 pub trait Clock: Send + Sync + fmt::Debug {
@@ -60,7 +60,11 @@ impl DecayScorer {
     /// Score for items without a timestamp unless configured otherwise (D16).
     pub const DEFAULT_NULL_TIMESTAMP_SCORE: f64 = 0.5;
     /// Builds and validates the curve and `null_timestamp_score` (in [0, 1]).
-    pub fn new(_clock: Arc<dyn Clock>, _curve: DecayCurve, _null_timestamp_score: f64) -> Result<Self> {
+    pub fn new(
+        _clock: Arc<dyn Clock>,
+        _curve: DecayCurve,
+        _null_timestamp_score: f64,
+    ) -> Result<Self> {
         todo!()
     }
     /// The curve.

@@ -1,8 +1,8 @@
 //! KindScorer (STUB).
-use std::any::Any;
 use crate::error::Result;
 use crate::model::{ContextItem, ContextKind};
 use crate::scorer::Scorer;
+use std::any::Any;
 
 /// KindScorer: a weight per kind.
 #[derive(Debug, Clone)]

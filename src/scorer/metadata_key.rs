@@ -1,8 +1,8 @@
 //! MetadataKeyScorer (STUB).
-use std::any::Any;
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::Scorer;
+use std::any::Any;
 
 /// MetadataKeyScorer: `boost` when `metadata[key] == value`, else 1.0.
 #[derive(Debug, Clone)]

@@ -1,8 +1,8 @@
 //! MetadataTrustScorer (STUB).
-use std::any::Any;
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::Scorer;
+use std::any::Any;
 
 /// MetadataTrustScorer: the parsed `cupel:trust` metadata value, clamped.
 #[derive(Debug, Clone)]

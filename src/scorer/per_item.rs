@@ -1,9 +1,9 @@
 //! PerItemScorer (STUB): adapts a per-item function to the batch trait.
-use std::any::Any;
-use std::fmt;
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::Scorer;
+use std::any::Any;
+use std::fmt;
 
 /// A custom scorer written per item: `f(i, items)` scores `items[i]`. A non-finite result
 /// fails the run naming the item (D9).

@@ -1,9 +1,9 @@
 //! ScaledScorer (STUB).
-use std::any::Any;
-use std::sync::Arc;
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::Scorer;
+use std::any::Any;
+use std::sync::Arc;
 
 /// ScaledScorer: min-max normalisation of an inner scorer.
 #[derive(Debug, Clone)]

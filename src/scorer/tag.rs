@@ -1,8 +1,8 @@
 //! TagScorer (STUB).
-use std::any::Any;
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::Scorer;
+use std::any::Any;
 
 /// TagScorer: matched tag weights over the total weight.
 #[derive(Debug, Clone)]
