@@ -3,11 +3,13 @@
 
 mod budget;
 mod item;
+mod json;
 mod kind;
 mod timestamp;
 
 pub use budget::ContextBudget;
 pub use item::{ContextItem, ContextItemBuilder};
+pub use json::{item_from_json_object, read_items, ItemReadError};
 pub use kind::{fold_ascii, ContextKind, ContextSource};
 pub use timestamp::{civil_from_days, days_from_civil, format_rfc3339, parse_rfc3339};
 
