@@ -444,7 +444,13 @@ fn metadata_key(rng: &mut Rng) -> ScorerSpec {
 }
 
 fn decay(rng: &mut Rng) -> ScorerSpec {
-    let duration = |rng: &mut Rng| rng.range(1, 60 * DAY_MS);
+    let duration = |rng: &mut Rng| {
+        if rng.chance(0.2) {
+            *rng.pick(&[1, 1000, 3_600_000, DAY_MS])
+        } else {
+            rng.range(1, 60 * DAY_MS)
+        }
+    };
     let curve = match rng.below(3) {
         0 => CurveSpec::Exponential(duration(rng)),
         1 => CurveSpec::Window(duration(rng)),
