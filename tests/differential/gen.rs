@@ -545,7 +545,7 @@ pub fn slicer(rng: &mut Rng, count_bias: bool) -> SlicerSpec {
     let pick = if count_bias {
         rng.below(8)
     } else {
-        rng.below(6)
+        rng.below(5)
     };
     match pick {
         0 => SlicerSpec::Greedy,
@@ -558,7 +558,7 @@ pub fn slicer(rng: &mut Rng, count_bias: bool) -> SlicerSpec {
             };
             SlicerSpec::Quota(quota_entries(rng), Box::new(inner))
         }
-        3 | 6 => SlicerSpec::CountQuota(count_entries(rng), rng.chance(0.25)),
+        3 | 5 | 6 => SlicerSpec::CountQuota(count_entries(rng), rng.chance(0.25)),
         _ => SlicerSpec::Ccks(count_entries(rng), bucket(rng), rng.chance(0.25)),
     }
 }
