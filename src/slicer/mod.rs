@@ -11,11 +11,14 @@ use crate::diagnostics::CountRequirementShortfall;
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextKind, ScoredItem};
 
+mod count_common;
 mod count_constrained_knapsack;
 mod count_quota;
 mod greedy;
 mod knapsack;
 mod quota;
+#[cfg(test)]
+mod test_support;
 
 pub use count_constrained_knapsack::CountConstrainedKnapsackSlice;
 pub use count_quota::{CountQuotaEntry, CountQuotaSlice, ScarcityBehavior};
