@@ -258,13 +258,12 @@ pub(crate) fn append_mapped(out: &mut SliceOutcome, inner: SliceOutcome, view_po
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::slicer::test_support::{budget, contents, run, Fixture};
+    use crate::slicer::test_support::{budget, contents, run, Fixture, Recorder};
     use crate::slicer::{
         CountQuotaEntry, CountQuotaSlice, GreedySlice, KnapsackSlice, ScarcityBehavior,
     };
     use crate::testutil::Rng;
     use crate::ErrorCode;
-    use std::sync::Mutex;
 
     fn kind(s: &str) -> ContextKind {
         ContextKind::new(s).unwrap()
@@ -282,27 +281,6 @@ mod tests {
         r.unwrap_err().to_string()
     }
 
-    /// Inner slicer that records every call's (contents, max, target) and selects everything.
-    #[derive(Debug, Default)]
-    struct Recorder(Mutex<Vec<(Vec<String>, i64, i64)>>);
-
-    impl Slicer for Recorder {
-        fn slice(&self, items: &[ScoredItem<'_>], b: &ContextBudget) -> Result<SliceOutcome> {
-            let names = items.iter().map(|s| s.item.content().to_string()).collect();
-            self.0
-                .lock()
-                .unwrap()
-                .push((names, b.max_tokens(), b.target_tokens()));
-            Ok(SliceOutcome {
-                selected: (0..items.len()).collect(),
-                ..Default::default()
-            })
-        }
-        fn as_any(&self) -> &dyn Any {
-            self
-        }
-    }
-
     fn recorded(
         entries: Vec<QuotaEntry>,
         fx: &Fixture,
@@ -311,8 +289,7 @@ mod tests {
         let rec = Arc::new(Recorder::default());
         let slicer = QuotaSlice::new(entries, rec.clone()).unwrap();
         slicer.slice(&fx.scored(), &budget(target)).unwrap();
-        let calls = rec.0.lock().unwrap().clone();
-        calls
+        rec.calls()
     }
 
     #[test]
