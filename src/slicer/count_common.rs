@@ -2,19 +2,13 @@
 //! the validated entry set, Phase 1 (commit the required counts), the residual hand-off of
 //! Phase 2 and Phase 3 (enforce the caps).
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use crate::diagnostics::CountRequirementShortfall;
 use crate::error::{checked_token_sum, Error, Result};
 use crate::model::{ContextBudget, ContextKind, ScoredItem};
-use crate::slicer::quota::{append_mapped, reject_duplicate_kinds};
+use crate::slicer::shared::{append_mapped, reject_duplicate_kinds, score_desc};
 use crate::slicer::{CountQuotaEntry, ScarcityBehavior, SliceOutcome};
-
-/// Score order of the count-quota slicers: descending under `f64::total_cmp`.
-pub(crate) fn score_desc(a: f64, b: f64) -> Ordering {
-    b.total_cmp(&a)
-}
 
 /// A validated list of count quotas with distinct kinds and a kind → entry lookup.
 #[derive(Debug, Clone)]
@@ -28,7 +22,7 @@ pub(crate) struct CountQuotas {
 struct Commits {
     /// Committed positions: entries in configuration order, each kind by score.
     selected: Vec<usize>,
-    /// Items of each entry's kind in the result so far (seeds Phase 3, D181).
+    /// Items of each entry's kind in the result so far; seeds Phase 3 (spec 04 §7.1).
     counts: Vec<usize>,
     /// Requirements not met (Degrade).
     shortfalls: Vec<CountRequirementShortfall>,
@@ -83,23 +77,7 @@ impl CountQuotas {
             return Ok(SliceOutcome::default());
         }
         let mut commits = self.commit(slicer, scarcity, items)?;
-        let committed_tokens = checked_token_sum(
-            commits.selected.iter().map(|&p| items[p].item.tokens()),
-            "count-quota committed tokens",
-        )?;
-        let room = target
-            .checked_sub(committed_tokens)
-            .ok_or_else(|| {
-                Error::TokenOverflow("count-quota remaining budget does not fit in 64 bits".into())
-            })?
-            .max(0);
-        let rest = residual(items.len(), &commits.selected);
-        let mut inner = SliceOutcome::default();
-        if room > 0 && !rest.is_empty() {
-            let view: Vec<ScoredItem<'_>> = rest.iter().map(|&p| items[p]).collect();
-            let outcome = phase2(&view, &ContextBudget::new(room, room)?)?;
-            append_mapped(&mut inner, outcome, &rest);
-        }
+        let inner = delegate(items, &commits.selected, target, phase2)?;
         let mut out = SliceOutcome {
             selected: std::mem::take(&mut commits.selected),
             shortfalls: std::mem::take(&mut commits.shortfalls),
@@ -200,6 +178,38 @@ fn top_by_score<'m>(items: &[ScoredItem<'_>], members: &'m mut [usize], r: usize
     let top = &mut members[..keep];
     top.sort_unstable_by(order);
     top
+}
+
+/// Phase 2: runs `phase2` on the items not `committed` (input order) with
+/// `Budget(room, room)`, `room = max(0, target − committed tokens)`, unless the room is 0 or
+/// nothing is left. The returned positions index `items`.
+fn delegate<F>(
+    items: &[ScoredItem<'_>],
+    committed: &[usize],
+    target: i64,
+    phase2: F,
+) -> Result<SliceOutcome>
+where
+    F: FnOnce(&[ScoredItem<'_>], &ContextBudget) -> Result<SliceOutcome>,
+{
+    let committed_tokens = checked_token_sum(
+        committed.iter().map(|&p| items[p].item.tokens()),
+        "count-quota committed tokens",
+    )?;
+    let room = target
+        .checked_sub(committed_tokens)
+        .ok_or_else(|| {
+            Error::TokenOverflow("count-quota remaining budget does not fit in 64 bits".into())
+        })?
+        .max(0);
+    let rest = residual(items.len(), committed);
+    let mut mapped = SliceOutcome::default();
+    if room > 0 && !rest.is_empty() {
+        let view: Vec<ScoredItem<'_>> = rest.iter().map(|&p| items[p]).collect();
+        let outcome = phase2(&view, &ContextBudget::new(room, room)?)?;
+        append_mapped(&mut mapped, outcome, &rest);
+    }
+    Ok(mapped)
 }
 
 /// Positions `0..len` not in `used`, in input order.

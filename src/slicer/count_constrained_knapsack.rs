@@ -5,7 +5,8 @@ use std::any::Any;
 
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextKind, ScoredItem};
-use crate::slicer::count_common::{score_desc, CountQuotas};
+use crate::slicer::count_common::CountQuotas;
+use crate::slicer::shared::score_desc;
 use crate::slicer::{CountQuotaEntry, KnapsackSlice, ScarcityBehavior, SliceOutcome, Slicer};
 
 /// CountConstrainedKnapsackSlice: count quotas with a knapsack engine for Phase 2

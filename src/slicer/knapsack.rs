@@ -2,6 +2,7 @@
 //! capacity, with the memory guard of decision D11 and the exact shortcuts of 04 §9.2.
 
 use std::any::Any;
+use std::cell::Cell;
 
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ScoredItem};
@@ -214,14 +215,18 @@ fn fits_all(active: &[Candidate], cap: i64) -> bool {
 fn fill_table(active: &[Candidate], cap: usize) -> BitTable {
     let mut best = vec![0i64; cap + 1];
     let mut keep = BitTable::new(active.len(), cap + 1);
+    // Two overlapping views of one row: `best[c]` is written while `best[c - w]` is read.
+    // Walking c downwards means every read still sees the previous row's value.
+    let best = Cell::from_mut(&mut best[..]).as_slice_of_cells();
     for (row, cand) in active.iter().enumerate() {
         let w = cand.weight as usize;
-        for c in (w..=cap).rev() {
+        let pairs = best[w..].iter().zip(&best[..=cap - w]);
+        for (offset, (dst, src)) in pairs.enumerate().rev() {
             // Saturating: values near i64::MAX (huge or +inf scores) must not wrap.
-            let with_item = best[c - w].saturating_add(cand.value);
-            if with_item > best[c] {
-                best[c] = with_item;
-                keep.set(row, c);
+            let with_item = src.get().saturating_add(cand.value);
+            if with_item > dst.get() {
+                dst.set(with_item);
+                keep.set(row, w + offset);
             }
         }
     }
@@ -508,11 +513,14 @@ mod tests {
     #[test]
     fn random_cases_match_the_naive_table() {
         const SCORES: [f64; 8] = [0.0, 0.1, 0.25, 0.5, 0.57, 1.0, -0.2, 0.00005];
+        const EXTREME: [f64; 4] = [f64::INFINITY, f64::NAN, 1e300, f64::NEG_INFINITY];
         const BUCKETS: [i64; 6] = [1, 2, 3, 7, 10, 100];
+        let (mut dp_runs, mut early_exits) = (0, 0);
         for seed in 0..4000u64 {
             let mut rng = Rng::new(seed);
             let n = rng.below(16) as usize;
             let q = *rng.pick(&BUCKETS);
+            let extreme = rng.chance(0.05);
             let specs: Vec<(i64, f64)> = (0..n)
                 .map(|_| {
                     let tokens = match rng.below(8) {
@@ -520,10 +528,10 @@ mod tests {
                         1 => -rng.range(1, 50),
                         _ => rng.range(1, 3 * q + 40),
                     };
-                    let score = if rng.chance(0.6) {
-                        *rng.pick(&SCORES)
-                    } else {
-                        rng.unit()
+                    let score = match rng.below(10) {
+                        0 if extreme => *rng.pick(&EXTREME),
+                        0..=5 => *rng.pick(&SCORES),
+                        _ => rng.unit(),
                     };
                     (tokens, score)
                 })
@@ -542,7 +550,21 @@ mod tests {
                 naive_knapsack(&items, target, q),
                 "seed {seed} q {q} target {target}"
             );
+            let cap = target / q;
+            let cands: Vec<usize> = (0..n).filter(|&p| specs[p].0 > 0).collect();
+            let active = slicer.dp_candidates(&items, &cands, cap);
+            if cap > 0 && !active.is_empty() {
+                if fits_all(&active, cap) {
+                    early_exits += 1;
+                } else {
+                    dp_runs += 1;
+                }
+            }
         }
+        assert!(
+            dp_runs > 1000 && early_exits > 500,
+            "{dp_runs} DP runs, {early_exits} early exits"
+        );
     }
 
     #[test]

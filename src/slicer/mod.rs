@@ -17,6 +17,7 @@ mod count_quota;
 mod greedy;
 mod knapsack;
 mod quota;
+mod shared;
 #[cfg(test)]
 mod test_support;
 

@@ -1,12 +1,12 @@
 //! QuotaSlice (spec 04 §4): per-kind percentage budgets around an inner slicer.
 
 use std::any::Any;
-use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{checked_token_sum, Error, Result};
-use crate::model::{ContextBudget, ContextKind, ScoredItem};
+use crate::model::{fold_ascii, ContextBudget, ContextKind, ScoredItem};
+use crate::slicer::shared::{append_mapped, reject_duplicate_kinds};
 use crate::slicer::{SliceOutcome, Slicer};
 
 /// One percentage quota: `require` and `cap` in percent of the slicer's target.
@@ -78,6 +78,7 @@ fn config(msg: String) -> Error {
 #[derive(Debug, Clone)]
 pub struct QuotaSlice {
     entries: Vec<QuotaEntry>,
+    index: HashMap<ContextKind, usize>,
     inner: Arc<dyn Slicer>,
 }
 
@@ -95,7 +96,16 @@ impl QuotaSlice {
             )));
         }
         reject_duplicate_kinds(entries.iter().map(QuotaEntry::kind))?;
-        Ok(Self { entries, inner })
+        let index = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.kind.clone(), i))
+            .collect();
+        Ok(Self {
+            entries,
+            index,
+            inner,
+        })
     }
 
     /// The entries, in configuration order.
@@ -110,22 +120,8 @@ impl QuotaSlice {
 
     /// The entry for `kind`, if any.
     fn entry(&self, kind: &ContextKind) -> Option<&QuotaEntry> {
-        self.entries.iter().find(|e| e.kind == *kind)
+        self.index.get(kind).map(|&i| &self.entries[i])
     }
-}
-
-/// Fails with `duplicate entry for kind "<k>"` when two kinds are equal under ASCII case
-/// folding; `<k>` is the later spelling. Shared with the count-quota slicers.
-pub(crate) fn reject_duplicate_kinds<'a>(
-    kinds: impl Iterator<Item = &'a ContextKind>,
-) -> Result<()> {
-    let mut seen = HashMap::new();
-    for kind in kinds {
-        if seen.insert(kind, ()).is_some() {
-            return Err(config(format!("duplicate entry for kind {kind:?}")));
-        }
-    }
-    Ok(())
 }
 
 /// The items of one kind: positions in input order and the kind's budget arithmetic.
@@ -138,16 +134,6 @@ struct Partition<'k> {
 /// `floor((pct / 100.0) * target)` in f64 (spec 04 §4.3 rule 3), `as` conversion.
 fn percent_of(pct: f64, target: i64) -> i64 {
     ((pct / 100.0) * target as f64).floor() as i64
-}
-
-/// Byte-wise order of ASCII-lowercased kind names.
-fn cmp_folded(a: &str, b: &str) -> Ordering {
-    let fold = |s: &str| {
-        s.bytes()
-            .map(|b| b.to_ascii_lowercase())
-            .collect::<Vec<u8>>()
-    };
-    fold(a).cmp(&fold(b))
 }
 
 /// Groups positions by kind (first-seen spelling), sorted by folded name, with token mass.
@@ -170,7 +156,8 @@ fn partition<'k>(items: &[ScoredItem<'k>]) -> Result<Vec<Partition<'k>>> {
         let tokens = part.members.iter().map(|&p| items[p].item.tokens());
         part.mass = checked_token_sum(tokens, "QuotaSlice kind token mass")?;
     }
-    parts.sort_by(|a, b| cmp_folded(a.kind.as_str(), b.kind.as_str()));
+    // Ascending ASCII-lowercased name, byte-wise (D12); folded names are distinct.
+    parts.sort_by_cached_key(|part| fold_ascii(part.kind.as_str()));
     Ok(parts)
 }
 
@@ -184,33 +171,38 @@ impl QuotaSlice {
         }
     }
 
-    /// The token budget of each partition (spec 04 §4.2 Phase 3), in partition order.
-    fn distribute(&self, parts: &[Partition<'_>], target: i64) -> Result<Vec<i64>> {
+    /// `(budget, cap)` in tokens for each partition (spec 04 §4.2 Phase 3), in partition
+    /// order.
+    fn distribute(&self, parts: &[Partition<'_>], target: i64) -> Result<Vec<(i64, i64)>> {
         // Configured kinds without items still take their require out of the pool.
         let required = self.entries.iter().fold(0i64, |acc, e| {
             acc.saturating_add(percent_of(e.require, target))
         });
         let unassigned = target.saturating_sub(required).max(0);
         let limits: Vec<(i64, i64)> = parts.iter().map(|p| self.limits(p.kind, target)).collect();
-        let growable = |i: usize| limits[i].1 > limits[i].0;
+        let growable = |&(require, cap): &(i64, i64)| cap > require;
         let pool_mass = checked_token_sum(
-            (0..parts.len())
-                .filter(|&i| growable(i))
-                .map(|i| parts[i].mass),
+            parts
+                .iter()
+                .zip(&limits)
+                .filter(|(_, limit)| growable(limit))
+                .map(|(part, _)| part.mass),
             "QuotaSlice pool token mass",
         )?;
-        let budgets = (0..parts.len())
-            .map(|i| {
-                let (require, cap) = limits[i];
-                let share = if pool_mass > 0 && growable(i) {
-                    ((unassigned as f64 * parts[i].mass as f64) / pool_mass as f64).floor() as i64
+        let allocation = parts
+            .iter()
+            .zip(&limits)
+            .map(|(part, limit)| {
+                let (require, cap) = *limit;
+                let share = if pool_mass > 0 && growable(limit) {
+                    ((unassigned as f64 * part.mass as f64) / pool_mass as f64).floor() as i64
                 } else {
                     0
                 };
-                require.saturating_add(share).min(cap)
+                (require.saturating_add(share).min(cap), cap)
             })
             .collect();
-        Ok(budgets)
+        Ok(allocation)
     }
 }
 
@@ -221,13 +213,12 @@ impl Slicer for QuotaSlice {
             return Ok(SliceOutcome::default());
         }
         let parts = partition(items)?;
-        let budgets = self.distribute(&parts, target)?;
+        let allocation = self.distribute(&parts, target)?;
         let mut out = SliceOutcome::default();
-        for (part, &kind_budget) in parts.iter().zip(&budgets) {
+        for (part, &(kind_budget, cap_tokens)) in parts.iter().zip(&allocation) {
             if kind_budget <= 0 {
-                continue;
+                continue; // the inner slicer is not called (spec 04 §9.3)
             }
-            let cap_tokens = self.limits(part.kind, target).1;
             let sub = ContextBudget::new(cap_tokens, kind_budget.min(cap_tokens))?;
             let view: Vec<ScoredItem<'_>> = part.members.iter().map(|&p| items[p]).collect();
             let inner = self.inner.slice(&view, &sub)?;
@@ -243,16 +234,6 @@ impl Slicer for QuotaSlice {
     fn as_any(&self) -> &dyn Any {
         self
     }
-}
-
-/// Appends an inner outcome whose positions index `view_positions` to `out`, translating
-/// them to the outer input's positions. Shared with the count-quota slicers.
-pub(crate) fn append_mapped(out: &mut SliceOutcome, inner: SliceOutcome, view_positions: &[usize]) {
-    out.selected
-        .extend(inner.selected.iter().map(|&p| view_positions[p]));
-    out.cap_excluded
-        .extend(inner.cap_excluded.iter().map(|&p| view_positions[p]));
-    out.shortfalls.extend(inner.shortfalls);
 }
 
 #[cfg(test)]
@@ -559,8 +540,8 @@ mod tests {
             let total: i64 = out.selected.iter().map(|&p| items[p].item.tokens()).sum();
             assert!(total <= target, "seed {seed}: {total} > {target}");
             let parts = partition(&items).unwrap();
-            let budgets = slicer.distribute(&parts, target).unwrap();
-            for (part, b) in parts.iter().zip(budgets) {
+            let allocation = slicer.distribute(&parts, target).unwrap();
+            for (part, (b, _)) in parts.iter().zip(allocation) {
                 let used: i64 = out
                     .selected
                     .iter()
