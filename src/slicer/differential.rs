@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-
 use crate::model::{ContextKind, ScoredItem};
 use crate::slicer::test_support::{budget, CountCase, Fixture};
 use crate::slicer::{
