@@ -27,8 +27,12 @@ const VALUE_SCALE: f64 = 10000.0;
 ///
 /// Output order: zero-token items in input order, then the picks in reverse input order.
 ///
-/// The keep table is a bitset of `candidates × (capacity + 1)` bits. When its size in bytes
-/// would exceed the configured limit the slice fails with [`Error::TableTooLarge`] (D11).
+/// Memory guard (D11): the keep table is a bitset of `candidates × (capacity + 1)` bits,
+/// where `candidates` counts every positive-token item. When its size in whole 64-bit words
+/// (`ceil(cells / 64) × 8` bytes) would exceed the configured limit, the slice fails with
+/// [`Error::TableTooLarge`] before any allocation. The check comes after the "no
+/// candidates" and "capacity 0" exits and before every shortcut. Besides the table, a DP
+/// run needs one row of `8 × (capacity + 1)` bytes, which the guard does not count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KnapsackSlice {
     bucket_size: i64,
@@ -72,11 +76,12 @@ impl KnapsackSlice {
     }
 
     /// Fails with [`Error::TableTooLarge`] when the keep table for `candidates` items and
-    /// capacity `cap` would need more bytes than the limit.
+    /// capacity `cap` would need more bytes than the limit, or more bits than the address
+    /// space can index (reachable only with a limit near `u64::MAX`).
     fn check_table_size(&self, candidates: usize, cap: i64) -> Result<()> {
         let cells = candidates as u128 * (cap as u128 + 1);
         let bytes = BitTable::bytes_for(cells);
-        if bytes <= u128::from(self.table_limit_bytes) {
+        if bytes <= u128::from(self.table_limit_bytes) && cells <= usize::MAX as u128 {
             return Ok(());
         }
         let saturate = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
@@ -118,7 +123,7 @@ impl Slicer for KnapsackSlice {
         if !candidates.is_empty() && cap > 0 {
             self.check_table_size(candidates.len(), cap)?;
             let active = self.dp_candidates(items, &candidates, cap);
-            selected.extend(solve(&active, cap)?);
+            selected.extend(solve(&active, cap));
         }
         Ok(SliceOutcome {
             selected,
@@ -182,20 +187,17 @@ impl KnapsackSlice {
 /// When every active candidate fits at once, the DP would take all of them (each row keeps
 /// the item at `c = cap` because its value is positive), so the result is known without a
 /// table (04 §9.2 "early exit").
-fn solve(active: &[Candidate], cap: i64) -> Result<Vec<usize>> {
+fn solve(active: &[Candidate], cap: i64) -> Vec<usize> {
     if fits_all(active, cap) {
-        return Ok(active.iter().rev().map(|c| c.pos).collect());
+        return active.iter().rev().map(|c| c.pos).collect();
     }
-    // The guard has bounded (cap + 1) bits per candidate; on a 64-bit target cap fits usize.
-    let cap = usize::try_from(cap).map_err(|_| {
-        Error::TokenOverflow("knapsack capacity does not fit in the address space".into())
-    })?;
+    let cap = usize::try_from(cap).expect("the guard keeps candidates × (cap + 1) within usize");
     let keep = fill_table(active, cap);
-    Ok(backtrack(active, &keep, cap))
+    backtrack(active, &keep, cap)
 }
 
 /// True when the summed weights of `active` do not exceed `cap` and the summed values do
-/// do not overflow. Without overflow no DP sum saturates and the DP takes every candidate;
+/// not overflow. Without overflow no DP sum saturates and the DP takes every candidate;
 /// with it the saturated DP stops improving, so only the DP itself gives the answer.
 fn fits_all(active: &[Candidate], cap: i64) -> bool {
     let mut weight: i64 = 0;
@@ -492,6 +494,19 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
+        // Even an unbounded limit cannot make an unaddressable table.
+        let unbounded = KnapsackSlice::with_table_limit(1, u64::MAX).unwrap();
+        let err = unbounded
+            .slice(&fx.scored(), &budget(i64::MAX))
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            Error::TableTooLarge {
+                cells: u64::MAX,
+                limit: u64::MAX,
+                ..
+            }
+        ));
         // The crate's own limit (50 M cells) is about 6 MB of bits: well inside 256 MiB.
         assert!(knap(1).check_table_size(1000, 50_000 - 1).is_ok());
     }
