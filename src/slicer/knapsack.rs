@@ -203,11 +203,9 @@ fn fits_all(active: &[Candidate], cap: i64) -> bool {
     let mut weight: i64 = 0;
     let mut value: i64 = 0;
     active.iter().all(|c| {
-        // Each weight is <= cap and the running total is <= cap before the add: no overflow.
-        weight += c.weight;
-        match value.checked_add(c.value) {
-            Some(v) => value = v,
-            None => return false,
+        match (weight.checked_add(c.weight), value.checked_add(c.value)) {
+            (Some(w), Some(v)) => (weight, value) = (w, v),
+            _ => return false, // a weight sum past i64::MAX exceeds cap as well
         }
         weight <= cap
     })
