@@ -287,7 +287,7 @@ mod tests {
                 candidates: 1,
                 capacity: 90,
                 cells: 91,
-                bytes: 16,
+                bytes: 16 + 8 * 91,
                 limit: 1
             }
         );

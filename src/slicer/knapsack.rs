@@ -28,11 +28,11 @@ const VALUE_SCALE: f64 = 10000.0;
 /// Output order: zero-token items in input order, then the picks in reverse input order.
 ///
 /// Memory guard (D11): the keep table is a bitset of `candidates × (capacity + 1)` bits,
-/// where `candidates` counts every positive-token item. When its size in whole 64-bit words
-/// (`ceil(cells / 64) × 8` bytes) would exceed the configured limit, the slice fails with
-/// [`Error::TableTooLarge`] before any allocation. The check comes after the "no
-/// candidates" and "capacity 0" exits and before every shortcut. Besides the table, a DP
-/// run needs one row of `8 × (capacity + 1)` bytes, which the guard does not count.
+/// where `candidates` counts every positive-token item, and the DP keeps one row of
+/// `capacity + 1` values. When the two together (`ceil(cells / 64) × 8 + 8 × (capacity + 1)`
+/// bytes) would exceed the configured limit, the slice fails with [`Error::TableTooLarge`]
+/// before any allocation. The check comes after the "no candidates" and "capacity 0" exits
+/// and before every shortcut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KnapsackSlice {
     bucket_size: i64,
@@ -76,11 +76,11 @@ impl KnapsackSlice {
     }
 
     /// Fails with [`Error::TableTooLarge`] when the keep table for `candidates` items and
-    /// capacity `cap` would need more bytes than the limit, or more bits than the address
-    /// space can index (reachable only with a limit near `u64::MAX`).
+    /// capacity `cap`, plus the DP row, would need more bytes than the limit, or more bits
+    /// than the address space can index (reachable only with a limit near `u64::MAX`).
     fn check_table_size(&self, candidates: usize, cap: i64) -> Result<()> {
         let cells = candidates as u128 * (cap as u128 + 1);
-        let bytes = BitTable::bytes_for(cells);
+        let bytes = dp_bytes(cells, cap);
         if bytes <= u128::from(self.table_limit_bytes) && cells <= usize::MAX as u128 {
             return Ok(());
         }
@@ -244,6 +244,11 @@ fn backtrack(active: &[Candidate], keep: &BitTable, cap: usize) -> Vec<usize> {
         }
     }
     picks
+}
+
+/// Bytes a DP run needs: the keep bitset plus one row of `capacity + 1` i64 values.
+fn dp_bytes(cells: u128, cap: i64) -> u128 {
+    BitTable::bytes_for(cells) + 8 * (cap as u128 + 1)
 }
 
 /// Row-major bitset of `rows × width` keep bits, packed into 64-bit words.
@@ -424,14 +429,15 @@ mod tests {
 
     #[test]
     fn guard_fires_with_every_field() {
-        // 3 candidates (one zero-value, one oversized: both count), cap = 10 → 33 cells.
+        // 3 candidates (one zero-value, one oversized: both count), cap = 10 → 33 cells:
+        // one 8-byte word of keep bits plus an 11-value DP row = 96 bytes.
         let fx = Fixture::new(&[
             ("a", 1, "x", 0.5),
             ("zero-value", 1, "x", 0.0),
             ("huge", 1000, "x", 0.9),
             ("z", 0, "x", 0.9),
         ]);
-        let k = KnapsackSlice::with_table_limit(1, 7).unwrap();
+        let k = KnapsackSlice::with_table_limit(1, 95).unwrap();
         let err = k.slice(&fx.scored(), &budget(10)).unwrap_err();
         assert_eq!(
             err,
@@ -439,13 +445,13 @@ mod tests {
                 candidates: 3,
                 capacity: 10,
                 cells: 33,
-                bytes: 8,
-                limit: 7
+                bytes: 96,
+                limit: 95
             }
         );
         assert_eq!(err.code(), ErrorCode::TableTooLarge);
         // at the limit it passes
-        let k = KnapsackSlice::with_table_limit(1, 8).unwrap();
+        let k = KnapsackSlice::with_table_limit(1, 96).unwrap();
         assert_eq!(
             k.slice(&fx.scored(), &budget(10)).unwrap().selected,
             vec![3, 0]
@@ -487,7 +493,7 @@ mod tests {
             } => {
                 assert_eq!((candidates, capacity), (2, i64::MAX as u64));
                 assert_eq!(cells, u64::MAX);
-                assert_eq!(bytes, 2u64.pow(61));
+                assert_eq!(bytes, u64::MAX);
                 assert_eq!(limit, DEFAULT_TABLE_LIMIT_BYTES);
             }
             other => panic!("unexpected {other:?}"),
@@ -589,11 +595,11 @@ mod tests {
             let fx = Fixture::from_tokens_scores(&specs);
             let items = fx.scored();
             let target = rng.range(0, 400);
-            let limit = rng.range(1, 40) as u64;
+            let limit = rng.range(1, 4000) as u64;
             let slicer = KnapsackSlice::with_table_limit(1, limit).unwrap();
             let cands = specs.iter().filter(|s| s.0 > 0).count() as u64;
             let cells = cands * (target as u64 + 1);
-            let bytes = cells.div_ceil(64) * 8;
+            let bytes = cells.div_ceil(64) * 8 + 8 * (target as u64 + 1);
             let expect_err = target > 0 && cands > 0 && bytes > limit;
             match slicer.slice(&items, &budget(target)) {
                 Err(e) => {
