@@ -46,25 +46,25 @@ use harness::run_group;
 
 #[test]
 fn scorers_match_cupel() {
-    run_group("scorers_match_cupel", 3000, scorers::case);
+    run_group("scorers_match_cupel", 10000, scorers::case);
 }
 
 #[test]
 fn slicers_match_cupel() {
-    run_group("slicers_match_cupel", 3000, slicers::case);
+    run_group("slicers_match_cupel", 8000, slicers::case);
 }
 
 #[test]
 fn placers_match_cupel() {
-    run_group("placers_match_cupel", 3000, placers::case);
+    run_group("placers_match_cupel", 4000, placers::case);
 }
 
 #[test]
 fn pipelines_match_reference() {
-    run_group("pipelines_match_reference", 3000, pipelines::case);
+    run_group("pipelines_match_reference", 10000, pipelines::case);
 }
 
 #[test]
 fn reports_match_cupel_pipeline() {
-    run_group("reports_match_cupel_pipeline", 2000, crosscheck::case);
+    run_group("reports_match_cupel_pipeline", 8000, crosscheck::case);
 }
