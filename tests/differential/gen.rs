@@ -194,7 +194,30 @@ impl ItemProfile {
             ..self
         }
     }
+
+    /// One time in twenty, the same profile with up to [`LARGE_LEN`] smaller items, to reach
+    /// the batch paths (tag indexes, lazy selection, knapsack shortcuts) at some scale.
+    pub fn sometimes_large(self, rng: &mut Rng) -> Self {
+        if rng.chance(0.05) {
+            Self {
+                max_len: LARGE_LEN,
+                max_tokens: 120,
+                ..self
+            }
+        } else {
+            self
+        }
+    }
 }
+
+/// The longest generated list.
+pub const LARGE_LEN: usize = 150;
+
+/// Lists longer than this get no ScaledScorer (the crate's is quadratic per item pass).
+pub const SCALED_MAX_LEN: usize = 40;
+
+/// Largest knapsack table (candidates × discretised capacity) a case may build.
+const MAX_TABLE_CELLS: i64 = 200_000;
 
 /// A random item list. Every field is filled at random; the profile shapes tokens,
 /// pinning and content reuse.
@@ -377,6 +400,27 @@ pub enum ScorerSpec {
     Scaled(Box<ScorerSpec>),
     /// CompositeScorer with (child, weight) entries.
     Composite(Vec<(ScorerSpec, f64)>),
+}
+
+impl ScorerSpec {
+    /// True when a ScaledScorer occurs anywhere in the configuration.
+    pub fn has_scaled(&self) -> bool {
+        match self {
+            ScorerSpec::Scaled(_) => true,
+            ScorerSpec::Composite(children) => children.iter().any(|(c, _)| c.has_scaled()),
+            _ => false,
+        }
+    }
+}
+
+/// A random scorer for a list of `len` items: no ScaledScorer on long lists.
+pub fn scorer_for(rng: &mut Rng, len: usize) -> ScorerSpec {
+    loop {
+        let spec = scorer(rng, 0);
+        if len <= SCALED_MAX_LEN || !spec.has_scaled() {
+            return spec;
+        }
+    }
 }
 
 /// A random scorer: a leaf, or (above `max_depth`) possibly a Composite or Scaled one.
@@ -563,6 +607,17 @@ pub fn slicer(rng: &mut Rng, count_bias: bool) -> SlicerSpec {
     }
 }
 
+/// Raises knapsack bucket sizes until every table of `n` candidates and capacity
+/// `target / bucket` stays under [`MAX_TABLE_CELLS`].
+pub fn fit_tables(slicer: &mut SlicerSpec, n: usize, target: i64) {
+    let fit = |bucket: &mut i64| *bucket = (*bucket).max(n as i64 * target / MAX_TABLE_CELLS + 1);
+    match slicer {
+        SlicerSpec::Knapsack(bucket) | SlicerSpec::Ccks(_, bucket, _) => fit(bucket),
+        SlicerSpec::Quota(_, inner) => fit_tables(inner, n, target),
+        SlicerSpec::Greedy | SlicerSpec::CountQuota(..) => {}
+    }
+}
+
 fn bucket(rng: &mut Rng) -> i64 {
     *rng.pick(&[1, 2, 3, 7, 10, 25, 50, 100, 100, 150])
 }
@@ -688,6 +743,7 @@ pub fn pipeline(rng: &mut Rng, plain: bool) -> PipelineSpec {
     } else {
         ItemProfile::PIPELINE
     };
+    let profile = profile.sometimes_large(rng);
     let items = items(rng, &profile);
     let mut slicer = slicer(rng, true);
     let has_duplicates = items
@@ -698,10 +754,12 @@ pub fn pipeline(rng: &mut Rng, plain: bool) -> PipelineSpec {
         // goes by position. They differ only on repeated contents reaching the slicer.
         slicer = SlicerSpec::CountQuota(entries.clone(), *throw);
     }
+    let budget = pipeline_budget(rng, &items, plain);
+    fit_tables(&mut slicer, items.len(), budget.max);
     PipelineSpec {
-        budget: pipeline_budget(rng, &items, plain),
+        budget,
+        scorer: scorer_for(rng, items.len()),
         items,
-        scorer: scorer(rng, 0),
         slicer,
         placer: placer(rng),
         dedup,

@@ -24,7 +24,8 @@ impl HasItems for PlaceCase {
 /// Generates and checks one case.
 pub fn case(c: &Case) -> Result<(), String> {
     let mut rng = c.rng();
-    let mut items = gen::items(&mut rng, &ItemProfile::PLACING);
+    let profile = ItemProfile::PLACING.sometimes_large(&mut rng);
+    let mut items = gen::items(&mut rng, &profile);
     for item in &mut items {
         item.score = if item.pinned {
             1.0

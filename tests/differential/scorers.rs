@@ -24,9 +24,11 @@ impl HasItems for ScorerCase {
 /// Generates and checks one case.
 pub fn case(c: &Case) -> Result<(), String> {
     let mut rng = c.rng();
+    let profile = ItemProfile::SCORING.sometimes_large(&mut rng);
+    let items = gen::items(&mut rng, &profile);
     let spec = ScorerCase {
-        scorer: gen::scorer(&mut rng, 0),
-        items: gen::items(&mut rng, &ItemProfile::SCORING),
+        scorer: gen::scorer_for(&mut rng, items.len()),
+        items,
     };
     verify(spec, check)
 }

@@ -28,20 +28,21 @@ impl HasItems for SliceCase {
 /// Generates and checks one case.
 pub fn case(c: &Case) -> Result<(), String> {
     let mut rng = c.rng();
-    let mut items = gen::items(&mut rng, &ItemProfile::SLICING);
+    let profile = ItemProfile::SLICING.sometimes_large(&mut rng);
+    let mut items = gen::items(&mut rng, &profile);
     for item in &mut items {
         item.score = gen::score(&mut rng);
     }
     gen::sort_by_score(&mut items);
     let budget = gen::slice_budget(&mut rng, &items);
-    verify(
-        SliceCase {
-            slicer: gen::slicer(&mut rng, false),
-            budget,
-            items,
-        },
-        check,
-    )
+    let mut slicer = gen::slicer(&mut rng, false);
+    gen::fit_tables(&mut slicer, items.len(), budget.target);
+    let spec = SliceCase {
+        slicer,
+        budget,
+        items,
+    };
+    verify(spec, check)
 }
 
 /// Slices in both libraries and compares.
