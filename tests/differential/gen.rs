@@ -323,13 +323,25 @@ fn metadata(rng: &mut Rng) -> Vec<(&'static str, String)> {
     out
 }
 
-/// A score as the pipeline could produce it: many exact ties, zeros, values above 1, and
-/// values that exercise the knapsack's f64 scaling (0.57, 0.29, below 1e-4).
+/// A score as the pipeline could produce it: many exact ties, zeros of both signs,
+/// negative values (DecayScorer Step windows), values above 1, and values that exercise
+/// the knapsack's f64 scaling (0.57, 0.29, below 1e-4).
 pub fn score(rng: &mut Rng) -> f64 {
     match rng.below(4) {
         0 => rng.below(21) as f64 / 20.0,
         1 => rng.unit(),
-        2 => *rng.pick(&[0.0, 1.0, 1.5, 2.0, 0.57, 0.29, 5e-5, 0.123_456_789]),
+        2 => *rng.pick(&[
+            0.0,
+            -0.0,
+            -0.25,
+            1.0,
+            1.5,
+            2.0,
+            0.57,
+            0.29,
+            5e-5,
+            0.123_456_789,
+        ]),
         _ => rng.below(5) as f64 / 4.0,
     }
 }

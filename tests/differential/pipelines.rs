@@ -188,24 +188,14 @@ fn item_events(want: &Expected, events: &[TraceEvent], trace: TraceDetail) -> Re
     same("item events per stage (input positions)", &expected, &got)
 }
 
-/// ctxpack's placement and report for a spec, run at Stage detail.
+/// ctxpack's placement (untraced `run`) and report (`dry_run`, Item detail) for a spec.
 pub fn observe_ctxpack(
     spec: &PipelineSpec,
 ) -> Result<(Vec<usize>, ReportView), ctxpack::ErrorCode> {
     let items: Vec<ContextItem> = spec.items.iter().map(Both::ours).collect();
     let budget: ContextBudget = spec.budget.ours();
     let pipeline = our_pipeline(spec).unwrap_or_else(|e| panic!("{e}"));
-    let options = RunOptions {
-        trace: TraceDetail::Stage,
-        on_overflow: None,
-    };
-    let sel = pipeline
-        .run_with(&items, &budget, &options)
-        .map_err(|e| e.code())?;
-    let report = sel
-        .report
-        .as_ref()
-        .map(ReportView::of_ctxpack)
-        .unwrap_or_default();
-    Ok((sel.indices, report))
+    let placed = pipeline.run(&items, &budget).map_err(|e| e.code())?;
+    let report = pipeline.dry_run(&items, &budget).map_err(|e| e.code())?;
+    Ok((placed.indices, ReportView::of_ctxpack(&report)))
 }
