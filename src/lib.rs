@@ -12,6 +12,7 @@
 
 pub mod diagnostics;
 pub mod error;
+mod hash;
 pub mod model;
 pub mod pipeline;
 pub mod placer;
