@@ -1,0 +1,1 @@
+//! Analytics (spec 07 Part b), layered on deterministic dry runs.
