@@ -54,10 +54,17 @@ fn scorer(spec: &ScorerSpec) -> Result<Arc<dyn Scorer>> {
         ScorerSpec::Reflexive => Arc::new(ReflexiveScorer::new()),
         ScorerSpec::Scaled { inner } => Arc::new(ScaledScorer::new(scorer(&inner.scorer)?)),
         ScorerSpec::Composite { children } => composite(children)?,
-        ScorerSpec::Decay { curve, null_timestamp_score } => {
-            Arc::new(DecayScorer::new(Arc::new(SystemClock), curve.clone(), *null_timestamp_score)?)
+        ScorerSpec::Decay {
+            curve,
+            null_timestamp_score,
+        } => Arc::new(DecayScorer::new(
+            Arc::new(SystemClock),
+            curve.clone(),
+            *null_timestamp_score,
+        )?),
+        ScorerSpec::MetadataTrust { default_score } => {
+            Arc::new(MetadataTrustScorer::new(*default_score)?)
         }
-        ScorerSpec::MetadataTrust { default_score } => Arc::new(MetadataTrustScorer::new(*default_score)?),
         ScorerSpec::MetadataKey { key, value, boost } => {
             Arc::new(MetadataKeyScorer::new(key.clone(), value.clone(), *boost)?)
         }
@@ -72,12 +79,24 @@ fn slicer(spec: &SlicerSpec) -> Result<Arc<dyn Slicer>> {
         SlicerSpec::Quota { entries, inner } => {
             Arc::new(QuotaSlice::new(percent_entries(entries)?, slicer(inner)?)?)
         }
-        SlicerSpec::CountQuota { entries, inner, scarcity } => {
-            Arc::new(CountQuotaSlice::new(count_entries(entries)?, slicer(inner)?, *scarcity)?)
-        }
-        SlicerSpec::CountConstrainedKnapsack { entries, knapsack: k, scarcity } => Arc::new(
-            CountConstrainedKnapsackSlice::new(count_entries(entries)?, knapsack(k)?, *scarcity)?,
-        ),
+        SlicerSpec::CountQuota {
+            entries,
+            inner,
+            scarcity,
+        } => Arc::new(CountQuotaSlice::new(
+            count_entries(entries)?,
+            slicer(inner)?,
+            *scarcity,
+        )?),
+        SlicerSpec::CountConstrainedKnapsack {
+            entries,
+            knapsack: k,
+            scarcity,
+        } => Arc::new(CountConstrainedKnapsackSlice::new(
+            count_entries(entries)?,
+            knapsack(k)?,
+            *scarcity,
+        )?),
     })
 }
 

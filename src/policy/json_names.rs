@@ -32,21 +32,39 @@ pub(super) const SCORER_TYPES: JsonEnum = JsonEnum {
 
 pub(super) const SLICER_TYPES: JsonEnum = JsonEnum {
     what: "slicer type",
-    names: &["greedy", "knapsack", "stream", "countQuota", "countConstrainedKnapsack"],
+    names: &[
+        "greedy",
+        "knapsack",
+        "stream",
+        "countQuota",
+        "countConstrainedKnapsack",
+    ],
     ordinals: 3,
 };
 
-pub(super) const PLACER_TYPES: JsonEnum =
-    JsonEnum { what: "placer type", names: &["chronological", "uShaped"], ordinals: 2 };
+pub(super) const PLACER_TYPES: JsonEnum = JsonEnum {
+    what: "placer type",
+    names: &["chronological", "uShaped"],
+    ordinals: 2,
+};
 
-pub(super) const OVERFLOW_STRATEGIES: JsonEnum =
-    JsonEnum { what: "overflow strategy", names: &["throw", "truncate", "proceed"], ordinals: 3 };
+pub(super) const OVERFLOW_STRATEGIES: JsonEnum = JsonEnum {
+    what: "overflow strategy",
+    names: &["throw", "truncate", "proceed"],
+    ordinals: 3,
+};
 
-pub(super) const SCARCITY: JsonEnum =
-    JsonEnum { what: "scarcity behavior", names: &["degrade", "throw"], ordinals: 0 };
+pub(super) const SCARCITY: JsonEnum = JsonEnum {
+    what: "scarcity behavior",
+    names: &["degrade", "throw"],
+    ordinals: 0,
+};
 
-pub(super) const CURVE_TYPES: JsonEnum =
-    JsonEnum { what: "decay curve type", names: &["exponential", "window", "step"], ordinals: 0 };
+pub(super) const CURVE_TYPES: JsonEnum = JsonEnum {
+    what: "decay curve type",
+    names: &["exponential", "window", "step"],
+    ordinals: 0,
+};
 
 /// Top-level properties, in writing order (.NET order, extensions after their relatives).
 pub(super) const POLICY_PROPS: &[&str] = &[

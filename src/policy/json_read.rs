@@ -10,12 +10,12 @@ use serde_json::{Map, Value};
 
 use crate::error::Result;
 use crate::model::ContextKind;
+use crate::model::OverflowStrategy;
 use crate::policy::json_names::*;
 use crate::policy::{
     index_path, key_path, policy_error, prop_path, CountQuota, KnapsackSpec, PercentQuota,
     PlacerType, Policy, ScorerEntry, ScorerSpec, SlicerSpec,
 };
-use crate::model::OverflowStrategy;
 use crate::scorer::{DecayCurve, DecayScorer, MetadataTrustScorer};
 use crate::slicer::ScarcityBehavior;
 
@@ -28,7 +28,10 @@ pub(super) fn policy(json: &str) -> Result<Policy> {
     let value: Value =
         serde_json::from_str(json).map_err(|e| policy_error("", format!("malformed JSON: {e}")))?;
     if value.is_null() {
-        return Err(policy_error("", "policy cannot be null (received JSON literal 'null')"));
+        return Err(policy_error(
+            "",
+            "policy cannot be null (received JSON literal 'null')",
+        ));
     }
     let obj = object(&value, "", POLICY_PROPS)?;
     let scorers = match obj.get("scorers") {
@@ -47,9 +50,12 @@ pub(super) fn policy(json: &str) -> Result<Policy> {
     };
     let deduplication = match obj.get("deduplicationEnabled") {
         None => true,
-        Some(v) => v.as_bool().ok_or_else(|| type_error(v, "deduplicationEnabled", "a boolean"))?,
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| type_error(v, "deduplicationEnabled", "a boolean"))?,
     };
-    let overflow_strategy = match required_enum(obj, "", "overflowStrategy", &OVERFLOW_STRATEGIES)? {
+    let overflow_strategy = match required_enum(obj, "", "overflowStrategy", &OVERFLOW_STRATEGIES)?
+    {
         Some(1) => OverflowStrategy::Truncate,
         Some(2) => OverflowStrategy::Proceed,
         _ => OverflowStrategy::Throw,
@@ -60,8 +66,12 @@ pub(super) fn policy(json: &str) -> Result<Policy> {
         placer,
         deduplication,
         overflow_strategy,
-        name: optional(obj, "name").map(|v| string(v, "name")).transpose()?,
-        description: optional(obj, "description").map(|v| string(v, "description")).transpose()?,
+        name: optional(obj, "name")
+            .map(|v| string(v, "name"))
+            .transpose()?,
+        description: optional(obj, "description")
+            .map(|v| string(v, "description"))
+            .transpose()?,
     };
     policy.validate()?;
     Ok(policy)
@@ -88,8 +98,9 @@ fn scorer_entry(value: &Value, path: &str) -> Result<ScorerEntry> {
     let kind_weights = optional(obj, "kindWeights")
         .map(|v| kind_weights(v, &prop_path(path, "kindWeights")))
         .transpose()?;
-    let tag_weights =
-        optional(obj, "tagWeights").map(|v| weight_map(v, &prop_path(path, "tagWeights"))).transpose()?;
+    let tag_weights = optional(obj, "tagWeights")
+        .map(|v| weight_map(v, &prop_path(path, "tagWeights")))
+        .transpose()?;
     let needs = |prop: &str| {
         optional(obj, prop).ok_or_else(|| {
             policy_error(
@@ -101,15 +112,22 @@ fn scorer_entry(value: &Value, path: &str) -> Result<ScorerEntry> {
     let scorer = match ty {
         RECENCY => ScorerSpec::Recency,
         PRIORITY => ScorerSpec::Priority,
-        KIND => ScorerSpec::Kind { weights: kind_weights },
+        KIND => ScorerSpec::Kind {
+            weights: kind_weights,
+        },
         TAG => {
             needs("tagWeights")?;
-            ScorerSpec::Tag { weights: tag_weights.unwrap_or_default() }
+            ScorerSpec::Tag {
+                weights: tag_weights.unwrap_or_default(),
+            }
         }
         FREQUENCY => ScorerSpec::Frequency,
         REFLEXIVE => ScorerSpec::Reflexive,
         SCALED => ScorerSpec::Scaled {
-            inner: Box::new(scorer_entry(needs("innerScorer")?, &prop_path(path, "innerScorer"))?),
+            inner: Box::new(scorer_entry(
+                needs("innerScorer")?,
+                &prop_path(path, "innerScorer"),
+            )?),
         },
         COMPOSITE => {
             let children_path = prop_path(path, "children");
@@ -142,7 +160,8 @@ fn kind_weights(value: &Value, path: &str) -> Result<Vec<(ContextKind, f64)>> {
     weight_map(value, path)?
         .into_iter()
         .map(|(k, w)| {
-            let kind = ContextKind::new(k).map_err(|_| policy_error(path, "kind names must not be blank"))?;
+            let kind = ContextKind::new(k)
+                .map_err(|_| policy_error(path, "kind names must not be blank"))?;
             Ok((kind, w))
         })
         .collect()
@@ -150,8 +169,12 @@ fn kind_weights(value: &Value, path: &str) -> Result<Vec<(ContextKind, f64)>> {
 
 /// An object of numbers, in the parser's key order (ascending by bytes).
 fn weight_map(value: &Value, path: &str) -> Result<Vec<(String, f64)>> {
-    let obj = value.as_object().ok_or_else(|| type_error(value, path, "an object"))?;
-    obj.iter().map(|(k, v)| Ok((k.clone(), number(v, &key_path(path, k))?))).collect()
+    let obj = value
+        .as_object()
+        .ok_or_else(|| type_error(value, path, "an object"))?;
+    obj.iter()
+        .map(|(k, v)| Ok((k.clone(), number(v, &key_path(path, k))?)))
+        .collect()
 }
 
 fn curve(value: &Value, path: &str) -> Result<DecayCurve> {
@@ -177,8 +200,12 @@ fn curve(value: &Value, path: &str) -> Result<DecayCurve> {
     }
     let nanos = |prop: &str| integer(&obj[prop], &prop_path(path, prop));
     Ok(match ty {
-        EXPONENTIAL => DecayCurve::Exponential { half_life_ns: nanos("halfLifeNanos")? },
-        WINDOW => DecayCurve::Window { max_age_ns: nanos("maxAgeNanos")? },
+        EXPONENTIAL => DecayCurve::Exponential {
+            half_life_ns: nanos("halfLifeNanos")?,
+        },
+        WINDOW => DecayCurve::Window {
+            max_age_ns: nanos("maxAgeNanos")?,
+        },
         STEP => {
             let windows_path = prop_path(path, "windows");
             let windows = array(&obj["windows"], &windows_path)?
@@ -188,7 +215,8 @@ fn curve(value: &Value, path: &str) -> Result<DecayCurve> {
                     let wp = index_path(&windows_path, i);
                     let wo = object(w, &wp, WINDOW_PROPS)?;
                     let field = |prop: &str| {
-                        optional(wo, prop).ok_or_else(|| policy_error(&prop_path(&wp, prop), "is required"))
+                        optional(wo, prop)
+                            .ok_or_else(|| policy_error(&prop_path(&wp, prop), "is required"))
                     };
                     Ok((
                         integer(field("maxAgeNanos")?, &prop_path(&wp, "maxAgeNanos"))?,
@@ -210,11 +238,27 @@ fn slicer(obj: &Object, path: &str) -> Result<SlicerSpec> {
     let knapsacks = &[KNAPSACK, COUNT_CONSTRAINED_KNAPSACK][..];
     let counted = &[COUNT_QUOTA, COUNT_CONSTRAINED_KNAPSACK][..];
     let rules: [(&str, &[usize], &str); 6] = [
-        ("knapsackBucketSize", knapsacks, "knapsack or countConstrainedKnapsack"),
-        ("knapsackTableLimitBytes", knapsacks, "knapsack or countConstrainedKnapsack"),
+        (
+            "knapsackBucketSize",
+            knapsacks,
+            "knapsack or countConstrainedKnapsack",
+        ),
+        (
+            "knapsackTableLimitBytes",
+            knapsacks,
+            "knapsack or countConstrainedKnapsack",
+        ),
         ("streamBatchSize", &[STREAM], "stream"),
-        ("countQuotas", counted, "countQuota or countConstrainedKnapsack"),
-        ("scarcity", counted, "countQuota or countConstrainedKnapsack"),
+        (
+            "countQuotas",
+            counted,
+            "countQuota or countConstrainedKnapsack",
+        ),
+        (
+            "scarcity",
+            counted,
+            "countQuota or countConstrainedKnapsack",
+        ),
         ("innerSlicer", &[COUNT_QUOTA], "countQuota"),
     ];
     for (prop, types, names) in rules {
@@ -242,7 +286,9 @@ fn slicer(obj: &Object, path: &str) -> Result<SlicerSpec> {
     let base = match ty {
         GREEDY => SlicerSpec::Greedy,
         KNAPSACK => SlicerSpec::Knapsack(knapsack()?),
-        STREAM => SlicerSpec::Stream { batch_size: optional_integer(obj, path, "streamBatchSize")? },
+        STREAM => SlicerSpec::Stream {
+            batch_size: optional_integer(obj, path, "streamBatchSize")?,
+        },
         COUNT_QUOTA => {
             let inner = match optional(obj, "innerSlicer") {
                 None => SlicerSpec::Greedy,
@@ -272,7 +318,14 @@ fn slicer(obj: &Object, path: &str) -> Result<SlicerSpec> {
             .map(|(i, q)| percent_quota(q, &index_path(&quotas_path, i)))
             .collect::<Result<Vec<_>>>()?,
     };
-    Ok(if quotas.is_empty() { base } else { SlicerSpec::Quota { entries: quotas, inner: Box::new(base) } })
+    Ok(if quotas.is_empty() {
+        base
+    } else {
+        SlicerSpec::Quota {
+            entries: quotas,
+            inner: Box::new(base),
+        }
+    })
 }
 
 fn percent_quota(value: &Value, path: &str) -> Result<PercentQuota> {
@@ -287,7 +340,13 @@ fn percent_quota(value: &Value, path: &str) -> Result<PercentQuota> {
 fn count_quotas(obj: &Object, path: &str, ty: usize) -> Result<Vec<CountQuota>> {
     let list_path = prop_path(path, "countQuotas");
     let list = optional(obj, "countQuotas").ok_or_else(|| {
-        policy_error(&list_path, format!("must be specified when slicerType is {}", SLICER_TYPES.names[ty]))
+        policy_error(
+            &list_path,
+            format!(
+                "must be specified when slicerType is {}",
+                SLICER_TYPES.names[ty]
+            ),
+        )
     })?;
     array(list, &list_path)?
         .iter()
@@ -301,7 +360,11 @@ fn count_quotas(obj: &Object, path: &str, ty: usize) -> Result<Vec<CountQuota>> 
                 usize::try_from(unsigned(v, &pp)?)
                     .map_err(|_| policy_error(&pp, "is too large for this platform"))
             };
-            Ok(CountQuota { kind: kind(o, &p)?, require_count: count("requireCount")?, cap_count: count("capCount")? })
+            Ok(CountQuota {
+                kind: kind(o, &p)?,
+                require_count: count("requireCount")?,
+                cap_count: count("capCount")?,
+            })
         })
         .collect()
 }
@@ -316,7 +379,9 @@ fn kind(obj: &Object, path: &str) -> Result<ContextKind> {
 
 /// The object at `path`, after rejecting properties not in `known`.
 fn object<'a>(value: &'a Value, path: &str, known: &[&str]) -> Result<&'a Object> {
-    let obj = value.as_object().ok_or_else(|| type_error(value, path, "an object"))?;
+    let obj = value
+        .as_object()
+        .ok_or_else(|| type_error(value, path, "an object"))?;
     if let Some(unknown) = obj.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(policy_error(&key_path(path, unknown), "unknown property"));
     }
@@ -324,7 +389,9 @@ fn object<'a>(value: &'a Value, path: &str, known: &[&str]) -> Result<&'a Object
 }
 
 fn array<'a>(value: &'a Value, path: &str) -> Result<&'a Vec<Value>> {
-    value.as_array().ok_or_else(|| type_error(value, path, "an array"))
+    value
+        .as_array()
+        .ok_or_else(|| type_error(value, path, "an array"))
 }
 
 /// A property that may be absent or `null`.
@@ -333,17 +400,25 @@ fn optional<'a>(obj: &'a Object, prop: &str) -> Option<&'a Value> {
 }
 
 fn string(value: &Value, path: &str) -> Result<String> {
-    value.as_str().map(str::to_string).ok_or_else(|| type_error(value, path, "a string"))
+    value
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| type_error(value, path, "a string"))
 }
 
 fn number(value: &Value, path: &str) -> Result<f64> {
-    value.as_f64().ok_or_else(|| type_error(value, path, "a number"))
+    value
+        .as_f64()
+        .ok_or_else(|| type_error(value, path, "a number"))
 }
 
 fn integer(value: &Value, path: &str) -> Result<i64> {
     match value.as_i64() {
         Some(i) => Ok(i),
-        None if value.is_number() => Err(policy_error(path, format!("must be an integer (got {value})"))),
+        None if value.is_number() => Err(policy_error(
+            path,
+            format!("must be an integer (got {value})"),
+        )),
         None => Err(type_error(value, path, "an integer")),
     }
 }
@@ -351,29 +426,40 @@ fn integer(value: &Value, path: &str) -> Result<i64> {
 fn unsigned(value: &Value, path: &str) -> Result<u64> {
     match value.as_u64() {
         Some(u) => Ok(u),
-        None if value.is_number() => {
-            Err(policy_error(path, format!("must be a non-negative integer (got {value})")))
-        }
+        None if value.is_number() => Err(policy_error(
+            path,
+            format!("must be a non-negative integer (got {value})"),
+        )),
         None => Err(type_error(value, path, "a non-negative integer")),
     }
 }
 
 fn optional_number(obj: &Object, path: &str, prop: &str) -> Result<Option<f64>> {
-    optional(obj, prop).map(|v| number(v, &prop_path(path, prop))).transpose()
+    optional(obj, prop)
+        .map(|v| number(v, &prop_path(path, prop)))
+        .transpose()
 }
 
 fn optional_integer(obj: &Object, path: &str, prop: &str) -> Result<Option<i64>> {
-    optional(obj, prop).map(|v| integer(v, &prop_path(path, prop))).transpose()
+    optional(obj, prop)
+        .map(|v| integer(v, &prop_path(path, prop)))
+        .transpose()
 }
 
 /// A non-nullable enum property: `None` when absent; `null` is a type error.
 fn required_enum(obj: &Object, path: &str, prop: &str, e: &JsonEnum) -> Result<Option<usize>> {
     let p = prop_path(path, prop);
-    let Some(value) = obj.get(prop) else { return Ok(None) };
+    let Some(value) = obj.get(prop) else {
+        return Ok(None);
+    };
     let found = match value {
         Value::String(s) => e.names.iter().position(|n| n.eq_ignore_ascii_case(s)),
         Value::Number(n) if e.ordinals > 0 => {
-            match n.as_u64().and_then(|o| usize::try_from(o).ok()).filter(|&o| o < e.ordinals) {
+            match n
+                .as_u64()
+                .and_then(|o| usize::try_from(o).ok())
+                .filter(|&o| o < e.ordinals)
+            {
                 Some(o) => Some(o),
                 None => return Err(policy_error(&p, format!("unknown {} value {n}", e.what))),
             }
@@ -383,7 +469,11 @@ fn required_enum(obj: &Object, path: &str, prop: &str, e: &JsonEnum) -> Result<O
     found.map(Some).ok_or_else(|| {
         policy_error(
             &p,
-            format!("unknown {} {value}; known values: {}", e.what, e.names.join(", ")),
+            format!(
+                "unknown {} {value}; known values: {}",
+                e.what,
+                e.names.join(", ")
+            ),
         )
     })
 }

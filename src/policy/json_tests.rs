@@ -87,15 +87,36 @@ fn spec_example_policy() -> Policy {
                     ]),
                 },
             ),
-            e(1.0, ScorerSpec::Tag { weights: vec![("billing".into(), 0.6), ("escalation".into(), 1.0)] }),
-            e(0.5, ScorerSpec::Scaled { inner: Box::new(e(1.0, ScorerSpec::Priority)) }),
+            e(
+                1.0,
+                ScorerSpec::Tag {
+                    weights: vec![("billing".into(), 0.6), ("escalation".into(), 1.0)],
+                },
+            ),
+            e(
+                0.5,
+                ScorerSpec::Scaled {
+                    inner: Box::new(e(1.0, ScorerSpec::Priority)),
+                },
+            ),
         ],
         slicer: SlicerSpec::Quota {
             entries: vec![
-                PercentQuota { kind: kind("Document"), min_percent: Some(20.0), max_percent: Some(60.0) },
-                PercentQuota { kind: kind("ToolOutput"), min_percent: None, max_percent: Some(25.0) },
+                PercentQuota {
+                    kind: kind("Document"),
+                    min_percent: Some(20.0),
+                    max_percent: Some(60.0),
+                },
+                PercentQuota {
+                    kind: kind("ToolOutput"),
+                    min_percent: None,
+                    max_percent: Some(25.0),
+                },
             ],
-            inner: Box::new(SlicerSpec::Knapsack(KnapsackSpec { bucket_size: Some(50), table_limit_bytes: None })),
+            inner: Box::new(SlicerSpec::Knapsack(KnapsackSpec {
+                bucket_size: Some(50),
+                table_limit_bytes: None,
+            })),
         },
         placer: PlacerType::UShaped,
         deduplication: true,
@@ -108,8 +129,16 @@ fn spec_example_policy() -> Policy {
 /// A policy using every extension.
 fn extended_policy() -> Policy {
     let counts = vec![
-        CountQuota { kind: kind("ToolOutput"), require_count: 1, cap_count: 3 },
-        CountQuota { kind: kind("Memory"), require_count: 0, cap_count: 2 },
+        CountQuota {
+            kind: kind("ToolOutput"),
+            require_count: 1,
+            cap_count: 3,
+        },
+        CountQuota {
+            kind: kind("Memory"),
+            require_count: 0,
+            cap_count: 2,
+        },
     ];
     Policy {
         scorers: vec![
@@ -119,28 +148,74 @@ fn extended_policy() -> Policy {
                     children: vec![e(2.0, ScorerSpec::Frequency), e(1.0, ScorerSpec::Reflexive)],
                 },
             ),
-            e(0.25, ScorerSpec::Decay { curve: DecayCurve::Exponential { half_life_ns: 3_600_000_000_000 }, null_timestamp_score: 0.5 }),
-            e(1.0, ScorerSpec::Decay { curve: DecayCurve::Window { max_age_ns: 60_000_000_000 }, null_timestamp_score: 0.0 }),
+            e(
+                0.25,
+                ScorerSpec::Decay {
+                    curve: DecayCurve::Exponential {
+                        half_life_ns: 3_600_000_000_000,
+                    },
+                    null_timestamp_score: 0.5,
+                },
+            ),
             e(
                 1.0,
                 ScorerSpec::Decay {
-                    curve: DecayCurve::Step { windows: vec![(1_000, 1.0), (i64::MAX, 0.125)] },
+                    curve: DecayCurve::Window {
+                        max_age_ns: 60_000_000_000,
+                    },
+                    null_timestamp_score: 0.0,
+                },
+            ),
+            e(
+                1.0,
+                ScorerSpec::Decay {
+                    curve: DecayCurve::Step {
+                        windows: vec![(1_000, 1.0), (i64::MAX, 0.125)],
+                    },
                     null_timestamp_score: 1.0,
                 },
             ),
             e(3.0, ScorerSpec::MetadataTrust { default_score: 0.3 }),
-            e(1e-3, ScorerSpec::MetadataKey { key: "lang \"x\"".into(), value: "rust".into(), boost: 2.5 }),
-            e(1.0, ScorerSpec::Scaled { inner: Box::new(e(7.0, ScorerSpec::Scaled { inner: Box::new(e(1.0, ScorerSpec::Kind { weights: None })) })) }),
+            e(
+                1e-3,
+                ScorerSpec::MetadataKey {
+                    key: "lang \"x\"".into(),
+                    value: "rust".into(),
+                    boost: 2.5,
+                },
+            ),
+            e(
+                1.0,
+                ScorerSpec::Scaled {
+                    inner: Box::new(e(
+                        7.0,
+                        ScorerSpec::Scaled {
+                            inner: Box::new(e(1.0, ScorerSpec::Kind { weights: None })),
+                        },
+                    )),
+                },
+            ),
         ],
         slicer: SlicerSpec::Quota {
-            entries: vec![PercentQuota { kind: kind("Document"), min_percent: Some(10.0), max_percent: None }],
+            entries: vec![PercentQuota {
+                kind: kind("Document"),
+                min_percent: Some(10.0),
+                max_percent: None,
+            }],
             inner: Box::new(SlicerSpec::CountQuota {
                 entries: counts.clone(),
                 inner: Box::new(SlicerSpec::Quota {
-                    entries: vec![PercentQuota { kind: kind("Message"), min_percent: None, max_percent: Some(50.0) }],
+                    entries: vec![PercentQuota {
+                        kind: kind("Message"),
+                        min_percent: None,
+                        max_percent: Some(50.0),
+                    }],
                     inner: Box::new(SlicerSpec::CountConstrainedKnapsack {
                         entries: counts,
-                        knapsack: KnapsackSpec { bucket_size: Some(10), table_limit_bytes: Some(1 << 20) },
+                        knapsack: KnapsackSpec {
+                            bucket_size: Some(10),
+                            table_limit_bytes: Some(1 << 20),
+                        },
                         scarcity: ScarcityBehavior::Throw,
                     }),
                 }),
@@ -157,14 +232,23 @@ fn extended_policy() -> Policy {
 
 #[test]
 fn spec_example_reads_to_the_expected_policy() {
-    assert_eq!(Policy::from_json(SPEC_EXAMPLE).unwrap(), spec_example_policy());
+    assert_eq!(
+        Policy::from_json(SPEC_EXAMPLE).unwrap(),
+        spec_example_policy()
+    );
 }
 
 #[test]
 fn spec_example_writes_back_equal_modulo_formatting() {
     let policy = Policy::from_json(SPEC_EXAMPLE).unwrap();
-    assert_eq!(normalized(&policy.to_json().unwrap()), normalized(SPEC_EXAMPLE));
-    assert_eq!(normalized(&policy.to_json_pretty().unwrap()), normalized(SPEC_EXAMPLE));
+    assert_eq!(
+        normalized(&policy.to_json().unwrap()),
+        normalized(SPEC_EXAMPLE)
+    );
+    assert_eq!(
+        normalized(&policy.to_json_pretty().unwrap()),
+        normalized(SPEC_EXAMPLE)
+    );
 }
 
 #[test]
@@ -187,7 +271,9 @@ fn compact_output_follows_the_dotnet_property_order() {
 
 #[test]
 fn defaults_are_always_written() {
-    let json = Policy::new(vec![e(1.0, ScorerSpec::Recency)]).to_json().unwrap();
+    let json = Policy::new(vec![e(1.0, ScorerSpec::Recency)])
+        .to_json()
+        .unwrap();
     assert_eq!(
         json,
         r#"{"scorers":[{"type":"recency","weight":1}],"slicerType":"greedy","placerType":"chronological","deduplicationEnabled":true,"overflowStrategy":"throw"}"#
@@ -196,7 +282,9 @@ fn defaults_are_always_written() {
 
 #[test]
 fn pretty_output_uses_two_space_indentation() {
-    let json = Policy::new(vec![e(1.0, ScorerSpec::Recency)]).to_json_pretty().unwrap();
+    let json = Policy::new(vec![e(1.0, ScorerSpec::Recency)])
+        .to_json_pretty()
+        .unwrap();
     let expected = "{\n  \"scorers\": [\n    {\n      \"type\": \"recency\",\n      \"weight\": 1\n    }\n  ],\n  \"slicerType\": \"greedy\",\n  \"placerType\": \"chronological\",\n  \"deduplicationEnabled\": true,\n  \"overflowStrategy\": \"throw\"\n}";
     assert_eq!(json, expected);
     let mut p = Policy::new(vec![e(1.0, ScorerSpec::Tag { weights: vec![] })]);
@@ -210,10 +298,17 @@ fn presets_round_trip() {
         let policy = preset.policy();
         let json = policy.to_json().unwrap();
         assert_eq!(Policy::from_json(&json).unwrap(), policy, "{json}");
-        assert_eq!(Policy::from_json(&policy.to_json_pretty().unwrap()).unwrap(), policy);
+        assert_eq!(
+            Policy::from_json(&policy.to_json_pretty().unwrap()).unwrap(),
+            policy
+        );
     }
     // DocumentQa writes its explicit bucket size.
-    assert!(Preset::DocumentQa.policy().to_json().unwrap().contains(r#""knapsackBucketSize":100"#));
+    assert!(Preset::DocumentQa
+        .policy()
+        .to_json()
+        .unwrap()
+        .contains(r#""knapsackBucketSize":100"#));
 }
 
 #[test]
@@ -243,15 +338,31 @@ fn extension_json_shape() {
     let p = Policy::from_json(json).unwrap();
     assert_eq!(
         p.scorers[0].scorer,
-        ScorerSpec::Decay { curve: DecayCurve::Exponential { half_life_ns: 3_600_000_000_000 }, null_timestamp_score: 0.5 }
+        ScorerSpec::Decay {
+            curve: DecayCurve::Exponential {
+                half_life_ns: 3_600_000_000_000
+            },
+            null_timestamp_score: 0.5
+        }
     );
-    assert_eq!(p.scorers[1].scorer, ScorerSpec::MetadataTrust { default_score: 0.5 });
+    assert_eq!(
+        p.scorers[1].scorer,
+        ScorerSpec::MetadataTrust { default_score: 0.5 }
+    );
     assert_eq!(
         p.slicer,
         SlicerSpec::CountQuota {
-            entries: vec![CountQuota { kind: kind("ToolOutput"), require_count: 1, cap_count: 2 }],
+            entries: vec![CountQuota {
+                kind: kind("ToolOutput"),
+                require_count: 1,
+                cap_count: 2
+            }],
             inner: Box::new(SlicerSpec::Quota {
-                entries: vec![PercentQuota { kind: kind("Document"), min_percent: None, max_percent: Some(40.0) }],
+                entries: vec![PercentQuota {
+                    kind: kind("Document"),
+                    min_percent: None,
+                    max_percent: Some(40.0)
+                }],
                 inner: Box::new(SlicerSpec::Greedy),
             }),
             scarcity: ScarcityBehavior::Degrade,
@@ -279,27 +390,68 @@ fn reading_is_lenient_where_dotnet_is() {
     assert_eq!(p.overflow_strategy, OverflowStrategy::Proceed);
     assert_eq!(p.name, None);
     // Every .NET ordinal maps to its member.
-    for (i, ty) in ["recency", "priority", "kind", "tag", "frequency", "reflexive", "scaled"].iter().enumerate() {
+    for (i, ty) in [
+        "recency",
+        "priority",
+        "kind",
+        "tag",
+        "frequency",
+        "reflexive",
+        "scaled",
+    ]
+    .iter()
+    .enumerate()
+    {
         let extra = match *ty {
             "tag" => r#","tagWeights":{}"#,
             "scaled" => r#","innerScorer":{"type":"recency","weight":1}"#,
             _ => "",
         };
-        let by_name = Policy::from_json(&entry_doc(&format!(r#"{{"type":"{ty}","weight":1{extra}}}"#))).unwrap();
-        let by_ordinal = Policy::from_json(&entry_doc(&format!(r#"{{"type":{i},"weight":1{extra}}}"#))).unwrap();
+        let by_name = Policy::from_json(&entry_doc(&format!(
+            r#"{{"type":"{ty}","weight":1{extra}}}"#
+        )))
+        .unwrap();
+        let by_ordinal =
+            Policy::from_json(&entry_doc(&format!(r#"{{"type":{i},"weight":1{extra}}}"#))).unwrap();
         assert_eq!(by_name, by_ordinal);
     }
-    assert_eq!(Policy::from_json(&doc(r#""overflowStrategy":"Truncate""#)).unwrap().overflow_strategy, OverflowStrategy::Truncate);
-    assert_eq!(Policy::from_json(&doc(r#""slicerType":2,"streamBatchSize":8"#)).unwrap().slicer, SlicerSpec::Stream { batch_size: Some(8) });
+    assert_eq!(
+        Policy::from_json(&doc(r#""overflowStrategy":"Truncate""#))
+            .unwrap()
+            .overflow_strategy,
+        OverflowStrategy::Truncate
+    );
+    assert_eq!(
+        Policy::from_json(&doc(r#""slicerType":2,"streamBatchSize":8"#))
+            .unwrap()
+            .slicer,
+        SlicerSpec::Stream {
+            batch_size: Some(8)
+        }
+    );
     // An empty quota list wraps nothing (M6), as in .NET, even with stream.
-    assert_eq!(Policy::from_json(&doc(r#""quotas":[]"#)).unwrap().slicer, SlicerSpec::Greedy);
+    assert_eq!(
+        Policy::from_json(&doc(r#""quotas":[]"#)).unwrap().slicer,
+        SlicerSpec::Greedy
+    );
     assert!(Policy::from_json(&doc(r#""slicerType":"stream","quotas":[]"#)).is_ok());
     // kindWeights / tagWeights on other types are accepted and ignored, like .NET.
-    let p = Policy::from_json(&entry_doc(r#"{"type":"recency","weight":1,"kindWeights":{"Memory":1},"tagWeights":{"a":1}}"#)).unwrap();
+    let p = Policy::from_json(&entry_doc(
+        r#"{"type":"recency","weight":1,"kindWeights":{"Memory":1},"tagWeights":{"a":1}}"#,
+    ))
+    .unwrap();
     assert_eq!(p.scorers[0].scorer, ScorerSpec::Recency);
     // The inner weight of a scaled entry is only validated.
-    let p = Policy::from_json(&entry_doc(r#"{"type":"scaled","weight":1,"innerScorer":{"type":"priority","weight":42}}"#)).unwrap();
-    assert_eq!(p.scorers[0].scorer, ScorerSpec::Scaled { inner: Box::new(e(42.0, ScorerSpec::Priority)) });
+    let p = Policy::from_json(&entry_doc(
+        r#"{"type":"scaled","weight":1,"innerScorer":{"type":"priority","weight":42}}"#,
+    ))
+    .unwrap();
+    assert_eq!(
+        p.scorers[0].scorer,
+        ScorerSpec::Scaled {
+            inner: Box::new(e(42.0, ScorerSpec::Priority))
+        }
+    );
 }
 
 #[test]
@@ -357,17 +509,42 @@ fn errors_of_spec_07_3_3() {
 fn unknown_and_miscased_properties_are_rejected_with_their_path() {
     let cases: &[(&str, &str)] = &[
         (&doc(r#""budget":1"#), "budget: unknown property"),
-        (&doc(r#""SlicerType":"greedy""#), "SlicerType: unknown property"),
-        (&entry_doc(r#"{"type":"recency","weight":1,"Weight":2}"#), "scorers[0].Weight: unknown property"),
-        (&entry_doc(r#"{"type":"scaled","weight":1,"innerScorer":{"type":"recency","weight":1,"x y":1}}"#),
-         r#"scorers[0].innerScorer["x y"]: unknown property"#),
-        (&doc(r#""quotas":[{"kind":"Document","minPercent":1,"percent":3}]"#), "quotas[0].percent: unknown property"),
-        (&doc(r#""slicerType":"countQuota","countQuotas":[],"innerSlicer":{"slicerType":"greedy","streamBatchSize":1}"#),
-         "innerSlicer.streamBatchSize: unknown property"),
-        (&doc(r#""slicerType":"countQuota","countQuotas":[{"kind":"a","requireCount":0,"capCount":1,"cap":2}]"#),
-         "countQuotas[0].cap: unknown property"),
-        (&entry_doc(r#"{"type":"decay","weight":1,"curve":{"type":"window","maxAgeNanos":1,"halfLife":2}}"#),
-         "scorers[0].curve.halfLife: unknown property"),
+        (
+            &doc(r#""SlicerType":"greedy""#),
+            "SlicerType: unknown property",
+        ),
+        (
+            &entry_doc(r#"{"type":"recency","weight":1,"Weight":2}"#),
+            "scorers[0].Weight: unknown property",
+        ),
+        (
+            &entry_doc(
+                r#"{"type":"scaled","weight":1,"innerScorer":{"type":"recency","weight":1,"x y":1}}"#,
+            ),
+            r#"scorers[0].innerScorer["x y"]: unknown property"#,
+        ),
+        (
+            &doc(r#""quotas":[{"kind":"Document","minPercent":1,"percent":3}]"#),
+            "quotas[0].percent: unknown property",
+        ),
+        (
+            &doc(
+                r#""slicerType":"countQuota","countQuotas":[],"innerSlicer":{"slicerType":"greedy","streamBatchSize":1}"#,
+            ),
+            "innerSlicer.streamBatchSize: unknown property",
+        ),
+        (
+            &doc(
+                r#""slicerType":"countQuota","countQuotas":[{"kind":"a","requireCount":0,"capCount":1,"cap":2}]"#,
+            ),
+            "countQuotas[0].cap: unknown property",
+        ),
+        (
+            &entry_doc(
+                r#"{"type":"decay","weight":1,"curve":{"type":"window","maxAgeNanos":1,"halfLife":2}}"#,
+            ),
+            "scorers[0].curve.halfLife: unknown property",
+        ),
     ];
     for (json, expected) in cases {
         assert_eq!(error(json), *expected, "input: {json}");
@@ -377,27 +554,82 @@ fn unknown_and_miscased_properties_are_rejected_with_their_path() {
 #[test]
 fn type_errors_name_the_path() {
     let cases: &[(&str, &str)] = &[
-        (r#"{"scorers":{}}"#, "scorers: expected an array, found an object"),
-        (r#"{"scorers":[3]}"#, "scorers[0]: expected an object, found a number"),
-        (&entry_doc(r#"{"weight":1}"#), "scorers[0].type: is required"),
-        (&entry_doc(r#"{"type":null,"weight":1}"#), "scorers[0].type: expected a string, found null"),
-        (&entry_doc(r#"{"type":"recency"}"#), "scorers[0].weight: is required"),
-        (&entry_doc(r#"{"type":"recency","weight":"1"}"#), "scorers[0].weight: expected a number, found a string"),
-        (&entry_doc(r#"{"type":"kind","weight":1,"kindWeights":[]}"#), "scorers[0].kindWeights: expected an object, found an array"),
-        (&entry_doc(r#"{"type":"kind","weight":1,"kindWeights":{"Document":"high"}}"#),
-         "scorers[0].kindWeights.Document: expected a number, found a string"),
-        (&entry_doc(r#"{"type":"kind","weight":1,"kindWeights":{" ":1}}"#), "scorers[0].kindWeights: kind names must not be blank"),
-        (&entry_doc(r#"{"type":"tag","weight":1,"tagWeights":{"a-b":true}}"#),
-         r#"scorers[0].tagWeights["a-b"]: expected a number, found a boolean"#),
-        (&doc(r#""deduplicationEnabled":"yes""#), "deduplicationEnabled: expected a boolean, found a string"),
-        (&doc(r#""deduplicationEnabled":null"#), "deduplicationEnabled: expected a boolean, found null"),
-        (&doc(r#""slicerType":null"#), "slicerType: expected a string, found null"),
-        (&doc(r#""slicerType":true"#), "slicerType: expected a string, found a boolean"),
-        (&doc(r#""slicerType":"knapsack","knapsackBucketSize":1.5"#), "knapsackBucketSize: must be an integer (got 1.5)"),
-        (&doc(r#""slicerType":"knapsack","knapsackBucketSize":"5""#), "knapsackBucketSize: expected an integer, found a string"),
-        (&doc(r#""name":5"#), "name: expected a string, found a number"),
-        (&doc(r#""quotas":{}"#), "quotas: expected an array, found an object"),
-        (&doc(r#""quotas":[{"kind":"Document","minPercent":"5"}]"#), "quotas[0].minPercent: expected a number, found a string"),
+        (
+            r#"{"scorers":{}}"#,
+            "scorers: expected an array, found an object",
+        ),
+        (
+            r#"{"scorers":[3]}"#,
+            "scorers[0]: expected an object, found a number",
+        ),
+        (
+            &entry_doc(r#"{"weight":1}"#),
+            "scorers[0].type: is required",
+        ),
+        (
+            &entry_doc(r#"{"type":null,"weight":1}"#),
+            "scorers[0].type: expected a string, found null",
+        ),
+        (
+            &entry_doc(r#"{"type":"recency"}"#),
+            "scorers[0].weight: is required",
+        ),
+        (
+            &entry_doc(r#"{"type":"recency","weight":"1"}"#),
+            "scorers[0].weight: expected a number, found a string",
+        ),
+        (
+            &entry_doc(r#"{"type":"kind","weight":1,"kindWeights":[]}"#),
+            "scorers[0].kindWeights: expected an object, found an array",
+        ),
+        (
+            &entry_doc(r#"{"type":"kind","weight":1,"kindWeights":{"Document":"high"}}"#),
+            "scorers[0].kindWeights.Document: expected a number, found a string",
+        ),
+        (
+            &entry_doc(r#"{"type":"kind","weight":1,"kindWeights":{" ":1}}"#),
+            "scorers[0].kindWeights: kind names must not be blank",
+        ),
+        (
+            &entry_doc(r#"{"type":"tag","weight":1,"tagWeights":{"a-b":true}}"#),
+            r#"scorers[0].tagWeights["a-b"]: expected a number, found a boolean"#,
+        ),
+        (
+            &doc(r#""deduplicationEnabled":"yes""#),
+            "deduplicationEnabled: expected a boolean, found a string",
+        ),
+        (
+            &doc(r#""deduplicationEnabled":null"#),
+            "deduplicationEnabled: expected a boolean, found null",
+        ),
+        (
+            &doc(r#""slicerType":null"#),
+            "slicerType: expected a string, found null",
+        ),
+        (
+            &doc(r#""slicerType":true"#),
+            "slicerType: expected a string, found a boolean",
+        ),
+        (
+            &doc(r#""slicerType":"knapsack","knapsackBucketSize":1.5"#),
+            "knapsackBucketSize: must be an integer (got 1.5)",
+        ),
+        (
+            &doc(r#""slicerType":"knapsack","knapsackBucketSize":"5""#),
+            "knapsackBucketSize: expected an integer, found a string",
+        ),
+        (
+            &doc(r#""name":5"#),
+            "name: expected a string, found a number",
+        ),
+        (
+            &doc(r#""quotas":{}"#),
+            "quotas: expected an array, found an object",
+        ),
+        (
+            &doc(r#""quotas":[{"kind":"Document","minPercent":"5"}]"#),
+            "quotas[0].minPercent: expected a number, found a string",
+        ),
     ];
     for (json, expected) in cases {
         assert_eq!(error(json), *expected, "input: {json}");
@@ -454,12 +686,37 @@ fn extension_errors_name_the_path() {
 #[test]
 fn writing_rejects_invalid_policies_and_non_finite_numbers() {
     let p = Policy::new(vec![]);
-    assert_eq!(p.to_json(), Err(Error::InvalidPolicy("scorers: must contain at least one entry".into())));
-    let p = Policy::new(vec![e(1.0, ScorerSpec::Kind { weights: Some(vec![(kind("Document"), f64::NAN)]) })]);
     assert_eq!(
         p.to_json(),
-        Err(Error::InvalidPolicy("scorers[0].kindWeights.Document: cannot write a non-finite number (NaN) to JSON".into()))
+        Err(Error::InvalidPolicy(
+            "scorers: must contain at least one entry".into()
+        ))
     );
-    let p = Policy::new(vec![e(1.0, ScorerSpec::MetadataKey { key: "k".into(), value: "v".into(), boost: f64::INFINITY })]);
-    assert_eq!(p.to_json(), Err(Error::InvalidPolicy("scorers[0].boost: cannot write a non-finite number (inf) to JSON".into())));
+    let p = Policy::new(vec![e(
+        1.0,
+        ScorerSpec::Kind {
+            weights: Some(vec![(kind("Document"), f64::NAN)]),
+        },
+    )]);
+    assert_eq!(
+        p.to_json(),
+        Err(Error::InvalidPolicy(
+            "scorers[0].kindWeights.Document: cannot write a non-finite number (NaN) to JSON"
+                .into()
+        ))
+    );
+    let p = Policy::new(vec![e(
+        1.0,
+        ScorerSpec::MetadataKey {
+            key: "k".into(),
+            value: "v".into(),
+            boost: f64::INFINITY,
+        },
+    )]);
+    assert_eq!(
+        p.to_json(),
+        Err(Error::InvalidPolicy(
+            "scorers[0].boost: cannot write a non-finite number (inf) to JSON".into()
+        ))
+    );
 }

@@ -7,12 +7,12 @@
 //! for integral and ordinary values.
 
 use crate::error::Result;
+use crate::model::OverflowStrategy;
 use crate::policy::json_names::*;
 use crate::policy::{
     index_path, key_path, policy_error, prop_path, CountQuota, KnapsackSpec, PercentQuota,
     PlacerType, Policy, ScorerEntry, ScorerSpec, SlicerSpec,
 };
-use crate::model::OverflowStrategy;
 use crate::scorer::DecayCurve;
 use crate::slicer::ScarcityBehavior;
 
@@ -45,14 +45,23 @@ pub(super) fn policy(policy: &Policy, pretty: bool) -> Result<String> {
         PlacerType::Chronological => 0,
         PlacerType::UShaped => 1,
     };
-    members.push(("placerType".into(), Json::Str(PLACER_TYPES.names[placer].into())));
-    members.push(("deduplicationEnabled".into(), Json::Raw(policy.deduplication.to_string())));
+    members.push((
+        "placerType".into(),
+        Json::Str(PLACER_TYPES.names[placer].into()),
+    ));
+    members.push((
+        "deduplicationEnabled".into(),
+        Json::Raw(policy.deduplication.to_string()),
+    ));
     let overflow = match policy.overflow_strategy {
         OverflowStrategy::Throw => 0,
         OverflowStrategy::Truncate => 1,
         OverflowStrategy::Proceed => 2,
     };
-    members.push(("overflowStrategy".into(), Json::Str(OVERFLOW_STRATEGIES.names[overflow].into())));
+    members.push((
+        "overflowStrategy".into(),
+        Json::Str(OVERFLOW_STRATEGIES.names[overflow].into()),
+    ));
     members.extend(slicer.rest);
     if let Some(name) = &policy.name {
         members.push(("name".into(), Json::Str(name.clone())));
@@ -72,17 +81,33 @@ fn entry(entry: &ScorerEntry, path: &str) -> Result<Json> {
         ScorerSpec::Kind { weights: None } => (KIND, vec![]),
         ScorerSpec::Kind { weights: Some(w) } => {
             let pairs = w.iter().map(|(k, v)| (k.as_str(), *v));
-            (KIND, vec![("kindWeights", weight_map(pairs, &prop_path(path, "kindWeights"))?)])
+            (
+                KIND,
+                vec![(
+                    "kindWeights",
+                    weight_map(pairs, &prop_path(path, "kindWeights"))?,
+                )],
+            )
         }
         ScorerSpec::Tag { weights } => {
             let pairs = weights.iter().map(|(k, v)| (k.as_str(), *v));
-            (TAG, vec![("tagWeights", weight_map(pairs, &prop_path(path, "tagWeights"))?)])
+            (
+                TAG,
+                vec![(
+                    "tagWeights",
+                    weight_map(pairs, &prop_path(path, "tagWeights"))?,
+                )],
+            )
         }
         ScorerSpec::Frequency => (FREQUENCY, vec![]),
         ScorerSpec::Reflexive => (REFLEXIVE, vec![]),
-        ScorerSpec::Scaled { inner } => {
-            (SCALED, vec![("innerScorer", self::entry(inner, &prop_path(path, "innerScorer"))?)])
-        }
+        ScorerSpec::Scaled { inner } => (
+            SCALED,
+            vec![(
+                "innerScorer",
+                self::entry(inner, &prop_path(path, "innerScorer"))?,
+            )],
+        ),
         ScorerSpec::Composite { children } => {
             let children_path = prop_path(path, "children");
             let list = children
@@ -92,16 +117,28 @@ fn entry(entry: &ScorerEntry, path: &str) -> Result<Json> {
                 .collect::<Result<_>>()?;
             (COMPOSITE, vec![("children", Json::Arr(list))])
         }
-        ScorerSpec::Decay { curve, null_timestamp_score } => (
+        ScorerSpec::Decay {
+            curve,
+            null_timestamp_score,
+        } => (
             DECAY,
             vec![
                 ("curve", self::curve(curve, &prop_path(path, "curve"))?),
-                ("nullTimestampScore", number(*null_timestamp_score, &prop_path(path, "nullTimestampScore"))?),
+                (
+                    "nullTimestampScore",
+                    number(
+                        *null_timestamp_score,
+                        &prop_path(path, "nullTimestampScore"),
+                    )?,
+                ),
             ],
         ),
         ScorerSpec::MetadataTrust { default_score } => (
             METADATA_TRUST,
-            vec![("defaultScore", number(*default_score, &prop_path(path, "defaultScore"))?)],
+            vec![(
+                "defaultScore",
+                number(*default_score, &prop_path(path, "defaultScore"))?,
+            )],
         ),
         ScorerSpec::MetadataKey { key, value, boost } => (
             METADATA_KEY,
@@ -114,7 +151,10 @@ fn entry(entry: &ScorerEntry, path: &str) -> Result<Json> {
     };
     let mut members = vec![
         ("type".to_string(), Json::Str(SCORER_TYPES.names[ty].into())),
-        ("weight".to_string(), number(entry.weight, &prop_path(path, "weight"))?),
+        (
+            "weight".to_string(),
+            number(entry.weight, &prop_path(path, "weight"))?,
+        ),
     ];
     members.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));
     Ok(Json::Obj(members))
@@ -124,10 +164,16 @@ fn curve(curve: &DecayCurve, path: &str) -> Result<Json> {
     let ty = |i: usize| ("type".to_string(), Json::Str(CURVE_TYPES.names[i].into()));
     Ok(Json::Obj(match curve {
         DecayCurve::Exponential { half_life_ns } => {
-            vec![ty(EXPONENTIAL), ("halfLifeNanos".into(), Json::Raw(half_life_ns.to_string()))]
+            vec![
+                ty(EXPONENTIAL),
+                ("halfLifeNanos".into(), Json::Raw(half_life_ns.to_string())),
+            ]
         }
         DecayCurve::Window { max_age_ns } => {
-            vec![ty(WINDOW), ("maxAgeNanos".into(), Json::Raw(max_age_ns.to_string()))]
+            vec![
+                ty(WINDOW),
+                ("maxAgeNanos".into(), Json::Raw(max_age_ns.to_string())),
+            ]
         }
         DecayCurve::Step { windows } => {
             let windows_path = prop_path(path, "windows");
@@ -166,7 +212,11 @@ impl SlicerFields {
         let mut scarcity = None;
         let mut inner = None;
         let mut base = spec;
-        if let SlicerSpec::Quota { entries, inner: wrapped } = spec {
+        if let SlicerSpec::Quota {
+            entries,
+            inner: wrapped,
+        } = spec
+        {
             quotas = Some(Json::Arr(
                 entries
                     .iter()
@@ -190,7 +240,11 @@ impl SlicerFields {
                 batch = batch_size.map(|b| Json::Raw(b.to_string()));
                 SLICER_TYPES.names[STREAM]
             }
-            SlicerSpec::CountQuota { entries, inner: wrapped, scarcity: s } => {
+            SlicerSpec::CountQuota {
+                entries,
+                inner: wrapped,
+                scarcity: s,
+            } => {
                 counts = Some(count_quotas(entries));
                 scarcity = Some(scarcity_name(*s));
                 if !matches!(wrapped.as_ref(), SlicerSpec::Greedy) {
@@ -202,7 +256,11 @@ impl SlicerFields {
                 }
                 SLICER_TYPES.names[COUNT_QUOTA]
             }
-            SlicerSpec::CountConstrainedKnapsack { entries, knapsack: k, scarcity: s } => {
+            SlicerSpec::CountConstrainedKnapsack {
+                entries,
+                knapsack: k,
+                scarcity: s,
+            } => {
                 knapsack(k);
                 counts = Some(count_quotas(entries));
                 scarcity = Some(scarcity_name(*s));
@@ -250,7 +308,10 @@ fn count_quotas(entries: &[CountQuota]) -> Json {
             .map(|e| {
                 Json::Obj(vec![
                     ("kind".into(), Json::Str(e.kind.as_str().into())),
-                    ("requireCount".into(), Json::Raw(e.require_count.to_string())),
+                    (
+                        "requireCount".into(),
+                        Json::Raw(e.require_count.to_string()),
+                    ),
                     ("capCount".into(), Json::Raw(e.cap_count.to_string())),
                 ])
             })
@@ -270,7 +331,10 @@ fn number(v: f64, path: &str) -> Result<Json> {
     if v.is_finite() {
         Ok(Json::Raw(format!("{v}")))
     } else {
-        Err(policy_error(path, format!("cannot write a non-finite number ({v}) to JSON")))
+        Err(policy_error(
+            path,
+            format!("cannot write a non-finite number ({v}) to JSON"),
+        ))
     }
 }
 

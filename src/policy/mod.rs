@@ -276,7 +276,11 @@ impl Policy {
 
     /// Builds the pipeline and dry-runs it: the SelectionReport of `items` under `budget`
     /// (spec 07 §4).
-    pub fn dry_run(&self, items: &[ContextItem], budget: &ContextBudget) -> Result<SelectionReport> {
+    pub fn dry_run(
+        &self,
+        items: &[ContextItem],
+        budget: &ContextBudget,
+    ) -> Result<SelectionReport> {
         self.build_pipeline()?.dry_run(items, budget)
     }
 }

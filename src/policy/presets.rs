@@ -55,9 +55,13 @@ impl Preset {
     pub fn description(self) -> &'static str {
         match self {
             Preset::Chat => "Conversation: the most recent turns first, weighted by kind.",
-            Preset::CodeReview => "Code review: files and high-priority notes first, then recent activity.",
+            Preset::CodeReview => {
+                "Code review: files and high-priority notes first, then recent activity."
+            }
             Preset::Rag => "Retrieval: relevance hints first, strongest passages at both edges.",
-            Preset::DocumentQa => "Document Q&A: pack the most relevant documents tightly, strongest at both edges.",
+            Preset::DocumentQa => {
+                "Document Q&A: pack the most relevant documents tightly, strongest at both edges."
+            }
             Preset::ToolUse => "Tool use: kinds and recent tool results first, then priority.",
             Preset::LongRunning => "Long sessions: recent items and recurring topics first.",
             Preset::Debugging => "Debugging: high-priority evidence first, then kind and recency.",
@@ -92,16 +96,27 @@ impl Preset {
         use ScorerSpec::{Frequency, Priority, Recency, Reflexive};
         let kind = || ScorerSpec::Kind { weights: None };
         let (scorers, slicer, placer) = match self {
-            Preset::Chat => (vec![(Recency, 3.0), (kind(), 1.0)], SlicerSpec::Greedy, PlacerType::Chronological),
+            Preset::Chat => (
+                vec![(Recency, 3.0), (kind(), 1.0)],
+                SlicerSpec::Greedy,
+                PlacerType::Chronological,
+            ),
             Preset::CodeReview => (
                 vec![(kind(), 2.0), (Priority, 2.0), (Recency, 1.0)],
                 SlicerSpec::Greedy,
                 PlacerType::Chronological,
             ),
-            Preset::Rag => (vec![(Reflexive, 3.0), (kind(), 1.0)], SlicerSpec::Greedy, PlacerType::UShaped),
+            Preset::Rag => (
+                vec![(Reflexive, 3.0), (kind(), 1.0)],
+                SlicerSpec::Greedy,
+                PlacerType::UShaped,
+            ),
             Preset::DocumentQa => (
                 vec![(kind(), 2.0), (Reflexive, 2.0), (Priority, 1.0)],
-                SlicerSpec::Knapsack(KnapsackSpec { bucket_size: Some(100), table_limit_bytes: None }),
+                SlicerSpec::Knapsack(KnapsackSpec {
+                    bucket_size: Some(100),
+                    table_limit_bytes: None,
+                }),
                 PlacerType::UShaped,
             ),
             Preset::ToolUse => (
@@ -121,7 +136,10 @@ impl Preset {
             ),
         };
         Policy {
-            scorers: scorers.into_iter().map(|(s, w)| ScorerEntry::new(w, s)).collect(),
+            scorers: scorers
+                .into_iter()
+                .map(|(s, w)| ScorerEntry::new(w, s))
+                .collect(),
             slicer,
             placer,
             deduplication: true,
@@ -145,20 +163,48 @@ mod tests {
     use super::*;
 
     /// Spec 07 §2, row by row: scorers (type, weight) in order, slicer, bucket, placer.
-    fn expected(p: Preset) -> (Vec<(&'static str, f64)>, &'static str, Option<i64>, PlacerType) {
+    fn expected(
+        p: Preset,
+    ) -> (
+        Vec<(&'static str, f64)>,
+        &'static str,
+        Option<i64>,
+        PlacerType,
+    ) {
         use PlacerType::{Chronological as C, UShaped as U};
         match p {
             Preset::Chat => (vec![("recency", 3.0), ("kind", 1.0)], "greedy", None, C),
-            Preset::CodeReview => (vec![("kind", 2.0), ("priority", 2.0), ("recency", 1.0)], "greedy", None, C),
+            Preset::CodeReview => (
+                vec![("kind", 2.0), ("priority", 2.0), ("recency", 1.0)],
+                "greedy",
+                None,
+                C,
+            ),
             Preset::Rag => (vec![("reflexive", 3.0), ("kind", 1.0)], "greedy", None, U),
-            Preset::DocumentQa => {
-                (vec![("kind", 2.0), ("reflexive", 2.0), ("priority", 1.0)], "knapsack", Some(100), U)
-            }
-            Preset::ToolUse => (vec![("kind", 2.0), ("recency", 2.0), ("priority", 1.0)], "greedy", None, C),
-            Preset::LongRunning => {
-                (vec![("recency", 3.0), ("frequency", 1.0), ("kind", 1.0)], "greedy", None, C)
-            }
-            Preset::Debugging => (vec![("priority", 3.0), ("kind", 2.0), ("recency", 1.0)], "greedy", None, C),
+            Preset::DocumentQa => (
+                vec![("kind", 2.0), ("reflexive", 2.0), ("priority", 1.0)],
+                "knapsack",
+                Some(100),
+                U,
+            ),
+            Preset::ToolUse => (
+                vec![("kind", 2.0), ("recency", 2.0), ("priority", 1.0)],
+                "greedy",
+                None,
+                C,
+            ),
+            Preset::LongRunning => (
+                vec![("recency", 3.0), ("frequency", 1.0), ("kind", 1.0)],
+                "greedy",
+                None,
+                C,
+            ),
+            Preset::Debugging => (
+                vec![("priority", 3.0), ("kind", 2.0), ("recency", 1.0)],
+                "greedy",
+                None,
+                C,
+            ),
         }
     }
 
@@ -178,7 +224,11 @@ mod tests {
         for preset in Preset::ALL {
             let p = preset.policy();
             let (scorers, slicer, bucket, placer) = expected(preset);
-            let got: Vec<(&str, f64)> = p.scorers.iter().map(|e| (type_name(&e.scorer), e.weight)).collect();
+            let got: Vec<(&str, f64)> = p
+                .scorers
+                .iter()
+                .map(|e| (type_name(&e.scorer), e.weight))
+                .collect();
             assert_eq!(got, scorers, "{preset:?} scorers");
             match (&p.slicer, slicer) {
                 (SlicerSpec::Greedy, "greedy") => assert_eq!(bucket, None),
@@ -190,7 +240,11 @@ mod tests {
             }
             assert_eq!(p.placer, placer, "{preset:?} placer");
             assert!(p.deduplication, "{preset:?} dedup");
-            assert_eq!(p.overflow_strategy, OverflowStrategy::Throw, "{preset:?} overflow");
+            assert_eq!(
+                p.overflow_strategy,
+                OverflowStrategy::Throw,
+                "{preset:?} overflow"
+            );
             assert_eq!(p.name.as_deref(), Some(preset.name()));
             assert!(!p.description.as_deref().unwrap_or("").is_empty());
             assert_eq!(p.validate(), Ok(()));
@@ -200,15 +254,32 @@ mod tests {
     #[test]
     fn names_are_the_identifiers_in_spec_order() {
         let names: Vec<&str> = Preset::ALL.iter().map(|p| p.name()).collect();
-        assert_eq!(names, ["Chat", "CodeReview", "Rag", "DocumentQa", "ToolUse", "LongRunning", "Debugging"]);
+        assert_eq!(
+            names,
+            [
+                "Chat",
+                "CodeReview",
+                "Rag",
+                "DocumentQa",
+                "ToolUse",
+                "LongRunning",
+                "Debugging"
+            ]
+        );
     }
 
     #[test]
     fn lookup_accepts_the_documented_spellings() {
         for preset in Preset::ALL {
             assert_eq!(Preset::from_name(preset.name()), Ok(preset));
-            assert_eq!(Preset::from_name(&preset.name().to_ascii_lowercase()), Ok(preset));
-            assert_eq!(Preset::from_name(&preset.name().to_ascii_uppercase()), Ok(preset));
+            assert_eq!(
+                Preset::from_name(&preset.name().to_ascii_lowercase()),
+                Ok(preset)
+            );
+            assert_eq!(
+                Preset::from_name(&preset.name().to_ascii_uppercase()),
+                Ok(preset)
+            );
         }
         assert_eq!(Preset::from_name("code-review"), Ok(Preset::CodeReview));
         assert_eq!(Preset::from_name("code_review"), Ok(Preset::CodeReview));
@@ -218,7 +289,10 @@ mod tests {
         assert_eq!(Preset::from_name("tool-use"), Ok(Preset::ToolUse));
         assert_eq!(Preset::from_name("long_running"), Ok(Preset::LongRunning));
         assert_eq!("rag".parse::<Preset>(), Ok(Preset::Rag));
-        assert_eq!(Policy::preset("debugging").unwrap(), Preset::Debugging.policy());
+        assert_eq!(
+            Policy::preset("debugging").unwrap(),
+            Preset::Debugging.policy()
+        );
     }
 
     #[test]

@@ -46,7 +46,12 @@ fn entries(composite: &CompositeScorer, path: &str) -> Result<Vec<ScorerEntry>> 
         .children()
         .iter()
         .enumerate()
-        .map(|(i, (child, weight))| Ok(ScorerEntry::new(*weight, scorer(child, &index_path(path, i))?)))
+        .map(|(i, (child, weight))| {
+            Ok(ScorerEntry::new(
+                *weight,
+                scorer(child, &index_path(path, i))?,
+            ))
+        })
         .collect()
 }
 
@@ -70,14 +75,20 @@ fn scorer(s: &Arc<dyn Scorer>, path: &str) -> Result<ScorerSpec> {
         return Ok(ScorerSpec::Kind { weights });
     }
     if let Some(t) = any.downcast_ref::<TagScorer>() {
-        return Ok(ScorerSpec::Tag { weights: t.weights().to_vec() });
+        return Ok(ScorerSpec::Tag {
+            weights: t.weights().to_vec(),
+        });
     }
     if let Some(sc) = any.downcast_ref::<ScaledScorer>() {
         let inner = scorer(sc.inner(), &prop_path(path, "innerScorer"))?;
-        return Ok(ScorerSpec::Scaled { inner: Box::new(ScorerEntry::new(1.0, inner)) });
+        return Ok(ScorerSpec::Scaled {
+            inner: Box::new(ScorerEntry::new(1.0, inner)),
+        });
     }
     if let Some(c) = any.downcast_ref::<CompositeScorer>() {
-        return Ok(ScorerSpec::Composite { children: entries(c, &prop_path(path, "children"))? });
+        return Ok(ScorerSpec::Composite {
+            children: entries(c, &prop_path(path, "children"))?,
+        });
     }
     if let Some(d) = any.downcast_ref::<DecayScorer>() {
         if !uses_system_clock(d) {
@@ -92,7 +103,9 @@ fn scorer(s: &Arc<dyn Scorer>, path: &str) -> Result<ScorerSpec> {
         });
     }
     if let Some(m) = any.downcast_ref::<MetadataTrustScorer>() {
-        return Ok(ScorerSpec::MetadataTrust { default_score: m.default_score() });
+        return Ok(ScorerSpec::MetadataTrust {
+            default_score: m.default_score(),
+        });
     }
     if let Some(m) = any.downcast_ref::<MetadataKeyScorer>() {
         return Ok(ScorerSpec::MetadataKey {
@@ -127,7 +140,10 @@ fn slicer(s: &Arc<dyn Slicer>, path: &str) -> Result<SlicerSpec> {
                 max_percent: Some(e.cap()),
             })
             .collect();
-        return Ok(SlicerSpec::Quota { entries, inner: Box::new(slicer(q.inner(), path)?) });
+        return Ok(SlicerSpec::Quota {
+            entries,
+            inner: Box::new(slicer(q.inner(), path)?),
+        });
     }
     if let Some(c) = any.downcast_ref::<CountQuotaSlice>() {
         return Ok(SlicerSpec::CountQuota {

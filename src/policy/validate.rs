@@ -33,7 +33,10 @@ pub(super) fn scorer_entry(entry: &ScorerEntry, path: &str) -> Result<()> {
         ScorerSpec::Composite { children } => {
             let children_path = prop_path(path, "children");
             if children.is_empty() {
-                return Err(policy_error(&children_path, "must contain at least one entry"));
+                return Err(policy_error(
+                    &children_path,
+                    "must contain at least one entry",
+                ));
             }
             for (j, child) in children.iter().enumerate() {
                 scorer_entry(child, &index_path(&children_path, j))?;
@@ -63,15 +66,19 @@ fn slicer(spec: &SlicerSpec, path: &str, top: bool) -> Result<()> {
         SlicerSpec::Quota { entries, inner } => {
             let quotas_path = prop_path(path, "quotas");
             if entries.is_empty() {
-                return Err(policy_error(&quotas_path, "must contain at least one entry"));
+                return Err(policy_error(
+                    &quotas_path,
+                    "must contain at least one entry",
+                ));
             }
             for (i, entry) in entries.iter().enumerate() {
                 percent_quota(entry, &index_path(&quotas_path, i))?;
             }
             match inner.as_ref() {
-                SlicerSpec::Stream { .. } => {
-                    Err(policy_error(&quotas_path, "cannot be combined with slicerType stream"))
-                }
+                SlicerSpec::Stream { .. } => Err(policy_error(
+                    &quotas_path,
+                    "cannot be combined with slicerType stream",
+                )),
                 SlicerSpec::Quota { .. } => Err(policy_error(
                     &quotas_path,
                     "a percentage quota cannot directly wrap another percentage quota",
@@ -79,7 +86,9 @@ fn slicer(spec: &SlicerSpec, path: &str, top: bool) -> Result<()> {
                 other => slicer(other, path, top),
             }
         }
-        SlicerSpec::CountQuota { inner, .. } => slicer(inner, &prop_path(path, "innerSlicer"), false),
+        SlicerSpec::CountQuota { inner, .. } => {
+            slicer(inner, &prop_path(path, "innerSlicer"), false)
+        }
         SlicerSpec::CountConstrainedKnapsack { knapsack: k, .. } => knapsack(k, path),
     }
 }
@@ -87,7 +96,10 @@ fn slicer(spec: &SlicerSpec, path: &str, top: bool) -> Result<()> {
 fn knapsack(spec: &KnapsackSpec, path: &str) -> Result<()> {
     positive(spec.bucket_size, &prop_path(path, "knapsackBucketSize"))?;
     if spec.table_limit_bytes == Some(0) {
-        return Err(policy_error(&prop_path(path, "knapsackTableLimitBytes"), "must be > 0 (got 0)"));
+        return Err(policy_error(
+            &prop_path(path, "knapsackTableLimitBytes"),
+            "must be > 0 (got 0)",
+        ));
     }
     Ok(())
 }
@@ -102,18 +114,30 @@ fn positive(value: Option<i64>, path: &str) -> Result<()> {
 /// The .NET `QuotaEntry` constructor checks, in its order.
 fn percent_quota(entry: &PercentQuota, path: &str) -> Result<()> {
     if entry.min_percent.is_none() && entry.max_percent.is_none() {
-        return Err(policy_error(path, "at least one of minPercent or maxPercent must be specified"));
+        return Err(policy_error(
+            path,
+            "at least one of minPercent or maxPercent must be specified",
+        ));
     }
-    for (name, bound) in [("minPercent", entry.min_percent), ("maxPercent", entry.max_percent)] {
+    for (name, bound) in [
+        ("minPercent", entry.min_percent),
+        ("maxPercent", entry.max_percent),
+    ] {
         if let Some(v) = bound {
             if !(0.0..=100.0).contains(&v) {
-                return Err(policy_error(&prop_path(path, name), format!("must be in [0, 100] (got {v})")));
+                return Err(policy_error(
+                    &prop_path(path, name),
+                    format!("must be in [0, 100] (got {v})"),
+                ));
             }
         }
     }
     if let (Some(min), Some(max)) = (entry.min_percent, entry.max_percent) {
         if min > max {
-            return Err(policy_error(path, format!("minPercent ({min}) cannot exceed maxPercent ({max})")));
+            return Err(policy_error(
+                path,
+                format!("minPercent ({min}) cannot exceed maxPercent ({max})"),
+            ));
         }
     }
     Ok(())
@@ -138,7 +162,11 @@ mod tests {
     }
 
     fn quota(kind: &str, min: Option<f64>, max: Option<f64>) -> PercentQuota {
-        PercentQuota { kind: ContextKind::new(kind).unwrap(), min_percent: min, max_percent: max }
+        PercentQuota {
+            kind: ContextKind::new(kind).unwrap(),
+            min_percent: min,
+            max_percent: max,
+        }
     }
 
     #[test]
@@ -156,7 +184,10 @@ mod tests {
                 entry(1.0, ScorerSpec::Priority),
                 entry(bad, ScorerSpec::Kind { weights: None }),
             ]);
-            assert_eq!(msg(&p), format!("scorers[2].weight: must be positive and finite (got {bad})"));
+            assert_eq!(
+                msg(&p),
+                format!("scorers[2].weight: must be positive and finite (got {bad})")
+            );
         }
     }
 
@@ -164,37 +195,65 @@ mod tests {
     fn nested_entries_are_checked_with_their_path() {
         let p = Policy::new(vec![entry(
             1.0,
-            ScorerSpec::Scaled { inner: Box::new(entry(0.0, ScorerSpec::Priority)) },
+            ScorerSpec::Scaled {
+                inner: Box::new(entry(0.0, ScorerSpec::Priority)),
+            },
         )]);
-        assert_eq!(msg(&p), "scorers[0].innerScorer.weight: must be positive and finite (got 0)");
+        assert_eq!(
+            msg(&p),
+            "scorers[0].innerScorer.weight: must be positive and finite (got 0)"
+        );
         let p = Policy::new(vec![entry(
             1.0,
             ScorerSpec::Composite {
-                children: vec![entry(1.0, ScorerSpec::Recency), entry(-2.0, ScorerSpec::Recency)],
+                children: vec![
+                    entry(1.0, ScorerSpec::Recency),
+                    entry(-2.0, ScorerSpec::Recency),
+                ],
             },
         )]);
-        assert_eq!(msg(&p), "scorers[0].children[1].weight: must be positive and finite (got -2)");
+        assert_eq!(
+            msg(&p),
+            "scorers[0].children[1].weight: must be positive and finite (got -2)"
+        );
         let p = Policy::new(vec![entry(1.0, ScorerSpec::Composite { children: vec![] })]);
-        assert_eq!(msg(&p), "scorers[0].children: must contain at least one entry");
+        assert_eq!(
+            msg(&p),
+            "scorers[0].children: must contain at least one entry"
+        );
     }
 
     #[test]
     fn scorers_must_not_be_empty() {
-        assert_eq!(msg(&Policy::new(vec![])), "scorers: must contain at least one entry");
+        assert_eq!(
+            msg(&Policy::new(vec![])),
+            "scorers: must contain at least one entry"
+        );
     }
 
     #[test]
     fn sizes_must_be_positive() {
         let mut p = Policy::new(vec![entry(1.0, ScorerSpec::Recency)]);
-        p.slicer = SlicerSpec::Knapsack(KnapsackSpec { bucket_size: Some(0), table_limit_bytes: None });
+        p.slicer = SlicerSpec::Knapsack(KnapsackSpec {
+            bucket_size: Some(0),
+            table_limit_bytes: None,
+        });
         assert_eq!(msg(&p), "knapsackBucketSize: must be > 0 (got 0)");
-        p.slicer = SlicerSpec::Knapsack(KnapsackSpec { bucket_size: None, table_limit_bytes: Some(0) });
+        p.slicer = SlicerSpec::Knapsack(KnapsackSpec {
+            bucket_size: None,
+            table_limit_bytes: Some(0),
+        });
         assert_eq!(msg(&p), "knapsackTableLimitBytes: must be > 0 (got 0)");
-        p.slicer = SlicerSpec::Stream { batch_size: Some(-3) };
+        p.slicer = SlicerSpec::Stream {
+            batch_size: Some(-3),
+        };
         assert_eq!(msg(&p), "streamBatchSize: must be > 0 (got -3)");
         p.slicer = SlicerSpec::CountConstrainedKnapsack {
             entries: vec![],
-            knapsack: KnapsackSpec { bucket_size: Some(-1), table_limit_bytes: None },
+            knapsack: KnapsackSpec {
+                bucket_size: Some(-1),
+                table_limit_bytes: None,
+            },
             scarcity: ScarcityBehavior::Degrade,
         };
         assert_eq!(msg(&p), "knapsackBucketSize: must be > 0 (got -1)");
@@ -203,17 +262,38 @@ mod tests {
     #[test]
     fn quota_entries_follow_the_dotnet_rules() {
         let mut p = Policy::new(vec![entry(1.0, ScorerSpec::Recency)]);
-        let wrap = |entries| SlicerSpec::Quota { entries, inner: Box::new(SlicerSpec::Greedy) };
-        p.slicer = wrap(vec![quota("Document", Some(10.0), None), quota("Memory", None, None)]);
-        assert_eq!(msg(&p), "quotas[1]: at least one of minPercent or maxPercent must be specified");
+        let wrap = |entries| SlicerSpec::Quota {
+            entries,
+            inner: Box::new(SlicerSpec::Greedy),
+        };
+        p.slicer = wrap(vec![
+            quota("Document", Some(10.0), None),
+            quota("Memory", None, None),
+        ]);
+        assert_eq!(
+            msg(&p),
+            "quotas[1]: at least one of minPercent or maxPercent must be specified"
+        );
         p.slicer = wrap(vec![quota("Document", Some(150.0), None)]);
-        assert_eq!(msg(&p), "quotas[0].minPercent: must be in [0, 100] (got 150)");
+        assert_eq!(
+            msg(&p),
+            "quotas[0].minPercent: must be in [0, 100] (got 150)"
+        );
         p.slicer = wrap(vec![quota("Document", None, Some(-1.0))]);
-        assert_eq!(msg(&p), "quotas[0].maxPercent: must be in [0, 100] (got -1)");
+        assert_eq!(
+            msg(&p),
+            "quotas[0].maxPercent: must be in [0, 100] (got -1)"
+        );
         p.slicer = wrap(vec![quota("Document", Some(f64::NAN), None)]);
-        assert_eq!(msg(&p), "quotas[0].minPercent: must be in [0, 100] (got NaN)");
+        assert_eq!(
+            msg(&p),
+            "quotas[0].minPercent: must be in [0, 100] (got NaN)"
+        );
         p.slicer = wrap(vec![quota("Document", Some(60.0), Some(20.0))]);
-        assert_eq!(msg(&p), "quotas[0]: minPercent (60) cannot exceed maxPercent (20)");
+        assert_eq!(
+            msg(&p),
+            "quotas[0]: minPercent (60) cannot exceed maxPercent (20)"
+        );
         p.slicer = wrap(vec![]);
         assert_eq!(msg(&p), "quotas: must contain at least one entry");
         p.slicer = wrap(vec![quota("Document", Some(0.0), Some(100.0))]);
@@ -231,21 +311,40 @@ mod tests {
         assert_eq!(msg(&p), "quotas: cannot be combined with slicerType stream");
         p.slicer = SlicerSpec::Quota {
             entries: q.clone(),
-            inner: Box::new(SlicerSpec::Quota { entries: q.clone(), inner: Box::new(SlicerSpec::Greedy) }),
+            inner: Box::new(SlicerSpec::Quota {
+                entries: q.clone(),
+                inner: Box::new(SlicerSpec::Greedy),
+            }),
         };
-        assert_eq!(msg(&p), "quotas: a percentage quota cannot directly wrap another percentage quota");
-        let counts = vec![CountQuota { kind: ContextKind::new("Memory").unwrap(), require_count: 1, cap_count: 2 }];
+        assert_eq!(
+            msg(&p),
+            "quotas: a percentage quota cannot directly wrap another percentage quota"
+        );
+        let counts = vec![CountQuota {
+            kind: ContextKind::new("Memory").unwrap(),
+            require_count: 1,
+            cap_count: 2,
+        }];
         p.slicer = SlicerSpec::CountQuota {
             entries: counts.clone(),
             inner: Box::new(SlicerSpec::Stream { batch_size: None }),
             scarcity: ScarcityBehavior::Degrade,
         };
-        assert_eq!(msg(&p), "innerSlicer.slicerType: stream is only allowed as the policy's own slicer");
+        assert_eq!(
+            msg(&p),
+            "innerSlicer.slicerType: stream is only allowed as the policy's own slicer"
+        );
         p.slicer = SlicerSpec::CountQuota {
             entries: counts,
-            inner: Box::new(SlicerSpec::Quota { entries: vec![quota("Doc", Some(5.0), Some(1.0))], inner: Box::new(SlicerSpec::Greedy) }),
+            inner: Box::new(SlicerSpec::Quota {
+                entries: vec![quota("Doc", Some(5.0), Some(1.0))],
+                inner: Box::new(SlicerSpec::Greedy),
+            }),
             scarcity: ScarcityBehavior::Degrade,
         };
-        assert_eq!(msg(&p), "innerSlicer.quotas[0]: minPercent (5) cannot exceed maxPercent (1)");
+        assert_eq!(
+            msg(&p),
+            "innerSlicer.quotas[0]: minPercent (5) cannot exceed maxPercent (1)"
+        );
     }
 }
