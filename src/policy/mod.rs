@@ -30,6 +30,8 @@ mod json_read;
 #[cfg(test)]
 mod json_tests;
 mod json_write;
+#[cfg(test)]
+mod pipeline_tests;
 mod presets;
 mod reflect;
 mod validate;

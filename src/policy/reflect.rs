@@ -91,7 +91,7 @@ fn scorer(s: &Arc<dyn Scorer>, path: &str) -> Result<ScorerSpec> {
         });
     }
     if let Some(d) = any.downcast_ref::<DecayScorer>() {
-        if !uses_system_clock(d) {
+        if !d.clock().is_system_clock() {
             return Err(policy_error(
                 path,
                 "a DecayScorer on a clock other than the system clock cannot be expressed as a policy",
@@ -115,11 +115,6 @@ fn scorer(s: &Arc<dyn Scorer>, path: &str) -> Result<ScorerSpec> {
         });
     }
     Err(policy_error(path, CUSTOM))
-}
-
-/// Whether a decay scorer reads the system clock (policies have no other clock).
-fn uses_system_clock(d: &DecayScorer) -> bool {
-    format!("{d:?}").contains("SystemClock")
 }
 
 fn slicer(s: &Arc<dyn Slicer>, path: &str) -> Result<SlicerSpec> {
