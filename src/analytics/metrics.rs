@@ -254,6 +254,102 @@ mod tests {
     }
 
     #[test]
+    fn percentage_quotas_use_the_original_target() {
+        use crate::slicer::{QuotaEntry, QuotaSlice};
+        use std::sync::Arc;
+        let items = items();
+        let quota = QuotaSlice::new(
+            vec![
+                QuotaEntry::new(ContextKind::new("ToolOutput").unwrap(), 0.0, 10.0).unwrap(),
+                QuotaEntry::new(ContextKind::new("Message").unwrap(), 10.0, 40.0).unwrap(),
+                QuotaEntry::new(ContextKind::new("Document").unwrap(), 0.0, 0.0).unwrap(),
+            ],
+            Arc::new(GreedySlice::new()),
+        )
+        .unwrap();
+        let budget = ContextBudget::with_all(200, 100, 50, vec![], 20.0).unwrap();
+        let got = quota_utilization(&report(&[0, 1, 2, 3]), &items, &quota, &budget).unwrap();
+        let summary: Vec<(&str, f64, f64, f64, f64)> = got
+            .iter()
+            .map(|u| (u.kind.as_str(), u.require, u.cap, u.actual, u.utilization))
+            .collect();
+        // Sorted by kind (ordinal); Message groups "Message" and "message" (50 tokens);
+        // a zero cap gives utilization 0; ToolOutput 7 % of a 10 % cap (7 / 100 * 100 in
+        // f64, the spec's order of operations).
+        assert_eq!(
+            summary,
+            vec![
+                ("Document", 0.0, 0.0, 50.0, 0.0),
+                ("Message", 10.0, 40.0, 50.0, 1.0),
+                (
+                    "ToolOutput",
+                    0.0,
+                    10.0,
+                    7.000000000000001,
+                    0.7000000000000001
+                ),
+            ]
+        );
+        assert!(got.iter().all(|u| u.mode == QuotaMode::Percentage));
+        // A zero target gives actual 0.
+        let zero = ContextBudget::new(10, 0).unwrap();
+        let got = quota_utilization(&report(&[0]), &items, &quota, &zero).unwrap();
+        assert!(got.iter().all(|u| u.actual == 0.0 && u.utilization == 0.0));
+    }
+
+    #[test]
+    fn count_quotas_count_items() {
+        use crate::slicer::{
+            CountConstrainedKnapsackSlice, CountQuotaEntry, CountQuotaSlice, KnapsackSlice,
+            ScarcityBehavior,
+        };
+        use std::sync::Arc;
+        let items = items();
+        let entries = vec![
+            CountQuotaEntry::new(ContextKind::new("message").unwrap(), 1, 4).unwrap(),
+            CountQuotaEntry::new(ContextKind::new("Memory").unwrap(), 0, 0).unwrap(),
+        ];
+        let budget = ContextBudget::new(100, 100).unwrap();
+        let cq = CountQuotaSlice::new(
+            entries.clone(),
+            Arc::new(GreedySlice::new()),
+            ScarcityBehavior::Degrade,
+        )
+        .unwrap();
+        let ccks = CountConstrainedKnapsackSlice::new(
+            entries,
+            KnapsackSlice::new(10).unwrap(),
+            ScarcityBehavior::Degrade,
+        )
+        .unwrap();
+        for slicer in [&cq as &dyn Slicer, &ccks] {
+            let got = quota_utilization(&report(&[0, 1, 2]), &items, slicer, &budget).unwrap();
+            // "Memory" sorts before "message" (ordinal, case-sensitive).
+            let summary: Vec<(&str, QuotaMode, f64, f64, f64, f64)> = got
+                .iter()
+                .map(|u| {
+                    (
+                        u.kind.as_str(),
+                        u.mode,
+                        u.require,
+                        u.cap,
+                        u.actual,
+                        u.utilization,
+                    )
+                })
+                .collect();
+            assert_eq!(
+                summary,
+                vec![
+                    ("Memory", QuotaMode::Count, 0.0, 0.0, 0.0, 0.0),
+                    ("message", QuotaMode::Count, 1.0, 4.0, 2.0, 0.5),
+                ]
+            );
+        }
+        assert_eq!(quota_constraints(&cq).len(), 2);
+    }
+
+    #[test]
     fn non_quota_slicers_have_no_constraints() {
         let items = items();
         let budget = ContextBudget::new(100, 100).unwrap();

@@ -210,6 +210,85 @@ mod tests {
         assert_eq!(r.variants[0].label, r.variants[1].label);
     }
 
+    fn hinted(content: &str, tokens: i64, hint: f64, priority: i64) -> ContextItem {
+        ContextItem::builder(content, tokens)
+            .future_relevance_hint(hint)
+            .priority(priority)
+            .build()
+            .unwrap()
+    }
+
+    fn single(scorer: crate::policy::ScorerSpec) -> Policy {
+        Policy::new(vec![crate::policy::ScorerEntry::new(1.0, scorer)])
+    }
+
+    #[test]
+    fn policies_that_disagree_produce_swings() {
+        use crate::policy::ScorerSpec;
+        // Room for one of the first two items; the third is always included.
+        let items = vec![
+            hinted("hinted", 10, 0.9, 1),
+            hinted("urgent", 10, 0.1, 9),
+            hinted("free", 0, 0.5, 5),
+        ];
+        let budget = ContextBudget::new(10, 10).unwrap();
+        let by_hint = single(ScorerSpec::Reflexive);
+        let by_priority = single(ScorerSpec::Priority);
+        let r = policy_sensitivity(
+            &items,
+            &budget,
+            &[("hint", &by_hint), ("priority", &by_priority)],
+        )
+        .unwrap();
+        assert_eq!(r.variants.len(), 2);
+        assert_eq!(r.variants[0].label, "hint");
+        // The variant report is the variant's own dry run (events carry wall-clock times).
+        let own = by_hint.dry_run(&items, &budget).unwrap();
+        assert_eq!(r.variants[0].report.included, own.included);
+        assert_eq!(r.variants[0].report.excluded, own.excluded);
+        use ItemStatus::{Excluded as E, Included as I};
+        let diffs: Vec<(usize, Vec<ItemStatus>)> = r
+            .diffs
+            .iter()
+            .map(|d| (d.index, d.statuses.iter().map(|(_, s)| *s).collect()))
+            .collect();
+        assert_eq!(diffs, vec![(0, vec![I, E]), (1, vec![E, I])]);
+
+        // The pipeline form gives the same diffs.
+        let a = by_hint.build_pipeline().unwrap();
+        let b = by_priority.build_pipeline().unwrap();
+        let r2 = pipeline_sensitivity(&items, &budget, &[("hint", &a), ("priority", &b)]).unwrap();
+        assert_eq!(r2.diffs, r.diffs);
+    }
+
+    #[test]
+    fn duplicate_contents_are_matched_by_position() {
+        use crate::policy::ScorerSpec;
+        // Without deduplication two identical contents are two items; both variants keep
+        // the first copy and drop the second, so nothing swings (content matching would
+        // see one content both included and excluded in every variant).
+        let items = vec![hinted("same", 10, 0.9, 9), hinted("same", 10, 0.1, 1)];
+        let budget = ContextBudget::new(10, 10).unwrap();
+        let mut a = single(ScorerSpec::Reflexive);
+        a.deduplication = false;
+        let mut b = single(ScorerSpec::Priority);
+        b.deduplication = false;
+        let r = policy_sensitivity(&items, &budget, &[("a", &a), ("b", &b)]).unwrap();
+        assert!(r.diffs.is_empty(), "{:?}", r.diffs);
+    }
+
+    #[test]
+    fn run_errors_propagate() {
+        let items = vec![ContextItem::builder("big", 50)
+            .pinned(true)
+            .build()
+            .unwrap()];
+        let budget = ContextBudget::new(10, 10).unwrap();
+        let p = Policy::preset("chat").unwrap();
+        let err = policy_sensitivity(&items, &budget, &[("a", &p), ("b", &p)]).unwrap_err();
+        assert_eq!(err.code(), crate::ErrorCode::PinnedExceedsBudget);
+    }
+
     #[test]
     fn fewer_than_two_variants_is_an_error() {
         let items: Vec<ContextItem> = Vec::new();

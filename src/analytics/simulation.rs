@@ -156,7 +156,10 @@ mod tests {
 
     /// An item whose score under ReflexiveScorer is `score`.
     fn item(content: &str, tokens: i64, score: f64) -> ContextItem {
-        ContextItem::builder(content, tokens).future_relevance_hint(score).build().unwrap()
+        ContextItem::builder(content, tokens)
+            .future_relevance_hint(score)
+            .build()
+            .unwrap()
     }
 
     fn pipeline(slicer: Arc<dyn Slicer>, dedup: bool) -> Pipeline {
@@ -204,17 +207,29 @@ mod tests {
         let items = vec![item("a", 10, 0.5)];
         let budget = ContextBudget::new(100, 100).unwrap();
         let config = |m: &str| Error::PipelineConfig(m.into());
-        assert_eq!(marginal_items(&flagged(true, false), &items, &budget, 5), Err(config(MSG_MARGINAL_QUOTA)));
+        assert_eq!(
+            marginal_items(&flagged(true, false), &items, &budget, 5),
+            Err(config(MSG_MARGINAL_QUOTA))
+        );
         assert_eq!(
             marginal_items(&flagged(false, true), &items, &budget, 5),
             Err(config(MSG_MARGINAL_COUNT_QUOTA))
         );
         // The guard comes before the slack = 0 shortcut.
-        assert_eq!(marginal_items(&flagged(true, false), &items, &budget, 0), Err(config(MSG_MARGINAL_QUOTA)));
+        assert_eq!(
+            marginal_items(&flagged(true, false), &items, &budget, 0),
+            Err(config(MSG_MARGINAL_QUOTA))
+        );
         for (q, c) in [(true, false), (false, true)] {
-            assert_eq!(min_budget_for(&flagged(q, c), &items, 0, 100), Err(config(MSG_MIN_BUDGET)));
+            assert_eq!(
+                min_budget_for(&flagged(q, c), &items, 0, 100),
+                Err(config(MSG_MIN_BUDGET))
+            );
             // The guard comes before the argument checks.
-            assert_eq!(min_budget_for(&flagged(q, c), &items, 7, -1), Err(config(MSG_MIN_BUDGET)));
+            assert_eq!(
+                min_budget_for(&flagged(q, c), &items, 7, -1),
+                Err(config(MSG_MIN_BUDGET))
+            );
         }
     }
 
@@ -224,11 +239,15 @@ mod tests {
         let p = greedy();
         assert_eq!(
             min_budget_for(&p, &items, 2, 5),
-            Err(Error::InvalidArgument("target (2) must be the position of an element of items (0..2)".into()))
+            Err(Error::InvalidArgument(
+                "target (2) must be the position of an element of items (0..2)".into()
+            ))
         );
         assert_eq!(
             min_budget_for(&p, &items, 1, 19),
-            Err(Error::InvalidArgument("search ceiling (19) must be >= the target item's tokens (20)".into()))
+            Err(Error::InvalidArgument(
+                "search ceiling (19) must be >= the target item's tokens (20)".into()
+            ))
         );
     }
 
@@ -245,21 +264,38 @@ mod tests {
         let items = vec![item("a", 10, 0.5)];
         let budget = ContextBudget::new(100, 30).unwrap();
         let err = marginal_items(&greedy(), &items, &budget, 31).unwrap_err();
-        assert_eq!(err, Error::InvalidBudget("target_tokens (-1) must be >= 0".into()));
+        assert_eq!(
+            err,
+            Error::InvalidBudget("target_tokens (-1) must be >= 0".into())
+        );
         let budget = ContextBudget::with_all(100, 30, 80, vec![], 0.0).unwrap();
         let err = marginal_items(&greedy(), &items, &budget, 25).unwrap_err();
-        assert_eq!(err, Error::InvalidBudget("output_reserve (80) must be <= max_tokens (75)".into()));
+        assert_eq!(
+            err,
+            Error::InvalidBudget("output_reserve (80) must be <= max_tokens (75)".into())
+        );
         let err = marginal_items(&greedy(), &items, &budget, i64::MIN).unwrap_err();
         assert_eq!(err.code(), crate::ErrorCode::InvalidArgument);
     }
 
     #[test]
     fn marginal_items_are_the_ones_a_smaller_budget_loses() {
-        let items = vec![item("a", 10, 0.9), item("b", 10, 0.8), item("c", 10, 0.7), item("d", 10, 0.6)];
+        let items = vec![
+            item("a", 10, 0.9),
+            item("b", 10, 0.8),
+            item("c", 10, 0.7),
+            item("d", 10, 0.6),
+        ];
         let budget = ContextBudget::new(30, 30).unwrap();
         assert_eq!(marginal_items(&greedy(), &items, &budget, 10), Ok(vec![2]));
-        assert_eq!(marginal_items(&greedy(), &items, &budget, 20), Ok(vec![1, 2]));
-        assert_eq!(marginal_items(&greedy(), &items, &budget, 30), Ok(vec![0, 1, 2]));
+        assert_eq!(
+            marginal_items(&greedy(), &items, &budget, 20),
+            Ok(vec![1, 2])
+        );
+        assert_eq!(
+            marginal_items(&greedy(), &items, &budget, 30),
+            Ok(vec![0, 1, 2])
+        );
         // A negative slack grows the budget: nothing included at 30 is lost at 40.
         assert_eq!(marginal_items(&greedy(), &items, &budget, -10), Ok(vec![]));
         // Knapsack is monotonic too and accepted.
@@ -308,7 +344,10 @@ mod tests {
 
     #[test]
     fn min_budget_propagates_run_errors() {
-        let pinned = ContextItem::builder("pinned", 50).pinned(true).build().unwrap();
+        let pinned = ContextItem::builder("pinned", 50)
+            .pinned(true)
+            .build()
+            .unwrap();
         let items = vec![pinned, item("t", 10, 0.5)];
         // The first probe (35) is below the pinned 50 tokens.
         let err = min_budget_for(&greedy(), &items, 1, 60).unwrap_err();
