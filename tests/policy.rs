@@ -256,7 +256,7 @@ fn report_helpers_on_a_real_report() {
         tokens as f64 / 200.0
     );
     let diversity = kind_diversity(&report, &items).unwrap();
-    assert!(diversity >= 1 && diversity <= 5);
+    assert!((1..=5).contains(&diversity));
     let coverage = timestamp_coverage(&report, &items).unwrap();
     assert!((0.0..=1.0).contains(&coverage));
 }
