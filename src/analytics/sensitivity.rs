@@ -56,17 +56,7 @@ pub fn policy_sensitivity(
     budget: &ContextBudget,
     variants: &[(&str, &Policy)],
 ) -> Result<SensitivityReport> {
-    require_two(variants.len())?;
-    let runs = variants
-        .iter()
-        .map(|(label, policy)| {
-            Ok(VariantReport {
-                label: label.to_string(),
-                report: policy.dry_run(items, budget)?,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(compare(items.len(), runs))
+    sensitivity(items, variants, |policy| policy.dry_run(items, budget))
 }
 
 /// Compares pipelines, which can hold components a policy cannot express (count quotas
@@ -77,13 +67,22 @@ pub fn pipeline_sensitivity(
     budget: &ContextBudget,
     variants: &[(&str, &Pipeline)],
 ) -> Result<SensitivityReport> {
+    sensitivity(items, variants, |pipeline| pipeline.dry_run(items, budget))
+}
+
+/// Checks the two-variant minimum, dry-runs every variant in order, then compares.
+fn sensitivity<T>(
+    items: &[ContextItem],
+    variants: &[(&str, &T)],
+    dry_run: impl Fn(&T) -> Result<SelectionReport>,
+) -> Result<SensitivityReport> {
     require_two(variants.len())?;
     let runs = variants
         .iter()
-        .map(|(label, pipeline)| {
+        .map(|(label, config)| {
             Ok(VariantReport {
                 label: label.to_string(),
-                report: pipeline.dry_run(items, budget)?,
+                report: dry_run(config)?,
             })
         })
         .collect::<Result<Vec<_>>>()?;
