@@ -1,6 +1,10 @@
 //! Property names and enum spellings of the policy JSON (spec 07 §1.4, §3 and the ctxpack
 //! extensions), shared by the reader and the writer.
 
+use crate::model::OverflowStrategy;
+use crate::policy::PlacerType;
+use crate::slicer::ScarcityBehavior;
+
 /// A JSON enumeration: its spellings (written as given, read ASCII case-insensitively) and
 /// how many of them, from the start, also have a .NET integer ordinal.
 pub(super) struct JsonEnum {
@@ -41,6 +45,25 @@ pub(super) const SLICER_TYPES: JsonEnum = JsonEnum {
     ],
     ordinals: 3,
 };
+
+/// The values of `PLACER_TYPES`, `OVERFLOW_STRATEGIES` and `SCARCITY`, index for index.
+pub(super) const PLACER_VALUES: [PlacerType; 2] = [PlacerType::Chronological, PlacerType::UShaped];
+pub(super) const OVERFLOW_VALUES: [OverflowStrategy; 3] = [
+    OverflowStrategy::Throw,
+    OverflowStrategy::Truncate,
+    OverflowStrategy::Proceed,
+];
+pub(super) const SCARCITY_VALUES: [ScarcityBehavior; 2] =
+    [ScarcityBehavior::Degrade, ScarcityBehavior::Throw];
+
+/// The name of `value` in `e`, whose values are `values` (index for index).
+pub(super) fn name_of<T: PartialEq>(e: &JsonEnum, values: &[T], value: &T) -> &'static str {
+    let i = values
+        .iter()
+        .position(|v| v == value)
+        .expect("every value has a name");
+    e.names[i]
+}
 
 pub(super) const PLACER_TYPES: JsonEnum = JsonEnum {
     what: "placer type",

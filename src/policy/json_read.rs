@@ -44,22 +44,16 @@ pub(super) fn policy(json: &str) -> Result<Policy> {
             .collect::<Result<Vec<_>>>()?,
     };
     let slicer = slicer(obj, "")?;
-    let placer = match required_enum(obj, "", "placerType", &PLACER_TYPES)? {
-        Some(1) => PlacerType::UShaped,
-        _ => PlacerType::Chronological,
-    };
+    let placer = required_enum(obj, "", "placerType", &PLACER_TYPES)?
+        .map_or(PlacerType::default(), |i| PLACER_VALUES[i]);
     let deduplication = match obj.get("deduplicationEnabled") {
         None => true,
         Some(v) => v
             .as_bool()
             .ok_or_else(|| type_error(v, "deduplicationEnabled", "a boolean"))?,
     };
-    let overflow_strategy = match required_enum(obj, "", "overflowStrategy", &OVERFLOW_STRATEGIES)?
-    {
-        Some(1) => OverflowStrategy::Truncate,
-        Some(2) => OverflowStrategy::Proceed,
-        _ => OverflowStrategy::Throw,
-    };
+    let overflow_strategy = required_enum(obj, "", "overflowStrategy", &OVERFLOW_STRATEGIES)?
+        .map_or(OverflowStrategy::default(), |i| OVERFLOW_VALUES[i]);
     let policy = Policy {
         scorers,
         slicer,
@@ -278,10 +272,8 @@ fn slicer(obj: &Object, path: &str) -> Result<SlicerSpec> {
         })
     };
     let scarcity = || -> Result<ScarcityBehavior> {
-        Ok(match required_enum(obj, path, "scarcity", &SCARCITY)? {
-            Some(1) => ScarcityBehavior::Throw,
-            _ => ScarcityBehavior::Degrade,
-        })
+        Ok(required_enum(obj, path, "scarcity", &SCARCITY)?
+            .map_or(ScarcityBehavior::default(), |i| SCARCITY_VALUES[i]))
     };
     let base = match ty {
         GREEDY => SlicerSpec::Greedy,

@@ -7,11 +7,10 @@
 //! for integral and ordinary values.
 
 use crate::error::Result;
-use crate::model::OverflowStrategy;
 use crate::policy::json_names::*;
 use crate::policy::{
-    index_path, key_path, policy_error, prop_path, CountQuota, KnapsackSpec, PercentQuota,
-    PlacerType, Policy, ScorerEntry, ScorerSpec, SlicerSpec,
+    index_path, key_path, policy_error, prop_path, CountQuota, KnapsackSpec, PercentQuota, Policy,
+    ScorerEntry, ScorerSpec, SlicerSpec,
 };
 use crate::scorer::DecayCurve;
 use crate::slicer::ScarcityBehavior;
@@ -41,27 +40,18 @@ pub(super) fn policy(policy: &Policy, pretty: bool) -> Result<String> {
     )];
     let slicer = SlicerFields::of(&policy.slicer, "")?;
     members.push(("slicerType".into(), Json::Str(slicer.ty.into())));
-    let placer = match policy.placer {
-        PlacerType::Chronological => 0,
-        PlacerType::UShaped => 1,
-    };
-    members.push((
-        "placerType".into(),
-        Json::Str(PLACER_TYPES.names[placer].into()),
-    ));
+    let placer = name_of(&PLACER_TYPES, &PLACER_VALUES, &policy.placer);
+    members.push(("placerType".into(), Json::Str(placer.into())));
     members.push((
         "deduplicationEnabled".into(),
         Json::Raw(policy.deduplication.to_string()),
     ));
-    let overflow = match policy.overflow_strategy {
-        OverflowStrategy::Throw => 0,
-        OverflowStrategy::Truncate => 1,
-        OverflowStrategy::Proceed => 2,
-    };
-    members.push((
-        "overflowStrategy".into(),
-        Json::Str(OVERFLOW_STRATEGIES.names[overflow].into()),
-    ));
+    let overflow = name_of(
+        &OVERFLOW_STRATEGIES,
+        &OVERFLOW_VALUES,
+        &policy.overflow_strategy,
+    );
+    members.push(("overflowStrategy".into(), Json::Str(overflow.into())));
     members.extend(slicer.rest);
     if let Some(name) = &policy.name {
         members.push(("name".into(), Json::Str(name.clone())));
@@ -284,11 +274,7 @@ impl SlicerFields {
 }
 
 fn scarcity_name(s: ScarcityBehavior) -> Json {
-    let i = match s {
-        ScarcityBehavior::Degrade => 0,
-        ScarcityBehavior::Throw => 1,
-    };
-    Json::Str(SCARCITY.names[i].into())
+    Json::Str(name_of(&SCARCITY, &SCARCITY_VALUES, &s).into())
 }
 
 fn percent_quota(q: &PercentQuota, path: &str) -> Result<Json> {
