@@ -184,7 +184,6 @@ fn curve(curve: &DecayCurve, path: &str) -> Result<Json> {
 }
 
 /// The slicer properties of one JSON object, gathered and then emitted in order.
-#[derive(Default)]
 struct SlicerFields {
     ty: &'static str,
     /// Every other property, in writing order.
@@ -192,7 +191,8 @@ struct SlicerFields {
 }
 
 impl SlicerFields {
-    /// Validation guarantees the shapes: a quota never wraps a quota or sits below the top.
+    /// Validation guarantees the shapes this relies on: a percentage quota never directly
+    /// wraps another one, and `stream` appears only at the top level.
     fn of(spec: &SlicerSpec, path: &str) -> Result<SlicerFields> {
         let mut bucket = None;
         let mut limit = None;
