@@ -23,9 +23,7 @@ pub use sensitivity::{
     pipeline_sensitivity, policy_sensitivity, ItemStatus, SensitivityDiff, SensitivityReport,
     VariantReport,
 };
-pub use simulation::{
-    marginal_items, min_budget_for, MSG_MARGINAL_COUNT_QUOTA, MSG_MARGINAL_QUOTA, MSG_MIN_BUDGET,
-};
+pub use simulation::{marginal_items, min_budget_for, MSG_MARGINAL_QUOTA, MSG_MIN_BUDGET};
 
 use crate::diagnostics::SelectionReport;
 use crate::error::{Error, Result};

@@ -12,12 +12,6 @@ use crate::pipeline::Pipeline;
 pub const MSG_MARGINAL_QUOTA: &str = "GetMarginalItems requires monotonic item inclusion. \
 QuotaSlice produces non-monotonic inclusion as budget changes shift percentage allocations.";
 
-/// The guard message of [`marginal_items`] for the count-quota slicers (a ctxpack guard,
-/// see [`marginal_items`]).
-pub const MSG_MARGINAL_COUNT_QUOTA: &str = "GetMarginalItems requires monotonic item inclusion. \
-CountQuotaSlice and CountConstrainedKnapsackSlice produce non-monotonic inclusion as budget \
-changes shift allocations.";
-
 /// The guard message of [`min_budget_for`] (the references' text).
 pub const MSG_MIN_BUDGET: &str = "FindMinBudgetFor requires monotonic item inclusion. \
 QuotaSlice and CountQuotaSlice produce non-monotonic inclusion as budget changes shift \
@@ -27,10 +21,10 @@ allocations. Use a GreedySlice or KnapsackSlice inner slicer for budget simulati
 /// tokens (.NET `GetMarginalItems`), as input positions in the placed order of the full
 /// run.
 ///
-/// * Refuses a percentage QuotaSlice ([`MSG_MARGINAL_QUOTA`]) and, unlike the references,
-///   the count-quota slicers too ([`MSG_MARGINAL_COUNT_QUOTA`]): their inclusion is not
-///   monotonic either (spec 04 §6.5, §7.2 rule 6), so the answer would be meaningless.
-///   Both are [`Error::PipelineConfig`].
+/// * Refuses a percentage QuotaSlice ([`MSG_MARGINAL_QUOTA`], [`Error::PipelineConfig`]),
+///   exactly as the specification and both references do. The count-quota slicers are
+///   not refused (no source guards them here), although their inclusion is not monotonic
+///   either (spec 04 §6.5): the result then describes these two runs only.
 /// * `slack == 0` returns an empty list without running anything; a negative slack grows
 ///   the budget (allowed, as in the references).
 /// * The smaller budget is `max − slack`, `target − slack`, with the same output reserve,
@@ -48,9 +42,6 @@ pub fn marginal_items(
     let slicer = pipeline.slicer();
     if slicer.is_quota() {
         return Err(Error::PipelineConfig(MSG_MARGINAL_QUOTA.into()));
-    }
-    if slicer.is_count_quota() {
-        return Err(Error::PipelineConfig(MSG_MARGINAL_COUNT_QUOTA.into()));
     }
     if slack == 0 {
         return Ok(Vec::new());
@@ -152,7 +143,9 @@ mod tests {
     use crate::model::ScoredItem;
     use crate::placer::ChronologicalPlacer;
     use crate::scorer::ReflexiveScorer;
-    use crate::slicer::{GreedySlice, KnapsackSlice, SliceOutcome, Slicer};
+    use crate::slicer::{
+        CountQuotaSlice, GreedySlice, KnapsackSlice, ScarcityBehavior, SliceOutcome, Slicer,
+    };
 
     /// An item whose score under ReflexiveScorer is `score`.
     fn item(content: &str, tokens: i64, score: f64) -> ContextItem {
@@ -211,10 +204,15 @@ mod tests {
             marginal_items(&flagged(true, false), &items, &budget, 5),
             Err(config(MSG_MARGINAL_QUOTA))
         );
-        assert_eq!(
-            marginal_items(&flagged(false, true), &items, &budget, 5),
-            Err(config(MSG_MARGINAL_COUNT_QUOTA))
-        );
+        // Count quotas are not guarded for marginal items (07 §5.1).
+        let count_quota = CountQuotaSlice::new(
+            vec![],
+            Arc::new(GreedySlice::new()),
+            ScarcityBehavior::Degrade,
+        )
+        .unwrap();
+        let p = pipeline(Arc::new(count_quota), true);
+        assert_eq!(marginal_items(&p, &items, &budget, 5), Ok(vec![]));
         // The guard comes before the slack = 0 shortcut.
         assert_eq!(
             marginal_items(&flagged(true, false), &items, &budget, 0),

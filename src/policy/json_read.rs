@@ -161,7 +161,7 @@ fn kind_weights(value: &Value, path: &str) -> Result<Vec<(ContextKind, f64)>> {
         .collect()
 }
 
-/// An object of numbers, in the parser's key order (ascending by bytes).
+/// An object of numbers, in document order (TagScorer sums its total in this order).
 fn weight_map(value: &Value, path: &str) -> Result<Vec<(String, f64)>> {
     let obj = value
         .as_object()

@@ -79,10 +79,11 @@ fn spec_example_policy() -> Policy {
             e(
                 1.5,
                 ScorerSpec::Kind {
+                    // Document order, which TagScorer's total and the writer keep.
                     weights: Some(vec![
+                        (kind("SystemPrompt"), 1.0),
                         (kind("Document"), 0.7),
                         (kind("Message"), 0.5),
-                        (kind("SystemPrompt"), 1.0),
                         (kind("ToolOutput"), 0.3),
                     ]),
                 },
@@ -90,7 +91,7 @@ fn spec_example_policy() -> Policy {
             e(
                 1.0,
                 ScorerSpec::Tag {
-                    weights: vec![("billing".into(), 0.6), ("escalation".into(), 1.0)],
+                    weights: vec![("escalation".into(), 1.0), ("billing".into(), 0.6)],
                 },
             ),
             e(
@@ -258,8 +259,8 @@ fn compact_output_follows_the_dotnet_property_order() {
         json,
         concat!(
             r#"{"scorers":[{"type":"recency","weight":2},"#,
-            r#"{"type":"kind","weight":1.5,"kindWeights":{"Document":0.7,"Message":0.5,"SystemPrompt":1,"ToolOutput":0.3}},"#,
-            r#"{"type":"tag","weight":1,"tagWeights":{"billing":0.6,"escalation":1}},"#,
+            r#"{"type":"kind","weight":1.5,"kindWeights":{"SystemPrompt":1,"Document":0.7,"Message":0.5,"ToolOutput":0.3}},"#,
+            r#"{"type":"tag","weight":1,"tagWeights":{"escalation":1,"billing":0.6}},"#,
             r#"{"type":"scaled","weight":0.5,"innerScorer":{"type":"priority","weight":1}}],"#,
             r#""slicerType":"knapsack","placerType":"uShaped","deduplicationEnabled":true,"#,
             r#""overflowStrategy":"truncate","knapsackBucketSize":50,"#,

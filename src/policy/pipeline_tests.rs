@@ -295,8 +295,6 @@ fn every_component_is_recovered() {
             ),
             e(
                 1.0,
-                // JSON objects are read in ascending key order: keep this table
-                // sorted for the JSON leg of the round trip.
                 ScorerSpec::Tag {
                     weights: vec![("a".into(), 0.5), ("b".into(), 1.0)],
                 },
