@@ -12,7 +12,7 @@ build:
 	$(CARGO) build --release
 
 demo:
-	$(CARGO) run --release --quiet --example select -- examples/data/chat.jsonl
+	$(CARGO) run --release --quiet --bin ctxpack -- examples/data/chat.jsonl --max 400 --target 300 --explain
 
 deps:
 	./scripts/deps.sh
@@ -24,7 +24,7 @@ lint:
 test-rust:
 	$(CARGO) test --release --lib
 	$(CARGO) test --release --test conformance
-	$(CARGO) test --release --test differential
+	$(CARGO) test --release --test cli
 
 test: deps lint test-rust
 	@echo "make test: all suites passed"
