@@ -41,6 +41,8 @@
 
 #[path = "conformance/check.rs"]
 mod check;
+#[path = "conformance/cupel_engine.rs"]
+mod cupel_engine;
 #[path = "conformance/engine.rs"]
 mod engine;
 #[path = "conformance/parse.rs"]
@@ -79,7 +81,10 @@ fn main() -> ExitCode {
     let Some(engine) = select_engine() else {
         return ExitCode::FAILURE;
     };
-    let filters: Vec<String> = env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let filters: Vec<String> = env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let (files, missing_roots) = discover();
     let mut outcomes: Vec<Outcome> = missing_roots;
     outcomes.extend(files.into_iter().filter_map(|f| {
@@ -89,12 +94,14 @@ fn main() -> ExitCode {
     report(&outcomes, engine.name())
 }
 
-/// The engine named by `CTXPACK_CONFORMANCE_ENGINE` (default `rust`).
+/// The engine named by `CTXPACK_CONFORMANCE_ENGINE`: `rust` (default) or `cupel` (the
+/// reference crate, a diagnostic aid for vector authors).
 fn select_engine() -> Option<Box<dyn Engine>> {
     match env::var("CTXPACK_CONFORMANCE_ENGINE").as_deref() {
         Err(_) | Ok("") | Ok("rust") => Some(Box::new(rust_engine::RustEngine)),
+        Ok("cupel") => Some(Box::new(cupel_engine::CupelEngine)),
         Ok(other) => {
-            eprintln!("unknown CTXPACK_CONFORMANCE_ENGINE `{other}` (known: rust)");
+            eprintln!("unknown CTXPACK_CONFORMANCE_ENGINE `{other}` (known: rust, cupel)");
             None
         }
     }
@@ -120,7 +127,11 @@ fn roots() -> Vec<(PathBuf, String)> {
         roots.push((shared, "../shared/conformance".to_string()));
     }
     if let Ok(dirs) = env::var("CTXPACK_CONFORMANCE_DIRS") {
-        roots.extend(dirs.split(':').filter(|d| !d.is_empty()).map(|d| (PathBuf::from(d), d.to_string())));
+        roots.extend(
+            dirs.split(':')
+                .filter(|d| !d.is_empty())
+                .map(|d| (PathBuf::from(d), d.to_string())),
+        );
     }
     roots
 }
@@ -134,7 +145,11 @@ fn discover() -> (Vec<VectorFile>, Vec<Outcome>) {
     for (root, label) in roots() {
         if !root.is_dir() {
             missing.push(Outcome {
-                file: VectorFile { path: root.clone(), display: label, tier: Tier::Project },
+                file: VectorFile {
+                    path: root.clone(),
+                    display: label,
+                    tier: Tier::Project,
+                },
                 name: "(vector directory)".into(),
                 failure: Some("directory not found".into()),
             });
@@ -204,8 +219,11 @@ fn install_quiet_panic_hook() {
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "non-string panic payload".into());
-        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line()));
-        LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{message}{}", location.unwrap_or_default())));
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()));
+        LAST_PANIC
+            .with(|p| *p.borrow_mut() = Some(format!("{message}{}", location.unwrap_or_default())));
     }));
 }
 
@@ -225,11 +243,17 @@ fn run_file(file: VectorFile, engine: &dyn Engine) -> Outcome {
         Ok(Ok(())) => None,
         Ok(Err(reason)) => Some(reason),
         Err(_) => {
-            let message = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_default();
+            let message = LAST_PANIC
+                .with(|p| p.borrow_mut().take())
+                .unwrap_or_default();
             Some(format!("panicked: {message}"))
         }
     };
-    Outcome { file, name, failure }
+    Outcome {
+        file,
+        name,
+        failure,
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -247,7 +271,12 @@ fn report(outcomes: &[Outcome], engine: &str) -> ExitCode {
             None => {
                 counts.0 += 1;
                 if verbose {
-                    println!("PASS [{}] {} — {}", o.file.tier.label(), o.file.display, o.name);
+                    println!(
+                        "PASS [{}] {} — {}",
+                        o.file.tier.label(),
+                        o.file.display,
+                        o.name
+                    );
                 }
             }
             Some(reason) => {

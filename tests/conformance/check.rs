@@ -8,9 +8,9 @@ use std::collections::HashSet;
 
 use crate::engine::{Engine, EngineError, EngineResult, ExcludedRecord, ReportRecord};
 use crate::spec::{
-    Case, Component, DiagnosticsExpectation, ExcludedExpectation, FieldValue,
-    IncludedExpectation, ItemSpec, OverflowExpectation, PipelineCase, PipelineExpectation,
-    PlacingCase, ScoringCase, ShortfallSpec, SliceExpectation, SlicingCase,
+    Case, Component, DiagnosticsExpectation, ExcludedExpectation, FieldValue, IncludedExpectation,
+    ItemSpec, OverflowExpectation, PipelineCase, PipelineExpectation, PlacingCase, ScoringCase,
+    ShortfallSpec, SliceExpectation, SlicingCase,
 };
 
 /// Outcome of one check.
@@ -61,9 +61,15 @@ fn check_scoring(c: &ScoringCase, engine: &dyn Engine) -> Check {
             c.items.len()
         ));
     }
-    let scores = engine.score(&c.scorer, &c.items).map_err(|e| e.to_string())?;
+    let scores = engine
+        .score(&c.scorer, &c.items)
+        .map_err(|e| e.to_string())?;
     if scores.len() != c.items.len() {
-        return Err(format!("engine returned {} scores for {} items", scores.len(), c.items.len()));
+        return Err(format!(
+            "engine returned {} scores for {} items",
+            scores.len(),
+            c.items.len()
+        ));
     }
     let mut covered = HashSet::new();
     let mut mismatches = Vec::new();
@@ -74,10 +80,17 @@ fn check_scoring(c: &ScoringCase, engine: &dyn Engine) -> Check {
             .position(|i| &i.content == content)
             .ok_or_else(|| format!("[[expected]] names unknown content {content:?}"))?;
         if !covered.insert(index) {
-            return Err(format!("item {content:?} has more than one [[expected]] entry"));
+            return Err(format!(
+                "item {content:?} has more than one [[expected]] entry"
+            ));
         }
         if !score_matches(scores[index], *expected, c.epsilon) {
-            mismatches.push(score_mismatch(&format!("{content:?}"), *expected, scores[index], c.epsilon));
+            mismatches.push(score_mismatch(
+                &format!("{content:?}"),
+                *expected,
+                scores[index],
+                c.epsilon,
+            ));
         }
     }
     if mismatches.is_empty() {
@@ -100,10 +113,12 @@ fn contents_at<'a>(
             if !seen.insert(p) {
                 return Err(format!("{what}: position {p} returned twice"));
             }
-            contents
-                .get(p)
-                .copied()
-                .ok_or_else(|| format!("{what}: position {p} is out of range ({} items)", contents.len()))
+            contents.get(p).copied().ok_or_else(|| {
+                format!(
+                    "{what}: position {p} is out of range ({} items)",
+                    contents.len()
+                )
+            })
         })
         .collect()
 }
@@ -111,11 +126,22 @@ fn contents_at<'a>(
 /// Exact sequence comparison with the first differing position.
 fn compare_sequence<S: AsRef<str>>(what: &str, expected: &[String], actual: &[S]) -> Check {
     let actual: Vec<&str> = actual.iter().map(AsRef::as_ref).collect();
-    if expected.iter().map(String::as_str).eq(actual.iter().copied()) {
+    if expected
+        .iter()
+        .map(String::as_str)
+        .eq(actual.iter().copied())
+    {
         return Ok(());
     }
-    let first = expected.iter().zip(&actual).take_while(|(e, a)| e == *a).count();
-    let at = |list: Vec<&str>| list.get(first).map_or("<end>".to_string(), |s| format!("{s:?}"));
+    let first = expected
+        .iter()
+        .zip(&actual)
+        .take_while(|(e, a)| e == *a)
+        .count();
+    let at = |list: Vec<&str>| {
+        list.get(first)
+            .map_or("<end>".to_string(), |s| format!("{s:?}"))
+    };
     Err(format!(
         "{what}: expected {expected:?}, got {actual:?}; first difference at position {first} \
          (expected {}, got {})",
@@ -143,7 +169,11 @@ fn compare_count(what: &str, expected: Option<i64>, actual: usize) -> Check {
 /// 08 §7.2: multiset of selected contents, plus the two count-quota counts.
 fn check_slicing(c: &SlicingCase, engine: &dyn Engine) -> Check {
     let result = engine.slice(&c.slicer, &c.items, &c.budget);
-    let SliceExpectation::Selected { contents, shortfall_count, cap_excluded_count } = &c.expected
+    let SliceExpectation::Selected {
+        contents,
+        shortfall_count,
+        cap_excluded_count,
+    } = &c.expected
     else {
         return expect_run_error(result);
     };
@@ -154,20 +184,32 @@ fn check_slicing(c: &SlicingCase, engine: &dyn Engine) -> Check {
     actual.sort_unstable();
     expected.sort_unstable();
     if actual != expected {
-        return Err(format!("selected (as multisets): expected {expected:?}, got {actual:?}"));
+        return Err(format!(
+            "selected (as multisets): expected {expected:?}, got {actual:?}"
+        ));
     }
     contents_at("cap_excluded", &result.cap_excluded, &names)?;
     compare_count("shortfall_count", *shortfall_count, result.shortfalls.len())?;
-    compare_count("cap_excluded_count", *cap_excluded_count, result.cap_excluded.len())
+    compare_count(
+        "cap_excluded_count",
+        *cap_excluded_count,
+        result.cap_excluded.len(),
+    )
 }
 
 /// 08 §7.3: exact placed order; the result must be a permutation of the input.
 fn check_placing(c: &PlacingCase, engine: &dyn Engine) -> Check {
-    let placed = engine.place(&c.placer, &c.items).map_err(|e| e.to_string())?;
+    let placed = engine
+        .place(&c.placer, &c.items)
+        .map_err(|e| e.to_string())?;
     let names: Vec<&str> = c.items.iter().map(|s| s.item.content.as_str()).collect();
     let actual = contents_at("placed", &placed, &names)?;
     if actual.len() != names.len() {
-        return Err(format!("placer returned {} of {} items", actual.len(), names.len()));
+        return Err(format!(
+            "placer returned {} of {} items",
+            actual.len(),
+            names.len()
+        ));
     }
     compare_sequence("ordered_contents", &c.expected, &actual)
 }
@@ -176,7 +218,12 @@ fn check_placing(c: &PlacingCase, engine: &dyn Engine) -> Check {
 /// The output is taken from an untraced run; a traced run must place the same items.
 fn check_pipeline(c: &PipelineCase, engine: &dyn Engine) -> Check {
     let untraced = engine.pipeline(&c.pipeline, &c.items, &c.budget, false);
-    let PipelineExpectation::Output { contents, diagnostics, overflow } = &c.expected else {
+    let PipelineExpectation::Output {
+        contents,
+        diagnostics,
+        overflow,
+    } = &c.expected
+    else {
         return expect_run_error(untraced);
     };
     let untraced = untraced.map_err(|e| e.to_string())?;
@@ -189,10 +236,14 @@ fn check_pipeline(c: &PipelineCase, engine: &dyn Engine) -> Check {
     let Some(expected) = diagnostics else {
         return Ok(());
     };
-    let traced = engine.pipeline(&c.pipeline, &c.items, &c.budget, true).map_err(|e| e.to_string())?;
+    let traced = engine
+        .pipeline(&c.pipeline, &c.items, &c.budget, true)
+        .map_err(|e| e.to_string())?;
     if traced.placed != untraced.placed {
         let traced_placed = contents_at("traced output", &traced.placed, &names)?;
-        return Err(format!("traced run placed {traced_placed:?} but the untraced run {placed:?}"));
+        return Err(format!(
+            "traced run placed {traced_placed:?} but the untraced run {placed:?}"
+        ));
     }
     let report = traced.report.ok_or("a traced run returned no report")?;
     check_diagnostics(expected, &report, &c.items, c.epsilon)
@@ -206,7 +257,9 @@ fn check_overflow(
     let Some(actual) = actual else {
         return match expected.tokens_over_budget {
             0 => Ok(()),
-            t => Err(format!("overflow: expected an event {t} tokens over budget, got none")),
+            t => Err(format!(
+                "overflow: expected an event {t} tokens over budget, got none"
+            )),
         };
     };
     if actual.tokens_over_budget != expected.tokens_over_budget {
@@ -230,7 +283,11 @@ fn check_diagnostics(
     items: &[ItemSpec],
     epsilon: f64,
 ) -> Check {
-    compare_count("summary.total_candidates", expected.total_candidates, report.total_candidates as usize)?;
+    compare_count(
+        "summary.total_candidates",
+        expected.total_candidates,
+        report.total_candidates as usize,
+    )?;
     if let Some(e) = expected.total_tokens_considered {
         if e != report.total_tokens_considered {
             return Err(format!(
@@ -268,7 +325,12 @@ fn check_diagnostics(
 }
 
 /// Equal lengths, or a message listing both sides.
-fn compare_lengths<E, A>(what: &str, expected: &[E], actual: &[A], show: impl Fn(&[A]) -> String) -> Check {
+fn compare_lengths<E, A>(
+    what: &str,
+    expected: &[E],
+    actual: &[A],
+    show: impl Fn(&[A]) -> String,
+) -> Check {
     if expected.len() == actual.len() {
         return Ok(());
     }
@@ -280,39 +342,72 @@ fn compare_lengths<E, A>(what: &str, expected: &[E], actual: &[A], show: impl Fn
     ))
 }
 
-fn check_included(expected: &[IncludedExpectation], actual: &[(&str, f64, &str)], epsilon: f64) -> Check {
+fn check_included(
+    expected: &[IncludedExpectation],
+    actual: &[(&str, f64, &str)],
+    epsilon: f64,
+) -> Check {
     compare_lengths("diagnostics.included", expected, actual, |a| {
-        format!("got {:?}", a.iter().map(|(c, _, r)| format!("{c}:{r}")).collect::<Vec<_>>())
+        format!(
+            "got {:?}",
+            a.iter()
+                .map(|(c, _, r)| format!("{c}:{r}"))
+                .collect::<Vec<_>>()
+        )
     })?;
     for (pos, (e, &(content, score, reason))) in expected.iter().zip(actual).enumerate() {
         let at = format!("diagnostics.included[{pos}]");
         if e.content != content {
-            return Err(format!("{at}.content: expected {:?}, got {content:?}", e.content));
+            return Err(format!(
+                "{at}.content: expected {:?}, got {content:?}",
+                e.content
+            ));
         }
         if let Some(s) = e.score.filter(|&s| !score_matches(score, s, epsilon)) {
-            return Err(score_mismatch(&format!("{at} ({content:?})"), s, score, epsilon));
+            return Err(score_mismatch(
+                &format!("{at} ({content:?})"),
+                s,
+                score,
+                epsilon,
+            ));
         }
         if let Some(r) = e.reason.as_deref().filter(|&r| r != reason) {
-            return Err(format!("{at}.inclusion_reason ({content:?}): expected {r}, got {reason}"));
+            return Err(format!(
+                "{at}.inclusion_reason ({content:?}): expected {r}, got {reason}"
+            ));
         }
     }
     Ok(())
 }
 
-fn check_excluded(expected: &[ExcludedExpectation], actual: &[(&str, &ExcludedRecord)], epsilon: f64) -> Check {
+fn check_excluded(
+    expected: &[ExcludedExpectation],
+    actual: &[(&str, &ExcludedRecord)],
+    epsilon: f64,
+) -> Check {
     compare_lengths("diagnostics.excluded", expected, actual, |a| {
         format!(
             "got {:?}",
-            a.iter().map(|(c, r)| format!("{c}:{}", r.reason.name)).collect::<Vec<_>>()
+            a.iter()
+                .map(|(c, r)| format!("{c}:{}", r.reason.name))
+                .collect::<Vec<_>>()
         )
     })?;
     for (pos, (e, &(content, record))) in expected.iter().zip(actual).enumerate() {
         let at = format!("diagnostics.excluded[{pos}]");
         if e.content != content {
-            return Err(format!("{at}.content: expected {:?}, got {content:?}", e.content));
+            return Err(format!(
+                "{at}.content: expected {:?}, got {content:?}",
+                e.content
+            ));
         }
         if !score_matches(record.score, e.score, epsilon) {
-            return Err(score_mismatch(&format!("{at} ({content:?})"), e.score, record.score, epsilon));
+            return Err(score_mismatch(
+                &format!("{at} ({content:?})"),
+                e.score,
+                record.score,
+                epsilon,
+            ));
         }
         if e.reason != record.reason.name {
             return Err(format!(
@@ -344,16 +439,20 @@ fn variant_fields(reason: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-fn check_reason_fields(at: &str, e: &ExcludedExpectation, record: &ExcludedRecord, epsilon: f64) -> Check {
+fn check_reason_fields(
+    at: &str,
+    e: &ExcludedExpectation,
+    record: &ExcludedRecord,
+    epsilon: f64,
+) -> Check {
     let known = variant_fields(&e.reason);
     for (key, want) in &e.fields {
         if known.is_some_and(|k| !k.contains(&key.as_str())) {
             continue;
         }
-        let got = record
-            .reason
-            .field(key)
-            .ok_or_else(|| format!("{at}.{key}: expected {want}, but the reason has no such field"))?;
+        let got = record.reason.field(key).ok_or_else(|| {
+            format!("{at}.{key}: expected {want}, but the reason has no such field")
+        })?;
         if !field_matches(want, got, epsilon) {
             return Err(format!("{at}.{key}: expected {want}, got {got}"));
         }
@@ -382,5 +481,7 @@ fn check_shortfalls(expected: &[ShortfallSpec], actual: &[ShortfallSpec]) -> Che
     if expected == actual {
         return Ok(());
     }
-    Err(format!("diagnostics.shortfalls: expected {expected:?}, got {actual:?}"))
+    Err(format!(
+        "diagnostics.shortfalls: expected {expected:?}, got {actual:?}"
+    ))
 }

@@ -9,8 +9,8 @@ use crate::spec::{
     BudgetSpec, Case, Component, CountEntrySpec, CurveSpec, DiagnosticsExpectation,
     ExcludedExpectation, FieldValue, IncludedExpectation, ItemSpec, OverflowExpectation,
     OverflowSpec, PipelineCase, PipelineExpectation, PipelineSpec, PlacerSpec, PlacingCase,
-    QuotaSpec, Scarcity, ScoredItemSpec, ScorerSpec, ScoringCase, ShortfallSpec,
-    SliceExpectation, SlicerSpec, SlicingCase, Vector,
+    QuotaSpec, Scarcity, ScoredItemSpec, ScorerSpec, ScoringCase, ShortfallSpec, SliceExpectation,
+    SlicerSpec, SlicingCase, Vector,
 };
 use crate::toml_read::{empty_table, seconds_to_nanos, SpecError, SpecResult, Tbl};
 
@@ -32,26 +32,38 @@ pub struct ParseFailure {
 
 /// Parses the text of one vector file.
 pub fn parse_vector(text: &str) -> Result<Vector, ParseFailure> {
-    let doc: Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| ParseFailure { name: None, message: format!("TOML: {e}") })?;
+    let doc: Table = text.parse().map_err(|e: toml::de::Error| ParseFailure {
+        name: None,
+        message: format!("TOML: {e}"),
+    })?;
     let root = Tbl::root(&doc);
     let name = root
         .table("test")
         .ok()
         .flatten()
         .and_then(|t| t.str("name").ok().flatten().map(str::to_string));
-    let fail = |e: SpecError| ParseFailure { name: name.clone(), message: e.message().to_string() };
-    let test = root.table("test").and_then(|t| root.require("test", t)).map_err(fail)?;
+    let fail = |e: SpecError| ParseFailure {
+        name: name.clone(),
+        message: e.message().to_string(),
+    };
+    let test = root
+        .table("test")
+        .and_then(|t| root.require("test", t))
+        .map_err(fail)?;
     let vector_name = test.req_str("name").map_err(fail)?.to_string();
     let case = parse_case(&root, &test).map_err(fail)?;
-    Ok(Vector { name: vector_name, case })
+    Ok(Vector {
+        name: vector_name,
+        case,
+    })
 }
 
 /// Reads the stage and builds the matching case.
 fn parse_case(root: &Tbl, test: &Tbl) -> SpecResult<Case> {
     let stage = test.req_str("stage")?;
-    let config = root.table("config")?.unwrap_or_else(|| Tbl::at(empty_table(), "config"));
+    let config = root
+        .table("config")?
+        .unwrap_or_else(|| Tbl::at(empty_table(), "config"));
     let component = component_under_test(stage, test, &config)?;
     if test.bool("expect_construction_error")?.unwrap_or(false) {
         return Ok(Case::ConstructionError(construction(component)?));
@@ -61,7 +73,11 @@ fn parse_case(root: &Tbl, test: &Tbl) -> SpecResult<Case> {
         other => other,
     })?;
     let expect_error = test.bool("expect_run_error")?.unwrap_or(false);
-    let epsilon = root.table("tolerance")?.map(|t| t.f64("score_epsilon")).transpose()?.flatten();
+    let epsilon = root
+        .table("tolerance")?
+        .map(|t| t.f64("score_epsilon"))
+        .transpose()?
+        .flatten();
     let epsilon = epsilon.unwrap_or(DEFAULT_EPSILON);
     Ok(match component {
         Component::Scorer(scorer) => Case::Scoring(ScoringCase {
@@ -119,7 +135,9 @@ fn component_under_test(
         "placing" => {
             let name = match test.str("placer")? {
                 Some(name) => name,
-                None => config.str("placer")?.ok_or_else(|| test.missing("placer"))?,
+                None => config
+                    .str("placer")?
+                    .ok_or_else(|| test.missing("placer"))?,
             };
             placer_spec(name).map(Component::Placer)
         }
@@ -134,7 +152,11 @@ fn component_under_test(
 
 /// An array of `[[items]]`-shaped tables; absent means empty (08 §4.3).
 fn items(root: &Tbl, key: &str) -> SpecResult<Vec<ItemSpec>> {
-    root.tables(key)?.unwrap_or_default().iter().map(item).collect()
+    root.tables(key)?
+        .unwrap_or_default()
+        .iter()
+        .map(item)
+        .collect()
 }
 
 /// An array of items that each carry a required `score`.
@@ -142,7 +164,12 @@ fn scored_items(root: &Tbl, key: &str) -> SpecResult<Vec<ScoredItemSpec>> {
     let tables = root.tables(key)?.unwrap_or_default();
     tables
         .iter()
-        .map(|t| Ok(ScoredItemSpec { item: item(t)?, score: t.req_f64("score")? }))
+        .map(|t| {
+            Ok(ScoredItemSpec {
+                item: item(t)?,
+                score: t.req_f64("score")?,
+            })
+        })
         .collect()
 }
 
@@ -176,7 +203,9 @@ fn metadata(t: &Tbl) -> SpecResult<Vec<(String, String)>> {
 
 /// The slicing budget: `target_tokens`, and `max_tokens` defaulting to the target.
 fn slicing_budget(root: &Tbl) -> SpecResult<BudgetSpec> {
-    let b = root.table("budget").and_then(|t| root.require("budget", t))?;
+    let b = root
+        .table("budget")
+        .and_then(|t| root.require("budget", t))?;
     let target = b.req_i64("target_tokens")?;
     let max = b.i64("max_tokens")?.unwrap_or(target);
     Ok(BudgetSpec::plain(max, target))
@@ -185,7 +214,9 @@ fn slicing_budget(root: &Tbl) -> SpecResult<BudgetSpec> {
 /// The pipeline budget, with the extension keys `reserved_slots` and
 /// `estimation_safety_margin_percent`.
 fn pipeline_budget(root: &Tbl) -> SpecResult<BudgetSpec> {
-    let b = root.table("budget").and_then(|t| root.require("budget", t))?;
+    let b = root
+        .table("budget")
+        .and_then(|t| root.require("budget", t))?;
     let reserved_slots = match b.table("reserved_slots")? {
         None => Vec::new(),
         Some(slots) => slots
@@ -231,9 +262,12 @@ fn scorer_spec(name: &str, cfg: &Tbl, nesting: Nesting) -> SpecResult<ScorerSpec
             let entries = cfg.tables(key)?;
             ScorerSpec::Composite(weighted_scorers(&cfg.require(key, entries)?)?)
         }
-        "scaled" => ScorerSpec::Scaled(Box::new(named_component(cfg, "inner_scorer", None, |n, t| {
-            scorer_spec(n, t, Nesting::Entry)
-        })?)),
+        "scaled" => ScorerSpec::Scaled(Box::new(named_component(
+            cfg,
+            "inner_scorer",
+            None,
+            |n, t| scorer_spec(n, t, Nesting::Entry),
+        )?)),
         "decay" => decay_spec(cfg)?,
         "metadata_trust" => ScorerSpec::MetadataTrust {
             default_score: cfg.f64("default_score")?.unwrap_or(DEFAULT_NEUTRAL_SCORE),
@@ -269,7 +303,12 @@ fn weight_list(cfg: &Tbl, key: &str, name_key: &str) -> SpecResult<Vec<(String, 
 fn weighted_scorers(entries: &[Tbl]) -> SpecResult<Vec<(ScorerSpec, f64)>> {
     entries
         .iter()
-        .map(|e| Ok((scorer_spec(e.req_str("type")?, e, Nesting::Entry)?, e.req_f64("weight")?)))
+        .map(|e| {
+            Ok((
+                scorer_spec(e.req_str("type")?, e, Nesting::Entry)?,
+                e.req_f64("weight")?,
+            ))
+        })
         .collect()
 }
 
@@ -306,7 +345,9 @@ fn decay_spec(cfg: &Tbl) -> SpecResult<ScorerSpec> {
     Ok(ScorerSpec::Decay {
         reference_time: cfg.require("reference_time", reference_time)?,
         curve: curve_spec(&curve)?,
-        null_timestamp_score: cfg.f64("null_timestamp_score")?.unwrap_or(DEFAULT_NEUTRAL_SCORE),
+        null_timestamp_score: cfg
+            .f64("null_timestamp_score")?
+            .unwrap_or(DEFAULT_NEUTRAL_SCORE),
     })
 }
 
@@ -314,8 +355,12 @@ fn decay_spec(cfg: &Tbl) -> SpecResult<ScorerSpec> {
 fn curve_spec(curve: &Tbl) -> SpecResult<CurveSpec> {
     let secs = |t: &Tbl, key: &str| seconds_to_nanos(t.req_f64(key)?, &t.key_path(key));
     Ok(match curve.req_str("type")? {
-        "exponential" => CurveSpec::Exponential { half_life_ns: secs(curve, "half_life_secs")? },
-        "window" => CurveSpec::Window { max_age_ns: secs(curve, "max_age_secs")? },
+        "exponential" => CurveSpec::Exponential {
+            half_life_ns: secs(curve, "half_life_secs")?,
+        },
+        "window" => CurveSpec::Window {
+            max_age_ns: secs(curve, "max_age_secs")?,
+        },
         "step" => {
             let windows = curve.tables("windows")?;
             let windows = curve
@@ -325,7 +370,11 @@ fn curve_spec(curve: &Tbl) -> SpecResult<CurveSpec> {
                 .collect::<SpecResult<_>>()?;
             CurveSpec::Step { windows }
         }
-        other => return Err(SpecError::Malformed(format!("unknown decay curve `{other}`"))),
+        other => {
+            return Err(SpecError::Malformed(format!(
+                "unknown decay curve `{other}`"
+            )))
+        }
     })
 }
 
@@ -341,8 +390,13 @@ fn slicer_spec(name: &str, cfg: &Tbl) -> SpecResult<SlicerSpec> {
     let bucket_size = || Ok::<_, SpecError>(cfg.i64("bucket_size")?.unwrap_or(DEFAULT_BUCKET_SIZE));
     Ok(match name {
         "greedy" => SlicerSpec::Greedy,
-        "knapsack" => SlicerSpec::Knapsack { bucket_size: bucket_size()? },
-        "quota" => SlicerSpec::Quota { quotas: quotas(cfg)?, inner: inner(None)? },
+        "knapsack" => SlicerSpec::Knapsack {
+            bucket_size: bucket_size()?,
+        },
+        "quota" => SlicerSpec::Quota {
+            quotas: quotas(cfg)?,
+            inner: inner(None)?,
+        },
         "count_quota" => SlicerSpec::CountQuota {
             entries: count_entries(cfg)?,
             inner: inner(Some("greedy"))?,
@@ -376,9 +430,8 @@ fn quotas(cfg: &Tbl) -> SpecResult<Vec<QuotaSpec>> {
 fn count_entries(cfg: &Tbl) -> SpecResult<Vec<CountEntrySpec>> {
     let count = |t: &Tbl, key: &str| {
         let v = t.req_i64(key)?;
-        u64::try_from(v).map_err(|_| {
-            SpecError::Invalid(format!("`{}` = {v} must be >= 0", t.key_path(key)))
-        })
+        u64::try_from(v)
+            .map_err(|_| SpecError::Invalid(format!("`{}` = {v} must be >= 0", t.key_path(key))))
     };
     let entries = cfg.tables("entries")?;
     cfg.require("entries", entries)?
@@ -398,7 +451,9 @@ fn scarcity(cfg: &Tbl) -> SpecResult<Scarcity> {
     match cfg.str("scarcity_behavior")? {
         None | Some("degrade") => Ok(Scarcity::Degrade),
         Some("throw") => Ok(Scarcity::Throw),
-        Some(other) => Err(SpecError::Malformed(format!("unknown scarcity_behavior `{other}`"))),
+        Some(other) => Err(SpecError::Malformed(format!(
+            "unknown scarcity_behavior `{other}`"
+        ))),
     }
 }
 
@@ -426,7 +481,9 @@ fn pipeline_spec(cfg: &Tbl) -> SpecResult<PipelineSpec> {
         Some("truncate") => OverflowSpec::Truncate,
         Some("proceed") => OverflowSpec::Proceed,
         Some(other) => {
-            return Err(SpecError::Malformed(format!("unknown overflow_strategy `{other}`")))
+            return Err(SpecError::Malformed(format!(
+                "unknown overflow_strategy `{other}`"
+            )))
         }
     };
     Ok(PipelineSpec {
@@ -444,7 +501,8 @@ fn pipeline_spec(cfg: &Tbl) -> SpecResult<PipelineSpec> {
 
 /// The required `[expected]` table (slicing, placing).
 fn expected_table<'a>(root: &Tbl<'a>) -> SpecResult<Tbl<'a>> {
-    root.table("expected").and_then(|t| root.require("expected", t))
+    root.table("expected")
+        .and_then(|t| root.require("expected", t))
 }
 
 /// `[[expected]]` of a scoring vector: (content, score_approx) pairs.
@@ -452,7 +510,12 @@ fn scoring_expectations(root: &Tbl) -> SpecResult<Vec<(String, f64)>> {
     let entries = root.tables("expected")?.unwrap_or_default();
     entries
         .iter()
-        .map(|e| Ok((e.req_str("content")?.to_string(), e.req_f64("score_approx")?)))
+        .map(|e| {
+            Ok((
+                e.req_str("content")?.to_string(),
+                e.req_f64("score_approx")?,
+            ))
+        })
         .collect()
 }
 
@@ -481,7 +544,13 @@ fn pipeline_expectation(root: &Tbl, expect_error: bool) -> SpecResult<PipelineEx
         .map(|e| Ok(e.req_str("content")?.to_string()))
         .collect::<SpecResult<_>>()?;
     let expected = root.table("expected")?;
-    let sub = |key: &str| expected.as_ref().map(|e| e.table(key)).transpose().map(Option::flatten);
+    let sub = |key: &str| {
+        expected
+            .as_ref()
+            .map(|e| e.table(key))
+            .transpose()
+            .map(Option::flatten)
+    };
     Ok(PipelineExpectation::Output {
         contents,
         diagnostics: sub("diagnostics")?.map(|d| diagnostics(&d)).transpose()?,
@@ -492,7 +561,13 @@ fn pipeline_expectation(root: &Tbl, expect_error: bool) -> SpecResult<PipelineEx
 /// `[expected.diagnostics]`: summary, included, excluded, and the extension `shortfalls`.
 fn diagnostics(d: &Tbl) -> SpecResult<DiagnosticsExpectation> {
     let summary = d.table("summary")?;
-    let summary_int = |key: &str| summary.as_ref().map(|s| s.i64(key)).transpose().map(Option::flatten);
+    let summary_int = |key: &str| {
+        summary
+            .as_ref()
+            .map(|s| s.i64(key))
+            .transpose()
+            .map(Option::flatten)
+    };
     Ok(DiagnosticsExpectation {
         total_candidates: summary_int("total_candidates")?,
         total_tokens_considered: summary_int("total_tokens_considered")?,
@@ -504,7 +579,9 @@ fn diagnostics(d: &Tbl) -> SpecResult<DiagnosticsExpectation> {
 
 /// An optional array of tables mapped entry by entry; an empty inline array counts.
 fn list<T>(t: &Tbl, key: &str, each: fn(&Tbl) -> SpecResult<T>) -> SpecResult<Option<Vec<T>>> {
-    t.tables(key)?.map(|entries| entries.iter().map(each).collect()).transpose()
+    t.tables(key)?
+        .map(|entries| entries.iter().map(each).collect())
+        .transpose()
 }
 
 fn included(e: &Tbl) -> SpecResult<IncludedExpectation> {

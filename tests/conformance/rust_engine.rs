@@ -18,8 +18,8 @@ use ctxpack::slicer::{
     QuotaEntry, QuotaSlice, ScarcityBehavior, Slicer,
 };
 use ctxpack::{
-    ContextBudget, ContextItem, ContextKind, ContextSource, OverflowStrategy, Pipeline,
-    RunOptions, ScoredItem,
+    ContextBudget, ContextItem, ContextKind, ContextSource, OverflowStrategy, Pipeline, RunOptions,
+    ScoredItem,
 };
 
 use crate::engine::{
@@ -77,13 +77,15 @@ fn build_scorer(spec: &ScorerSpec) -> Built<Arc<dyn Scorer>> {
             Arc::new(CompositeScorer::new(children)?)
         }
         ScorerSpec::Scaled(inner) => Arc::new(ScaledScorer::new(build_scorer(inner)?)),
-        ScorerSpec::Decay { reference_time, curve, null_timestamp_score } => {
-            Arc::new(DecayScorer::new(
-                Arc::new(FixedClock(*reference_time)),
-                decay_curve(curve),
-                *null_timestamp_score,
-            )?)
-        }
+        ScorerSpec::Decay {
+            reference_time,
+            curve,
+            null_timestamp_score,
+        } => Arc::new(DecayScorer::new(
+            Arc::new(FixedClock(*reference_time)),
+            decay_curve(curve),
+            *null_timestamp_score,
+        )?),
         ScorerSpec::MetadataTrust { default_score } => {
             Arc::new(MetadataTrustScorer::new(*default_score)?)
         }
@@ -95,11 +97,15 @@ fn build_scorer(spec: &ScorerSpec) -> Built<Arc<dyn Scorer>> {
 
 fn decay_curve(curve: &CurveSpec) -> DecayCurve {
     match curve {
-        CurveSpec::Exponential { half_life_ns } => {
-            DecayCurve::Exponential { half_life_ns: *half_life_ns }
-        }
-        CurveSpec::Window { max_age_ns } => DecayCurve::Window { max_age_ns: *max_age_ns },
-        CurveSpec::Step { windows } => DecayCurve::Step { windows: windows.clone() },
+        CurveSpec::Exponential { half_life_ns } => DecayCurve::Exponential {
+            half_life_ns: *half_life_ns,
+        },
+        CurveSpec::Window { max_age_ns } => DecayCurve::Window {
+            max_age_ns: *max_age_ns,
+        },
+        CurveSpec::Step { windows } => DecayCurve::Step {
+            windows: windows.clone(),
+        },
     }
 }
 
@@ -115,18 +121,24 @@ fn build_slicer(spec: &SlicerSpec) -> Built<Arc<dyn Slicer>> {
                 .collect::<Built<Vec<_>>>()?;
             Arc::new(QuotaSlice::new(entries, build_slicer(inner)?)?)
         }
-        SlicerSpec::CountQuota { entries, inner, scarcity } => Arc::new(CountQuotaSlice::new(
+        SlicerSpec::CountQuota {
+            entries,
+            inner,
+            scarcity,
+        } => Arc::new(CountQuotaSlice::new(
             count_entries(entries)?,
             build_slicer(inner)?,
             scarcity_behavior(*scarcity),
         )?),
-        SlicerSpec::CountConstrainedKnapsack { entries, bucket_size, scarcity } => {
-            Arc::new(CountConstrainedKnapsackSlice::new(
-                count_entries(entries)?,
-                KnapsackSlice::new(*bucket_size)?,
-                scarcity_behavior(*scarcity),
-            )?)
-        }
+        SlicerSpec::CountConstrainedKnapsack {
+            entries,
+            bucket_size,
+            scarcity,
+        } => Arc::new(CountConstrainedKnapsackSlice::new(
+            count_entries(entries)?,
+            KnapsackSlice::new(*bucket_size)?,
+            scarcity_behavior(*scarcity),
+        )?),
     })
 }
 
@@ -197,8 +209,13 @@ fn build_item(spec: &ItemSpec) -> Built<ContextItem> {
     b.build()
 }
 
-fn build_items<'a>(specs: impl IntoIterator<Item = &'a ItemSpec>) -> EngineResult<Vec<ContextItem>> {
-    specs.into_iter().map(|s| build_item(s).map_err(input)).collect()
+fn build_items<'a>(
+    specs: impl IntoIterator<Item = &'a ItemSpec>,
+) -> EngineResult<Vec<ContextItem>> {
+    specs
+        .into_iter()
+        .map(|s| build_item(s).map_err(input))
+        .collect()
 }
 
 fn build_budget(spec: &BudgetSpec) -> EngineResult<ContextBudget> {
@@ -219,7 +236,14 @@ fn build_budget(spec: &BudgetSpec) -> EngineResult<ContextBudget> {
 }
 
 fn scored<'a>(items: &'a [ContextItem], specs: &[ScoredItemSpec]) -> Vec<ScoredItem<'a>> {
-    items.iter().zip(specs).map(|(item, s)| ScoredItem { item, score: s.score }).collect()
+    items
+        .iter()
+        .zip(specs)
+        .map(|(item, s)| ScoredItem {
+            item,
+            score: s.score,
+        })
+        .collect()
 }
 
 fn shortfall(s: &CountRequirementShortfall) -> ShortfallSpec {
@@ -290,7 +314,11 @@ impl Engine for RustEngine {
         let notified: RefCell<Vec<OverflowEvent>> = RefCell::new(Vec::new());
         let on_overflow = |event: &OverflowEvent| notified.borrow_mut().push(event.clone());
         let options = RunOptions {
-            trace: if traced { TraceDetail::Item } else { TraceDetail::None },
+            trace: if traced {
+                TraceDetail::Item
+            } else {
+                TraceDetail::None
+            },
             on_overflow: Some(&on_overflow),
         };
         let selection = pipeline.run_with(&items, &budget, &options).map_err(run)?;
@@ -339,16 +367,28 @@ fn report_record(report: &SelectionReport) -> ReportRecord {
         total_tokens_considered: report.total_tokens_considered,
         included: report.included.iter().map(included_record).collect(),
         excluded: report.excluded.iter().map(excluded_record).collect(),
-        shortfalls: report.count_requirement_shortfalls.iter().map(shortfall).collect(),
+        shortfalls: report
+            .count_requirement_shortfalls
+            .iter()
+            .map(shortfall)
+            .collect(),
     }
 }
 
 fn included_record(i: &IncludedItem) -> IncludedRecord {
-    IncludedRecord { index: i.index, score: i.score, reason: i.reason.name().to_string() }
+    IncludedRecord {
+        index: i.index,
+        score: i.score,
+        reason: i.reason.name().to_string(),
+    }
 }
 
 fn excluded_record(e: &ExcludedItem) -> ExcludedRecord {
-    ExcludedRecord { index: e.index, score: e.score, reason: reason_record(&e.reason) }
+    ExcludedRecord {
+        index: e.index,
+        score: e.score,
+        reason: reason_record(&e.reason),
+    }
 }
 
 /// The wire form of an exclusion reason: variant name and snake_case fields.
@@ -357,18 +397,27 @@ fn reason_record(reason: &ExclusionReason) -> ReasonRecord {
     let int = |v: u64| Int(i64::try_from(v).unwrap_or(i64::MAX));
     let str = |s: &String| Str(s.clone());
     let fields: Vec<(&str, FieldValue)> = match reason {
-        ExclusionReason::BudgetExceeded { item_tokens, available_tokens } => vec![
+        ExclusionReason::BudgetExceeded {
+            item_tokens,
+            available_tokens,
+        } => vec![
             ("item_tokens", Int(*item_tokens)),
             ("available_tokens", Int(*available_tokens)),
         ],
         ExclusionReason::ScoredTooLow { score, threshold } => {
             vec![("score", Float(*score)), ("threshold", Float(*threshold))]
         }
-        ExclusionReason::Deduplicated { deduplicated_against } => {
+        ExclusionReason::Deduplicated {
+            deduplicated_against,
+        } => {
             vec![("deduplicated_against", str(deduplicated_against))]
         }
         ExclusionReason::QuotaCapExceeded { kind, cap, actual } => {
-            vec![("kind", str(kind)), ("cap", Int(*cap)), ("actual", Int(*actual))]
+            vec![
+                ("kind", str(kind)),
+                ("cap", Int(*cap)),
+                ("actual", Int(*actual)),
+            ]
         }
         ExclusionReason::QuotaRequireDisplaced { displaced_by_kind } => {
             vec![("displaced_by_kind", str(displaced_by_kind))]
@@ -379,13 +428,20 @@ fn reason_record(reason: &ExclusionReason) -> ReasonRecord {
         }
         ExclusionReason::Filtered { filter_name } => vec![("filter_name", str(filter_name))],
         ExclusionReason::CountCapExceeded { kind, cap, count } => {
-            vec![("kind", str(kind)), ("cap", int(*cap)), ("count", int(*count))]
+            vec![
+                ("kind", str(kind)),
+                ("cap", int(*cap)),
+                ("count", int(*count)),
+            ]
         }
         ExclusionReason::CountRequireCandidatesExhausted { kind } => vec![("kind", str(kind))],
         ExclusionReason::Unknown { .. } => Vec::new(),
     };
     ReasonRecord {
         name: reason.name().to_string(),
-        fields: fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        fields: fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
     }
 }

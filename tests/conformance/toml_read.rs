@@ -42,12 +42,18 @@ pub fn empty_table() -> &'static Table {
 impl<'a> Tbl<'a> {
     /// Views a root table.
     pub fn root(table: &'a Table) -> Self {
-        Tbl { table, path: String::new() }
+        Tbl {
+            table,
+            path: String::new(),
+        }
     }
 
     /// Views `table` under `path`.
     pub fn at(table: &'a Table, path: impl Into<String>) -> Self {
-        Tbl { table, path: path.into() }
+        Tbl {
+            table,
+            path: path.into(),
+        }
     }
 
     /// Dotted path of `key` inside this table.
@@ -130,7 +136,9 @@ impl<'a> Tbl<'a> {
     pub fn f64(&self, key: &str) -> SpecResult<Option<f64>> {
         match self.table.get(key) {
             None => Ok(None),
-            Some(v) => as_f64(v).map(Some).ok_or_else(|| self.wrong_type(key, "a number", v)),
+            Some(v) => as_f64(v)
+                .map(Some)
+                .ok_or_else(|| self.wrong_type(key, "a number", v)),
         }
     }
 
@@ -250,7 +258,11 @@ pub fn datetime_to_unix_nanos(dt: &Datetime) -> Result<i64, String> {
         Some(Offset::Custom { minutes }) => i64::from(minutes),
         Some(Offset::Z) | None => 0,
     };
-    let days = days_from_civil(i64::from(date.year), i64::from(date.month), i64::from(date.day));
+    let days = days_from_civil(
+        i64::from(date.year),
+        i64::from(date.month),
+        i64::from(date.day),
+    );
     let seconds = days * SECONDS_PER_DAY + hour * 3600 + (minute - offset_minutes) * 60 + second;
     seconds
         .checked_mul(NANOS_PER_SECOND)
@@ -277,15 +289,34 @@ pub fn seconds_to_nanos(secs: f64, what: &str) -> SpecResult<i64> {
 pub fn self_check() {
     use chrono::{TimeZone, Utc};
     let cases = [
-        ("2024-06-01T00:00Z", Utc.with_ymd_and_hms(2024, 6, 1, 0, 0, 0)),
-        ("2025-01-01T12:00:00Z", Utc.with_ymd_and_hms(2025, 1, 1, 12, 0, 0)),
-        ("2024-02-29T23:59:59+02:30", Utc.with_ymd_and_hms(2024, 2, 29, 21, 29, 59)),
-        ("1969-12-31T23:00-01:00", Utc.with_ymd_and_hms(1970, 1, 1, 0, 0, 0)),
-        ("1900-03-01T00:00:00Z", Utc.with_ymd_and_hms(1900, 3, 1, 0, 0, 0)),
+        (
+            "2024-06-01T00:00Z",
+            Utc.with_ymd_and_hms(2024, 6, 1, 0, 0, 0),
+        ),
+        (
+            "2025-01-01T12:00:00Z",
+            Utc.with_ymd_and_hms(2025, 1, 1, 12, 0, 0),
+        ),
+        (
+            "2024-02-29T23:59:59+02:30",
+            Utc.with_ymd_and_hms(2024, 2, 29, 21, 29, 59),
+        ),
+        (
+            "1969-12-31T23:00-01:00",
+            Utc.with_ymd_and_hms(1970, 1, 1, 0, 0, 0),
+        ),
+        (
+            "1900-03-01T00:00:00Z",
+            Utc.with_ymd_and_hms(1900, 3, 1, 0, 0, 0),
+        ),
     ];
     for (text, expected) in cases {
         let dt: Datetime = text.parse().expect("self-check datetime parses");
         let want = expected.single().unwrap().timestamp_nanos_opt().unwrap();
-        assert_eq!(datetime_to_unix_nanos(&dt), Ok(want), "datetime conversion of {text}");
+        assert_eq!(
+            datetime_to_unix_nanos(&dt),
+            Ok(want),
+            "datetime conversion of {text}"
+        );
     }
 }
