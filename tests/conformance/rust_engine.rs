@@ -263,7 +263,10 @@ impl Engine for RustEngine {
         match component {
             Component::Scorer(s) => build_scorer(s).map(drop),
             Component::Slicer(s) => build_slicer(s).map(drop),
-            Component::Placer(p) => Ok(drop(build_placer(*p))),
+            Component::Placer(p) => {
+                build_placer(*p);
+                Ok(())
+            }
             Component::Pipeline(p) => build_pipeline(p).map(drop),
         }
         .map_err(construction)

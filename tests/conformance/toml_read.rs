@@ -275,8 +275,9 @@ pub fn datetime_to_unix_nanos(dt: &Datetime) -> Result<i64, String> {
 /// the engine can reject them.
 pub fn seconds_to_nanos(secs: f64, what: &str) -> SpecResult<i64> {
     let ns = (secs * 1e9).round();
-    // i64::MAX as f64 rounds up to 2^63, which is itself out of range.
-    if !ns.is_finite() || ns >= 9_223_372_036_854_775_808.0 || ns < -9_223_372_036_854_775_808.0 {
+    // The i64 range as f64: [-2^63, 2^63); 2^63 itself is out of range. NaN fails too.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if !(-LIMIT..LIMIT).contains(&ns) {
         return Err(SpecError::Invalid(format!(
             "`{what}` = {secs} seconds is not representable as 64-bit nanoseconds"
         )));
