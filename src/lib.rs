@@ -22,5 +22,7 @@ pub mod slicer;
 pub(crate) mod testutil;
 
 pub use error::{Error, ErrorCode, Result};
-pub use model::{ContextBudget, ContextItem, ContextKind, ContextSource, OverflowStrategy, ScoredItem};
+pub use model::{
+    ContextBudget, ContextItem, ContextKind, ContextSource, OverflowStrategy, ScoredItem,
+};
 pub use pipeline::{Pipeline, PipelineBuilder, RunOptions, Selection};

@@ -133,7 +133,10 @@ mod tests {
         assert_eq!(a, b);
         let set: HashSet<_> = [a.clone(), b].into_iter().collect();
         assert_eq!(set.len(), 1);
-        assert_ne!(ContextKind::new("É").unwrap(), ContextKind::new("é").unwrap());
+        assert_ne!(
+            ContextKind::new("É").unwrap(),
+            ContextKind::new("é").unwrap()
+        );
         assert_eq!(a.as_str(), "Message");
     }
 
@@ -141,7 +144,10 @@ mod tests {
     fn blank_values_are_rejected() {
         assert_eq!(ContextKind::new("").unwrap_err(), Error::EmptyKind);
         assert_eq!(ContextKind::new(" \t").unwrap_err(), Error::EmptyKind);
-        assert_eq!(ContextKind::new("\u{00a0}\u{3000}").unwrap_err(), Error::EmptyKind);
+        assert_eq!(
+            ContextKind::new("\u{00a0}\u{3000}").unwrap_err(),
+            Error::EmptyKind
+        );
         assert_eq!(ContextSource::new("  ").unwrap_err(), Error::EmptySource);
         assert!(ContextSource::new(" x ").is_ok());
     }

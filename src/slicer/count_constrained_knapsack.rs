@@ -1,8 +1,8 @@
 //! CountConstrainedKnapsackSlice (STUB).
-use std::any::Any;
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextKind, ScoredItem};
 use crate::slicer::{CountQuotaEntry, KnapsackSlice, ScarcityBehavior, SliceOutcome, Slicer};
+use std::any::Any;
 
 /// CountConstrainedKnapsackSlice: count quotas with a knapsack engine for Phase 2.
 #[derive(Debug, Clone)]

@@ -1,9 +1,9 @@
 //! CountQuotaSlice (STUB).
-use std::any::Any;
-use std::sync::Arc;
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextKind, ScoredItem};
 use crate::slicer::{SliceOutcome, Slicer};
+use std::any::Any;
+use std::sync::Arc;
 
 /// What a count-quota slicer does when a required kind has too few candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,8 +1,8 @@
 //! GreedySlice (STUB).
-use std::any::Any;
 use crate::error::Result;
 use crate::model::{ContextBudget, ScoredItem};
 use crate::slicer::{SliceOutcome, Slicer};
+use std::any::Any;
 
 /// GreedySlice: value-density greedy fill.
 #[derive(Debug, Clone, Default)]

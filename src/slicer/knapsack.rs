@@ -1,8 +1,8 @@
 //! KnapsackSlice (STUB).
-use std::any::Any;
 use crate::error::Result;
 use crate::model::{ContextBudget, ScoredItem};
 use crate::slicer::{SliceOutcome, Slicer};
+use std::any::Any;
 
 /// Default bucket size.
 pub const DEFAULT_BUCKET_SIZE: i64 = 100;

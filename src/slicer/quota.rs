@@ -1,9 +1,9 @@
 //! QuotaSlice (STUB).
-use std::any::Any;
-use std::sync::Arc;
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextKind, ScoredItem};
 use crate::slicer::{SliceOutcome, Slicer};
+use std::any::Any;
+use std::sync::Arc;
 
 /// One percentage quota: `require` and `cap` in percent of the target.
 #[derive(Debug, Clone, PartialEq)]
