@@ -286,7 +286,7 @@ fn report(outcomes: &[Outcome], engine: &str) -> ExitCode {
                     o.file.tier.label(),
                     o.file.display,
                     o.name,
-                    reason.replace('\n', " | ")
+                    one_line(reason)
                 );
             }
         }
@@ -304,6 +304,11 @@ fn report(outcomes: &[Outcome], engine: &str) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// A reason on one line: whitespace runs (including newlines) become one space.
+fn one_line(reason: &str) -> String {
+    reason.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The conformance level reached on the tiered vectors (08 §1).
