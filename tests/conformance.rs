@@ -118,19 +118,34 @@ fn matches_filters(outcome: &Outcome, filters: &[String]) -> bool {
 // Discovery
 // ---------------------------------------------------------------------------------------
 
-/// The vector roots with the label shown in front of their files.
-fn roots() -> Vec<(PathBuf, String)> {
+/// A directory of vectors.
+struct Root {
+    /// Where it is.
+    path: PathBuf,
+    /// Shown in front of its files.
+    label: String,
+    /// The project's own vectors: always tier `project`, whatever the path above them.
+    own: bool,
+}
+
+/// The vector roots, in run order.
+fn roots() -> Vec<Root> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut roots = vec![(manifest.join("tests/vectors"), "tests/vectors".to_string())];
+    let root = |path: PathBuf, label: &str, own| Root {
+        path,
+        label: label.to_string(),
+        own,
+    };
+    let mut roots = vec![root(manifest.join("tests/vectors"), "tests/vectors", true)];
     let shared = manifest.join("../shared/conformance");
     if shared.is_dir() {
-        roots.push((shared, "../shared/conformance".to_string()));
+        roots.push(root(shared, "../shared/conformance", false));
     }
     if let Ok(dirs) = env::var("CTXPACK_CONFORMANCE_DIRS") {
         roots.extend(
             dirs.split(':')
                 .filter(|d| !d.is_empty())
-                .map(|d| (PathBuf::from(d), d.to_string())),
+                .map(|d| root(PathBuf::from(d), d, false)),
         );
     }
     roots
@@ -142,12 +157,12 @@ fn discover() -> (Vec<VectorFile>, Vec<Outcome>) {
     let mut seen = HashSet::new();
     let mut files = Vec::new();
     let mut missing = Vec::new();
-    for (root, label) in roots() {
-        if !root.is_dir() {
+    for root in roots() {
+        if !root.path.is_dir() {
             missing.push(Outcome {
                 file: VectorFile {
-                    path: root.clone(),
-                    display: label,
+                    path: root.path.clone(),
+                    display: root.label,
                     tier: Tier::Project,
                 },
                 name: "(vector directory)".into(),
@@ -156,17 +171,24 @@ fn discover() -> (Vec<VectorFile>, Vec<Outcome>) {
             continue;
         }
         let mut found = Vec::new();
-        collect_toml(&root, &mut found);
+        collect_toml(&root.path, &mut found);
         found.sort();
         for path in found {
             let canonical = fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
             if !seen.insert(canonical) {
                 continue;
             }
-            let relative = path.strip_prefix(&root).unwrap_or(&path);
+            let relative = path.strip_prefix(&root.path).unwrap_or(&path);
+            let tier = if root.own {
+                Tier::Project
+            } else {
+                tier_in(relative)
+                    .or_else(|| tier_in(&root.path))
+                    .unwrap_or(Tier::Project)
+            };
             files.push(VectorFile {
-                display: format!("{label}/{}", relative.display()),
-                tier: tier_of(&path),
+                display: format!("{}/{}", root.label, relative.display()),
+                tier,
                 path,
             });
         }
@@ -188,16 +210,13 @@ fn collect_toml(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `required` / `optional` from the last path folder with that name, else `project`.
-fn tier_of(path: &Path) -> Tier {
-    path.components()
-        .rev()
-        .find_map(|c| match c {
-            PathComponent::Normal(s) if s == "required" => Some(Tier::Required),
-            PathComponent::Normal(s) if s == "optional" => Some(Tier::Optional),
-            _ => None,
-        })
-        .unwrap_or(Tier::Project)
+/// `required` / `optional` from the last folder of `path` with that name.
+fn tier_in(path: &Path) -> Option<Tier> {
+    path.components().rev().find_map(|c| match c {
+        PathComponent::Normal(s) if s == "required" => Some(Tier::Required),
+        PathComponent::Normal(s) if s == "optional" => Some(Tier::Optional),
+        _ => None,
+    })
 }
 
 // ---------------------------------------------------------------------------------------
