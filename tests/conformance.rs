@@ -13,7 +13,9 @@
 //! exit status is non-zero when any vector fails or none ran. A vector that cannot be
 //! parsed, misses a required key, names an unknown stage or component, or panics in the
 //! engine counts as failed. Positional arguments filter vectors by path or name substring;
-//! `CTXPACK_CONFORMANCE_VERBOSE=1` also prints passing vectors.
+//! `CTXPACK_CONFORMANCE_VERBOSE=1` also prints passing vectors;
+//! `CTXPACK_CONFORMANCE_ENGINE=cupel` runs the vectors on the reference crate instead of
+//! ctxpack (a check for vector authors; see `tests/vectors/README.md`).
 //!
 //! # Extensions to the format (ignored by other runners)
 //!
