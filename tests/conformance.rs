@@ -35,6 +35,15 @@
 //!   component's configuration (a plain name builds it without configuration, as 08 says).
 //! * Scorer entries of pipeline vectors are configured from their own table (08 §6.4).
 //!
+//! # Checks beyond chapter 08
+//!
+//! * Pipeline output comes from an untraced run; when diagnostics are expected, a traced
+//!   run (Item detail) must place the same items, and its report is checked (D8).
+//! * Slicer, placer and report positions must be in range and unique; a placer must
+//!   return a permutation.
+//! * The Rust engine requires the Proceed overflow event to be identical in the
+//!   selection, the report and the `on_overflow` callback (D7).
+//!
 //! # Structure
 //!
 //! [`parse`] turns a file into a plain [`spec::Vector`]; [`check`] runs it on an
