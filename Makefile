@@ -12,7 +12,7 @@ build:
 	$(CARGO) build --release
 
 demo:
-	$(CARGO) run --release --quiet --example select -- examples/data/chat.jsonl
+	$(CARGO) run --release --quiet --bin ctxpack -- examples/data/chat.jsonl --max 400 --target 300 --explain
 
 deps:
 	./scripts/deps.sh
@@ -22,9 +22,7 @@ lint:
 	$(CARGO) clippy --all-targets -- -D warnings
 
 test-rust:
-	$(CARGO) test --release --lib
-	$(CARGO) test --release --test conformance
-	$(CARGO) test --release --test differential
+	$(CARGO) test --release
 
 test: deps lint test-rust
 	@echo "make test: all suites passed"

@@ -12,8 +12,12 @@ pub fn fold_ascii(s: &str) -> String {
 }
 
 fn hash_folded<H: Hasher>(s: &str, state: &mut H) {
-    for b in s.bytes() {
-        state.write_u8(b.to_ascii_lowercase());
+    let mut buf = [0u8; 64];
+    for chunk in s.as_bytes().chunks(buf.len()) {
+        let folded = &mut buf[..chunk.len()];
+        folded.copy_from_slice(chunk);
+        folded.make_ascii_lowercase();
+        state.write(folded);
     }
     state.write_u8(0xff);
 }

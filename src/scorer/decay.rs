@@ -13,6 +13,12 @@ use crate::scorer::{config_error, score_each, Scorer};
 pub trait Clock: Send + Sync + fmt::Debug {
     /// Now, in nanoseconds since the Unix epoch (UTC).
     fn now_unix_nanos(&self) -> i64;
+
+    /// True only for [`SystemClock`]: policies (which always decay against the system
+    /// clock) use it to recognise the one clock they can express.
+    fn is_system_clock(&self) -> bool {
+        false
+    }
 }
 
 /// The system clock (`std::time::SystemTime`). Instants beyond the `i64` nanosecond range
@@ -21,6 +27,10 @@ pub trait Clock: Send + Sync + fmt::Debug {
 pub struct SystemClock;
 
 impl Clock for SystemClock {
+    fn is_system_clock(&self) -> bool {
+        true
+    }
+
     fn now_unix_nanos(&self) -> i64 {
         match SystemTime::now().duration_since(UNIX_EPOCH) {
             Ok(after) => saturating_nanos(after.as_nanos() as i128),

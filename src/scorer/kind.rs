@@ -1,11 +1,14 @@
 //! KindScorer: a weight per item kind (spec 03 §2.3).
 
 use std::any::Any;
-use std::collections::HashMap;
 
 use crate::error::Result;
+use crate::hash::FastMap;
 use crate::model::{ContextItem, ContextKind};
 use crate::scorer::{config_error, score_each, validate_table_weight, Scorer};
+
+/// Tables up to this size are scanned instead of hashed.
+const LINEAR_SCAN_MAX: usize = 8;
 
 /// KindScorer: the weight configured for the item's kind, 0.0 for an unlisted kind.
 ///
@@ -14,7 +17,7 @@ use crate::scorer::{config_error, score_each, validate_table_weight, Scorer};
 #[derive(Debug, Clone)]
 pub struct KindScorer {
     weights: Vec<(ContextKind, f64)>,
-    lookup: HashMap<ContextKind, f64>,
+    lookup: FastMap<ContextKind, f64>,
 }
 
 impl KindScorer {
@@ -49,7 +52,7 @@ impl KindScorer {
     /// (naming the later spelling): a kind-keyed table cannot hold both, and silently keeping
     /// one would make the result depend on the order of configuration.
     pub fn with_weights(weights: Vec<(ContextKind, f64)>) -> Result<Self> {
-        let mut lookup = HashMap::with_capacity(weights.len());
+        let mut lookup = FastMap::with_capacity_and_hasher(weights.len(), Default::default());
         for (kind, weight) in &weights {
             validate_table_weight(&format!("weight for kind '{kind}'"), *weight)?;
             if lookup.insert(kind.clone(), *weight).is_some() {
@@ -67,6 +70,15 @@ impl KindScorer {
     }
 
     fn score_item(&self, item: &ContextItem) -> f64 {
+        // A short table is faster to scan than to hash into.
+        if self.weights.len() <= LINEAR_SCAN_MAX {
+            let kind = item.kind();
+            return self
+                .weights
+                .iter()
+                .find(|(k, _)| k == kind)
+                .map_or(0.0, |(_, w)| *w);
+        }
         self.lookup.get(item.kind()).copied().unwrap_or(0.0)
     }
 }
