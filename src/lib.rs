@@ -12,6 +12,8 @@
 
 pub mod diagnostics;
 pub mod error;
+#[allow(unsafe_code)]
+pub mod ffi;
 pub mod model;
 pub mod pipeline;
 pub mod placer;
