@@ -163,10 +163,11 @@ pub unsafe extern "C" fn ctxpack_items_push(
     desc: *const ctxpack_item_desc,
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    // SAFETY: pointers are NULL or valid by the caller's contract; `desc` is read first.
+    // SAFETY: pointers are NULL or valid by the caller's contract.
     guard(out_error, || unsafe {
+        let list = handles::borrow_mut(items, "items")?;
         let item = to_item(&versioned::read(desc, "desc")?)?;
-        Arc::make_mut(handles::borrow_mut(items, "items")?).push(item);
+        Arc::make_mut(list).push(item);
         Ok(())
     })
 }

@@ -29,6 +29,9 @@ pub mod scorer;
 pub mod slicer;
 pub mod status;
 pub mod strings;
+/// cbindgen:ignore
+#[cfg(feature = "ffi-test-hooks")]
+mod test_hooks;
 mod versioned;
 
 pub use budget::*;

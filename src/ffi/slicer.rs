@@ -124,6 +124,7 @@ pub unsafe extern "C" fn ctxpack_slicer_new_quota(
 ) -> ctxpack_status {
     // SAFETY: `entries` is valid for `count` elements; `inner` is NULL or a live handle.
     handles::create(out, out_error, || unsafe {
+        let inner = handles::borrow(inner, "inner")?.clone();
         let entries = array(entries, count, "entries")?
             .iter()
             .enumerate()
@@ -132,7 +133,6 @@ pub unsafe extern "C" fn ctxpack_slicer_new_quota(
                 Ok(QuotaEntry::new(ContextKind::new(kind)?, e.require, e.cap)?)
             })
             .collect::<FfiResult<Vec<_>>>()?;
-        let inner = handles::borrow(inner, "inner")?.clone();
         Ok(Arc::new(QuotaSlice::new(entries, inner)?))
     })
 }
@@ -151,8 +151,8 @@ pub unsafe extern "C" fn ctxpack_slicer_new_count_quota(
 ) -> ctxpack_status {
     // SAFETY: `entries` is valid for `count` elements; `inner` is NULL or a live handle.
     handles::create(out, out_error, || unsafe {
-        let entries = count_entries(entries, count)?;
         let inner = handles::borrow(inner, "inner")?.clone();
+        let entries = count_entries(entries, count)?;
         let scarcity = enum_arg::<ctxpack_scarcity>(scarcity, "scarcity")?.into();
         Ok(Arc::new(CountQuotaSlice::new(entries, inner, scarcity)?))
     })
