@@ -199,10 +199,19 @@ mod tests {
 
     #[test]
     fn messages_carry_numbers() {
-        let e = Error::PinnedExceedsBudget { pinned_tokens: 120, available: 100 };
-        assert_eq!(e.to_string(), "pinned tokens (120) exceed available budget (100)");
+        let e = Error::PinnedExceedsBudget {
+            pinned_tokens: 120,
+            available: 100,
+        };
+        assert_eq!(
+            e.to_string(),
+            "pinned tokens (120) exceed available budget (100)"
+        );
         assert_eq!(e.code(), ErrorCode::PinnedExceedsBudget);
-        let e = Error::Overflow { merged_tokens: 5, target_tokens: 4 };
+        let e = Error::Overflow {
+            merged_tokens: 5,
+            target_tokens: 4,
+        };
         assert_eq!(e.to_string(), "merged tokens (5) exceed target tokens (4)");
     }
 

@@ -6,17 +6,21 @@
 //! context-selection specification v1.0.0.
 //!
 //! The modules follow the specification: [`model`], [`pipeline`], [`scorer`], [`slicer`],
-//! [`placer`], [`diagnostics`]. The C ABI lives in its own module tree on top.
+//! [`placer`], [`diagnostics`]; declarative [`policy`] configurations and [`analytics`]
+//! build on them. The C ABI lives in its own module tree on top.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod analytics;
 pub mod diagnostics;
 pub mod error;
 #[allow(unsafe_code)]
 pub mod ffi;
+mod hash;
 pub mod model;
 pub mod pipeline;
 pub mod placer;
+pub mod policy;
 pub mod scorer;
 pub mod slicer;
 
@@ -24,5 +28,7 @@ pub mod slicer;
 pub(crate) mod testutil;
 
 pub use error::{Error, ErrorCode, Result};
-pub use model::{ContextBudget, ContextItem, ContextKind, ContextSource, OverflowStrategy, ScoredItem};
+pub use model::{
+    ContextBudget, ContextItem, ContextKind, ContextSource, OverflowStrategy, ScoredItem,
+};
 pub use pipeline::{Pipeline, PipelineBuilder, RunOptions, Selection};

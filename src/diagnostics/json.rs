@@ -1,8 +1,379 @@
-//! JSON wire form (STUB).
-use crate::diagnostics::SelectionReport;
-use crate::model::ContextItem;
+//! The JSON wire form of a SelectionReport (spec 06 §10).
+//!
+//! Keys are snake_case; optional members are omitted, never written as `null`; reasons are
+//! `{"reason": "<Variant>", ...fields}`. Items are written with `content`, `tokens`,
+//! `kind`, `source` and every other field that is set. Extensions (documented in
+//! `docs/diagnostics-json.md`): an `overflow` member when a Proceed run went over target,
+//! and non-finite numbers (possible only in caller-supplied hints) written as `null`.
 
-/// Writes the report in the JSON wire form of spec 06 §10; items are looked up in `items`.
-pub fn report_to_json(_report: &SelectionReport, _items: &[ContextItem]) -> String {
-    todo!()
+use std::fmt::Write;
+
+use crate::diagnostics::{
+    CountRequirementShortfall, ExcludedItem, ExclusionReason, IncludedItem, OverflowEvent,
+    SelectionReport, TraceEvent,
+};
+use crate::model::{format_rfc3339, ContextBudget, ContextItem};
+
+/// Writes the report in the JSON wire form; items are looked up in `items` by position.
+pub fn report_to_json(report: &SelectionReport, items: &[ContextItem]) -> String {
+    let mut w = JsonWriter::default();
+    w.begin_object();
+    w.key("events");
+    w.array(&report.events, |w, e| write_event(w, e));
+    w.key("included");
+    w.array(&report.included, |w, e| write_included(w, e, items));
+    w.key("excluded");
+    w.array(&report.excluded, |w, e| write_excluded(w, e, items));
+    w.key("total_candidates");
+    w.uint(report.total_candidates as u64);
+    w.key("total_tokens_considered");
+    w.int(report.total_tokens_considered);
+    w.key("count_requirement_shortfalls");
+    w.array(&report.count_requirement_shortfalls, write_shortfall);
+    if let Some(overflow) = &report.overflow {
+        w.key("overflow");
+        write_overflow(&mut w, overflow, items);
+    }
+    w.end_object();
+    w.finish()
+}
+
+/// Writes one item as a JSON object (the form used inside reports and by the CLI).
+pub fn item_to_json(item: &ContextItem) -> String {
+    let mut w = JsonWriter::default();
+    write_item(&mut w, item);
+    w.finish()
+}
+
+fn write_event(w: &mut JsonWriter, e: &TraceEvent) {
+    w.begin_object();
+    w.key("stage");
+    w.string(e.stage.name());
+    w.key("duration_ms");
+    w.float(e.duration_ms);
+    w.key("item_count");
+    w.uint(e.item_count as u64);
+    if let Some(message) = &e.message {
+        w.key("message");
+        w.string(message);
+    }
+    w.end_object();
+}
+
+fn write_included(w: &mut JsonWriter, e: &IncludedItem, items: &[ContextItem]) {
+    w.begin_object();
+    w.key("item");
+    write_item(w, &items[e.index]);
+    w.key("score");
+    w.float(e.score);
+    w.key("reason");
+    w.begin_object();
+    w.key("reason");
+    w.string(e.reason.name());
+    w.end_object();
+    w.end_object();
+}
+
+fn write_excluded(w: &mut JsonWriter, e: &ExcludedItem, items: &[ContextItem]) {
+    w.begin_object();
+    w.key("item");
+    write_item(w, &items[e.index]);
+    w.key("score");
+    w.float(e.score);
+    w.key("reason");
+    write_exclusion_reason(w, &e.reason);
+    w.end_object();
+}
+
+fn write_exclusion_reason(w: &mut JsonWriter, reason: &ExclusionReason) {
+    w.begin_object();
+    w.key("reason");
+    w.string(reason.name());
+    match reason {
+        ExclusionReason::BudgetExceeded {
+            item_tokens,
+            available_tokens,
+        } => {
+            w.field_int("item_tokens", *item_tokens);
+            w.field_int("available_tokens", *available_tokens);
+        }
+        ExclusionReason::ScoredTooLow { score, threshold } => {
+            w.key("score");
+            w.float(*score);
+            w.key("threshold");
+            w.float(*threshold);
+        }
+        ExclusionReason::Deduplicated {
+            deduplicated_against,
+        } => w.field_str("deduplicated_against", deduplicated_against),
+        ExclusionReason::QuotaCapExceeded { kind, cap, actual } => {
+            w.field_str("kind", kind);
+            w.field_int("cap", *cap);
+            w.field_int("actual", *actual);
+        }
+        ExclusionReason::QuotaRequireDisplaced { displaced_by_kind } => {
+            w.field_str("displaced_by_kind", displaced_by_kind)
+        }
+        ExclusionReason::NegativeTokens { tokens } => w.field_int("tokens", *tokens),
+        ExclusionReason::PinnedOverride { displaced_by } => {
+            w.field_str("displaced_by", displaced_by)
+        }
+        ExclusionReason::Filtered { filter_name } => w.field_str("filter_name", filter_name),
+        ExclusionReason::CountCapExceeded { kind, cap, count } => {
+            w.field_str("kind", kind);
+            w.key("cap");
+            w.uint(*cap);
+            w.key("count");
+            w.uint(*count);
+        }
+        ExclusionReason::CountRequireCandidatesExhausted { kind } => w.field_str("kind", kind),
+        ExclusionReason::Unknown { .. } => {}
+    }
+    w.end_object();
+}
+
+fn write_shortfall(w: &mut JsonWriter, s: &CountRequirementShortfall) {
+    w.begin_object();
+    w.field_str("kind", &s.kind);
+    w.key("required_count");
+    w.uint(s.required_count);
+    w.key("satisfied_count");
+    w.uint(s.satisfied_count);
+    w.end_object();
+}
+
+fn write_overflow(w: &mut JsonWriter, o: &OverflowEvent, items: &[ContextItem]) {
+    w.begin_object();
+    w.field_int("tokens_over_budget", o.tokens_over_budget);
+    w.key("overflowing_items");
+    w.array(&o.overflowing_items, |w, &i| write_item(w, &items[i]));
+    w.key("budget");
+    write_budget(w, &o.budget);
+    w.end_object();
+}
+
+fn write_budget(w: &mut JsonWriter, b: &ContextBudget) {
+    w.begin_object();
+    w.field_int("max_tokens", b.max_tokens());
+    w.field_int("target_tokens", b.target_tokens());
+    w.field_int("output_reserve", b.output_reserve());
+    w.key("reserved_slots");
+    w.begin_object();
+    for (kind, count) in b.reserved_slots() {
+        w.field_int(kind.as_str(), *count);
+    }
+    w.end_object();
+    w.key("estimation_safety_margin_percent");
+    w.float(b.estimation_safety_margin_percent());
+    w.end_object();
+}
+
+fn write_item(w: &mut JsonWriter, item: &ContextItem) {
+    w.begin_object();
+    w.field_str("content", item.content());
+    w.field_int("tokens", item.tokens());
+    w.field_str("kind", item.kind().as_str());
+    w.field_str("source", item.source().as_str());
+    if let Some(priority) = item.priority() {
+        w.field_int("priority", priority);
+    }
+    if !item.tags().is_empty() {
+        w.key("tags");
+        w.array(item.tags(), |w, t| w.string(t));
+    }
+    if !item.metadata().is_empty() {
+        w.key("metadata");
+        w.begin_object();
+        for (k, v) in item.metadata() {
+            w.field_str(k, v);
+        }
+        w.end_object();
+    }
+    if let Some(ts) = item.timestamp() {
+        w.field_str("timestamp", &format_rfc3339(ts));
+    }
+    if let Some(hint) = item.future_relevance_hint() {
+        w.key("future_relevance_hint");
+        w.float(hint);
+    }
+    if item.pinned() {
+        w.key("pinned");
+        w.raw("true");
+    }
+    if let Some(original) = item.original_tokens() {
+        w.field_int("original_tokens", original);
+    }
+    w.end_object();
+}
+
+/// A minimal streaming JSON writer: it tracks only whether a comma is due.
+#[derive(Default)]
+struct JsonWriter {
+    out: String,
+    need_comma: bool,
+}
+
+impl JsonWriter {
+    fn value_prefix(&mut self) {
+        if self.need_comma {
+            self.out.push(',');
+        }
+        self.need_comma = true;
+    }
+    fn begin_object(&mut self) {
+        self.value_prefix();
+        self.out.push('{');
+        self.need_comma = false;
+    }
+    fn end_object(&mut self) {
+        self.out.push('}');
+        self.need_comma = true;
+    }
+    fn array<T>(&mut self, values: &[T], mut each: impl FnMut(&mut Self, &T)) {
+        self.value_prefix();
+        self.out.push('[');
+        self.need_comma = false;
+        for v in values {
+            each(self, v);
+        }
+        self.out.push(']');
+        self.need_comma = true;
+    }
+    fn key(&mut self, key: &str) {
+        self.value_prefix();
+        write_escaped(&mut self.out, key);
+        self.out.push(':');
+        self.need_comma = false;
+    }
+    fn raw(&mut self, text: &str) {
+        self.value_prefix();
+        self.out.push_str(text);
+    }
+    fn string(&mut self, s: &str) {
+        self.value_prefix();
+        write_escaped(&mut self.out, s);
+    }
+    fn int(&mut self, v: i64) {
+        self.value_prefix();
+        let _ = write!(self.out, "{v}");
+    }
+    fn uint(&mut self, v: u64) {
+        self.value_prefix();
+        let _ = write!(self.out, "{v}");
+    }
+    /// Finite numbers in the shortest form that reads back exactly; non-finite as null.
+    fn float(&mut self, v: f64) {
+        self.value_prefix();
+        if v.is_finite() {
+            let _ = write!(self.out, "{v:?}");
+        } else {
+            self.out.push_str("null");
+        }
+    }
+    fn field_str(&mut self, key: &str, value: &str) {
+        self.key(key);
+        self.string(value);
+    }
+    fn field_int(&mut self, key: &str, value: i64) {
+        self.key(key);
+        self.int(value);
+    }
+    fn finish(self) -> String {
+        self.out
+    }
+}
+
+fn write_escaped(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::{InclusionReason, PipelineStage};
+
+    #[test]
+    fn writes_the_wire_form() {
+        let items = vec![
+            ContextItem::builder("a \"quoted\"\nline", 120)
+                .timestamp(0)
+                .build()
+                .unwrap(),
+            ContextItem::builder("corrupt", -3)
+                .pinned(true)
+                .build()
+                .unwrap(),
+        ];
+        let report = SelectionReport {
+            events: vec![TraceEvent {
+                stage: PipelineStage::Classify,
+                duration_ms: 0.5,
+                item_count: 1,
+                message: None,
+                item_index: None,
+            }],
+            included: vec![IncludedItem {
+                index: 0,
+                score: 0.75,
+                reason: InclusionReason::Scored,
+            }],
+            excluded: vec![ExcludedItem {
+                index: 1,
+                score: 0.0,
+                reason: ExclusionReason::NegativeTokens { tokens: -3 },
+            }],
+            total_candidates: 2,
+            total_tokens_considered: 117,
+            count_requirement_shortfalls: vec![],
+            overflow: None,
+        };
+        let json = report_to_json(&report, &items);
+        let parsed: serde_json::Value = serde_json::from_str(&json).expect(&json);
+        assert_eq!(parsed["events"][0]["stage"], "Classify");
+        assert!(parsed["events"][0].get("message").is_none());
+        assert_eq!(
+            parsed["included"][0]["item"]["content"],
+            "a \"quoted\"\nline"
+        );
+        assert_eq!(
+            parsed["included"][0]["item"]["timestamp"],
+            "1970-01-01T00:00:00Z"
+        );
+        assert_eq!(parsed["included"][0]["reason"]["reason"], "Scored");
+        assert_eq!(parsed["excluded"][0]["reason"]["reason"], "NegativeTokens");
+        assert_eq!(parsed["excluded"][0]["reason"]["tokens"], -3);
+        assert!(parsed["excluded"][0]["reason"].get("item_tokens").is_none());
+        assert_eq!(parsed["excluded"][0]["item"]["pinned"], true);
+        assert_eq!(parsed["total_tokens_considered"], 117);
+        assert_eq!(
+            parsed["count_requirement_shortfalls"],
+            serde_json::json!([])
+        );
+        assert!(parsed.get("overflow").is_none());
+    }
+
+    #[test]
+    fn escapes_control_characters_and_writes_null_for_non_finite() {
+        let mut w = JsonWriter::default();
+        w.begin_object();
+        w.field_str("s", "\u{1}\t\\");
+        w.key("n");
+        w.float(f64::NAN);
+        w.end_object();
+        assert_eq!(w.finish(), r#"{"s":"\u0001\t\\","n":null}"#);
+    }
 }

@@ -61,10 +61,14 @@ impl ContextBudget {
         let mut seen: HashMap<&ContextKind, ()> = HashMap::new();
         for (kind, count) in &reserved_slots {
             if *count < 0 {
-                return invalid(format!("reserved slot count for kind '{kind}' must be >= 0"));
+                return invalid(format!(
+                    "reserved slot count for kind '{kind}' must be >= 0"
+                ));
             }
             if seen.insert(kind, ()).is_some() {
-                return invalid(format!("reserved slot kind '{kind}' appears more than once"));
+                return invalid(format!(
+                    "reserved slot kind '{kind}' appears more than once"
+                ));
             }
         }
         Ok(Self {
@@ -103,7 +107,8 @@ impl ContextBudget {
     pub fn effective(&self, pinned_tokens: i64) -> ContextBudget {
         let slots: i128 = self.reserved_slots.iter().map(|(_, n)| *n as i128).sum();
         let pinned = pinned_tokens as i128;
-        let mut hi = (self.max_tokens as i128 - self.output_reserve as i128 - pinned - slots).max(0);
+        let mut hi =
+            (self.max_tokens as i128 - self.output_reserve as i128 - pinned - slots).max(0);
         let mut lo = (self.target_tokens as i128 - pinned - slots).max(0).min(hi);
         let margin = self.estimation_safety_margin_percent;
         if margin > 0.0 {
@@ -161,7 +166,13 @@ mod tests {
                 .contains("estimation_safety_margin_percent"));
         }
         assert_eq!(
-            err(ContextBudget::with_all(10, 5, 0, vec![(kind("Memory"), -1)], 0.0)),
+            err(ContextBudget::with_all(
+                10,
+                5,
+                0,
+                vec![(kind("Memory"), -1)],
+                0.0
+            )),
             "invalid budget: reserved slot count for kind 'Memory' must be >= 0"
         );
         assert!(err(ContextBudget::with_all(

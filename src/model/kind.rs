@@ -12,8 +12,12 @@ pub fn fold_ascii(s: &str) -> String {
 }
 
 fn hash_folded<H: Hasher>(s: &str, state: &mut H) {
-    for b in s.bytes() {
-        state.write_u8(b.to_ascii_lowercase());
+    let mut buf = [0u8; 64];
+    for chunk in s.as_bytes().chunks(buf.len()) {
+        let folded = &mut buf[..chunk.len()];
+        folded.copy_from_slice(chunk);
+        folded.make_ascii_lowercase();
+        state.write(folded);
     }
     state.write_u8(0xff);
 }
@@ -133,7 +137,10 @@ mod tests {
         assert_eq!(a, b);
         let set: HashSet<_> = [a.clone(), b].into_iter().collect();
         assert_eq!(set.len(), 1);
-        assert_ne!(ContextKind::new("É").unwrap(), ContextKind::new("é").unwrap());
+        assert_ne!(
+            ContextKind::new("É").unwrap(),
+            ContextKind::new("é").unwrap()
+        );
         assert_eq!(a.as_str(), "Message");
     }
 
@@ -141,7 +148,10 @@ mod tests {
     fn blank_values_are_rejected() {
         assert_eq!(ContextKind::new("").unwrap_err(), Error::EmptyKind);
         assert_eq!(ContextKind::new(" \t").unwrap_err(), Error::EmptyKind);
-        assert_eq!(ContextKind::new("\u{00a0}\u{3000}").unwrap_err(), Error::EmptyKind);
+        assert_eq!(
+            ContextKind::new("\u{00a0}\u{3000}").unwrap_err(),
+            Error::EmptyKind
+        );
         assert_eq!(ContextSource::new("  ").unwrap_err(), Error::EmptySource);
         assert!(ContextSource::new(" x ").is_ok());
     }

@@ -11,7 +11,13 @@ use crate::placer::Placer;
 use crate::scorer::Scorer;
 use crate::slicer::Slicer;
 
+mod classify;
+mod deduplicate;
+mod place;
 mod run;
+mod score;
+mod slice;
+mod sort;
 
 /// A configured pipeline: scorer, slicer, placer, deduplication flag, overflow strategy.
 #[derive(Clone)]
@@ -82,8 +88,15 @@ impl Pipeline {
     }
 
     /// Runs traced at Item detail and returns only the report.
-    pub fn dry_run(&self, items: &[ContextItem], budget: &ContextBudget) -> Result<SelectionReport> {
-        let options = RunOptions { trace: TraceDetail::Item, on_overflow: None };
+    pub fn dry_run(
+        &self,
+        items: &[ContextItem],
+        budget: &ContextBudget,
+    ) -> Result<SelectionReport> {
+        let options = RunOptions {
+            trace: TraceDetail::Item,
+            on_overflow: None,
+        };
         let selection = self.run_with(items, budget, &options)?;
         Ok(selection.report.unwrap_or_default())
     }
@@ -171,3 +184,6 @@ impl PipelineBuilder {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,13 +1,80 @@
-//! The run (STUB).
-use crate::error::Result;
+//! One run of the pipeline: the six stages in order, generic over the collector so that
+//! an untraced run carries no diagnostics code at all.
+
+use crate::diagnostics::{Collector, NullCollector, Recorder, TraceDetail};
+use crate::error::{checked_token_sum, Result};
 use crate::model::{ContextBudget, ContextItem};
+use crate::pipeline::classify::classify;
+use crate::pipeline::deduplicate::deduplicate;
+use crate::pipeline::place::{place, Placed};
+use crate::pipeline::score::score;
+use crate::pipeline::slice::{slice, PinnedContext};
+use crate::pipeline::sort::sort_by_score;
 use crate::pipeline::{Pipeline, RunOptions, Selection};
 
 pub(super) fn run(
-    _pipeline: &Pipeline,
-    _items: &[ContextItem],
-    _budget: &ContextBudget,
-    _options: &RunOptions<'_>,
+    pipeline: &Pipeline,
+    items: &[ContextItem],
+    budget: &ContextBudget,
+    options: &RunOptions<'_>,
 ) -> Result<Selection> {
-    todo!()
+    if options.trace == TraceDetail::None {
+        let placed = run_stages(pipeline, items, budget, options, &mut NullCollector)?;
+        return Ok(selection(placed, None));
+    }
+    let mut recorder = Recorder::new(options.trace);
+    let placed = run_stages(pipeline, items, budget, options, &mut recorder)?;
+    let total_tokens = checked_token_sum(items.iter().map(ContextItem::tokens), "total tokens")?;
+    let report = recorder.into_report(items.len(), total_tokens, placed.overflow.clone());
+    Ok(selection(placed, Some(report)))
+}
+
+fn selection(placed: Placed, report: Option<crate::diagnostics::SelectionReport>) -> Selection {
+    Selection {
+        indices: placed.indices,
+        scores: placed.scores,
+        reasons: placed.reasons,
+        overflow: placed.overflow,
+        report,
+    }
+}
+
+fn run_stages<C: Collector>(
+    pipeline: &Pipeline,
+    items: &[ContextItem],
+    budget: &ContextBudget,
+    options: &RunOptions<'_>,
+    collector: &mut C,
+) -> Result<Placed> {
+    let classified = classify(items, budget, collector)?;
+    let scored = score(
+        pipeline.scorer.as_ref(),
+        items,
+        &classified.scoreable,
+        collector,
+    )?;
+    let mut sorted = deduplicate(pipeline.deduplication, items, scored, collector);
+    sort_by_score(&mut sorted);
+    let pinned = PinnedContext {
+        tokens: classified.pinned_tokens,
+        first_content: classified.pinned.first().map(|&i| items[i].content()),
+    };
+    let sliced = slice(
+        pipeline.slicer.as_ref(),
+        items,
+        &sorted,
+        budget,
+        &pinned,
+        collector,
+    )?;
+    place(
+        pipeline.placer.as_ref(),
+        pipeline.overflow_strategy,
+        items,
+        &classified.pinned,
+        sliced,
+        budget,
+        options.on_overflow,
+        collector,
+    )
 }

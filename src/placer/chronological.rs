@@ -61,9 +61,14 @@ mod tests {
             mk("q1", Some(100)),
             mk("a2", Some(200)),
         ];
-        let scored: Vec<ScoredItem> =
-            items.iter().map(|item| ScoredItem { item, score: 0.0 }).collect();
-        assert_eq!(ChronologicalPlacer.place(&scored).unwrap(), vec![3, 1, 4, 0, 2]);
+        let scored: Vec<ScoredItem> = items
+            .iter()
+            .map(|item| ScoredItem { item, score: 0.0 })
+            .collect();
+        assert_eq!(
+            ChronologicalPlacer.place(&scored).unwrap(),
+            vec![3, 1, 4, 0, 2]
+        );
         assert!(ChronologicalPlacer.place(&[]).unwrap().is_empty());
     }
 }

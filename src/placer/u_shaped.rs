@@ -53,8 +53,9 @@ mod tests {
     use crate::model::ContextItem;
 
     fn place(scores: &[f64]) -> Vec<usize> {
-        let items: Vec<ContextItem> =
-            (0..scores.len()).map(|i| ContextItem::new(format!("i{i}"), 1).unwrap()).collect();
+        let items: Vec<ContextItem> = (0..scores.len())
+            .map(|i| ContextItem::new(format!("i{i}"), 1).unwrap())
+            .collect();
         let scored: Vec<ScoredItem> = items
             .iter()
             .zip(scores)
@@ -66,7 +67,10 @@ mod tests {
     #[test]
     fn seed_example() {
         // A..G scored 0.9..0.3 -> A C E G F D B
-        assert_eq!(place(&[0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3]), vec![0, 2, 4, 6, 5, 3, 1]);
+        assert_eq!(
+            place(&[0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3]),
+            vec![0, 2, 4, 6, 5, 3, 1]
+        );
     }
 
     #[test]

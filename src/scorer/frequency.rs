@@ -1,12 +1,24 @@
-//! FrequencyScorer: share of peers with a common tag. (STUB: to be implemented).
+//! FrequencyScorer: share of peers with a common tag (spec 03 §2.5, §5.2).
 
 use std::any::Any;
+use std::borrow::Cow;
+use std::collections::HashMap;
 
 use crate::error::Result;
 use crate::model::ContextItem;
-use crate::scorer::Scorer;
+use crate::scorer::{check_one_slot_per_item, Scorer};
 
-/// FrequencyScorer: share of peers with a common tag.
+/// FrequencyScorer: the share of the *other* items that have at least one tag in common
+/// with this item.
+///
+/// Tags compare after ASCII case folding only (`"É"` ≠ `"é"`, no trimming; `""` is a
+/// tag). Each peer counts once however many tags it shares; the denominator is `N − 1`,
+/// tagless peers included. An item without tags, or the only item, scores 0.0. No
+/// configuration.
+///
+/// One pass builds an index from each folded tag to the items carrying it, then counts
+/// each distinct tag set's peers once: linear when items share few tag sets, at worst
+/// quadratic (the per-item form is quadratic times the tag-list products).
 #[derive(Debug, Clone, Default)]
 pub struct FrequencyScorer;
 
@@ -18,10 +30,215 @@ impl FrequencyScorer {
 }
 
 impl Scorer for FrequencyScorer {
-    fn score_all(&self, _items: &[&ContextItem], _out: &mut [f64]) -> Result<()> {
-        todo!()
+    fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
+        check_one_slot_per_item(items, out)?;
+        out.fill(0.0);
+        if items.len() <= 1 {
+            return Ok(());
+        }
+        let index = TagIndex::build(items);
+        // Counts stay far below 2^53, so both conversions are exact.
+        let peers = (items.len() - 1) as f64;
+        let mut counter = UnionCounter::new(items.len());
+        let mut counted: HashMap<&[usize], usize> = HashMap::new();
+        for (slot, tag_set) in out.iter_mut().zip(&index.item_tag_sets) {
+            if tag_set.is_empty() {
+                continue;
+            }
+            let union = *counted
+                .entry(tag_set.as_slice())
+                .or_insert_with(|| counter.union_size(tag_set, &index.postings));
+            // The union holds the scored item itself: every other member is a peer.
+            *slot = (union - 1) as f64 / peers;
+        }
+        Ok(())
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// The folded tags of every item as sorted, deduplicated tag ids, and for every tag id the
+/// ascending positions of the items carrying it (each position at most once per tag).
+struct TagIndex {
+    item_tag_sets: Vec<Vec<usize>>,
+    postings: Vec<Vec<usize>>,
+}
+
+impl TagIndex {
+    fn build(items: &[&ContextItem]) -> Self {
+        let mut ids: HashMap<Cow<'_, str>, usize> = HashMap::new();
+        let mut postings: Vec<Vec<usize>> = Vec::new();
+        let mut item_tag_sets = Vec::with_capacity(items.len());
+        for (position, item) in items.iter().enumerate() {
+            let mut set: Vec<usize> = item
+                .tags()
+                .iter()
+                .map(|tag| {
+                    let next_id = ids.len();
+                    *ids.entry(fold_tag(tag)).or_insert(next_id)
+                })
+                .collect();
+            set.sort_unstable();
+            set.dedup();
+            for &tag in &set {
+                if tag == postings.len() {
+                    postings.push(Vec::new());
+                }
+                postings[tag].push(position);
+            }
+            item_tag_sets.push(set);
+        }
+        Self {
+            item_tag_sets,
+            postings,
+        }
+    }
+}
+
+/// ASCII case folding, allocating only when the tag has an upper-case ASCII letter.
+fn fold_tag(tag: &str) -> Cow<'_, str> {
+    if tag.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(tag.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(tag)
+    }
+}
+
+/// Counts the distinct items in a union of posting lists using visit stamps, so no set
+/// is cleared between queries.
+struct UnionCounter {
+    stamps: Vec<usize>,
+    query: usize,
+}
+
+impl UnionCounter {
+    fn new(item_count: usize) -> Self {
+        Self {
+            stamps: vec![0; item_count],
+            query: 0,
+        }
+    }
+
+    /// The number of distinct items carrying at least one of `tags`.
+    fn union_size(&mut self, tags: &[usize], postings: &[Vec<usize>]) -> usize {
+        self.query += 1;
+        let mut size = 0;
+        for &tag in tags {
+            for &position in &postings[tag] {
+                if self.stamps[position] != self.query {
+                    self.stamps[position] = self.query;
+                    size += 1;
+                }
+            }
+        }
+        size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scorer::test_support::{assert_bits_eq, items_from, random_items, run};
+    use crate::testutil::Rng;
+
+    /// The per-item FrequencyScorer of spec 03 §2.5.
+    pub(crate) fn naive_frequency(i: usize, all: &[ContextItem]) -> f64 {
+        let own = all[i].tags();
+        if own.is_empty() || all.len() <= 1 {
+            return 0.0;
+        }
+        let shares_a_tag = |peer: &ContextItem| {
+            own.iter()
+                .any(|a| peer.tags().iter().any(|b| a.eq_ignore_ascii_case(b)))
+        };
+        let count = all
+            .iter()
+            .enumerate()
+            .filter(|(j, peer)| *j != i && !peer.tags().is_empty() && shares_a_tag(peer))
+            .count();
+        count as f64 / (all.len() - 1) as f64
+    }
+
+    fn tagged(tags: &[&[&str]]) -> Vec<ContextItem> {
+        items_from(tags.len(), |i| {
+            ContextItem::builder(format!("item{i}"), 1)
+                .tags(tags[i].iter().copied())
+                .build()
+                .unwrap()
+        })
+    }
+
+    fn score(tags: &[&[&str]]) -> Vec<f64> {
+        run(&FrequencyScorer::new(), &tagged(tags))
+    }
+
+    #[test]
+    fn counts_peers_sharing_a_folded_tag() {
+        assert_eq!(
+            score(&[&["a"], &["A"], &["b"], &[]]),
+            [1.0 / 3.0, 1.0 / 3.0, 0.0, 0.0]
+        );
+        // Each peer counts once, however many tags it shares.
+        assert_eq!(
+            score(&[&["a", "b"], &["a", "b", "B"], &["c"]]),
+            [0.5, 0.5, 0.0]
+        );
+        // Every peer matches.
+        assert_eq!(score(&[&["x"], &["X", "y"], &["x"]]), [1.0, 1.0, 1.0]);
+    }
+
+    #[test]
+    fn folding_is_ascii_only_and_untrimmed() {
+        assert_eq!(score(&[&["É"], &["é"]]), [0.0, 0.0]);
+        assert_eq!(score(&[&["x"], &[" x"], &["x "]]), [0.0, 0.0, 0.0]);
+        assert_eq!(score(&[&[""], &[""], &["a"]]), [0.5, 0.5, 0.0]);
+    }
+
+    #[test]
+    fn identity_is_position_not_content() {
+        let items = vec![
+            ContextItem::builder("same", 1).tags(["t"]).build().unwrap(),
+            ContextItem::builder("same", 1).tags(["t"]).build().unwrap(),
+        ];
+        assert_eq!(run(&FrequencyScorer::new(), &items), [1.0, 1.0]);
+    }
+
+    #[test]
+    fn degenerate_lists() {
+        assert_eq!(score(&[]), Vec::<f64>::new());
+        assert_eq!(score(&[&["a"]]), [0.0]);
+        assert_eq!(score(&[&[], &[]]), [0.0, 0.0]);
+        // Duplicate tags on one item never make it its own peer.
+        assert_eq!(score(&[&["a", "a", "A"], &["b"]]), [0.0, 0.0]);
+    }
+
+    #[test]
+    fn items_sharing_a_tag_set_are_counted_once_per_set() {
+        // 20 000 items with one of two tag sets: linear, where the per-item form is quadratic.
+        let items = items_from(20_000, |i| {
+            let tags: &[&str] = if i % 4 == 0 { &["x", "Y"] } else { &["y"] };
+            ContextItem::builder(format!("item{i}"), 1)
+                .tags(tags.iter().copied())
+                .build()
+                .unwrap()
+        });
+        let got = run(&FrequencyScorer::new(), &items);
+        assert!(
+            got.iter().all(|s| *s == 1.0),
+            "every item shares y or Y with all others"
+        );
+    }
+
+    #[test]
+    fn fast_path_matches_naive_bit_for_bit() {
+        for seed in 20_000..25_000 {
+            let mut rng = Rng::new(seed);
+            let items = random_items(&mut rng, 40);
+            let want: Vec<f64> = (0..items.len())
+                .map(|i| naive_frequency(i, &items))
+                .collect();
+            assert_bits_eq(seed, &run(&FrequencyScorer::new(), &items), &want);
+        }
     }
 }

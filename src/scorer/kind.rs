@@ -1,25 +1,85 @@
-//! KindScorer (STUB).
-use std::any::Any;
-use crate::error::Result;
-use crate::model::{ContextItem, ContextKind};
-use crate::scorer::Scorer;
+//! KindScorer: a weight per item kind (spec 03 §2.3).
 
-/// KindScorer: a weight per kind.
+use std::any::Any;
+
+use crate::error::Result;
+use crate::hash::FastMap;
+use crate::model::{ContextItem, ContextKind};
+use crate::scorer::{config_error, score_each, validate_table_weight, Scorer};
+
+/// Tables up to this size are scanned instead of hashed.
+const LINEAR_SCAN_MAX: usize = 8;
+
+/// KindScorer: the weight configured for the item's kind, 0.0 for an unlisted kind.
+///
+/// Kinds match under ASCII case folding (`"message"` matches `Message`). Weights are
+/// returned as configured, unclamped (a weight of 3.0 scores 3.0).
 #[derive(Debug, Clone)]
-pub struct KindScorer;
+pub struct KindScorer {
+    weights: Vec<(ContextKind, f64)>,
+    lookup: FastMap<ContextKind, f64>,
+}
 
 impl KindScorer {
     /// The default table (SystemPrompt 1.0, Memory 0.8, ToolOutput 0.6, Document 0.4, Message 0.2).
     pub fn new() -> Self {
-        todo!()
+        let defaults = [
+            (ContextKind::SYSTEM_PROMPT, 1.0),
+            (ContextKind::MEMORY, 0.8),
+            (ContextKind::TOOL_OUTPUT, 0.6),
+            (ContextKind::DOCUMENT, 0.4),
+            (ContextKind::MESSAGE, 0.2),
+        ];
+        let weights = defaults
+            .iter()
+            .map(|&(kind, weight)| {
+                (
+                    ContextKind::new(kind).expect("well-known kinds are valid"),
+                    weight,
+                )
+            })
+            .collect();
+        Self::with_weights(weights).expect("the default table is valid")
     }
-    /// A custom table replacing the defaults; weights must be >= 0 and finite.
-    pub fn with_weights(_weights: Vec<(ContextKind, f64)>) -> Result<Self> {
-        todo!()
+
+    /// A custom table replacing the defaults (never merged with them); weights must be >= 0
+    /// and finite. An empty table is legal and scores every item 0.0.
+    ///
+    /// Entries are checked in order, each for `w < 0`
+    /// (`weight for kind '<k>' must be non-negative`, which also catches `-inf`), then for a
+    /// non-finite `w` (`weight for kind '<k>' must be finite`). Two entries whose kinds are
+    /// equal under ASCII case folding are rejected with `kind '<k>' appears more than once`
+    /// (naming the later spelling): a kind-keyed table cannot hold both, and silently keeping
+    /// one would make the result depend on the order of configuration.
+    pub fn with_weights(weights: Vec<(ContextKind, f64)>) -> Result<Self> {
+        let mut lookup = FastMap::with_capacity_and_hasher(weights.len(), Default::default());
+        for (kind, weight) in &weights {
+            validate_table_weight(&format!("weight for kind '{kind}'"), *weight)?;
+            if lookup.insert(kind.clone(), *weight).is_some() {
+                return Err(config_error(format!(
+                    "kind '{kind}' appears more than once"
+                )));
+            }
+        }
+        Ok(Self { weights, lookup })
     }
+
     /// The configured table, in configuration order.
     pub fn weights(&self) -> &[(ContextKind, f64)] {
-        todo!()
+        &self.weights
+    }
+
+    fn score_item(&self, item: &ContextItem) -> f64 {
+        // A short table is faster to scan than to hash into.
+        if self.weights.len() <= LINEAR_SCAN_MAX {
+            let kind = item.kind();
+            return self
+                .weights
+                .iter()
+                .find(|(k, _)| k == kind)
+                .map_or(0.0, |(_, w)| *w);
+        }
+        self.lookup.get(item.kind()).copied().unwrap_or(0.0)
     }
 }
 
@@ -30,10 +90,127 @@ impl Default for KindScorer {
 }
 
 impl Scorer for KindScorer {
-    fn score_all(&self, _items: &[&ContextItem], _out: &mut [f64]) -> Result<()> {
-        todo!()
+    fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
+        score_each(items, out, |item| self.score_item(item))
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scorer::test_support::{items_from, run};
+
+    fn kind(s: &str) -> ContextKind {
+        ContextKind::new(s).unwrap()
+    }
+
+    fn of_kinds(kinds: &[&str]) -> Vec<ContextItem> {
+        items_from(kinds.len(), |i| {
+            ContextItem::builder(format!("item{i}"), 1)
+                .kind(kind(kinds[i]))
+                .build()
+                .unwrap()
+        })
+    }
+
+    fn err(weights: Vec<(ContextKind, f64)>) -> String {
+        KindScorer::with_weights(weights).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn vector_default_weights() {
+        let items = of_kinds(&[
+            "SystemPrompt",
+            "Memory",
+            "ToolOutput",
+            "Document",
+            "Message",
+        ]);
+        assert_eq!(run(&KindScorer::new(), &items), [1.0, 0.8, 0.6, 0.4, 0.2]);
+        assert_eq!(
+            run(&KindScorer::default(), &items),
+            [1.0, 0.8, 0.6, 0.4, 0.2]
+        );
+    }
+
+    #[test]
+    fn default_table_has_exactly_five_entries_in_order() {
+        let scorer = KindScorer::new();
+        let table: Vec<(&str, f64)> = scorer
+            .weights()
+            .iter()
+            .map(|(k, w)| (k.as_str(), *w))
+            .collect();
+        assert_eq!(
+            table,
+            [
+                ("SystemPrompt", 1.0),
+                ("Memory", 0.8),
+                ("ToolOutput", 0.6),
+                ("Document", 0.4),
+                ("Message", 0.2)
+            ]
+        );
+    }
+
+    #[test]
+    fn matching_folds_ascii_case_and_unknown_kinds_score_zero() {
+        let items = of_kinds(&["message", "MESSAGE", "Other", "mémoire"]);
+        assert_eq!(run(&KindScorer::new(), &items), [0.2, 0.2, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn custom_table_replaces_defaults_unclamped() {
+        let s =
+            KindScorer::with_weights(vec![(kind("custom"), 3.0), (kind("Memory"), -0.0)]).unwrap();
+        let got = run(&s, &of_kinds(&["Custom", "Memory", "Message"]));
+        assert_eq!(got, [3.0, 0.0, 0.0]);
+        assert!(
+            got[1].is_sign_negative(),
+            "-0.0 is a legal weight and returned as is"
+        );
+        let empty = KindScorer::with_weights(vec![]).unwrap();
+        assert_eq!(
+            run(&empty, &of_kinds(&["Message", "SystemPrompt"])),
+            [0.0, 0.0]
+        );
+    }
+
+    #[test]
+    fn validation_messages_and_order() {
+        let cfg = |m: &str| format!("invalid scorer configuration: {m}");
+        assert_eq!(
+            err(vec![(kind("A"), -1.0)]),
+            cfg("weight for kind 'A' must be non-negative")
+        );
+        assert_eq!(
+            err(vec![(kind("A"), f64::NEG_INFINITY)]),
+            cfg("weight for kind 'A' must be non-negative")
+        );
+        assert_eq!(
+            err(vec![(kind("A"), f64::NAN)]),
+            cfg("weight for kind 'A' must be finite")
+        );
+        assert_eq!(
+            err(vec![(kind("A"), f64::INFINITY)]),
+            cfg("weight for kind 'A' must be finite")
+        );
+        // The first bad entry in configuration order is reported.
+        assert_eq!(
+            err(vec![
+                (kind("A"), 1.0),
+                (kind("B"), f64::NAN),
+                (kind("C"), -1.0)
+            ]),
+            cfg("weight for kind 'B' must be finite")
+        );
+        assert_eq!(
+            err(vec![(kind("Memory"), 1.0), (kind("memory"), 2.0)]),
+            cfg("kind 'memory' appears more than once")
+        );
+        assert!(KindScorer::with_weights(vec![(kind("A"), 0.0), (kind("B"), 1e300)]).is_ok());
     }
 }

@@ -1,1 +1,101 @@
-//! Shared rank pass for Recency and Priority (STUB).
+//! The rank pass shared by RecencyScorer and PriorityScorer (spec 03 §2.1, §2.2, §5.1).
+//!
+//! An item with a key scores `#(keys strictly smaller) / (m − 1)`, where `m` counts the
+//! keyed items; a lone keyed item scores 1.0 and an item without a key 0.0. Sorting the
+//! keyed items once gives every strict-less count in O(N log N): members of a tie group
+//! share the sorted index where their group starts.
+
+use crate::error::Result;
+use crate::model::ContextItem;
+use crate::scorer::check_one_slot_per_item;
+
+/// Writes the rank score of every item into `out`, ranking by `key` (`None` = unranked).
+pub(super) fn rank_scores<K: Ord>(
+    items: &[&ContextItem],
+    out: &mut [f64],
+    key: impl Fn(&ContextItem) -> Option<K>,
+) -> Result<()> {
+    check_one_slot_per_item(items, out)?;
+    out.fill(0.0);
+    let mut keyed = keyed_positions(items, key);
+    match keyed.len() {
+        0 => {}
+        1 => out[keyed[0].1] = 1.0,
+        _ => {
+            keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            write_tie_group_ranks(&keyed, out);
+        }
+    }
+    Ok(())
+}
+
+/// The (key, position) pairs of the items that have a key, in input order.
+fn keyed_positions<K>(
+    items: &[&ContextItem],
+    key: impl Fn(&ContextItem) -> Option<K>,
+) -> Vec<(K, usize)> {
+    items
+        .iter()
+        .enumerate()
+        .filter_map(|(position, item)| key(item).map(|k| (k, position)))
+        .collect()
+}
+
+/// Given keyed items sorted by key, gives each one `group_start / (m − 1)`, where
+/// `group_start` is the sorted index of the first key equal to its own: exactly the number
+/// of keys strictly smaller, so the single division matches the per-item form bit for bit.
+fn write_tie_group_ranks<K: Ord>(sorted: &[(K, usize)], out: &mut [f64]) {
+    let denominator = (sorted.len() - 1) as f64;
+    let mut group_start = 0;
+    for (index, (key, position)) in sorted.iter().enumerate() {
+        if index > 0 && *key != sorted[index - 1].0 {
+            group_start = index;
+        }
+        out[*position] = group_start as f64 / denominator;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scorer::test_support::item_refs;
+
+    fn ranks(keys: &[Option<i64>]) -> Vec<f64> {
+        let items: Vec<ContextItem> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let b = ContextItem::builder(format!("item{i}"), 1);
+                match k {
+                    Some(p) => b.priority(*p).build().unwrap(),
+                    None => b.build().unwrap(),
+                }
+            })
+            .collect();
+        let refs = item_refs(&items);
+        let mut out = vec![f64::NAN; refs.len()];
+        rank_scores(&refs, &mut out, ContextItem::priority).unwrap();
+        out
+    }
+
+    #[test]
+    fn tie_groups_share_their_lowest_rank() {
+        assert_eq!(
+            ranks(&[Some(5), Some(1), Some(5), Some(3), Some(5)]),
+            [0.5, 0.0, 0.5, 0.25, 0.5]
+        );
+        assert_eq!(ranks(&[Some(10), Some(10), Some(1)]), [0.5, 0.5, 0.0]);
+    }
+
+    #[test]
+    fn unkeyed_and_degenerate_lists() {
+        assert_eq!(ranks(&[]), Vec::<f64>::new());
+        assert_eq!(ranks(&[None, None]), [0.0, 0.0]);
+        assert_eq!(ranks(&[None, Some(i64::MIN), None]), [0.0, 1.0, 0.0]);
+        assert_eq!(ranks(&[Some(7), Some(7), Some(7)]), [0.0, 0.0, 0.0]);
+        assert_eq!(
+            ranks(&[Some(i64::MAX), None, Some(i64::MIN)]),
+            [1.0, 0.0, 0.0]
+        );
+    }
+}

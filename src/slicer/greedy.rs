@@ -1,25 +1,311 @@
-//! GreedySlice (STUB).
+//! GreedySlice (spec 04 §2): value-density greedy fill in a single pass.
+
 use std::any::Any;
-use crate::error::Result;
+
+use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ScoredItem};
 use crate::slicer::{SliceOutcome, Slicer};
 
-/// GreedySlice: value-density greedy fill.
-#[derive(Debug, Clone, Default)]
+/// GreedySlice: value-density greedy fill (spec 04 §2).
+///
+/// Items are visited by density `score / tokens` descending (zero-token items get
+/// `f64::MAX`, the largest finite double), ties by input position ascending, under the IEEE
+/// total order. Each item is taken when its tokens fit the remaining target; an item that
+/// does not fit is skipped for good while later, smaller items are still tried. Zero-token
+/// items are always taken when the target is positive. The output lists the selected
+/// positions in that visiting order.
+///
+/// Negative-token items never reach a slicer through the pipeline (Classify removes them);
+/// on a direct call they always fit and *grow* the remaining budget, as the specification
+/// describes (04 §1.2 rule 5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GreedySlice;
 
 impl GreedySlice {
-    /// Builds the slicer.
+    /// Builds the slicer; it has no configuration.
     pub fn new() -> Self {
         Self
     }
 }
 
 impl Slicer for GreedySlice {
-    fn slice(&self, _items: &[ScoredItem<'_>], _budget: &ContextBudget) -> Result<SliceOutcome> {
-        todo!()
+    fn slice(&self, items: &[ScoredItem<'_>], budget: &ContextBudget) -> Result<SliceOutcome> {
+        let target = budget.target_tokens();
+        if items.is_empty() || target <= 0 {
+            return Ok(SliceOutcome::default());
+        }
+        let order = density_order(items);
+        let selected = fill(items, &order, target)?;
+        Ok(SliceOutcome {
+            selected,
+            ..SliceOutcome::default()
+        })
     }
+
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// Value density of one item: `score / tokens` as an f64 division, `f64::MAX` for zero tokens.
+fn density(item: &ScoredItem<'_>) -> f64 {
+    match item.item.tokens() {
+        0 => f64::MAX,
+        tokens => item.score / tokens as f64,
+    }
+}
+
+/// Maps an f64 to a u64 whose unsigned order is the IEEE total order (`f64::total_cmp`).
+fn total_order_key(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        // Negative (including -0.0 and negative NaNs): reverse the magnitude order.
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+/// Positions ordered by density descending (total order), then position ascending.
+///
+/// Each position becomes one `u128` whose high half is the inverted density key and whose
+/// low half is the position, so a plain unstable sort of distinct integers yields exactly
+/// the `(density desc, position asc)` order without a comparator closure.
+fn density_order(items: &[ScoredItem<'_>]) -> Vec<usize> {
+    let mut keys: Vec<u128> = items
+        .iter()
+        .enumerate()
+        .map(|(pos, item)| (u128::from(!total_order_key(density(item))) << 64) | pos as u128)
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter().map(|k| k as u64 as usize).collect()
+}
+
+/// The single greedy pass over `order` with `target > 0` tokens of room.
+fn fill(items: &[ScoredItem<'_>], order: &[usize], target: i64) -> Result<Vec<usize>> {
+    let mut room = target;
+    let mut selected = Vec::new();
+    for &pos in order {
+        let tokens = items[pos].item.tokens();
+        if tokens == 0 {
+            selected.push(pos);
+        } else if tokens <= room {
+            selected.push(pos);
+            // Only a negative token count (direct calls) can overflow here.
+            room = room.checked_sub(tokens).ok_or_else(|| {
+                Error::TokenOverflow("GreedySlice remaining budget does not fit in 64 bits".into())
+            })?;
+        }
+    }
+    Ok(selected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slicer::test_support::{budget, run, Fixture};
+    use crate::testutil::Rng;
+    use std::cmp::Ordering;
+
+    /// Reference: stable sort of every position by density, then the spec's loop.
+    fn naive(items: &[ScoredItem<'_>], target: i64) -> Vec<usize> {
+        if items.is_empty() || target <= 0 {
+            return Vec::new();
+        }
+        let dens: Vec<f64> = items
+            .iter()
+            .map(|s| {
+                if s.item.tokens() == 0 {
+                    f64::MAX
+                } else {
+                    s.score / s.item.tokens() as f64
+                }
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(|&a, &b| dens[b].total_cmp(&dens[a]));
+        let mut room = target;
+        let mut out = Vec::new();
+        for i in order {
+            let t = items[i].item.tokens();
+            if t == 0 {
+                out.push(i);
+            } else if t <= room {
+                out.push(i);
+                room -= t;
+            }
+        }
+        out
+    }
+
+    fn greedy(fx: &Fixture, target: i64) -> Vec<usize> {
+        run(&GreedySlice::new(), &fx.scored(), target).selected
+    }
+
+    #[test]
+    fn empty_input_or_no_target_selects_nothing() {
+        let fx = Fixture::new(&[("a", 0, "x", 0.9), ("b", 10, "x", 0.5)]);
+        assert!(greedy(&Fixture::new(&[]), 100).is_empty());
+        assert!(
+            greedy(&fx, 0).is_empty(),
+            "zero-token items are not returned at target 0"
+        );
+    }
+
+    #[test]
+    fn all_zero_token_items_come_back_in_input_order() {
+        let fx = Fixture::new(&[("a", 0, "x", 0.1), ("b", 0, "x", 0.9), ("c", 0, "x", 0.5)]);
+        assert_eq!(greedy(&fx, 1), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn only_zero_token_items_when_nothing_else_fits() {
+        let fx = Fixture::new(&[("a", 50, "x", 0.9), ("b", 0, "x", 0.1), ("c", 60, "x", 0.9)]);
+        assert_eq!(greedy(&fx, 40), vec![1]);
+    }
+
+    #[test]
+    fn everything_fits_in_density_order() {
+        // densities: a 0.01, b 0.05, c 0.05, d 0.02
+        let fx = Fixture::new(&[
+            ("a", 10, "x", 0.1),
+            ("b", 10, "x", 0.5),
+            ("c", 2, "x", 0.1),
+            ("d", 5, "x", 0.1),
+        ]);
+        assert_eq!(greedy(&fx, 1000), vec![1, 2, 3, 0]);
+    }
+
+    #[test]
+    fn misfits_are_skipped_and_exact_fit_accepted() {
+        // density order: a (0.9/60), b (0.5/50), c (0.1/40)
+        let fx = Fixture::new(&[
+            ("a", 60, "x", 0.9),
+            ("b", 50, "x", 0.5),
+            ("c", 40, "x", 0.1),
+        ]);
+        assert_eq!(
+            greedy(&fx, 100),
+            vec![0, 2],
+            "b skipped, c still taken, exact fit"
+        );
+    }
+
+    #[test]
+    fn scores_are_never_a_tie_break() {
+        // equal densities 0.01: order by index even though b has the higher score
+        let fx = Fixture::new(&[("a", 10, "x", 0.1), ("b", 50, "x", 0.5)]);
+        assert_eq!(greedy(&fx, 100), vec![0, 1]);
+    }
+
+    #[test]
+    fn zero_and_negative_scores_are_still_taken_last() {
+        let fx = Fixture::new(&[
+            ("neg", 10, "x", -0.5),
+            ("zero", 10, "x", 0.0),
+            ("p", 10, "x", 0.1),
+        ]);
+        assert_eq!(greedy(&fx, 30), vec![2, 1, 0]);
+    }
+
+    #[test]
+    fn non_finite_scores_rank_per_total_order() {
+        // +inf and NaN densities rank above f64::MAX (zero-token); -0.0 below +0.0.
+        let fx = Fixture::new(&[
+            ("zero-tok", 0, "x", 0.0),
+            ("inf", 10, "x", f64::INFINITY),
+            ("nan", 10, "x", f64::NAN),
+            ("negzero", 10, "x", -0.0),
+            ("poszero", 10, "x", 0.0),
+            ("max", 1, "x", f64::MAX),
+        ]);
+        assert_eq!(greedy(&fx, 1000), vec![2, 1, 0, 5, 4, 3]);
+    }
+
+    #[test]
+    fn negative_tokens_grow_the_room_on_direct_calls() {
+        let fx = Fixture::new(&[
+            ("a", 10, "x", 0.9),
+            ("b", -5, "x", -0.9),
+            ("c", 15, "x", 0.1),
+        ]);
+        // density: a 0.09, b 0.18 (−0.9/−5), c 0.0067 → b, a, c; room 10 → 15 → 5 → 5 < 15
+        assert_eq!(greedy(&fx, 10), vec![1, 0]);
+        let fx = Fixture::new(&[("a", 1, "x", 0.1), ("b", i64::MIN, "x", -1.0)]);
+        let err = GreedySlice::new()
+            .slice(&fx.scored(), &budget(10))
+            .unwrap_err();
+        assert_eq!(err.code(), crate::ErrorCode::TokenOverflow);
+    }
+
+    #[test]
+    fn total_order_key_matches_total_cmp() {
+        let values = [
+            f64::NEG_INFINITY,
+            -f64::NAN,
+            -1.0,
+            -0.0,
+            0.0,
+            f64::MIN_POSITIVE,
+            1.0,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for a in values {
+            for b in values {
+                let want = a.total_cmp(&b);
+                let got = total_order_key(a).cmp(&total_order_key(b));
+                assert_eq!(got, want, "{a} vs {b}");
+            }
+        }
+        assert_eq!(
+            total_order_key(-0.0).cmp(&total_order_key(0.0)),
+            Ordering::Less
+        );
+    }
+
+    #[test]
+    fn random_cases_match_the_naive_sort() {
+        const SCORES: [f64; 12] = [
+            0.0,
+            -0.0,
+            0.1,
+            0.25,
+            0.5,
+            1.0,
+            -0.3,
+            3.7,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+            1e-300,
+        ];
+        for seed in 0..3000u64 {
+            let mut rng = Rng::new(seed);
+            let n = rng.below(30) as usize;
+            let specs: Vec<(i64, f64)> = (0..n)
+                .map(|_| {
+                    let tokens = match rng.below(10) {
+                        0 => 0,
+                        1 => rng.range(1, 3),
+                        2 if rng.chance(0.3) => -rng.range(1, 20),
+                        _ => rng.range(1, 120),
+                    };
+                    let score = if rng.chance(0.5) {
+                        *rng.pick(&SCORES)
+                    } else {
+                        rng.unit() * 2.0 - 0.5
+                    };
+                    (tokens, score)
+                })
+                .collect();
+            let fx = Fixture::from_tokens_scores(&specs);
+            let target = rng.range(0, 600);
+            let items = fx.scored();
+            let want = naive(&items, target);
+            let got = run(&GreedySlice::new(), &items, target).selected;
+            assert_eq!(got, want, "seed {seed}");
+        }
     }
 }

@@ -11,11 +11,17 @@ use crate::diagnostics::CountRequirementShortfall;
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextKind, ScoredItem};
 
+mod count_common;
 mod count_constrained_knapsack;
 mod count_quota;
+#[cfg(test)]
+mod differential;
 mod greedy;
 mod knapsack;
 mod quota;
+mod shared;
+#[cfg(test)]
+mod test_support;
 
 pub use count_constrained_knapsack::CountConstrainedKnapsackSlice;
 pub use count_quota::{CountQuotaEntry, CountQuotaSlice, ScarcityBehavior};

@@ -1,0 +1,30 @@
+# ctxpack build, test and install entry points.
+#   make test      every test (the README's test command; CI runs it)
+#   make demo      the main job: a real selection on the bundled sample data
+
+CARGO ?= cargo
+
+.PHONY: all build test test-rust lint demo deps
+
+all: build
+
+build:
+	$(CARGO) build --release
+
+demo:
+	$(CARGO) run --release --quiet --example select -- examples/data/chat.jsonl
+
+deps:
+	./scripts/deps.sh
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+test-rust:
+	$(CARGO) test --release --lib
+	$(CARGO) test --release --test conformance
+	$(CARGO) test --release --test differential
+
+test: deps lint test-rust
+	@echo "make test: all suites passed"

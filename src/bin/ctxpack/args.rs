@@ -1,0 +1,170 @@
+//! Command-line arguments of the `ctxpack` tool, parsed by hand (no dependency needed for
+//! a dozen flags).
+
+use std::fmt;
+
+/// What the tool prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// The selected window as JSON Lines, in placed order.
+    Window,
+    /// A readable table of every candidate: score, decision, reason.
+    Explain,
+    /// The SelectionReport in the JSON wire form.
+    ReportJson,
+}
+
+/// Where the pipeline configuration comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicySource {
+    /// A built-in preset by name.
+    Preset(String),
+    /// A policy JSON file.
+    File(String),
+}
+
+/// Parsed arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Args {
+    /// Input path; `None` or `-` reads standard input.
+    pub input: Option<String>,
+    /// `--max` (required).
+    pub max_tokens: i64,
+    /// `--target` (defaults to `--max`).
+    pub target_tokens: Option<i64>,
+    /// `--reserve` (defaults to 0).
+    pub output_reserve: i64,
+    /// `--preset` or `--policy` (defaults to the `chat` preset).
+    pub policy: PolicySource,
+    /// What to print.
+    pub output: OutputMode,
+}
+
+/// A usage error: the message is printed on one line, exit status 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The `--help` text.
+pub const USAGE: &str = "\
+usage: ctxpack [FILE] --max N [--target N] [--reserve N]
+               [--preset NAME | --policy FILE.json] [--explain | --report json]
+
+Reads candidate items (JSON Lines or a JSON array; FILE or standard input when FILE is
+absent or '-'), selects the context window for the budget, and prints it as JSON Lines in
+placed order.
+
+  --max N          max_tokens of the budget (required)
+  --target N       target_tokens (default: --max)
+  --reserve N      output_reserve (default: 0)
+  --preset NAME    chat, code-review, rag, document-qa, tool-use, long-running, debugging
+                   (default: chat)
+  --policy FILE    a policy JSON file instead of a preset
+  --explain        print every candidate with its score, decision and reason
+  --report json    print the SelectionReport as JSON
+  -h, --help       this text
+
+Exit status: 0 success, 1 the selection failed (e.g. overflow under the throw strategy),
+2 bad input or arguments (the message names the line and field).";
+
+/// Parses the arguments after the program name. `Ok(None)` means help was requested.
+pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
+    let mut input = None;
+    let (mut max, mut target, mut reserve) = (None, None, None);
+    let mut policy = None;
+    let mut output = OutputMode::Window;
+    let mut it = argv.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |flag: &str| {
+            it.next().cloned().ok_or_else(|| UsageError(format!("{flag} needs a value")))
+        };
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--max" => max = Some(integer("--max", &value("--max")?)?),
+            "--target" => target = Some(integer("--target", &value("--target")?)?),
+            "--reserve" => reserve = Some(integer("--reserve", &value("--reserve")?)?),
+            "--preset" => set_policy(&mut policy, PolicySource::Preset(value("--preset")?))?,
+            "--policy" => set_policy(&mut policy, PolicySource::File(value("--policy")?))?,
+            "--explain" => set_output(&mut output, OutputMode::Explain)?,
+            "--report" => match value("--report")?.as_str() {
+                "json" => set_output(&mut output, OutputMode::ReportJson)?,
+                other => return Err(UsageError(format!("--report supports only 'json', not '{other}'"))),
+            },
+            flag if flag.starts_with("--") => return Err(UsageError(format!("unknown option {flag}"))),
+            path => {
+                if input.replace(path.to_owned()).is_some() {
+                    return Err(UsageError("more than one input file given".into()));
+                }
+            }
+        }
+    }
+    Ok(Some(Args {
+        input,
+        max_tokens: max.ok_or_else(|| UsageError("--max is required".into()))?,
+        target_tokens: target,
+        output_reserve: reserve.unwrap_or(0),
+        policy: policy.unwrap_or_else(|| PolicySource::Preset("chat".into())),
+        output,
+    }))
+}
+
+fn integer(flag: &str, text: &str) -> Result<i64, UsageError> {
+    text.parse().map_err(|_| UsageError(format!("{flag} expects an integer, got '{text}'")))
+}
+
+fn set_policy(slot: &mut Option<PolicySource>, value: PolicySource) -> Result<(), UsageError> {
+    if slot.replace(value).is_some() {
+        return Err(UsageError("give either --preset or --policy, once".into()));
+    }
+    Ok(())
+}
+
+fn set_output(slot: &mut OutputMode, value: OutputMode) -> Result<(), UsageError> {
+    if *slot != OutputMode::Window {
+        return Err(UsageError("give at most one of --explain and --report json".into()));
+    }
+    *slot = value;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Result<Option<Args>, UsageError> {
+        parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn parses_every_flag() {
+        let a = args("in.jsonl --max 100 --target 80 --reserve 5 --preset rag --explain").unwrap().unwrap();
+        assert_eq!(a.input.as_deref(), Some("in.jsonl"));
+        assert_eq!((a.max_tokens, a.target_tokens, a.output_reserve), (100, Some(80), 5));
+        assert_eq!(a.policy, PolicySource::Preset("rag".into()));
+        assert_eq!(a.output, OutputMode::Explain);
+        let a = args("--max 10 --policy p.json --report json").unwrap().unwrap();
+        assert_eq!((a.input, a.policy, a.output), (None, PolicySource::File("p.json".into()), OutputMode::ReportJson));
+        assert_eq!(args("--help").unwrap(), None);
+    }
+
+    #[test]
+    fn rejects_bad_arguments() {
+        for (line, msg) in [
+            ("", "--max is required"),
+            ("--max", "--max needs a value"),
+            ("--max ten", "--max expects an integer, got 'ten'"),
+            ("--max 1 --preset a --policy b", "give either --preset or --policy, once"),
+            ("--max 1 --explain --report json", "give at most one of --explain and --report json"),
+            ("--max 1 --report yaml", "--report supports only 'json', not 'yaml'"),
+            ("--max 1 --frobnicate", "unknown option --frobnicate"),
+            ("a b --max 1", "more than one input file given"),
+        ] {
+            assert_eq!(args(line).unwrap_err().0, msg, "{line}");
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! What the `ctxpack` tool prints: the window as JSON Lines, the explain table, or the
+//! report as JSON. Each is built completely before anything is written, so a failure never
+//! leaves half an output behind.
+
+use std::fmt::Write;
+
+use ctxpack::diagnostics::{item_to_json, report_to_json, SelectionReport};
+use ctxpack::{ContextItem, Selection};
+
+/// The selected items as JSON Lines, in placed order.
+pub fn window_jsonl(items: &[ContextItem], selection: &Selection) -> String {
+    let mut out = String::new();
+    for &i in &selection.indices {
+        out.push_str(&item_to_json(&items[i]));
+        out.push('\n');
+    }
+    out
+}
+
+/// The report as JSON followed by a newline.
+pub fn report_json(items: &[ContextItem], report: &SelectionReport) -> String {
+    let mut out = report_to_json(report, items);
+    out.push('\n');
+    out
+}
+
+/// One row per candidate in input order: position, decision (with placed rank), score,
+/// tokens, kind, reason and the start of the content.
+pub fn explain_table(items: &[ContextItem], report: &SelectionReport) -> String {
+    let mut rows: Vec<Option<(String, f64, String)>> = vec![None; items.len()];
+    for (rank, e) in report.included.iter().enumerate() {
+        rows[e.index] = Some((format!("included #{}", rank + 1), e.score, e.reason.name().to_owned()));
+    }
+    for e in &report.excluded {
+        rows[e.index] = Some(("excluded".to_owned(), e.score, describe_exclusion(&e.reason)));
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:>5}  {:<12} {:>8} {:>8}  {:<12} {:<44} content",
+        "item", "decision", "score", "tokens", "kind", "reason"
+    );
+    for (i, (item, row)) in items.iter().zip(rows).enumerate() {
+        let (decision, score, reason) = row.unwrap_or_else(|| ("?".into(), f64::NAN, String::new()));
+        let _ = writeln!(
+            out,
+            "{i:>5}  {decision:<12} {score:>8.4} {:>8}  {:<12} {reason:<44} {}",
+            item.tokens(),
+            clip(item.kind().as_str(), 12),
+            clip(&item.content().replace(['\n', '\r', '\t'], " "), 60),
+        );
+    }
+    let used: i64 = report.included.iter().map(|e| items[e.index].tokens()).sum();
+    let _ = writeln!(
+        out,
+        "{} of {} candidates included, {used} tokens; {} tokens considered",
+        report.included.len(),
+        report.total_candidates,
+        report.total_tokens_considered
+    );
+    out
+}
+
+fn describe_exclusion(reason: &ctxpack::diagnostics::ExclusionReason) -> String {
+    use ctxpack::diagnostics::ExclusionReason as R;
+    match reason {
+        R::BudgetExceeded { item_tokens, available_tokens } => {
+            format!("BudgetExceeded ({item_tokens} > {available_tokens} available)")
+        }
+        R::Deduplicated { .. } => "Deduplicated (same content kept elsewhere)".into(),
+        R::NegativeTokens { tokens } => format!("NegativeTokens ({tokens})"),
+        R::PinnedOverride { displaced_by } => format!("PinnedOverride (by {})", clip(displaced_by, 20)),
+        R::CountCapExceeded { kind, cap, count } => format!("CountCapExceeded ({kind}: {count}/{cap})"),
+        other => other.name().to_owned(),
+    }
+}
+
+fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}

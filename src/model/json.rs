@@ -1,0 +1,358 @@
+//! Reading items from JSON (spec 01 §1.2): a JSON array of item objects, or JSON Lines
+//! (one object per line; blank lines are skipped).
+//!
+//! Keys are snake_case (`future_relevance_hint`, `original_tokens`); the .NET camelCase
+//! spellings `futureRelevanceHint` and `originalTokens` are accepted too. `content` and
+//! `tokens` are required; unknown keys are rejected. `timestamp` is an RFC 3339 string or
+//! an integer of nanoseconds since the Unix epoch. Errors name the line and the field.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::model::{parse_rfc3339, ContextItem, ContextKind, ContextSource};
+
+/// Why an item could not be read: where (1-based line, item ordinal, field) and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemReadError {
+    /// 1-based line where the item (or the syntax error) starts.
+    pub line: usize,
+    /// 0-based ordinal of the item in the input, when known.
+    pub item: Option<usize>,
+    /// The offending field, when the error concerns one.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ItemReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}", self.line)?;
+        if let Some(item) = self.item {
+            write!(f, ", item {item}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ", field '{field}'")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ItemReadError {}
+
+/// Reads items from a JSON array or from JSON Lines; the first error stops the read.
+pub fn read_items(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim_start().starts_with('[') {
+        read_array(text)
+    } else {
+        read_lines(text)
+    }
+}
+
+fn read_lines(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
+    let mut items = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = Location {
+            line: n + 1,
+            item: items.len(),
+        };
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| at.error(None, format!("malformed JSON: {e}")))?;
+        items.push(item_from_value(&value, &at)?);
+    }
+    Ok(items)
+}
+
+fn read_array(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| ItemReadError {
+        line: e.line(),
+        item: None,
+        field: None,
+        message: format!("malformed JSON: {e}"),
+    })?;
+    let Value::Array(elements) = value else {
+        unreachable!("text starting with '[' parsed as a non-array");
+    };
+    let lines = array_element_lines(text);
+    elements
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let at = Location {
+                line: lines.get(i).copied().unwrap_or(1),
+                item: i,
+            };
+            item_from_value(v, &at)
+        })
+        .collect()
+}
+
+/// The 1-based line on which each top-level element of a (valid) JSON array starts.
+fn array_element_lines(text: &str) -> Vec<usize> {
+    let mut lines = Vec::new();
+    let (mut line, mut depth, mut in_string, mut escaped, mut expect_element) =
+        (1, 0, false, false, false);
+    for c in text.chars() {
+        if c == '\n' {
+            line += 1;
+        }
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if expect_element && depth == 1 && !c.is_whitespace() && c != ']' {
+            lines.push(line);
+            expect_element = false;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' | '{' => {
+                depth += 1;
+                if depth == 1 {
+                    expect_element = true;
+                }
+            }
+            ']' | '}' => depth -= 1,
+            ',' if depth == 1 => expect_element = true,
+            _ => {}
+        }
+    }
+    lines
+}
+
+struct Location {
+    line: usize,
+    item: usize,
+}
+
+impl Location {
+    fn error(&self, field: Option<&str>, message: String) -> ItemReadError {
+        ItemReadError {
+            line: self.line,
+            item: Some(self.item),
+            field: field.map(str::to_owned),
+            message,
+        }
+    }
+}
+
+/// Builds one item from a JSON object.
+pub fn item_from_json_object(value: &Value) -> Result<ContextItem, ItemReadError> {
+    item_from_value(value, &Location { line: 1, item: 0 })
+}
+
+fn item_from_value(value: &Value, at: &Location) -> Result<ContextItem, ItemReadError> {
+    let Value::Object(map) = value else {
+        return Err(at.error(
+            None,
+            format!("expected an item object, found {}", type_name(value)),
+        ));
+    };
+    let fields = ItemFields { map, at };
+    for key in map.keys() {
+        if !KNOWN_KEYS.contains(&key.as_str()) {
+            return Err(at.error(Some(key), "unknown field".into()));
+        }
+    }
+    let content = fields.required("content", Value::as_str, "a string")?;
+    let tokens = fields.required("tokens", Value::as_i64, "an integer (64-bit)")?;
+    let mut b = ContextItem::builder(content, tokens);
+    if let Some(kind) = fields.optional(&["kind"], Value::as_str, "a string")? {
+        b = b.kind(ContextKind::new(kind).map_err(|e| at.error(Some("kind"), e.to_string()))?);
+    }
+    if let Some(source) = fields.optional(&["source"], Value::as_str, "a string")? {
+        b = b.source(
+            ContextSource::new(source).map_err(|e| at.error(Some("source"), e.to_string()))?,
+        );
+    }
+    if let Some(p) = fields.optional(&["priority"], Value::as_i64, "an integer (64-bit)")? {
+        b = b.priority(p);
+    }
+    if let Some(tags) = fields.optional(&["tags"], Value::as_array, "an array of strings")? {
+        let tags: Option<Vec<&str>> = tags.iter().map(Value::as_str).collect();
+        b = b.tags(
+            tags.ok_or_else(|| at.error(Some("tags"), "must be an array of strings".into()))?,
+        );
+    }
+    if let Some(meta) = fields.optional(&["metadata"], Value::as_object, "an object of strings")? {
+        for (k, v) in meta {
+            let v = v.as_str().ok_or_else(|| {
+                at.error(
+                    Some(&format!("metadata.{k}")),
+                    format!("must be a string, found {}", type_name(v)),
+                )
+            })?;
+            b = b.metadata_entry(k, v);
+        }
+    }
+    if let Some(ts) = fields.optional(&["timestamp"], Some, "")? {
+        b = b.timestamp(timestamp_value(ts).ok_or_else(|| {
+            at.error(
+                Some("timestamp"),
+                "must be an RFC 3339 date-time string or integer nanoseconds".into(),
+            )
+        })?);
+    }
+    let hint_keys = ["future_relevance_hint", "futureRelevanceHint"];
+    if let Some(h) = fields.optional(&hint_keys, Value::as_f64, "a number")? {
+        b = b.future_relevance_hint(h);
+    }
+    if let Some(p) = fields.optional(&["pinned"], Value::as_bool, "a boolean")? {
+        b = b.pinned(p);
+    }
+    let original_keys = ["original_tokens", "originalTokens"];
+    if let Some(o) = fields.optional(&original_keys, Value::as_i64, "an integer (64-bit)")? {
+        b = b.original_tokens(o);
+    }
+    b.build()
+        .map_err(|e| at.error(Some("content"), e.to_string()))
+}
+
+const KNOWN_KEYS: [&str; 13] = [
+    "content",
+    "tokens",
+    "kind",
+    "source",
+    "priority",
+    "tags",
+    "metadata",
+    "timestamp",
+    "future_relevance_hint",
+    "futureRelevanceHint",
+    "pinned",
+    "original_tokens",
+    "originalTokens",
+];
+
+struct ItemFields<'a> {
+    map: &'a Map<String, Value>,
+    at: &'a Location,
+}
+
+impl<'a> ItemFields<'a> {
+    fn required<T>(
+        &self,
+        key: &str,
+        get: impl Fn(&'a Value) -> Option<T>,
+        expected: &str,
+    ) -> Result<T, ItemReadError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Err(self.at.error(Some(key), "is required".into())),
+            Some(v) => get(v).ok_or_else(|| self.wrong_type(key, v, expected)),
+        }
+    }
+
+    /// The value under the first present key of `keys`; `null` counts as absent.
+    fn optional<T>(
+        &self,
+        keys: &[&str],
+        get: impl Fn(&'a Value) -> Option<T>,
+        expected: &str,
+    ) -> Result<Option<T>, ItemReadError> {
+        for key in keys {
+            match self.map.get(*key) {
+                None | Some(Value::Null) => continue,
+                Some(v) => {
+                    return get(v)
+                        .map(Some)
+                        .ok_or_else(|| self.wrong_type(key, v, expected))
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn wrong_type(&self, key: &str, v: &Value, expected: &str) -> ItemReadError {
+        self.at.error(
+            Some(key),
+            format!("must be {expected}, found {}", type_name(v)),
+        )
+    }
+}
+
+fn timestamp_value(v: &Value) -> Option<i64> {
+    match v {
+        Value::String(s) => parse_rfc3339(s),
+        Value::Number(n) => n.as_i64(),
+        _ => None,
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_json_lines_and_arrays_alike() {
+        let jsonl = "{\"content\":\"a\",\"tokens\":3,\"kind\":\"Document\",\"tags\":[\"x\"],\"metadata\":{\"k\":\"v\"},\"timestamp\":\"2024-01-01T00:00Z\",\"futureRelevanceHint\":0.5,\"pinned\":true,\"priority\":2,\"original_tokens\":9,\"source\":\"Rag\"}\n\n{\"content\":\"b\",\"tokens\":-1,\"timestamp\":5}\n";
+        let items = read_items(jsonl).unwrap();
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].kind().as_str(), "Document");
+        assert_eq!(items[0].timestamp(), parse_rfc3339("2024-01-01T00:00:00Z"));
+        assert_eq!(items[0].future_relevance_hint(), Some(0.5));
+        assert_eq!(
+            (items[0].priority(), items[0].original_tokens()),
+            (Some(2), Some(9))
+        );
+        assert_eq!(items[1].timestamp(), Some(5));
+        let array = "[\n {\"content\":\"a\",\"tokens\":3},\n {\"content\":\"b\",\"tokens\":4}\n]";
+        let items = read_items(array).unwrap();
+        assert_eq!(items[1].tokens(), 4);
+        assert!(read_items("").unwrap().is_empty());
+        assert!(read_items("[]").unwrap().is_empty());
+    }
+
+    #[test]
+    fn errors_name_line_item_and_field() {
+        let e = read_items("{\"content\":\"a\",\"tokens\":1}\n{\"content\":\"b\"}").unwrap_err();
+        assert_eq!(e.to_string(), "line 2, item 1, field 'tokens': is required");
+        let e = read_items("{\"content\":\"a\",\"tokens\":\"7\"}").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1, item 0, field 'tokens': must be an integer (64-bit), found a string"
+        );
+        let e = read_items("{\"content\":\"a\",\"tokens\":1,\"colour\":1}").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("colour"));
+        let e = read_items("{\"content\":\"\",\"tokens\":1}").unwrap_err();
+        assert_eq!(e.message, "content must be non-empty");
+        let e = read_items("{\"content\":\"a\",\"tokens\":1,\"kind\":\" \"}").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("kind"));
+        let e = read_items("{\"content\":\"a\",\"tokens\":1,\"metadata\":{\"k\":1}}").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("metadata.k"));
+        let e =
+            read_items("{\"content\":\"a\",\"tokens\":1,\"timestamp\":\"yesterday\"}").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("timestamp"));
+        let e = read_items("{\"content\":\"a\",").unwrap_err();
+        assert!(e.message.starts_with("malformed JSON"));
+        let e = read_items(
+            "[\n{\"content\":\"a\",\"tokens\":1},\n\n{\"content\":\"b\",\"tokens\":1.5}]",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.item), (4, Some(1)));
+        let e = read_items("[1]").unwrap_err();
+        assert!(e.message.contains("expected an item object"));
+        let e = read_items("{\"content\":\"a\",\"tokens\":99999999999999999999}").unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("tokens"));
+    }
+}
