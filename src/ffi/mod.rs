@@ -5,7 +5,7 @@
 //!
 //! This is the only module of the crate with `unsafe` code and C types. It contains no
 //! algorithm: every exported function checks its pointers, converts its arguments, calls
-//! the core and maps the outcome, through one shim ([`status`]'s `guard`) that also
+//! the core and maps the outcome, through one shim (`status::guard`) that also
 //! catches panics.
 //!
 //! Common safety contract of every exported function: each pointer argument is NULL or
@@ -17,18 +17,18 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-pub mod budget;
-pub mod callbacks;
-pub mod enums;
+mod budget;
+mod callbacks;
+mod enums;
 mod handles;
-pub mod items;
-pub mod pipeline;
-pub mod placer;
-pub mod result;
-pub mod scorer;
-pub mod slicer;
-pub mod status;
-pub mod strings;
+mod items;
+mod pipeline;
+mod placer;
+mod result;
+mod scorer;
+mod slicer;
+mod status;
+mod strings;
 /// cbindgen:ignore
 #[cfg(feature = "ffi-test-hooks")]
 mod test_hooks;
