@@ -13,7 +13,7 @@ build:
 	$(CARGO) build --release
 
 demo:
-	$(CARGO) run --release --quiet --example select -- examples/data/chat.jsonl
+	$(CARGO) run --release --quiet --bin ctxpack -- examples/data/chat.jsonl --max 400 --target 300 --explain
 
 deps:
 	./scripts/deps.sh
@@ -23,9 +23,7 @@ lint:
 	$(CARGO) clippy --all-targets -- -D warnings
 
 test-rust:
-	$(CARGO) test --release --lib
-	$(CARGO) test --release --test conformance
-	$(CARGO) test --release --test differential
+	$(CARGO) test --release
 
 test-c:
 	tests/c/run.sh

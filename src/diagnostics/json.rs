@@ -19,7 +19,7 @@ pub fn report_to_json(report: &SelectionReport, items: &[ContextItem]) -> String
     let mut w = JsonWriter::default();
     w.begin_object();
     w.key("events");
-    w.array(&report.events, |w, e| write_event(w, e));
+    w.array(&report.events, write_event);
     w.key("included");
     w.array(&report.included, |w, e| write_included(w, e, items));
     w.key("excluded");

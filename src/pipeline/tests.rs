@@ -377,7 +377,7 @@ fn proceed_reports_the_overflow_event_and_throw_fails() {
     assert_eq!(event.tokens_over_budget, 10);
     assert_eq!(event.overflowing_items, [0, 1]);
     assert_eq!(event.budget, budget);
-    assert_eq!(seen.borrow().as_slice(), [event.clone()]);
+    assert_eq!(seen.borrow().as_slice(), std::slice::from_ref(&event));
     assert_eq!(sel.report.unwrap().overflow, Some(event));
 
     let p = pipeline(

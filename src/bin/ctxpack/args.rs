@@ -81,7 +81,9 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     let mut it = argv.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
-            it.next().cloned().ok_or_else(|| UsageError(format!("{flag} needs a value")))
+            it.next()
+                .cloned()
+                .ok_or_else(|| UsageError(format!("{flag} needs a value")))
         };
         match arg.as_str() {
             "-h" | "--help" => return Ok(None),
@@ -93,9 +95,15 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
             "--explain" => set_output(&mut output, OutputMode::Explain)?,
             "--report" => match value("--report")?.as_str() {
                 "json" => set_output(&mut output, OutputMode::ReportJson)?,
-                other => return Err(UsageError(format!("--report supports only 'json', not '{other}'"))),
+                other => {
+                    return Err(UsageError(format!(
+                        "--report supports only 'json', not '{other}'"
+                    )))
+                }
             },
-            flag if flag.starts_with("--") => return Err(UsageError(format!("unknown option {flag}"))),
+            flag if flag.starts_with("--") => {
+                return Err(UsageError(format!("unknown option {flag}")))
+            }
             path => {
                 if input.replace(path.to_owned()).is_some() {
                     return Err(UsageError("more than one input file given".into()));
@@ -114,7 +122,8 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
 }
 
 fn integer(flag: &str, text: &str) -> Result<i64, UsageError> {
-    text.parse().map_err(|_| UsageError(format!("{flag} expects an integer, got '{text}'")))
+    text.parse()
+        .map_err(|_| UsageError(format!("{flag} expects an integer, got '{text}'")))
 }
 
 fn set_policy(slot: &mut Option<PolicySource>, value: PolicySource) -> Result<(), UsageError> {
@@ -126,7 +135,9 @@ fn set_policy(slot: &mut Option<PolicySource>, value: PolicySource) -> Result<()
 
 fn set_output(slot: &mut OutputMode, value: OutputMode) -> Result<(), UsageError> {
     if *slot != OutputMode::Window {
-        return Err(UsageError("give at most one of --explain and --report json".into()));
+        return Err(UsageError(
+            "give at most one of --explain and --report json".into(),
+        ));
     }
     *slot = value;
     Ok(())
@@ -142,13 +153,27 @@ mod tests {
 
     #[test]
     fn parses_every_flag() {
-        let a = args("in.jsonl --max 100 --target 80 --reserve 5 --preset rag --explain").unwrap().unwrap();
+        let a = args("in.jsonl --max 100 --target 80 --reserve 5 --preset rag --explain")
+            .unwrap()
+            .unwrap();
         assert_eq!(a.input.as_deref(), Some("in.jsonl"));
-        assert_eq!((a.max_tokens, a.target_tokens, a.output_reserve), (100, Some(80), 5));
+        assert_eq!(
+            (a.max_tokens, a.target_tokens, a.output_reserve),
+            (100, Some(80), 5)
+        );
         assert_eq!(a.policy, PolicySource::Preset("rag".into()));
         assert_eq!(a.output, OutputMode::Explain);
-        let a = args("--max 10 --policy p.json --report json").unwrap().unwrap();
-        assert_eq!((a.input, a.policy, a.output), (None, PolicySource::File("p.json".into()), OutputMode::ReportJson));
+        let a = args("--max 10 --policy p.json --report json")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (a.input, a.policy, a.output),
+            (
+                None,
+                PolicySource::File("p.json".into()),
+                OutputMode::ReportJson
+            )
+        );
         assert_eq!(args("--help").unwrap(), None);
     }
 
@@ -158,9 +183,18 @@ mod tests {
             ("", "--max is required"),
             ("--max", "--max needs a value"),
             ("--max ten", "--max expects an integer, got 'ten'"),
-            ("--max 1 --preset a --policy b", "give either --preset or --policy, once"),
-            ("--max 1 --explain --report json", "give at most one of --explain and --report json"),
-            ("--max 1 --report yaml", "--report supports only 'json', not 'yaml'"),
+            (
+                "--max 1 --preset a --policy b",
+                "give either --preset or --policy, once",
+            ),
+            (
+                "--max 1 --explain --report json",
+                "give at most one of --explain and --report json",
+            ),
+            (
+                "--max 1 --report yaml",
+                "--report supports only 'json', not 'yaml'",
+            ),
             ("--max 1 --frobnicate", "unknown option --frobnicate"),
             ("a b --max 1", "more than one input file given"),
         ] {

@@ -29,10 +29,18 @@ pub fn report_json(items: &[ContextItem], report: &SelectionReport) -> String {
 pub fn explain_table(items: &[ContextItem], report: &SelectionReport) -> String {
     let mut rows: Vec<Option<(String, f64, String)>> = vec![None; items.len()];
     for (rank, e) in report.included.iter().enumerate() {
-        rows[e.index] = Some((format!("included #{}", rank + 1), e.score, e.reason.name().to_owned()));
+        rows[e.index] = Some((
+            format!("included #{}", rank + 1),
+            e.score,
+            e.reason.name().to_owned(),
+        ));
     }
     for e in &report.excluded {
-        rows[e.index] = Some(("excluded".to_owned(), e.score, describe_exclusion(&e.reason)));
+        rows[e.index] = Some((
+            "excluded".to_owned(),
+            e.score,
+            describe_exclusion(&e.reason),
+        ));
     }
     let mut out = String::new();
     let _ = writeln!(
@@ -41,7 +49,8 @@ pub fn explain_table(items: &[ContextItem], report: &SelectionReport) -> String 
         "item", "decision", "score", "tokens", "kind", "reason"
     );
     for (i, (item, row)) in items.iter().zip(rows).enumerate() {
-        let (decision, score, reason) = row.unwrap_or_else(|| ("?".into(), f64::NAN, String::new()));
+        let (decision, score, reason) =
+            row.unwrap_or_else(|| ("?".into(), f64::NAN, String::new()));
         let _ = writeln!(
             out,
             "{i:>5}  {decision:<12} {score:>8.4} {:>8}  {:<12} {reason:<44} {}",
@@ -50,7 +59,11 @@ pub fn explain_table(items: &[ContextItem], report: &SelectionReport) -> String 
             clip(&item.content().replace(['\n', '\r', '\t'], " "), 60),
         );
     }
-    let used: i64 = report.included.iter().map(|e| items[e.index].tokens()).sum();
+    let used: i64 = report
+        .included
+        .iter()
+        .map(|e| items[e.index].tokens())
+        .sum();
     let _ = writeln!(
         out,
         "{} of {} candidates included, {used} tokens; {} tokens considered",
@@ -64,13 +77,20 @@ pub fn explain_table(items: &[ContextItem], report: &SelectionReport) -> String 
 fn describe_exclusion(reason: &ctxpack::diagnostics::ExclusionReason) -> String {
     use ctxpack::diagnostics::ExclusionReason as R;
     match reason {
-        R::BudgetExceeded { item_tokens, available_tokens } => {
+        R::BudgetExceeded {
+            item_tokens,
+            available_tokens,
+        } => {
             format!("BudgetExceeded ({item_tokens} > {available_tokens} available)")
         }
         R::Deduplicated { .. } => "Deduplicated (same content kept elsewhere)".into(),
         R::NegativeTokens { tokens } => format!("NegativeTokens ({tokens})"),
-        R::PinnedOverride { displaced_by } => format!("PinnedOverride (by {})", clip(displaced_by, 20)),
-        R::CountCapExceeded { kind, cap, count } => format!("CountCapExceeded ({kind}: {count}/{cap})"),
+        R::PinnedOverride { displaced_by } => {
+            format!("PinnedOverride (by {})", clip(displaced_by, 20))
+        }
+        R::CountCapExceeded { kind, cap, count } => {
+            format!("CountCapExceeded ({kind}: {count}/{cap})")
+        }
         other => other.name().to_owned(),
     }
 }

@@ -1,0 +1,127 @@
+//! `ctxpack`: select a context window from candidate items on the command line.
+//!
+//! Reads items (JSON Lines or a JSON array), a budget and a policy, runs the pipeline and
+//! prints the window as JSON Lines in placed order, an explanation table, or the report.
+//! See `ctxpack --help`.
+
+mod args;
+mod output;
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+use args::{Args, OutputMode, PolicySource};
+use ctxpack::diagnostics::TraceDetail;
+use ctxpack::model::read_items;
+use ctxpack::policy::Policy;
+use ctxpack::{ContextBudget, ContextItem, Pipeline, RunOptions};
+
+/// A failure, reported on one line with its exit status.
+struct Failure {
+    status: u8,
+    message: String,
+}
+
+impl Failure {
+    fn input(message: impl Into<String>) -> Self {
+        Self {
+            status: 2,
+            message: message.into(),
+        }
+    }
+    fn selection(message: impl Into<String>) -> Self {
+        Self {
+            status: 1,
+            message: message.into(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    match run(&argv) {
+        Ok(text) => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (e.g. `| head`) is not an error worth reporting.
+            let _ = stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush());
+            ExitCode::SUCCESS
+        }
+        Err(f) => {
+            eprintln!("ctxpack: {}", f.message);
+            ExitCode::from(f.status)
+        }
+    }
+}
+
+/// Everything but the writing: returns the complete output text.
+fn run(argv: &[String]) -> Result<String, Failure> {
+    let Some(args) = args::parse(argv).map_err(|e| Failure::input(format!("{e} (see --help)")))?
+    else {
+        return Ok(format!("{}\n", args::USAGE));
+    };
+    let items = load_items(args.input.as_deref())?;
+    let budget = ContextBudget::with_all(
+        args.max_tokens,
+        args.target_tokens.unwrap_or(args.max_tokens),
+        args.output_reserve,
+        Vec::new(),
+        0.0,
+    )
+    .map_err(|e| Failure::input(e.to_string()))?;
+    let pipeline = load_pipeline(&args)?;
+    let trace = match args.output {
+        OutputMode::Window => TraceDetail::None,
+        OutputMode::Explain | OutputMode::ReportJson => TraceDetail::Stage,
+    };
+    let selection = pipeline
+        .run_with(
+            &items,
+            &budget,
+            &RunOptions {
+                trace,
+                on_overflow: None,
+            },
+        )
+        .map_err(|e| Failure::selection(e.to_string()))?;
+    Ok(match (&args.output, &selection.report) {
+        (OutputMode::Explain, Some(report)) => output::explain_table(&items, report),
+        (OutputMode::ReportJson, Some(report)) => output::report_json(&items, report),
+        _ => output::window_jsonl(&items, &selection),
+    })
+}
+
+fn load_items(path: Option<&str>) -> Result<Vec<ContextItem>, Failure> {
+    let (name, text) = match path {
+        None | Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Failure::input(format!("standard input: {e}")))?;
+            ("standard input", text)
+        }
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{p}: {e}")))?;
+            (p, text)
+        }
+    };
+    read_items(&text).map_err(|e| Failure::input(format!("{name}: {e}")))
+}
+
+fn load_pipeline(args: &Args) -> Result<Pipeline, Failure> {
+    let policy = match &args.policy {
+        PolicySource::Preset(name) => Policy::preset(name),
+        PolicySource::File(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::input(format!("{path}: {e}")))?;
+            Policy::from_json(&text)
+                .map_err(|e| ctxpack::Error::InvalidPolicy(format!("{path}: {e}")))
+        }
+    }
+    .map_err(|e| Failure::input(e.to_string()))?;
+    policy
+        .build_pipeline()
+        .map_err(|e| Failure::input(e.to_string()))
+}

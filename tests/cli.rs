@@ -1,0 +1,142 @@
+//! The `ctxpack` command-line tool, run as a user would run it.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn ctxpack(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxpack"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ctxpack");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/chat.jsonl");
+
+/// Asserts a bad-input failure: status 2, nothing on stdout, one stderr line with `needle`.
+fn assert_input_error(out: &Output, needle: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(
+        out.stdout.is_empty(),
+        "stdout must stay empty: {}",
+        text(&out.stdout)
+    );
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains(needle), "{err:?} should contain {needle:?}");
+}
+
+#[test]
+fn prints_the_window_as_json_lines_in_placed_order() {
+    let out = ctxpack(&[SAMPLE, "--max", "400", "--target", "300"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 15);
+    // Chronological placement: timestamps ascend, undated items (the pinned prompt) last.
+    let stamps: Vec<&str> = lines
+        .iter()
+        .filter_map(|v| v["timestamp"].as_str())
+        .collect();
+    assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "{stamps:?}");
+    assert_eq!(lines[13]["pinned"], true);
+    let total: i64 = lines.iter().map(|v| v["tokens"].as_i64().unwrap()).sum();
+    assert!(total <= 300);
+}
+
+#[test]
+fn reads_standard_input_and_json_arrays() {
+    let array = r#"[{"content":"a","tokens":5},{"content":"b","tokens":500}]"#;
+    let out = ctxpack(&["-", "--max", "100", "--preset", "rag"], array);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().count(), 1);
+}
+
+#[test]
+fn explain_and_report_cover_every_candidate() {
+    let out = ctxpack(
+        &[SAMPLE, "--max", "400", "--target", "300", "--explain"],
+        "",
+    );
+    let table = text(&out.stdout);
+    assert!(out.status.success());
+    assert_eq!(table.lines().count(), 18 + 2, "{table}");
+    assert!(table.contains("Deduplicated") && table.contains("NegativeTokens (-1)"));
+
+    let out = ctxpack(
+        &[
+            SAMPLE, "--max", "400", "--target", "300", "--report", "json",
+        ],
+        "",
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (inc, exc) = (
+        report["included"].as_array().unwrap(),
+        report["excluded"].as_array().unwrap(),
+    );
+    assert_eq!(inc.len() + exc.len(), 18);
+    assert_eq!(report["total_candidates"], 18);
+}
+
+#[test]
+fn bad_input_names_line_and_field_and_exits_2() {
+    let two_lines = "{\"content\":\"a\",\"tokens\":1}\n{\"content\":\"b\",\"tokens\":\"many\"}\n";
+    assert_input_error(
+        &ctxpack(&["--max", "10"], two_lines),
+        "line 2, item 1, field 'tokens'",
+    );
+    assert_input_error(
+        &ctxpack(&["--max", "10"], "{\"tokens\":1}"),
+        "field 'content': is required",
+    );
+    assert_input_error(
+        &ctxpack(&["--max", "10"], "{\"content\":\"a\",\"tokens\":1,"),
+        "line 1",
+    );
+    assert_input_error(
+        &ctxpack(&["--max", "10", "--target", "20"], ""),
+        "target_tokens (20) must be <= max_tokens (10)",
+    );
+    assert_input_error(&ctxpack(&["--max", "ten"], ""), "--max expects an integer");
+    assert_input_error(&ctxpack(&["--max", "10", "--preset", "nope"], ""), "nope");
+    assert_input_error(
+        &ctxpack(&["/no/such/file", "--max", "10"], ""),
+        "/no/such/file",
+    );
+}
+
+#[test]
+fn bad_policy_files_name_the_json_path() {
+    let dir = std::env::temp_dir().join(format!("ctxpack-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("policy.json");
+    std::fs::write(&path, r#"{"scorers":[{"type":"recency","weight":-1}],"slicerType":"greedy","placerType":"chronological"}"#).unwrap();
+    let out = ctxpack(&["--max", "10", "--policy", path.to_str().unwrap()], "");
+    assert_input_error(&out, "scorers[0].weight");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_failed_selection_exits_1() {
+    // A pinned item larger than the target overflows under the chat preset's strategy.
+    let items = "{\"content\":\"sys\",\"tokens\":80,\"pinned\":true}\n";
+    let out = ctxpack(&["--max", "100", "--target", "50"], items);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    assert!(text(&out.stderr).contains("exceed target tokens (50)"));
+}
