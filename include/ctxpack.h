@@ -328,6 +328,10 @@ typedef struct ctxpack_result ctxpack_result;
 // built from it keep their own reference, so the caller may free its handle at any time.
 typedef struct ctxpack_scorer ctxpack_scorer;
 
+// What a slicer returned from `ctxpack_slicer_slice`. Immutable; its arrays are owned by
+// it and valid until `ctxpack_slice_result_free`.
+typedef struct ctxpack_slice_result ctxpack_slice_result;
+
 // A slicer. Immutable and reference-counted: quota slicers and pipelines built from it
 // keep their own reference, so the caller may free its handle at any time.
 typedef struct ctxpack_slicer ctxpack_slicer;
@@ -890,6 +894,38 @@ ctxpack_status ctxpack_slicer_new_custom(ctxpack_slice_fn slice, void *user_data
 
 // Releases the caller's reference to a slicer. NULL is a no-op.
 void ctxpack_slicer_free(struct ctxpack_slicer *slicer);
+
+// Scores every item of `items` against the whole list (the scorer contract of spec 03
+// §1: pinned and negative-token items are scored like any other here) and writes the
+// scores, in list order, into `out_scores`, which must hold at least as many elements
+// as the list (`capacity`).
+ctxpack_status ctxpack_scorer_score(const struct ctxpack_scorer *scorer, const struct ctxpack_items *items, double *out_scores, size_t capacity, struct ctxpack_error **out_error);
+
+// Runs the slicer alone over the items with the given `scores` (one per item, `count`
+// equal to the list length), in list order, against `budget` exactly as given (no
+// pinned-item or reserve adjustment: that is the pipeline's job). The outcome holds the
+// selected positions, count-quota shortfalls and cap exclusions.
+ctxpack_status ctxpack_slicer_slice(const struct ctxpack_slicer *slicer, const struct ctxpack_items *items, const double *scores, size_t count, const struct ctxpack_budget *budget, struct ctxpack_slice_result **out, struct ctxpack_error **out_error);
+
+// Runs the placer alone over the items with the given `scores` (one per item, `count`
+// equal to the list length) and writes the placement order (positions in the list, a
+// permutation) into `out_order`, which must hold `count` elements.
+ctxpack_status ctxpack_placer_place(const struct ctxpack_placer *placer, const struct ctxpack_items *items, const double *scores, size_t count, size_t *out_order, struct ctxpack_error **out_error);
+
+// The selected positions (into the slicer's input), in the slicer's output order.
+ctxpack_status ctxpack_slice_result_selected(const struct ctxpack_slice_result *result, const size_t **out_ptr, size_t *out_len);
+
+// The positions a count-quota slicer removed because their kind reached its cap.
+ctxpack_status ctxpack_slice_result_cap_excluded(const struct ctxpack_slice_result *result, const size_t **out_ptr, size_t *out_len);
+
+// The number of count-requirement shortfalls.
+ctxpack_status ctxpack_slice_result_shortfall_count(const struct ctxpack_slice_result *result, size_t *out_count);
+
+// Count-requirement shortfall `i` (configuration order). Set `out->struct_size` first.
+ctxpack_status ctxpack_slice_result_shortfall(const struct ctxpack_slice_result *result, size_t i, struct ctxpack_shortfall *out);
+
+// Frees a slice result. NULL is a no-op.
+void ctxpack_slice_result_free(struct ctxpack_slice_result *result);
 
 // The status stored in an error object; `CTXPACK_WRONG_HANDLE_TYPE` when `error` is not
 // an error object (or NULL).

@@ -27,6 +27,7 @@ mod placer;
 mod result;
 mod scorer;
 mod slicer;
+mod stages;
 mod status;
 mod strings;
 /// cbindgen:ignore
@@ -53,6 +54,7 @@ pub use result::{
 };
 pub use scorer::*;
 pub use slicer::*;
+pub use stages::*;
 pub use status::{
     ctxpack_error, ctxpack_error_code, ctxpack_error_free, ctxpack_error_message, ctxpack_status,
     ctxpack_status_name,

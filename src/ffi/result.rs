@@ -2,7 +2,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::diagnostics::{report_to_json, ExclusionReason, SelectionReport};
+use crate::diagnostics::{
+    report_to_json, CountRequirementShortfall, ExclusionReason, SelectionReport,
+};
 use crate::ffi::enums::{
     ctxpack_exclusion_reason, ctxpack_inclusion_reason, ctxpack_pipeline_stage,
 };
@@ -62,7 +64,7 @@ impl ResultData {
 }
 
 /// Entry `index` of a report list, or `CTXPACK_OUT_OF_RANGE`.
-fn entry<'a, T>(list: &'a [T], index: usize, what: &str) -> FfiResult<&'a T> {
+pub(crate) fn entry<'a, T>(list: &'a [T], index: usize, what: &str) -> FfiResult<&'a T> {
     list.get(index).ok_or_else(|| {
         FfiError::new(
             ctxpack_status::CTXPACK_OUT_OF_RANGE,
@@ -89,7 +91,7 @@ fn with_result(
 ///
 /// # Safety
 /// Both are NULL or writable.
-unsafe fn write_array<T>(
+pub(crate) unsafe fn write_array<T>(
     values: &[T],
     out_ptr: *mut *const T,
     out_len: *mut usize,
@@ -294,6 +296,16 @@ fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack
     e
 }
 
+/// The C view of a shortfall (strings borrowed from `s`).
+pub(crate) fn shortfall_entry(s: &CountRequirementShortfall) -> ctxpack_shortfall {
+    ctxpack_shortfall {
+        struct_size: std::mem::size_of::<ctxpack_shortfall>(),
+        kind: ctxpack_str::borrowed(&s.kind),
+        required_count: s.required_count,
+        satisfied_count: s.satisfied_count,
+    }
+}
+
 /// The selected items as positions in the caller's item list, in placed order.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_indices(
@@ -470,14 +482,8 @@ pub unsafe extern "C" fn ctxpack_result_report_shortfall(
 ) -> ctxpack_status {
     with_result(result, |r| {
         let e = entry(&r.report()?.count_requirement_shortfalls, i, "shortfall")?;
-        let value = ctxpack_shortfall {
-            struct_size: std::mem::size_of::<ctxpack_shortfall>(),
-            kind: ctxpack_str::borrowed(&e.kind),
-            required_count: e.required_count,
-            satisfied_count: e.satisfied_count,
-        };
         // SAFETY: `out` is NULL or valid for its `struct_size`.
-        unsafe { versioned::write(out, value, "out") }
+        unsafe { versioned::write(out, shortfall_entry(e), "out") }
     })
 }
 

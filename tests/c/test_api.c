@@ -1442,6 +1442,106 @@ TEST(output_struct_size_rule) {
     ctxpack_items_free(items);
 }
 
+// ---------------------------------------------------------------- stages alone
+
+TEST(stages_alone) {
+    ctxpack_item_desc d[3] = {desc_at("a", 100, 1), desc_at("b", 200, 2), desc_at("c", 300, 3)};
+    d[2].kind = S("Document");
+    ctxpack_items *items = items_of(d, 3);
+    ctxpack_budget *b = budget_of(1000, 300);
+    ctxpack_scorer *recency = NULL;
+    ctxpack_slicer *greedy = NULL, *cq = NULL, *cap = NULL;
+    ctxpack_placer *ushaped = NULL, *chrono = NULL;
+    ctxpack_error *err = NULL;
+    REQUIRE(items && b);
+    REQUIRE_OK(ctxpack_scorer_new_recency(&recency, NULL));
+    REQUIRE_OK(ctxpack_slicer_new_greedy(&greedy, NULL));
+    REQUIRE_OK(ctxpack_placer_new_u_shaped(&ushaped, NULL));
+    REQUIRE_OK(ctxpack_placer_new_chronological(&chrono, NULL));
+
+    // Score: every item against the whole list, in list order.
+    double scores[3] = {-1, -1, -1};
+    CHECK_OK(ctxpack_scorer_score(recency, items, scores, 3, &err));
+    CHECK_F64(scores[0], 0.0);
+    CHECK_F64(scores[1], 0.5);
+    CHECK_F64(scores[2], 1.0);
+    CHECK_STATUS(ctxpack_scorer_score(recency, items, scores, 2, &err), CTXPACK_INVALID_ARGUMENT);
+    CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "out_scores holds 2 elements but 3 are needed");
+    CHECK_STATUS(ctxpack_scorer_score(recency, items, NULL, 3, &err), CTXPACK_NULL_ARGUMENT);
+    CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "out_scores");
+    CHECK_STATUS(ctxpack_scorer_score((const ctxpack_scorer *)greedy, items, scores, 3, NULL),
+                 CTXPACK_WRONG_HANDLE_TYPE);
+
+    // Slice: given scores, list order, the budget as given.
+    const double given[3] = {0.9, 0.5, 0.1};
+    ctxpack_slice_result *sr = NULL;
+    REQUIRE_OK(ctxpack_slicer_slice(greedy, items, given, 3, b, &sr, &err));
+    const size_t *sel = NULL;
+    size_t n = 0;
+    CHECK_OK(ctxpack_slice_result_selected(sr, &sel, &n));
+    CHECK(n == 2 && ((sel[0] == 0 && sel[1] == 1) || (sel[0] == 1 && sel[1] == 0)));
+    CHECK_OK(ctxpack_slice_result_cap_excluded(sr, &sel, &n));
+    CHECK_I64(n, 0);
+    CHECK_OK(ctxpack_slice_result_shortfall_count(sr, &n));
+    CHECK_I64(n, 0);
+    ctxpack_shortfall sf;
+    sf.struct_size = sizeof sf;
+    CHECK_STATUS(ctxpack_slice_result_shortfall(sr, 0, &sf), CTXPACK_OUT_OF_RANGE);
+    CHECK_STATUS(ctxpack_slice_result_selected(sr, NULL, &n), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_slice_result_shortfall_count(NULL, &n), CTXPACK_NULL_ARGUMENT);
+    ctxpack_slice_result_free(sr);
+    ctxpack_slice_result_free(NULL);
+    sr = NULL;
+    CHECK_STATUS(ctxpack_slicer_slice(greedy, items, given, 2, b, &sr, &err),
+                 CTXPACK_INVALID_ARGUMENT);
+    CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "one score per item");
+    CHECK(sr == NULL);
+
+    // Count quotas alone: a shortfall, and a cap exclusion.
+    ctxpack_count_quota_entry need_memory = {S("Memory"), 1, 1};
+    REQUIRE_OK(ctxpack_slicer_new_count_quota(&need_memory, 1, greedy, CTXPACK_SCARCITY_DEGRADE,
+                                              &cq, NULL));
+    REQUIRE_OK(ctxpack_slicer_slice(cq, items, given, 3, b, &sr, NULL));
+    CHECK_OK(ctxpack_slice_result_shortfall_count(sr, &n));
+    CHECK_I64(n, 1);
+    CHECK_OK(ctxpack_slice_result_shortfall(sr, 0, &sf));
+    CHECK_STR(sf.kind, "Memory");
+    CHECK_I64(sf.required_count, 1);
+    CHECK_I64(sf.satisfied_count, 0);
+    ctxpack_slice_result_free(sr);
+    ctxpack_count_quota_entry one_message = {S("Message"), 0, 1};
+    REQUIRE_OK(ctxpack_slicer_new_count_quota(&one_message, 1, greedy, CTXPACK_SCARCITY_DEGRADE,
+                                              &cap, NULL));
+    REQUIRE_OK(ctxpack_slicer_slice(cap, items, given, 3, b, &sr, NULL));
+    CHECK_OK(ctxpack_slice_result_selected(sr, &sel, &n));
+    CHECK(n == 1 && sel[0] == 0);
+    CHECK_OK(ctxpack_slice_result_cap_excluded(sr, &sel, &n));
+    CHECK(n == 1 && sel[0] == 1);
+    ctxpack_slice_result_free(sr);
+
+    // Place: a permutation of the list, given scores.
+    size_t order[3] = {9, 9, 9};
+    CHECK_OK(ctxpack_placer_place(ushaped, items, given, 3, order, &err));
+    CHECK(order[0] == 0 && order[1] == 2 && order[2] == 1);
+    const double reversed[3] = {0.1, 0.5, 0.9};
+    CHECK_OK(ctxpack_placer_place(chrono, items, reversed, 3, order, &err));
+    CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2);
+    CHECK_STATUS(ctxpack_placer_place(chrono, items, reversed, 3, NULL, &err),
+                 CTXPACK_NULL_ARGUMENT);
+    CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "out_order");
+    CHECK_STATUS(ctxpack_placer_place(chrono, items, NULL, 3, order, &err), CTXPACK_NULL_ARGUMENT);
+    CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "scores");
+
+    ctxpack_scorer_free(recency);
+    ctxpack_slicer_free(greedy);
+    ctxpack_slicer_free(cq);
+    ctxpack_slicer_free(cap);
+    ctxpack_placer_free(ushaped);
+    ctxpack_placer_free(chrono);
+    ctxpack_budget_free(b);
+    ctxpack_items_free(items);
+}
+
 TEST(faulty_scorer_statuses) {
     // Every core error kind crosses the whole run path with its own status; a panic
     // becomes CTXPACK_PANIC and leaves every handle usable.
@@ -1520,6 +1620,7 @@ int main(void) {
     RUN(failed_custom_constructors_leave_user_data_to_the_caller);
     RUN(composite_keeps_children_alive);
     RUN(output_struct_size_rule);
+    RUN(stages_alone);
     RUN(faulty_scorer_statuses);
     RUN(every_status_was_produced);
     return tf_finish();
