@@ -8,7 +8,8 @@
 //!   must give its default meaning. A larger `struct_size` (a newer header) is accepted
 //!   when the bytes the library does not know are all zero, and is
 //!   `CTXPACK_INVALID_ARGUMENT` otherwise. A `struct_size` below the version-1 size is
-//!   `CTXPACK_INVALID_ARGUMENT`.
+//!   `CTXPACK_INVALID_ARGUMENT`, and so is a `struct_size` above 4096 (an uninitialised
+//!   struct).
 //! * Output: the library writes `min(struct_size, its own size)` bytes and leaves the rest
 //!   of a newer caller's struct untouched.
 
@@ -16,6 +17,10 @@ use std::mem::{size_of, MaybeUninit};
 use std::ptr;
 
 use crate::ffi::status::{FfiError, FfiResult};
+
+/// No struct of this ABI will ever be this large: a bigger `struct_size` is taken for an
+/// uninitialised struct and rejected before anything else is read.
+const MAX_STRUCT_SIZE: usize = 4096;
 
 /// A `#[repr(C)]` struct whose first field is `struct_size: usize` and for which the
 /// all-zero bit pattern is a valid value.
@@ -47,6 +52,15 @@ fn size_error<T: Versioned>(size: usize) -> FfiError {
     ))
 }
 
+/// Checks the caller's `struct_size` against the first version's size and the sanity
+/// bound.
+fn check_size<T: Versioned>(size: usize) -> FfiResult<()> {
+    if size < T::V1_SIZE || size > MAX_STRUCT_SIZE {
+        return Err(size_error::<T>(size));
+    }
+    Ok(())
+}
+
 /// Reads a versioned input struct (see the module rule).
 ///
 /// # Safety
@@ -57,9 +71,7 @@ pub(crate) unsafe fn read<T: Versioned>(ptr: *const T, what: &str) -> FfiResult<
     }
     // SAFETY: not NULL; the caller's contract covers `struct_size` bytes.
     let size = unsafe { struct_size(ptr) };
-    if size < T::V1_SIZE {
-        return Err(size_error::<T>(size));
-    }
+    check_size::<T>(size)?;
     let known = size_of::<T>();
     if size > known {
         // SAFETY: the caller declared `size` readable bytes.
@@ -99,7 +111,8 @@ pub(crate) unsafe fn read_element<T: Versioned>(
     }
     // SAFETY: forwarded from the caller.
     let stride = unsafe { struct_size(base) };
-    if stride < T::V1_SIZE || stride % std::mem::align_of::<T>() != 0 {
+    check_size::<T>(stride)?;
+    if stride % std::mem::align_of::<T>() != 0 {
         return Err(size_error::<T>(stride));
     }
     let element = base
@@ -126,9 +139,7 @@ pub(crate) unsafe fn write<T: Versioned>(out: *mut T, value: T, what: &str) -> F
     }
     // SAFETY: not NULL; the caller's contract covers `struct_size` bytes.
     let size = unsafe { struct_size(out) };
-    if size < T::V1_SIZE {
-        return Err(size_error::<T>(size));
-    }
+    check_size::<T>(size)?;
     let bytes = size.min(size_of::<T>());
     // SAFETY: the caller's struct has room for `bytes`; `struct_size` (the first field) is
     // rewritten with the caller's own value.

@@ -307,6 +307,10 @@ TEST(items_reject_bad_descriptors) {
     d.struct_size = 8;
     CHECK_STATUS(ctxpack_items_push(items, &d, &err), CTXPACK_INVALID_ARGUMENT);
     CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "struct_size");
+    // ... and an absurd one (an uninitialised struct) is rejected before any read.
+    d.struct_size = (size_t)1 << 20;
+    CHECK_STATUS(ctxpack_items_push(items, &d, &err), CTXPACK_INVALID_ARGUMENT);
+    CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "struct_size is 1048576");
     size_t len = 1;
     CHECK_OK(ctxpack_items_len(items, &len));
     CHECK_I64(len, 0);  // nothing was pushed
