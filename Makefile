@@ -1,10 +1,11 @@
 # ctxpack build, test and install entry points.
 #   make test      every test (the README's test command; CI runs it)
 #   make demo      the main job: a real selection on the bundled sample data
+#   make test-c    the C ABI: C/C++ tests plain, under ASan+UBSan and valgrind (docs/ffi.md)
 
 CARGO ?= cargo
 
-.PHONY: all build test test-rust lint demo deps
+.PHONY: all build test test-rust test-c lint demo deps
 
 all: build
 
@@ -24,5 +25,8 @@ lint:
 test-rust:
 	$(CARGO) test --release
 
-test: deps lint test-rust
+test-c:
+	tests/c/run.sh
+
+test: deps lint test-rust test-c
 	@echo "make test: all suites passed"
