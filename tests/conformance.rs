@@ -14,8 +14,10 @@
 //! parsed, misses a required key, names an unknown stage or component, or panics in the
 //! engine counts as failed. Positional arguments filter vectors by path or name substring;
 //! `CTXPACK_CONFORMANCE_VERBOSE=1` also prints passing vectors;
-//! `CTXPACK_CONFORMANCE_ENGINE=cupel` runs the vectors on the reference crate instead of
-//! ctxpack (a check for vector authors; see `tests/vectors/README.md`).
+//! `CTXPACK_CONFORMANCE_ENGINE=ffi` runs every vector through the exported C ABI, exactly
+//! as a C host calls it; `CTXPACK_CONFORMANCE_ENGINE=cupel` runs the vectors on the
+//! reference crate instead of ctxpack (a check for vector authors; see
+//! `tests/vectors/README.md`).
 //!
 //! # Extensions to the format (ignored by other runners)
 //!
@@ -56,6 +58,8 @@ mod check;
 mod cupel_engine;
 #[path = "conformance/engine.rs"]
 mod engine;
+#[path = "conformance/ffi_engine.rs"]
+mod ffi_engine;
 #[path = "conformance/parse.rs"]
 mod parse;
 #[path = "conformance/rust_engine.rs"]
@@ -105,14 +109,15 @@ fn main() -> ExitCode {
     report(&outcomes, engine.name())
 }
 
-/// The engine named by `CTXPACK_CONFORMANCE_ENGINE`: `rust` (default) or `cupel` (the
-/// reference crate, a diagnostic aid for vector authors).
+/// The engine named by `CTXPACK_CONFORMANCE_ENGINE`: `rust` (default), `ffi` (the C ABI)
+/// or `cupel` (the reference crate, a diagnostic aid for vector authors).
 fn select_engine() -> Option<Box<dyn Engine>> {
     match env::var("CTXPACK_CONFORMANCE_ENGINE").as_deref() {
         Err(_) | Ok("") | Ok("rust") => Some(Box::new(rust_engine::RustEngine)),
+        Ok("ffi") => Some(Box::new(ffi_engine::FfiEngine)),
         Ok("cupel") => Some(Box::new(cupel_engine::CupelEngine)),
         Ok(other) => {
-            eprintln!("unknown CTXPACK_CONFORMANCE_ENGINE `{other}` (known: rust, cupel)");
+            eprintln!("unknown CTXPACK_CONFORMANCE_ENGINE `{other}` (known: rust, ffi, cupel)");
             None
         }
     }
