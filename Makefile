@@ -1,10 +1,11 @@
 # ctxpack build, test and install entry points.
 #   make test      every test (the README's test command; CI runs it)
 #   make demo      the main job: a real selection on the bundled sample data
+#   make test-c    the C ABI: C/C++ tests plain, under ASan+UBSan and valgrind (docs/ffi.md)
 
 CARGO ?= cargo
 
-.PHONY: all build test test-rust lint demo deps
+.PHONY: all build test test-rust test-c lint demo deps
 
 all: build
 
@@ -23,6 +24,10 @@ lint:
 
 test-rust:
 	$(CARGO) test --release
+	CTXPACK_CONFORMANCE_ENGINE=ffi $(CARGO) test --release --test conformance
 
-test: deps lint test-rust
+test-c:
+	tests/c/run.sh
+
+test: deps lint test-rust test-c
 	@echo "make test: all suites passed"

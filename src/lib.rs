@@ -14,6 +14,8 @@
 pub mod analytics;
 pub mod diagnostics;
 pub mod error;
+#[allow(unsafe_code)]
+pub mod ffi;
 mod hash;
 pub mod model;
 pub mod pipeline;

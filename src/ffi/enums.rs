@@ -1,0 +1,256 @@
+//! The C enumerations. Arguments and struct fields that carry them are `int32_t`, so an
+//! out-of-range value from the caller is a `CTXPACK_INVALID_ARGUMENT` status instead of
+//! undefined behaviour; the enums give the values their names.
+
+use crate::diagnostics::{ExclusionReason, InclusionReason, PipelineStage, TraceDetail};
+use crate::ffi::status::{FfiError, FfiResult};
+use crate::model::OverflowStrategy;
+use crate::slicer::ScarcityBehavior;
+
+/// What the Place stage does when the selection exceeds `target_tokens`.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_overflow_strategy {
+    /// Fail the run with `CTXPACK_OVERFLOW` (the default).
+    Throw = 0,
+    /// Drop non-pinned items that do not fit.
+    Truncate = 1,
+    /// Keep everything and report an overflow event.
+    Proceed = 2,
+}
+
+/// How much a run records for its selection report.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_trace_detail {
+    /// No report (the default; nothing is recorded or allocated for diagnostics).
+    None = 0,
+    /// Stage events, included and excluded items, totals, shortfalls.
+    Stage = 1,
+    /// As `STAGE`, plus one item event per inclusion and exclusion.
+    Item = 2,
+}
+
+/// Why an item is in the final window.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_inclusion_reason {
+    /// Selected by score (or kept by truncation / proceed).
+    Scored = 1,
+    /// The item is pinned.
+    Pinned = 2,
+    /// The item has zero tokens.
+    ZeroToken = 3,
+}
+
+/// Why an item is not in the final window (spec 06 §7). The fields that go with each
+/// reason are in `ctxpack_excluded_entry`.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_exclusion_reason {
+    /// A reason this version cannot name; its wire name is in `name`.
+    Unknown = 0,
+    /// Did not fit: `item_tokens`, `available_tokens`.
+    BudgetExceeded = 1,
+    /// Reserved by the spec: `reason_score`, `threshold`.
+    ScoredTooLow = 2,
+    /// Lost to identical content: `deduplicated_against`.
+    Deduplicated = 3,
+    /// Reserved by the spec: `kind`, `cap`, `actual`.
+    QuotaCapExceeded = 4,
+    /// Reserved by the spec: `displaced_by_kind`.
+    QuotaRequireDisplaced = 5,
+    /// Negative token count, dropped at Classify: `tokens`.
+    NegativeTokens = 6,
+    /// The room was taken by pinned items: `displaced_by`.
+    PinnedOverride = 7,
+    /// Reserved by the spec: `filter_name`.
+    Filtered = 8,
+    /// A count-quota cap was reached: `kind`, `count_cap`, `count`.
+    CountCapExceeded = 9,
+    /// Defined for wire compatibility: `kind`.
+    CountRequireCandidatesExhausted = 10,
+}
+
+/// A traced pipeline stage (Sort has no event).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_pipeline_stage {
+    /// Split pinned, scoreable and negative-token items.
+    Classify = 0,
+    /// Score the scoreable items.
+    Score = 1,
+    /// Remove duplicate contents.
+    Deduplicate = 2,
+    /// Select what fits.
+    Slice = 3,
+    /// Merge, handle overflow, order.
+    Place = 4,
+}
+
+/// The curve of a decay scorer; see `ctxpack_decay_config`.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_decay_curve_kind {
+    /// `2^(-age / half_life_ns)`.
+    Exponential = 0,
+    /// 1.0 while `age < max_age_ns`, then 0.0.
+    Window = 1,
+    /// The score of the first window with `age < max_age_ns`, else the last window's.
+    Step = 2,
+}
+
+/// The clock of a decay scorer, read once per run.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_clock_kind {
+    /// The system clock.
+    System = 0,
+    /// A fixed instant, `fixed_now_ns`.
+    Fixed = 1,
+}
+
+/// What a count-quota slicer does when a required kind has too few candidates.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_scarcity {
+    /// Select what exists and report a shortfall.
+    Degrade = 0,
+    /// Fail the run with `CTXPACK_COUNT_REQUIREMENT_UNMET`.
+    Throw = 1,
+}
+
+/// A C enumeration received as `int32_t`.
+pub(crate) trait CEnum: Copy + 'static {
+    /// Every value, in numeric order.
+    const ALL: &'static [Self];
+    /// The C type name, for messages.
+    const NAME: &'static str;
+    /// The numeric value.
+    fn value(self) -> i32;
+}
+
+/// Converts an `int32_t` argument into an enumeration value.
+pub(crate) fn enum_arg<T: CEnum>(value: i32, what: &str) -> FfiResult<T> {
+    T::ALL
+        .iter()
+        .copied()
+        .find(|v| v.value() == value)
+        .ok_or_else(|| {
+            FfiError::invalid(format!(
+                "{what} is {value}, not a {} value (0 to {})",
+                T::NAME,
+                T::ALL.len() - 1
+            ))
+        })
+}
+
+macro_rules! c_enum {
+    ($t:ident, [$($v:ident),+]) => {
+        impl CEnum for $t {
+            const ALL: &'static [Self] = &[$($t::$v),+];
+            const NAME: &'static str = stringify!($t);
+            fn value(self) -> i32 {
+                self as i32
+            }
+        }
+    };
+}
+
+c_enum!(ctxpack_overflow_strategy, [Throw, Truncate, Proceed]);
+c_enum!(ctxpack_trace_detail, [None, Stage, Item]);
+c_enum!(ctxpack_decay_curve_kind, [Exponential, Window, Step]);
+c_enum!(ctxpack_clock_kind, [System, Fixed]);
+c_enum!(ctxpack_scarcity, [Degrade, Throw]);
+
+impl From<ctxpack_overflow_strategy> for OverflowStrategy {
+    fn from(v: ctxpack_overflow_strategy) -> Self {
+        match v {
+            ctxpack_overflow_strategy::Throw => OverflowStrategy::Throw,
+            ctxpack_overflow_strategy::Truncate => OverflowStrategy::Truncate,
+            ctxpack_overflow_strategy::Proceed => OverflowStrategy::Proceed,
+        }
+    }
+}
+
+impl From<ctxpack_trace_detail> for TraceDetail {
+    fn from(v: ctxpack_trace_detail) -> Self {
+        match v {
+            ctxpack_trace_detail::None => TraceDetail::None,
+            ctxpack_trace_detail::Stage => TraceDetail::Stage,
+            ctxpack_trace_detail::Item => TraceDetail::Item,
+        }
+    }
+}
+
+impl From<ctxpack_scarcity> for ScarcityBehavior {
+    fn from(v: ctxpack_scarcity) -> Self {
+        match v {
+            ctxpack_scarcity::Degrade => ScarcityBehavior::Degrade,
+            ctxpack_scarcity::Throw => ScarcityBehavior::Throw,
+        }
+    }
+}
+
+impl From<InclusionReason> for ctxpack_inclusion_reason {
+    fn from(r: InclusionReason) -> Self {
+        match r {
+            InclusionReason::Scored => ctxpack_inclusion_reason::Scored,
+            InclusionReason::Pinned => ctxpack_inclusion_reason::Pinned,
+            InclusionReason::ZeroToken => ctxpack_inclusion_reason::ZeroToken,
+        }
+    }
+}
+
+impl From<&ExclusionReason> for ctxpack_exclusion_reason {
+    fn from(r: &ExclusionReason) -> Self {
+        use ctxpack_exclusion_reason as C;
+        match r {
+            ExclusionReason::BudgetExceeded { .. } => C::BudgetExceeded,
+            ExclusionReason::ScoredTooLow { .. } => C::ScoredTooLow,
+            ExclusionReason::Deduplicated { .. } => C::Deduplicated,
+            ExclusionReason::QuotaCapExceeded { .. } => C::QuotaCapExceeded,
+            ExclusionReason::QuotaRequireDisplaced { .. } => C::QuotaRequireDisplaced,
+            ExclusionReason::NegativeTokens { .. } => C::NegativeTokens,
+            ExclusionReason::PinnedOverride { .. } => C::PinnedOverride,
+            ExclusionReason::Filtered { .. } => C::Filtered,
+            ExclusionReason::CountCapExceeded { .. } => C::CountCapExceeded,
+            ExclusionReason::CountRequireCandidatesExhausted { .. } => {
+                C::CountRequireCandidatesExhausted
+            }
+            ExclusionReason::Unknown { .. } => C::Unknown,
+        }
+    }
+}
+
+impl From<PipelineStage> for ctxpack_pipeline_stage {
+    fn from(s: PipelineStage) -> Self {
+        match s {
+            PipelineStage::Classify => ctxpack_pipeline_stage::Classify,
+            PipelineStage::Score => ctxpack_pipeline_stage::Score,
+            PipelineStage::Deduplicate => ctxpack_pipeline_stage::Deduplicate,
+            PipelineStage::Slice => ctxpack_pipeline_stage::Slice,
+            PipelineStage::Place => ctxpack_pipeline_stage::Place,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_of_range_values_are_errors() {
+        assert_eq!(
+            enum_arg::<ctxpack_trace_detail>(2, "t").unwrap(),
+            ctxpack_trace_detail::Item
+        );
+        let e = enum_arg::<ctxpack_overflow_strategy>(3, "overflow_strategy").unwrap_err();
+        assert_eq!(
+            e.status,
+            crate::ffi::status::ctxpack_status::CTXPACK_INVALID_ARGUMENT
+        );
+        assert!(e.message.contains("overflow_strategy is 3"));
+        assert!(enum_arg::<ctxpack_scarcity>(-1, "s").is_err());
+    }
+}

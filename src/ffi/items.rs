@@ -1,0 +1,228 @@
+//! The item list handle and the item descriptor.
+
+use std::sync::Arc;
+
+use crate::ffi::handles::{self, HandleType};
+use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiResult};
+use crate::ffi::strings::{array, ctxpack_str, to_str};
+use crate::ffi::versioned::{self, Versioned};
+use crate::model::{ContextItem, ContextKind, ContextSource};
+
+/// A list of items, in the order a pipeline run identifies them: the indices in results
+/// and reports are positions in this list. The library copies every item pushed.
+///
+/// Runs only read the list, so many threads may run pipelines over one list at once; a
+/// push or clear must not overlap with anything else on the same list. A result keeps
+/// the items it reports on, so pushing or clearing after a run does not affect it.
+pub struct ctxpack_items {
+    _opaque: [u8; 0],
+}
+
+impl HandleType for ctxpack_items {
+    // Shared with traced results (copy-on-write on push).
+    type Value = Arc<Vec<ContextItem>>;
+    const TAG: u32 = u32::from_be_bytes(*b"CPIT");
+    const NAME: &'static str = "ctxpack_items";
+}
+
+/// One metadata entry of an item (a later entry with the same key replaces an earlier
+/// one).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_metadata_entry {
+    /// The key (exact, case-sensitive).
+    pub key: ctxpack_str,
+    /// The value.
+    pub value: ctxpack_str,
+}
+
+/// Describes one item to push. Every field of a ContextItem is here; optional fields
+/// have a `has_...` flag, and the value is ignored when the flag is false. The library
+/// copies everything: the caller's memory may be reused as soon as the call returns.
+///
+/// Set `struct_size = sizeof(ctxpack_item_desc)`; zero-initialise the struct
+/// (`ctxpack_item_desc d = {0};` or memset) before filling it in.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_item_desc {
+    /// `sizeof(ctxpack_item_desc)`.
+    pub struct_size: usize,
+    /// The text; must not be empty (`CTXPACK_EMPTY_CONTENT`).
+    pub content: ctxpack_str,
+    /// Caller-counted tokens; negative items are excluded by the run.
+    pub tokens: i64,
+    /// The kind; empty means `Message`; whitespace-only is `CTXPACK_EMPTY_KIND`.
+    pub kind: ctxpack_str,
+    /// The source; empty means `Chat`; whitespace-only is `CTXPACK_EMPTY_SOURCE`.
+    pub source: ctxpack_str,
+    /// Priority (higher is more important), read when `has_priority`.
+    pub priority: i64,
+    /// Whether `priority` is set.
+    pub has_priority: bool,
+    /// `tag_count` tags (order and duplicates kept); may be NULL when `tag_count` is 0.
+    pub tags: *const ctxpack_str,
+    /// Number of tags.
+    pub tag_count: usize,
+    /// `metadata_count` key/value pairs; may be NULL when `metadata_count` is 0.
+    pub metadata: *const ctxpack_metadata_entry,
+    /// Number of metadata entries.
+    pub metadata_count: usize,
+    /// Timestamp in nanoseconds since the Unix epoch (UTC), read when `has_timestamp`.
+    pub timestamp_ns: i64,
+    /// Whether `timestamp_ns` is set.
+    pub has_timestamp: bool,
+    /// Future-relevance hint (conventionally in [0, 1]; any value is accepted), read when
+    /// `has_future_relevance_hint`.
+    pub future_relevance_hint: f64,
+    /// Whether `future_relevance_hint` is set.
+    pub has_future_relevance_hint: bool,
+    /// Pinned items bypass scoring and slicing and are always placed.
+    pub pinned: bool,
+    /// Informational token count before truncation, read when `has_original_tokens`.
+    pub original_tokens: i64,
+    /// Whether `original_tokens` is set.
+    pub has_original_tokens: bool,
+}
+
+// SAFETY: `#[repr(C)]`, `struct_size` first, and all-zero is valid (NULL pointers, zero
+// numbers, false flags).
+unsafe impl Versioned for ctxpack_item_desc {
+    const V1_SIZE: usize = std::mem::size_of::<ctxpack_item_desc>();
+    const NAME: &'static str = "ctxpack_item_desc";
+}
+
+/// Converts a descriptor into an item (copying every string).
+///
+/// # Safety
+/// The descriptor's pointers are valid for their lengths.
+unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
+    // SAFETY (whole body): the descriptor's pointers are valid by the caller's contract.
+    unsafe {
+        let mut b = ContextItem::builder(to_str(&d.content, "content")?, d.tokens);
+        let kind = to_str(&d.kind, "kind")?;
+        if !kind.is_empty() {
+            b = b.kind(ContextKind::new(kind)?);
+        }
+        let source = to_str(&d.source, "source")?;
+        if !source.is_empty() {
+            b = b.source(ContextSource::new(source)?);
+        }
+        if d.has_priority {
+            b = b.priority(d.priority);
+        }
+        let tags = array(d.tags, d.tag_count, "tags")?;
+        let tags: Vec<&str> = tags
+            .iter()
+            .enumerate()
+            .map(|(i, t)| to_str(t, &format!("tags[{i}]")))
+            .collect::<FfiResult<_>>()?;
+        b = b.tags(tags);
+        for (i, e) in array(d.metadata, d.metadata_count, "metadata")?
+            .iter()
+            .enumerate()
+        {
+            let key = to_str(&e.key, &format!("metadata[{i}].key"))?;
+            let value = to_str(&e.value, &format!("metadata[{i}].value"))?;
+            b = b.metadata_entry(key, value);
+        }
+        if d.has_timestamp {
+            b = b.timestamp(d.timestamp_ns);
+        }
+        if d.has_future_relevance_hint {
+            b = b.future_relevance_hint(d.future_relevance_hint);
+        }
+        if d.has_original_tokens {
+            b = b.original_tokens(d.original_tokens);
+        }
+        Ok(b.pinned(d.pinned).build()?)
+    }
+}
+
+/// Reads and converts descriptor `index` of an array.
+///
+/// # Safety
+/// `descs` holds more than `index` descriptors.
+unsafe fn read_item(descs: *const ctxpack_item_desc, index: usize) -> FfiResult<ContextItem> {
+    // SAFETY: forwarded from the caller.
+    unsafe { to_item(&versioned::read_element(descs, index, "descs")?) }
+}
+
+/// Creates an empty item list.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_items_new(
+    out: *mut *mut ctxpack_items,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    handles::create(out, out_error, || Ok(Arc::new(Vec::new())))
+}
+
+/// Appends one item, copied from `desc`. On failure the list is unchanged.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_items_push(
+    items: *mut ctxpack_items,
+    desc: *const ctxpack_item_desc,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: pointers are NULL or valid by the caller's contract.
+    guard(out_error, || unsafe {
+        let list = handles::borrow_mut(items, "items")?;
+        let item = to_item(&versioned::read(desc, "desc")?)?;
+        Arc::make_mut(list).push(item);
+        Ok(())
+    })
+}
+
+/// Appends `count` items, copied from the array `descs` (its stride is
+/// `descs[0].struct_size`; every element must carry the same `struct_size`). All or
+/// nothing: when one descriptor is invalid, nothing is appended and the error message
+/// starts with `item <index>:`.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_items_push_many(
+    items: *mut ctxpack_items,
+    descs: *const ctxpack_item_desc,
+    count: usize,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: pointers are NULL or valid by the caller's contract.
+    guard(out_error, || unsafe {
+        let list = handles::borrow_mut(items, "items")?;
+        let new: Vec<ContextItem> = (0..count)
+            .map(|i| read_item(descs, i).map_err(|e| e.context(format_args!("item {i}"))))
+            .collect::<FfiResult<_>>()?;
+        Arc::make_mut(list).extend(new);
+        Ok(())
+    })
+}
+
+/// Stores the number of items in `*out_len`.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_items_len(
+    items: *const ctxpack_items,
+    out_len: *mut usize,
+) -> ctxpack_status {
+    // SAFETY: pointers are NULL or valid by the caller's contract.
+    guard(std::ptr::null_mut(), || unsafe {
+        handles::write_out(out_len, handles::borrow(items, "items")?.len(), "out_len")
+    })
+}
+
+/// Removes every item.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_items_clear(items: *mut ctxpack_items) -> ctxpack_status {
+    // SAFETY: `items` is NULL or a handle.
+    guard(std::ptr::null_mut(), || unsafe {
+        let list = handles::borrow_mut(items, "items")?;
+        match Arc::get_mut(list) {
+            Some(v) => v.clear(),
+            None => *list = Arc::new(Vec::new()),
+        }
+        Ok(())
+    })
+}
+
+/// Frees an item list (results made from it stay valid). NULL is a no-op.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_items_free(items: *mut ctxpack_items) {
+    // SAFETY: `items` is NULL or a handle.
+    unsafe { handles::release(items) }
+}

@@ -1,0 +1,89 @@
+//! The C ABI: opaque handles, `ctxpack_str` strings, status codes and error objects,
+//! callbacks for custom components. `include/ctxpack.h` is generated from this module
+//! tree (and only from it) by cbindgen; the doc comments here are the header's
+//! documentation. Conventions, ownership and threading rules: `docs/ffi.md`.
+//!
+//! This is the only module of the crate with `unsafe` code and C types. It contains no
+//! algorithm: every exported function checks its pointers, converts its arguments, calls
+//! the core and maps the outcome, through one shim (`status::guard`) that also
+//! catches panics.
+//!
+//! Common safety contract of every exported function: each pointer argument is NULL or
+//! valid for what its documentation says (a handle created by this library and not yet
+//! freed, an array of the stated length, a writable out-parameter, a struct of its
+//! `struct_size`); string bytes need not be valid UTF-8 (that is checked). NULL where a
+//! value is required, a handle of the wrong type, bad values and misuse that the library
+//! can detect give a status, never undefined behaviour.
+#![allow(non_camel_case_types)]
+#![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+mod budget;
+mod callbacks;
+mod enums;
+mod handles;
+mod items;
+mod pipeline;
+mod placer;
+mod result;
+mod scorer;
+mod slicer;
+mod stages;
+mod status;
+mod strings;
+/// cbindgen:ignore
+#[cfg(feature = "ffi-test-hooks")]
+mod test_hooks;
+mod versioned;
+
+pub use budget::*;
+pub use callbacks::{
+    ctxpack_callback_error, ctxpack_destroy_fn, ctxpack_item_view, ctxpack_overflow_fn,
+    ctxpack_place_fn, ctxpack_score_all_fn, ctxpack_score_item_fn, ctxpack_slice_fn,
+};
+pub use enums::*;
+pub use items::*;
+pub use pipeline::*;
+pub use placer::*;
+pub use result::{
+    ctxpack_excluded_entry, ctxpack_included_entry, ctxpack_report_summary, ctxpack_result,
+    ctxpack_result_free, ctxpack_result_has_report, ctxpack_result_indices,
+    ctxpack_result_overflow, ctxpack_result_reasons, ctxpack_result_report_event,
+    ctxpack_result_report_excluded, ctxpack_result_report_included, ctxpack_result_report_json,
+    ctxpack_result_report_shortfall, ctxpack_result_report_summary, ctxpack_result_scores,
+    ctxpack_shortfall, ctxpack_trace_event,
+};
+pub use scorer::*;
+pub use slicer::*;
+pub use stages::*;
+pub use status::{
+    ctxpack_error, ctxpack_error_code, ctxpack_error_free, ctxpack_error_message, ctxpack_status,
+    ctxpack_status_name,
+};
+pub use strings::{ctxpack_str, ctxpack_str_from_cstr};
+
+/// The library version (`"MAJOR.MINOR.PATCH"`, equal to the `CTXPACK_VERSION_*` macros
+/// of the header it was built with), as a static NUL-terminated string.
+#[no_mangle]
+pub extern "C" fn ctxpack_version() -> *const std::ffi::c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn committed_header_is_current() {
+        let fresh = include_str!(concat!(env!("OUT_DIR"), "/ctxpack.h"));
+        let committed = include_str!("../../include/ctxpack.h");
+        assert!(
+            fresh == committed,
+            "include/ctxpack.h differs from the header generated from src/ffi; rebuild and commit it"
+        );
+    }
+
+    #[test]
+    fn version_matches_cargo() {
+        // SAFETY: a static NUL-terminated string.
+        let v = unsafe { std::ffi::CStr::from_ptr(super::ctxpack_version()) };
+        assert_eq!(v.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+    }
+}

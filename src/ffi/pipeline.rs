@@ -1,0 +1,179 @@
+//! The pipeline handle and the run.
+
+use std::ffi::c_void;
+use std::ptr;
+
+use crate::diagnostics::{OverflowEvent, TraceDetail};
+use crate::ffi::budget::ctxpack_budget;
+use crate::ffi::callbacks::ctxpack_overflow_fn;
+use crate::ffi::enums::{ctxpack_overflow_strategy, ctxpack_trace_detail, enum_arg};
+use crate::ffi::handles::{self, HandleType};
+use crate::ffi::items::ctxpack_items;
+use crate::ffi::placer::ctxpack_placer;
+use crate::ffi::result::{ctxpack_result, ResultData};
+use crate::ffi::scorer::ctxpack_scorer;
+use crate::ffi::slicer::ctxpack_slicer;
+use crate::ffi::status::{ctxpack_error, ctxpack_status};
+use crate::ffi::versioned::{self, Versioned};
+use crate::pipeline::{Pipeline, RunOptions};
+
+/// A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
+/// Immutable, and safe to run from many threads at once (the callbacks of custom
+/// components must then be thread-safe; see docs/ffi.md). Do not free it while a run is
+/// in progress.
+pub struct ctxpack_pipeline {
+    _opaque: [u8; 0],
+}
+
+impl HandleType for ctxpack_pipeline {
+    type Value = Pipeline;
+    const TAG: u32 = u32::from_be_bytes(*b"CPPL");
+    const NAME: &'static str = "ctxpack_pipeline";
+}
+
+/// Options of `ctxpack_pipeline_new`. Set `struct_size = sizeof(ctxpack_pipeline_options)`.
+/// Passing NULL instead means deduplication on and the Throw strategy.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_pipeline_options {
+    /// `sizeof(ctxpack_pipeline_options)`.
+    pub struct_size: usize,
+    /// Remove items whose content is byte-identical to a better-scored one.
+    pub deduplication: bool,
+    /// A `ctxpack_overflow_strategy` value (0 throw, 1 truncate, 2 proceed).
+    pub overflow_strategy: i32,
+}
+
+// SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid.
+unsafe impl Versioned for ctxpack_pipeline_options {
+    const V1_SIZE: usize = std::mem::size_of::<ctxpack_pipeline_options>();
+    const NAME: &'static str = "ctxpack_pipeline_options";
+}
+
+/// Options of one run. Set `struct_size = sizeof(ctxpack_run_options)`. Passing NULL
+/// instead means no trace and no overflow callback.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_run_options {
+    /// `sizeof(ctxpack_run_options)`.
+    pub struct_size: usize,
+    /// A `ctxpack_trace_detail` value: NONE (0) records no report; STAGE and ITEM make
+    /// the report available through the `ctxpack_result_report_*` functions.
+    pub trace_detail: i32,
+    /// Called when a Proceed run goes over `target_tokens` (may be NULL).
+    pub on_overflow: ctxpack_overflow_fn,
+    /// Passed to `on_overflow`; the run does not own it (no destructor is called).
+    pub overflow_user_data: *mut c_void,
+}
+
+// SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid (None function pointer).
+unsafe impl Versioned for ctxpack_run_options {
+    const V1_SIZE: usize = std::mem::size_of::<ctxpack_run_options>();
+    const NAME: &'static str = "ctxpack_run_options";
+}
+
+/// Creates a pipeline. It keeps its own references to the components, so the caller may
+/// free them afterwards. A NULL component is `CTXPACK_PIPELINE_CONFIG` ("scorer is
+/// required", checked in the order scorer, slicer, placer); `options` may be NULL.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_pipeline_new(
+    scorer: *const ctxpack_scorer,
+    slicer: *const ctxpack_slicer,
+    placer: *const ctxpack_placer,
+    options: *const ctxpack_pipeline_options,
+    out: *mut *mut ctxpack_pipeline,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: handles are NULL or live; `options` is NULL or valid.
+    handles::create(out, out_error, || unsafe {
+        let mut builder = Pipeline::builder();
+        if !scorer.is_null() {
+            builder = builder.scorer(handles::borrow(scorer, "scorer")?.clone());
+        }
+        if !slicer.is_null() {
+            builder = builder.slicer(handles::borrow(slicer, "slicer")?.clone());
+        }
+        if !placer.is_null() {
+            builder = builder.placer(handles::borrow(placer, "placer")?.clone());
+        }
+        if !options.is_null() {
+            let o = versioned::read(options, "options")?;
+            let strategy = enum_arg::<ctxpack_overflow_strategy>(
+                o.overflow_strategy,
+                "options.overflow_strategy",
+            )?;
+            builder = builder
+                .deduplication(o.deduplication)
+                .overflow_strategy(strategy.into());
+        }
+        Ok(builder.build()?)
+    })
+}
+
+/// Runs the pipeline over `items` within `budget` and stores the result in `*out`
+/// (NULL on failure). `options` may be NULL. Safe to call concurrently on one pipeline,
+/// one item list and one budget, as long as nobody pushes to or frees them meanwhile.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_pipeline_run(
+    pipeline: *const ctxpack_pipeline,
+    items: *const ctxpack_items,
+    budget: *const ctxpack_budget,
+    options: *const ctxpack_run_options,
+    out: *mut *mut ctxpack_result,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: handles are NULL or live; `options` is NULL or valid.
+    handles::create(out, out_error, || unsafe {
+        let pipeline = handles::borrow(pipeline, "pipeline")?;
+        let items = handles::borrow(items, "items")?;
+        let budget = handles::borrow(budget, "budget")?;
+        let o = if options.is_null() {
+            ctxpack_run_options {
+                struct_size: 0,
+                trace_detail: 0,
+                on_overflow: None,
+                overflow_user_data: ptr::null_mut(),
+            }
+        } else {
+            versioned::read(options, "options")?
+        };
+        let trace: TraceDetail =
+            enum_arg::<ctxpack_trace_detail>(o.trace_detail, "options.trace_detail")?.into();
+        let callback = o
+            .on_overflow
+            .map(|f| overflow_observer(f, o.overflow_user_data));
+        let run = RunOptions {
+            trace,
+            on_overflow: callback.as_ref().map(|c| c as &dyn Fn(&OverflowEvent)),
+        };
+        let selection = pipeline.run_with(items, budget, &run)?;
+        let traced_items = selection.report.is_some().then(|| items.clone());
+        Ok(ResultData::new(selection, traced_items))
+    })
+}
+
+/// Adapts the caller's overflow callback to the core's observer.
+fn overflow_observer(
+    f: unsafe extern "C" fn(*mut c_void, i64, *const usize, usize),
+    user_data: *mut c_void,
+) -> impl Fn(&OverflowEvent) {
+    move |event| {
+        let merged = &event.overflowing_items;
+        // SAFETY: the caller's callback; the array lives across the call.
+        unsafe {
+            f(
+                user_data,
+                event.tokens_over_budget,
+                merged.as_ptr(),
+                merged.len(),
+            )
+        }
+    }
+}
+
+/// Frees a pipeline (components it shares with others live on). NULL is a no-op.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_pipeline_free(pipeline: *mut ctxpack_pipeline) {
+    // SAFETY: `pipeline` is NULL or a handle.
+    unsafe { handles::release(pipeline) }
+}

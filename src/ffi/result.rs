@@ -1,0 +1,513 @@
+//! The result handle: the selection, and the selection report of a traced run.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::diagnostics::{
+    report_to_json, CountRequirementShortfall, ExclusionReason, SelectionReport,
+};
+use crate::ffi::enums::{
+    ctxpack_exclusion_reason, ctxpack_inclusion_reason, ctxpack_pipeline_stage,
+};
+use crate::ffi::handles::{self, HandleType};
+use crate::ffi::status::{ctxpack_status, guard, FfiError, FfiResult};
+use crate::ffi::strings::{ctxpack_str, OwnedCString};
+use crate::ffi::versioned::{self, Versioned};
+use crate::model::ContextItem;
+use crate::pipeline::Selection;
+
+/// The outcome of a run. Immutable: its accessors may be called from many threads. Every
+/// pointer it hands out is owned by it and valid until `ctxpack_result_free`.
+pub struct ctxpack_result {
+    _opaque: [u8; 0],
+}
+
+impl HandleType for ctxpack_result {
+    type Value = ResultData;
+    const TAG: u32 = u32::from_be_bytes(*b"CPRS");
+    const NAME: &'static str = "ctxpack_result";
+}
+
+/// What a result handle holds.
+pub(crate) struct ResultData {
+    selection: Selection,
+    /// `selection.reasons` as `ctxpack_inclusion_reason` values.
+    reasons: Vec<i32>,
+    /// The run's items, kept for the JSON form of a traced run.
+    items: Option<Arc<Vec<ContextItem>>>,
+    /// The JSON form, built on first request.
+    json: OnceLock<OwnedCString>,
+}
+
+impl ResultData {
+    pub(crate) fn new(selection: Selection, items: Option<Arc<Vec<ContextItem>>>) -> Self {
+        let reasons = selection
+            .reasons
+            .iter()
+            .map(|r| ctxpack_inclusion_reason::from(*r) as i32)
+            .collect();
+        Self {
+            selection,
+            reasons,
+            items,
+            json: OnceLock::new(),
+        }
+    }
+
+    fn report(&self) -> FfiResult<&SelectionReport> {
+        self.selection.report.as_ref().ok_or_else(|| {
+            FfiError::new(
+                ctxpack_status::CTXPACK_NO_REPORT,
+                "the run was not traced (set ctxpack_run_options.trace_detail)",
+            )
+        })
+    }
+}
+
+/// Entry `index` of a report list, or `CTXPACK_OUT_OF_RANGE`.
+pub(crate) fn entry<'a, T>(list: &'a [T], index: usize, what: &str) -> FfiResult<&'a T> {
+    list.get(index).ok_or_else(|| {
+        FfiError::new(
+            ctxpack_status::CTXPACK_OUT_OF_RANGE,
+            format!(
+                "{what} index {index} is out of range (count {})",
+                list.len()
+            ),
+        )
+    })
+}
+
+/// Runs an accessor on a result behind the shim (accessors report no error object).
+fn with_result(
+    result: *const ctxpack_result,
+    body: impl FnOnce(&ResultData) -> FfiResult<()>,
+) -> ctxpack_status {
+    // SAFETY: every accessor documents `result` as NULL or a live handle.
+    guard(std::ptr::null_mut(), || {
+        body(unsafe { handles::borrow(result, "result") }?)
+    })
+}
+
+/// Writes an array's pointer and length into two out-parameters.
+///
+/// # Safety
+/// Both are NULL or writable.
+pub(crate) unsafe fn write_array<T>(
+    values: &[T],
+    out_ptr: *mut *const T,
+    out_len: *mut usize,
+) -> FfiResult<()> {
+    if out_ptr.is_null() || out_len.is_null() {
+        return Err(FfiError::null(if out_ptr.is_null() {
+            "out_ptr"
+        } else {
+            "out_len"
+        }));
+    }
+    // SAFETY: both checked non-NULL; writable by the caller's contract.
+    unsafe {
+        out_ptr.write(values.as_ptr());
+        out_len.write(values.len());
+    }
+    Ok(())
+}
+
+/// Counts and totals of a selection report. Set `struct_size` before the call.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_report_summary {
+    /// `sizeof(ctxpack_report_summary)`, set by the caller.
+    pub struct_size: usize,
+    /// Entries of `ctxpack_result_report_included`.
+    pub included_count: usize,
+    /// Entries of `ctxpack_result_report_excluded`.
+    pub excluded_count: usize,
+    /// Entries of `ctxpack_result_report_event`.
+    pub event_count: usize,
+    /// Entries of `ctxpack_result_report_shortfall`.
+    pub shortfall_count: usize,
+    /// Number of input items.
+    pub total_candidates: usize,
+    /// Sum of every input item's tokens, negative ones included.
+    pub total_tokens_considered: i64,
+}
+
+/// An item in the final window, in placed order. Set `struct_size` before the call.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_included_entry {
+    /// `sizeof(ctxpack_included_entry)`, set by the caller.
+    pub struct_size: usize,
+    /// Position in the caller's item list.
+    pub index: usize,
+    /// Its score (1.0 for pinned items).
+    pub score: f64,
+    /// A `ctxpack_inclusion_reason` value.
+    pub reason: i32,
+}
+
+/// An item left out, with its reason and the reason's fields; fields of other reasons
+/// are zero or empty. Set `struct_size` before the call.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_excluded_entry {
+    /// `sizeof(ctxpack_excluded_entry)`, set by the caller.
+    pub struct_size: usize,
+    /// Position in the caller's item list.
+    pub index: usize,
+    /// Its score when excluded (0.0 for negative-token items).
+    pub score: f64,
+    /// A `ctxpack_exclusion_reason` value.
+    pub reason: i32,
+    /// The reason's wire name (`"BudgetExceeded"`, ...; for UNKNOWN the name as read).
+    pub name: ctxpack_str,
+    /// BUDGET_EXCEEDED: the item's tokens.
+    pub item_tokens: i64,
+    /// BUDGET_EXCEEDED: tokens left in the budget (one value per stage and run).
+    pub available_tokens: i64,
+    /// SCORED_TOO_LOW: the score that missed the threshold.
+    pub reason_score: f64,
+    /// SCORED_TOO_LOW: the threshold.
+    pub threshold: f64,
+    /// DEDUPLICATED: the content both items share.
+    pub deduplicated_against: ctxpack_str,
+    /// QUOTA_CAP_EXCEEDED, COUNT_CAP_EXCEEDED, COUNT_REQUIRE_CANDIDATES_EXHAUSTED: the kind.
+    pub kind: ctxpack_str,
+    /// QUOTA_CAP_EXCEEDED: the cap.
+    pub cap: i64,
+    /// QUOTA_CAP_EXCEEDED: the actual amount.
+    pub actual: i64,
+    /// QUOTA_REQUIRE_DISPLACED: the kind that displaced the item.
+    pub displaced_by_kind: ctxpack_str,
+    /// NEGATIVE_TOKENS: the item's (negative) tokens.
+    pub tokens: i64,
+    /// PINNED_OVERRIDE: content of the first pinned item.
+    pub displaced_by: ctxpack_str,
+    /// FILTERED: the filter's name.
+    pub filter_name: ctxpack_str,
+    /// COUNT_CAP_EXCEEDED: the configured cap.
+    pub count_cap: u64,
+    /// COUNT_CAP_EXCEEDED: selected items of the kind.
+    pub count: u64,
+}
+
+/// One trace event. Set `struct_size` before the call.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_trace_event {
+    /// `sizeof(ctxpack_trace_event)`, set by the caller.
+    pub struct_size: usize,
+    /// A `ctxpack_pipeline_stage` value.
+    pub stage: i32,
+    /// Wall-clock milliseconds (0.0 for item events).
+    pub duration_ms: f64,
+    /// Items leaving the stage (1 for item events).
+    pub item_count: usize,
+    /// Free text, when `has_message`.
+    pub message: ctxpack_str,
+    /// Whether the event has a message.
+    pub has_message: bool,
+    /// For item events: the position of the item in the caller's list.
+    pub item_index: usize,
+    /// Whether this is an item event with an `item_index`.
+    pub has_item_index: bool,
+}
+
+/// A count requirement a count-quota slicer could not meet. Set `struct_size` before
+/// the call.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_shortfall {
+    /// `sizeof(ctxpack_shortfall)`, set by the caller.
+    pub struct_size: usize,
+    /// The entry's kind, as configured.
+    pub kind: ctxpack_str,
+    /// The entry's `require_count`.
+    pub required_count: u64,
+    /// Candidates found (less than required).
+    pub satisfied_count: u64,
+}
+
+macro_rules! versioned_output {
+    ($($t:ident),+) => {$(
+        // SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid.
+        unsafe impl Versioned for $t {
+            const V1_SIZE: usize = std::mem::size_of::<$t>();
+            const NAME: &'static str = stringify!($t);
+        }
+    )+};
+}
+versioned_output!(
+    ctxpack_report_summary,
+    ctxpack_included_entry,
+    ctxpack_excluded_entry,
+    ctxpack_trace_event,
+    ctxpack_shortfall
+);
+
+fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack_excluded_entry {
+    let s = ctxpack_str::borrowed;
+    let mut e = ctxpack_excluded_entry {
+        struct_size: std::mem::size_of::<ctxpack_excluded_entry>(),
+        index,
+        score,
+        reason: ctxpack_exclusion_reason::from(reason) as i32,
+        name: s(reason.name()),
+        item_tokens: 0,
+        available_tokens: 0,
+        reason_score: 0.0,
+        threshold: 0.0,
+        deduplicated_against: ctxpack_str::EMPTY,
+        kind: ctxpack_str::EMPTY,
+        cap: 0,
+        actual: 0,
+        displaced_by_kind: ctxpack_str::EMPTY,
+        tokens: 0,
+        displaced_by: ctxpack_str::EMPTY,
+        filter_name: ctxpack_str::EMPTY,
+        count_cap: 0,
+        count: 0,
+    };
+    match reason {
+        ExclusionReason::BudgetExceeded {
+            item_tokens,
+            available_tokens,
+        } => (e.item_tokens, e.available_tokens) = (*item_tokens, *available_tokens),
+        ExclusionReason::ScoredTooLow { score, threshold } => {
+            (e.reason_score, e.threshold) = (*score, *threshold)
+        }
+        ExclusionReason::Deduplicated {
+            deduplicated_against,
+        } => e.deduplicated_against = s(deduplicated_against),
+        ExclusionReason::QuotaCapExceeded { kind, cap, actual } => {
+            (e.kind, e.cap, e.actual) = (s(kind), *cap, *actual)
+        }
+        ExclusionReason::QuotaRequireDisplaced { displaced_by_kind } => {
+            e.displaced_by_kind = s(displaced_by_kind)
+        }
+        ExclusionReason::NegativeTokens { tokens } => e.tokens = *tokens,
+        ExclusionReason::PinnedOverride { displaced_by } => e.displaced_by = s(displaced_by),
+        ExclusionReason::Filtered { filter_name } => e.filter_name = s(filter_name),
+        ExclusionReason::CountCapExceeded { kind, cap, count } => {
+            (e.kind, e.count_cap, e.count) = (s(kind), *cap, *count)
+        }
+        ExclusionReason::CountRequireCandidatesExhausted { kind } => e.kind = s(kind),
+        ExclusionReason::Unknown { .. } => {}
+    }
+    e
+}
+
+/// The C view of a shortfall (strings borrowed from `s`).
+pub(crate) fn shortfall_entry(s: &CountRequirementShortfall) -> ctxpack_shortfall {
+    ctxpack_shortfall {
+        struct_size: std::mem::size_of::<ctxpack_shortfall>(),
+        kind: ctxpack_str::borrowed(&s.kind),
+        required_count: s.required_count,
+        satisfied_count: s.satisfied_count,
+    }
+}
+
+/// The selected items as positions in the caller's item list, in placed order.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_indices(
+    result: *const ctxpack_result,
+    out_ptr: *mut *const usize,
+    out_len: *mut usize,
+) -> ctxpack_status {
+    // SAFETY: out-parameters are NULL or writable.
+    with_result(result, |r| unsafe {
+        write_array(&r.selection.indices, out_ptr, out_len)
+    })
+}
+
+/// The score of each selected item, parallel to the indices (1.0 for pinned items).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_scores(
+    result: *const ctxpack_result,
+    out_ptr: *mut *const f64,
+    out_len: *mut usize,
+) -> ctxpack_status {
+    // SAFETY: out-parameters are NULL or writable.
+    with_result(result, |r| unsafe {
+        write_array(&r.selection.scores, out_ptr, out_len)
+    })
+}
+
+/// The inclusion reason of each selected item (`ctxpack_inclusion_reason` values),
+/// parallel to the indices.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_reasons(
+    result: *const ctxpack_result,
+    out_ptr: *mut *const i32,
+    out_len: *mut usize,
+) -> ctxpack_status {
+    // SAFETY: out-parameters are NULL or writable.
+    with_result(result, |r| unsafe {
+        write_array(&r.reasons, out_ptr, out_len)
+    })
+}
+
+/// The overflow event of a Proceed run that went over `target_tokens`: `*out_present`
+/// tells whether there is one; then `*out_tokens_over_budget` is the excess and
+/// `out_items`/`out_count` the merged items (pinned first, then sliced) as positions in
+/// the caller's list. Without an event: false, 0, an empty array.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_overflow(
+    result: *const ctxpack_result,
+    out_present: *mut bool,
+    out_tokens_over_budget: *mut i64,
+    out_items: *mut *const usize,
+    out_count: *mut usize,
+) -> ctxpack_status {
+    // SAFETY: out-parameters are NULL or writable.
+    with_result(result, |r| unsafe {
+        let event = r.selection.overflow.as_ref();
+        let items = event.map_or(&[][..], |e| &e.overflowing_items[..]);
+        write_array(items, out_items, out_count)?;
+        handles::write_out(
+            out_tokens_over_budget,
+            event.map_or(0, |e| e.tokens_over_budget),
+            "out_tokens_over_budget",
+        )?;
+        handles::write_out(out_present, event.is_some(), "out_present")
+    })
+}
+
+/// Whether the run was traced, so that the `ctxpack_result_report_*` functions have a
+/// report to show (they return `CTXPACK_NO_REPORT` otherwise).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_has_report(
+    result: *const ctxpack_result,
+    out_has_report: *mut bool,
+) -> ctxpack_status {
+    // SAFETY: the out-parameter is NULL or writable.
+    with_result(result, |r| unsafe {
+        handles::write_out(
+            out_has_report,
+            r.selection.report.is_some(),
+            "out_has_report",
+        )
+    })
+}
+
+/// Counts and totals of the report.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_report_summary(
+    result: *const ctxpack_result,
+    out: *mut ctxpack_report_summary,
+) -> ctxpack_status {
+    with_result(result, |r| {
+        let report = r.report()?;
+        let summary = ctxpack_report_summary {
+            struct_size: std::mem::size_of::<ctxpack_report_summary>(),
+            included_count: report.included.len(),
+            excluded_count: report.excluded.len(),
+            event_count: report.events.len(),
+            shortfall_count: report.count_requirement_shortfalls.len(),
+            total_candidates: report.total_candidates,
+            total_tokens_considered: report.total_tokens_considered,
+        };
+        // SAFETY: `out` is NULL or valid for its `struct_size`.
+        unsafe { versioned::write(out, summary, "out") }
+    })
+}
+
+/// Included entry `i` (placed order).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_report_included(
+    result: *const ctxpack_result,
+    i: usize,
+    out: *mut ctxpack_included_entry,
+) -> ctxpack_status {
+    with_result(result, |r| {
+        let e = entry(&r.report()?.included, i, "included")?;
+        let value = ctxpack_included_entry {
+            struct_size: std::mem::size_of::<ctxpack_included_entry>(),
+            index: e.index,
+            score: e.score,
+            reason: ctxpack_inclusion_reason::from(e.reason) as i32,
+        };
+        // SAFETY: `out` is NULL or valid for its `struct_size`.
+        unsafe { versioned::write(out, value, "out") }
+    })
+}
+
+/// Excluded entry `i` (score descending, ties in recording order), with its reason's
+/// fields; strings point into the result.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_report_excluded(
+    result: *const ctxpack_result,
+    i: usize,
+    out: *mut ctxpack_excluded_entry,
+) -> ctxpack_status {
+    with_result(result, |r| {
+        let e = entry(&r.report()?.excluded, i, "excluded")?;
+        // SAFETY: `out` is NULL or valid for its `struct_size`.
+        unsafe { versioned::write(out, excluded_entry(e.index, e.score, &e.reason), "out") }
+    })
+}
+
+/// Trace event `i` (recording order).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_report_event(
+    result: *const ctxpack_result,
+    i: usize,
+    out: *mut ctxpack_trace_event,
+) -> ctxpack_status {
+    with_result(result, |r| {
+        let e = entry(&r.report()?.events, i, "event")?;
+        let value = ctxpack_trace_event {
+            struct_size: std::mem::size_of::<ctxpack_trace_event>(),
+            stage: ctxpack_pipeline_stage::from(e.stage) as i32,
+            duration_ms: e.duration_ms,
+            item_count: e.item_count,
+            message: e
+                .message
+                .as_deref()
+                .map_or(ctxpack_str::EMPTY, ctxpack_str::borrowed),
+            has_message: e.message.is_some(),
+            item_index: e.item_index.unwrap_or(0),
+            has_item_index: e.item_index.is_some(),
+        };
+        // SAFETY: `out` is NULL or valid for its `struct_size`.
+        unsafe { versioned::write(out, value, "out") }
+    })
+}
+
+/// Count-requirement shortfall `i` (configuration order).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_report_shortfall(
+    result: *const ctxpack_result,
+    i: usize,
+    out: *mut ctxpack_shortfall,
+) -> ctxpack_status {
+    with_result(result, |r| {
+        let e = entry(&r.report()?.count_requirement_shortfalls, i, "shortfall")?;
+        // SAFETY: `out` is NULL or valid for its `struct_size`.
+        unsafe { versioned::write(out, shortfall_entry(e), "out") }
+    })
+}
+
+/// The report in the JSON wire form of spec 06 §10 (UTF-8, also NUL-terminated), built
+/// on first request and owned by the result.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_report_json(
+    result: *const ctxpack_result,
+    out: *mut ctxpack_str,
+) -> ctxpack_status {
+    with_result(result, |r| {
+        let report = r.report()?;
+        let items = r.items.as_deref().map_or(&[][..], |v| &v[..]);
+        let json = r
+            .json
+            .get_or_init(|| OwnedCString::new(report_to_json(report, items)));
+        // SAFETY: `out` is NULL or writable.
+        unsafe { handles::write_out(out, json.as_ctxpack_str(), "out") }
+    })
+}
+
+/// Frees a result. NULL is a no-op.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_free(result: *mut ctxpack_result) {
+    // SAFETY: `result` is NULL or a handle.
+    unsafe { handles::release(result) }
+}

@@ -1,0 +1,223 @@
+//! One stage on its own: score a list, slice scored items, place scored items. These are
+//! the building blocks a host uses to run its own stage sequence (for example: its own
+//! scores, ctxpack's slicer), and what the conformance runner's C-ABI mode uses for the
+//! scoring, slicing and placing vectors.
+
+use crate::diagnostics::CountRequirementShortfall;
+use crate::ffi::budget::ctxpack_budget;
+use crate::ffi::handles::{self, HandleType};
+use crate::ffi::items::ctxpack_items;
+use crate::ffi::placer::ctxpack_placer;
+use crate::ffi::result::{ctxpack_shortfall, shortfall_entry};
+use crate::ffi::scorer::ctxpack_scorer;
+use crate::ffi::slicer::ctxpack_slicer;
+use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiError, FfiResult};
+use crate::ffi::strings::array;
+use crate::ffi::versioned;
+use crate::model::{ContextItem, ScoredItem};
+use crate::slicer::SliceOutcome;
+
+/// What a slicer returned from `ctxpack_slicer_slice`. Immutable; its arrays are owned by
+/// it and valid until `ctxpack_slice_result_free`.
+pub struct ctxpack_slice_result {
+    _opaque: [u8; 0],
+}
+
+impl HandleType for ctxpack_slice_result {
+    type Value = SliceOutcome;
+    const TAG: u32 = u32::from_be_bytes(*b"CPSR");
+    const NAME: &'static str = "ctxpack_slice_result";
+}
+
+/// Pairs every item with its score; `scores` must have one entry per item.
+///
+/// # Safety
+/// `scores` is valid for `count` elements.
+unsafe fn scored<'a>(
+    items: &'a [ContextItem],
+    scores: *const f64,
+    count: usize,
+) -> FfiResult<Vec<ScoredItem<'a>>> {
+    if count != items.len() {
+        return Err(FfiError::invalid(format!(
+            "count is {count} but the item list has {} items (one score per item)",
+            items.len()
+        )));
+    }
+    // SAFETY: forwarded from the caller.
+    let scores = unsafe { array(scores, count, "scores") }?;
+    Ok(items
+        .iter()
+        .zip(scores)
+        .map(|(item, &score)| ScoredItem { item, score })
+        .collect())
+}
+
+/// Checks that a caller buffer can hold `needed` elements.
+fn check_capacity(capacity: usize, needed: usize, what: &str) -> FfiResult<()> {
+    if capacity < needed {
+        return Err(FfiError::invalid(format!(
+            "{what} holds {capacity} elements but {needed} are needed"
+        )));
+    }
+    Ok(())
+}
+
+/// Scores every item of `items` against the whole list (the scorer contract of spec 03
+/// §1: pinned and negative-token items are scored like any other here) and writes the
+/// scores, in list order, into `out_scores`, which must hold at least as many elements
+/// as the list (`capacity`).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_scorer_score(
+    scorer: *const ctxpack_scorer,
+    items: *const ctxpack_items,
+    out_scores: *mut f64,
+    capacity: usize,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: handles are NULL or live; `out_scores` is valid for `capacity` elements.
+    guard(out_error, || unsafe {
+        let scorer = handles::borrow(scorer, "scorer")?;
+        let list = handles::borrow(items, "items")?;
+        check_capacity(capacity, list.len(), "out_scores")?;
+        if out_scores.is_null() && !list.is_empty() {
+            return Err(FfiError::null("out_scores"));
+        }
+        let refs: Vec<&ContextItem> = list.iter().collect();
+        let mut scores = vec![0.0; refs.len()];
+        scorer.score_all(&refs, &mut scores)?;
+        if !scores.is_empty() {
+            std::ptr::copy_nonoverlapping(scores.as_ptr(), out_scores, scores.len());
+        }
+        Ok(())
+    })
+}
+
+/// Runs the slicer alone over the items with the given `scores` (one per item, `count`
+/// equal to the list length), in list order, against `budget` exactly as given (no
+/// pinned-item or reserve adjustment: that is the pipeline's job). The outcome holds the
+/// selected positions, count-quota shortfalls and cap exclusions.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_slicer_slice(
+    slicer: *const ctxpack_slicer,
+    items: *const ctxpack_items,
+    scores: *const f64,
+    count: usize,
+    budget: *const ctxpack_budget,
+    out: *mut *mut ctxpack_slice_result,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: handles are NULL or live; `scores` is valid for `count` elements.
+    handles::create(out, out_error, || unsafe {
+        let slicer = handles::borrow(slicer, "slicer")?;
+        let list = handles::borrow(items, "items")?;
+        let budget = handles::borrow(budget, "budget")?;
+        Ok(slicer.slice(&scored(list, scores, count)?, budget)?)
+    })
+}
+
+/// Runs the placer alone over the items with the given `scores` (one per item, `count`
+/// equal to the list length) and writes the placement order (positions in the list, a
+/// permutation) into `out_order`, which must hold `count` elements.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_placer_place(
+    placer: *const ctxpack_placer,
+    items: *const ctxpack_items,
+    scores: *const f64,
+    count: usize,
+    out_order: *mut usize,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: handles are NULL or live; `scores` and `out_order` hold `count` elements.
+    guard(out_error, || unsafe {
+        let placer = handles::borrow(placer, "placer")?;
+        let list = handles::borrow(items, "items")?;
+        let scored = scored(list, scores, count)?;
+        if out_order.is_null() && count > 0 {
+            return Err(FfiError::null("out_order"));
+        }
+        let order = placer.place(&scored)?;
+        if order.len() != count {
+            return Err(crate::Error::Callback(format!(
+                "placer returned {} positions for {count} items",
+                order.len()
+            ))
+            .into());
+        }
+        if count > 0 {
+            std::ptr::copy_nonoverlapping(order.as_ptr(), out_order, count);
+        }
+        Ok(())
+    })
+}
+
+/// Runs an accessor on a slice result behind the shim.
+fn with_slice_result(
+    result: *const ctxpack_slice_result,
+    body: impl FnOnce(&SliceOutcome) -> FfiResult<()>,
+) -> ctxpack_status {
+    // SAFETY: every accessor documents `result` as NULL or a live handle.
+    guard(std::ptr::null_mut(), || {
+        body(unsafe { handles::borrow(result, "result") }?)
+    })
+}
+
+/// The selected positions (into the slicer's input), in the slicer's output order.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_slice_result_selected(
+    result: *const ctxpack_slice_result,
+    out_ptr: *mut *const usize,
+    out_len: *mut usize,
+) -> ctxpack_status {
+    // SAFETY: out-parameters are NULL or writable.
+    with_slice_result(result, |r| unsafe {
+        crate::ffi::result::write_array(&r.selected, out_ptr, out_len)
+    })
+}
+
+/// The positions a count-quota slicer removed because their kind reached its cap.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_slice_result_cap_excluded(
+    result: *const ctxpack_slice_result,
+    out_ptr: *mut *const usize,
+    out_len: *mut usize,
+) -> ctxpack_status {
+    // SAFETY: out-parameters are NULL or writable.
+    with_slice_result(result, |r| unsafe {
+        crate::ffi::result::write_array(&r.cap_excluded, out_ptr, out_len)
+    })
+}
+
+/// The number of count-requirement shortfalls.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_slice_result_shortfall_count(
+    result: *const ctxpack_slice_result,
+    out_count: *mut usize,
+) -> ctxpack_status {
+    // SAFETY: the out-parameter is NULL or writable.
+    with_slice_result(result, |r| unsafe {
+        handles::write_out(out_count, r.shortfalls.len(), "out_count")
+    })
+}
+
+/// Count-requirement shortfall `i` (configuration order). Set `out->struct_size` first.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_slice_result_shortfall(
+    result: *const ctxpack_slice_result,
+    i: usize,
+    out: *mut ctxpack_shortfall,
+) -> ctxpack_status {
+    with_slice_result(result, |r| {
+        let s: &CountRequirementShortfall =
+            crate::ffi::result::entry(&r.shortfalls, i, "shortfall")?;
+        // SAFETY: `out` is NULL or valid for its `struct_size`.
+        unsafe { versioned::write(out, shortfall_entry(s), "out") }
+    })
+}
+
+/// Frees a slice result. NULL is a no-op.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_slice_result_free(result: *mut ctxpack_slice_result) {
+    // SAFETY: `result` is NULL or a handle.
+    unsafe { handles::release(result) }
+}

@@ -1,0 +1,185 @@
+//! Strings and arrays crossing the boundary: `ctxpack_str` in and out, validated slices.
+
+use std::ffi::{c_char, CStr};
+use std::mem::{align_of, size_of};
+use std::slice;
+
+use crate::ffi::status::{ctxpack_status, FfiError, FfiResult};
+
+/// A UTF-8 string that is not necessarily NUL-terminated: `len` bytes at `ptr`.
+///
+/// As an argument, `{NULL, 0}` is the empty string, `{NULL, n > 0}` is
+/// `CTXPACK_NULL_ARGUMENT`, and bytes that are not UTF-8 are `CTXPACK_INVALID_UTF8`; the
+/// library copies what it keeps. As a return value, `ptr` is never NULL and points to
+/// memory owned by the object it came from.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_str {
+    /// First byte (may be NULL when `len` is 0).
+    pub ptr: *const c_char,
+    /// Length in bytes, not counting any NUL terminator.
+    pub len: usize,
+}
+
+impl ctxpack_str {
+    /// The empty string as the library returns it (a non-NULL pointer to a NUL byte).
+    pub const EMPTY: ctxpack_str = ctxpack_str {
+        ptr: c"".as_ptr(),
+        len: 0,
+    };
+
+    /// Borrows a Rust string (the caller keeps it alive).
+    pub(crate) fn borrowed(s: &str) -> Self {
+        if s.is_empty() {
+            return Self::EMPTY;
+        }
+        ctxpack_str {
+            ptr: s.as_ptr().cast(),
+            len: s.len(),
+        }
+    }
+
+    /// Reads the string as UTF-8, replacing invalid sequences (for callback messages,
+    /// where a bad message must not hide the failure it reports).
+    ///
+    /// # Safety
+    /// `ptr` is valid for `len` bytes (or `len` is 0).
+    pub(crate) unsafe fn to_str_lossy(self) -> String {
+        // SAFETY: forwarded from the caller.
+        match unsafe { bytes(&self, "message") } {
+            Ok(b) => String::from_utf8_lossy(b).into_owned(),
+            Err(_) => String::new(),
+        }
+    }
+}
+
+/// The bytes of a string argument.
+///
+/// # Safety
+/// `s.ptr` is valid for `s.len` bytes, or NULL.
+unsafe fn bytes<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a [u8]> {
+    // SAFETY: forwarded from the caller.
+    unsafe { array(s.ptr.cast::<u8>(), s.len, what) }
+}
+
+/// Reads a string argument as `&str`, validating UTF-8.
+///
+/// # Safety
+/// `s.ptr` is valid for `s.len` bytes, or NULL; the bytes outlive `'a`.
+pub(crate) unsafe fn to_str<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a str> {
+    // SAFETY: forwarded from the caller.
+    let b = unsafe { bytes(s, what) }?;
+    std::str::from_utf8(b).map_err(|e| {
+        FfiError::new(
+            ctxpack_status::CTXPACK_INVALID_UTF8,
+            format!(
+                "{what} is not valid UTF-8 (invalid byte at offset {})",
+                e.valid_up_to()
+            ),
+        )
+    })
+}
+
+/// Reads an array argument: `len` elements at `ptr`. `len == 0` is the empty array
+/// whatever `ptr` is; a NULL or misaligned `ptr` with `len > 0` is an error.
+///
+/// # Safety
+/// `ptr` is valid for `len` elements, or NULL; the elements outlive `'a`.
+pub(crate) unsafe fn array<'a, T>(ptr: *const T, len: usize, what: &str) -> FfiResult<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(FfiError::new(
+            ctxpack_status::CTXPACK_NULL_ARGUMENT,
+            format!("{what} is NULL but its length is {len}"),
+        ));
+    }
+    if (ptr as usize) % align_of::<T>() != 0 {
+        return Err(FfiError::invalid(format!(
+            "{what} is not aligned for its element type"
+        )));
+    }
+    if len
+        .checked_mul(size_of::<T>())
+        .is_none_or(|bytes| bytes > isize::MAX as usize)
+    {
+        return Err(FfiError::invalid(format!(
+            "{what} length {len} is too large"
+        )));
+    }
+    // SAFETY: non-NULL, aligned, size checked; validity is the caller's contract.
+    Ok(unsafe { slice::from_raw_parts(ptr, len) })
+}
+
+/// An owned string that is also NUL-terminated, handed out as `ctxpack_str`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OwnedCString(Box<str>);
+
+impl OwnedCString {
+    pub(crate) fn new(mut s: String) -> Self {
+        s.push('\0');
+        Self(s.into_boxed_str())
+    }
+
+    /// The string without its terminator; borrowed from `self`.
+    pub(crate) fn as_ctxpack_str(&self) -> ctxpack_str {
+        ctxpack_str {
+            ptr: self.0.as_ptr().cast(),
+            len: self.0.len() - 1,
+        }
+    }
+}
+
+/// Builds a `ctxpack_str` from a NUL-terminated C string (NULL gives the empty string).
+/// The result borrows `s`: it is valid as long as `s` is.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_str_from_cstr(s: *const c_char) -> ctxpack_str {
+    if s.is_null() {
+        return ctxpack_str { ptr: s, len: 0 };
+    }
+    // SAFETY: the caller passes a NUL-terminated string.
+    let len = unsafe { CStr::from_ptr(s) }.to_bytes().len();
+    ctxpack_str { ptr: s, len }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_arguments_are_validated() {
+        let ok = ctxpack_str {
+            ptr: b"abc".as_ptr().cast(),
+            len: 3,
+        };
+        let null_empty = ctxpack_str {
+            ptr: std::ptr::null(),
+            len: 0,
+        };
+        let null_long = ctxpack_str {
+            ptr: std::ptr::null(),
+            len: 2,
+        };
+        let bad = ctxpack_str {
+            ptr: b"\xff\xfe".as_ptr().cast(),
+            len: 2,
+        };
+        // SAFETY: the pointers above are valid for their lengths (or NULL).
+        unsafe {
+            assert_eq!(to_str(&ok, "s").unwrap(), "abc");
+            assert_eq!(to_str(&null_empty, "s").unwrap(), "");
+            let e = to_str(&null_long, "s").unwrap_err();
+            assert_eq!(e.status, ctxpack_status::CTXPACK_NULL_ARGUMENT);
+            let e = to_str(&bad, "kind").unwrap_err();
+            assert_eq!(e.status, ctxpack_status::CTXPACK_INVALID_UTF8);
+            assert!(e.message.starts_with("kind"));
+            assert_eq!(bad.to_str_lossy(), "\u{fffd}\u{fffd}");
+        }
+        let owned = OwnedCString::new("hi".to_string());
+        let s = owned.as_ctxpack_str();
+        assert_eq!(s.len, 2);
+        // SAFETY: `s` points into `owned`, which is NUL-terminated.
+        assert_eq!(unsafe { *s.ptr.add(2) }, 0);
+    }
+}

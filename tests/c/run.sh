@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Builds libctxpack (cdylib, with the `ffi-test-hooks` feature) and tests the C ABI as C
+# and C++ hosts see it:
+#   * the header compiles standalone as C99 and as C++17 (-Wall -Wextra -Werror
+#     -pedantic) and survives double inclusion; it equals a fresh generation;
+#   * every exported function is called by the tests or the quickstart example;
+#   * tests/c/test_api.c, test_threads.c, test_cpp.cpp and examples/quickstart.c run
+#     plain, under AddressSanitizer + UBSan, and under valgrind memcheck (zero errors,
+#     zero definite/indirect leaks).
+# The last line is "N passed, M failed"; the exit status is non-zero on any failure.
+#
+# Environment: CARGO_TARGET_DIR (default ./target), CC, CXX, CTXPACK_C_MODES (default
+# "plain asan valgrind"; valgrind is skipped with a note when it is not installed).
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+LIBDIR="$TARGET/debug"
+OUT="$TARGET/ctests"
+CC="${CC:-cc}"
+CXX="${CXX:-c++}"
+MODES="${CTXPACK_C_MODES:-plain asan valgrind}"
+
+passed=0
+failed=0
+mkdir -p "$OUT"
+
+pass() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; }
+
+# step NAME COMMAND...: one check; its output is shown only when it fails.
+step() {
+    local name=$1
+    shift
+    if "$@" >"$OUT/$name.log" 2>&1; then
+        pass "$name"
+    else
+        fail "$name"
+        tail -n 60 "$OUT/$name.log" | sed 's/^/    /'
+        return 1
+    fi
+}
+
+# program NAME COMMAND...: runs a test program and adds its "N passed, M failed" counts;
+# a crash or a sanitizer/valgrind error counts as one more failure.
+program() {
+    local name=$1
+    shift
+    local log="$OUT/$name.log"
+    "$@" >"$log" 2>&1
+    local rc=$?
+    local summary
+    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+    local p=0 f=0
+    if [[ -n "$summary" ]]; then
+        p=${summary%% passed*}
+        f=${summary#*passed, }
+        f=${f%% failed*}
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [[ $rc -ne 0 && $f -eq 0 ]]; then
+        failed=$((failed + 1))
+    fi
+    if [[ $rc -ne 0 || $f -ne 0 ]]; then
+        echo "FAIL $name (exit $rc; ${summary:-no summary})"
+        grep -vE '^ok   ' "$log" | tail -n 80 | sed 's/^/    /'
+    else
+        echo "ok   $name ($summary)"
+    fi
+}
+
+echo "== building libctxpack (target dir $TARGET)"
+if ! (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --lib --features ffi-test-hooks); then
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+INC="-I$ROOT/include -I$ROOT/tests/c"
+WARN="-Wall -Wextra -Werror -pedantic"
+CFLAGS="-std=c99 $WARN -g -pthread $INC"
+CXXFLAGS="-std=c++17 $WARN -g -pthread $INC"
+LDFLAGS="-L$LIBDIR -Wl,-rpath,$LIBDIR -lctxpack -lm"
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+
+echo "== header"
+step header_c99_standalone "$CC" -std=c99 $WARN -fsyntax-only -x c "$ROOT/include/ctxpack.h"
+step header_cxx17_standalone "$CXX" -std=c++17 $WARN -fsyntax-only -x c++ "$ROOT/include/ctxpack.h"
+step header_twice_c99 sh -c "$CC $CFLAGS '$ROOT/tests/c/header_twice.c' -o '$OUT/header_twice_c' $LDFLAGS && '$OUT/header_twice_c'"
+step header_twice_cxx17 sh -c "$CXX $CXXFLAGS -x c++ '$ROOT/tests/c/header_twice.c' -x none -o '$OUT/header_twice_cxx' $LDFLAGS && '$OUT/header_twice_cxx'"
+
+header_is_current() {
+    local fresh
+    fresh=$(ls -t "$LIBDIR"/build/ctxpack-*/out/ctxpack.h 2>/dev/null | head -n 1)
+    [[ -n "$fresh" ]] || { echo "no generated header under $LIBDIR/build"; return 1; }
+    cmp "$fresh" "$ROOT/include/ctxpack.h" || return 1
+    # In CI (a clean clone) the build must not have changed the committed header.
+    if [[ -n "${CI:-}" ]] && git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+        git -C "$ROOT" diff --exit-code -- include/ctxpack.h
+    fi
+}
+step header_is_current header_is_current
+
+every_export_is_called() {
+    local missing=0 sym
+    for sym in $(nm -D --defined-only "$LIBDIR/libctxpack.so" | awk '$3 ~ /^ctxpack_/ {print $3}'); do
+        if ! grep -qw "$sym" "$ROOT"/tests/c/*.c "$ROOT"/tests/c/*.cpp "$ROOT"/examples/*.c; then
+            echo "not called by any C/C++ test: $sym"
+            missing=1
+        fi
+    done
+    return $missing
+}
+step every_export_is_called every_export_is_called
+
+# build VARIANT EXTRA_FLAGS: compiles every program into $OUT/VARIANT.
+build() {
+    local variant=$1 extra=$2 dir="$OUT/$1"
+    mkdir -p "$dir"
+    $CC $CFLAGS $extra "$ROOT/tests/c/test_api.c" -o "$dir/test_api" $LDFLAGS &&
+        $CC $CFLAGS $extra "$ROOT/tests/c/test_threads.c" -o "$dir/test_threads" $LDFLAGS &&
+        $CXX $CXXFLAGS $extra "$ROOT/tests/c/test_cpp.cpp" -o "$dir/test_cpp" $LDFLAGS &&
+        $CC $CFLAGS $extra "$ROOT/examples/quickstart.c" -o "$dir/quickstart" $LDFLAGS
+}
+
+# The quickstart prints no test summary: wrap it so that it counts as one test.
+quickstart() {
+    "$@" && echo "1 passed, 0 failed"
+}
+
+PROGRAMS="test_api test_threads test_cpp"
+for mode in $MODES; do
+    echo "== $mode"
+    case $mode in
+    plain)
+        step build_plain build plain "" || continue
+        for p in $PROGRAMS; do program "plain_$p" "$OUT/plain/$p"; done
+        program plain_quickstart quickstart "$OUT/plain/quickstart"
+        ;;
+    asan)
+        # The executables carry libasan (linked first, so no LD_PRELOAD is needed); the
+        # Rust library is not instrumented but its malloc/free go through ASan's
+        # interceptors, so leaks and bad frees across the boundary are caught.
+        step build_asan build asan "$SAN" || continue
+        export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:fast_unwind_on_malloc=0"
+        export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+        for p in $PROGRAMS; do program "asan_$p" "$OUT/asan/$p"; done
+        program asan_quickstart quickstart "$OUT/asan/quickstart"
+        unset ASAN_OPTIONS UBSAN_OPTIONS
+        ;;
+    valgrind)
+        if ! command -v valgrind >/dev/null; then
+            echo "note: valgrind is not installed; skipping the valgrind run"
+            continue
+        fi
+        [[ -x "$OUT/plain/test_api" ]] || step build_plain build plain "" || continue
+        VG="valgrind -q --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
+        for p in $PROGRAMS; do program "valgrind_$p" $VG "$OUT/plain/$p"; done
+        program valgrind_quickstart quickstart $VG "$OUT/plain/quickstart"
+        ;;
+    *)
+        echo "unknown mode $mode"
+        fail "mode_$mode"
+        ;;
+    esac
+done
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
