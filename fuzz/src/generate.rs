@@ -26,7 +26,7 @@ use ctxpack::{
 use crate::reader::ByteReader;
 
 /// Kind spellings: the well-known kinds, a case variant, and invalid ones.
-const KINDS: &[&str] = &[
+pub const KINDS: &[&str] = &[
     "Message",
     "Document",
     "ToolOutput",
@@ -39,9 +39,9 @@ const KINDS: &[&str] = &[
     " ",
 ];
 /// Contents; repeats trigger deduplication.
-const CONTENTS: &[&str] = &["a", "b", "hello", "a ", "A", "\u{0}", "é"];
+pub const CONTENTS: &[&str] = &["a", "b", "hello", "a ", "A", "\u{0}", "é"];
 /// Tags and metadata keys and values.
-const WORDS: &[&str] = &[
+pub const WORDS: &[&str] = &[
     "x",
     "y",
     "X",
@@ -53,13 +53,13 @@ const WORDS: &[&str] = &[
     "-1",
 ];
 /// Trust values for the `cupel:trust` metadata key.
-const TRUST_VALUES: &[&str] = &["0.5", "1", "0", "-0", "2", "-1", "NaN", "inf", "1e999", ""];
+pub const TRUST_VALUES: &[&str] = &["0.5", "1", "0", "-0", "2", "-1", "NaN", "inf", "1e999", ""];
 
 /// Nesting limit for scaled and composite scorers and for quota wrappers.
 const MAX_DEPTH: u8 = 3;
 /// Keep-table guard used for fuzzed knapsacks: small, so that one execution never fills
 /// hundreds of megabytes (the guard itself is still exercised: it trips often).
-const MAX_FUZZ_TABLE_BYTES: u64 = 1 << 20;
+pub const MAX_FUZZ_TABLE_BYTES: u64 = 1 << 20;
 
 /// Up to `max` items; items the builder rejects (empty content, …) are skipped after
 /// checking that the rejection is an error, not a panic.
@@ -99,12 +99,12 @@ pub fn item(r: &mut ByteReader<'_>) -> Result<ContextItem> {
     if flags & 128 != 0 {
         b = b.original_tokens(r.i64());
     }
-    b.pinned(r.u8() % 8 == 0).build()
+    b.pinned(r.one_in(8)).build()
 }
 
 /// A token count: mostly small and non-negative, sometimes negative or near `i64::MAX`.
 pub fn tokens(r: &mut ByteReader<'_>) -> i64 {
-    if r.u8() % 4 == 0 {
+    if r.one_in(4) {
         r.i64()
     } else {
         i64::from(r.u8())

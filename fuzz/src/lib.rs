@@ -2,12 +2,14 @@
 //!
 //! * [`reader`]: a byte cursor that never fails and favours edge values;
 //! * [`generate`]: items, budgets, run options and every built-in component from bytes;
-//! * [`check`]: the invariants every run must satisfy, checked by running twice.
+//! * [`check`]: the invariants every run must satisfy, checked by running twice;
+//! * [`abi`]: the `c_abi` target's engine, fuzz bytes as a sequence of C ABI calls.
 //!
 //! The targets themselves (`fuzz_targets/*.rs`) only decide what to feed and which extra
 //! property to assert.
 #![warn(missing_docs)]
 
+pub mod abi;
 pub mod check;
 pub mod generate;
 pub mod reader;

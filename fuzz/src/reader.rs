@@ -91,6 +91,11 @@ impl<'a> ByteReader<'a> {
         self.u8() & 1 == 1
     }
 
+    /// True one time in `n` (for `n > 0`), from one byte.
+    pub fn one_in(&mut self, n: u8) -> bool {
+        self.u8().is_multiple_of(n)
+    }
+
     /// A value in `0..n` (`n > 0`), from one byte (two when `n > 256`).
     pub fn below(&mut self, n: usize) -> usize {
         assert!(n > 0, "below(0)");
@@ -135,18 +140,23 @@ impl<'a> ByteReader<'a> {
         }
     }
 
-    /// A string of up to `max_len` bytes, decoded lossily (invalid UTF-8 becomes U+FFFD).
-    pub fn string(&mut self, max_len: usize) -> String {
+    /// Up to `max_len` raw bytes of the input (not necessarily UTF-8).
+    pub fn bytes(&mut self, max_len: usize) -> &'a [u8] {
         let len = self.below(max_len + 1).min(self.data.len());
         let (bytes, rest) = self.data.split_at(len);
         self.data = rest;
-        String::from_utf8_lossy(bytes).into_owned()
+        bytes
+    }
+
+    /// A string of up to `max_len` bytes, decoded lossily (invalid UTF-8 becomes U+FFFD).
+    pub fn string(&mut self, max_len: usize) -> String {
+        String::from_utf8_lossy(self.bytes(max_len)).into_owned()
     }
 
     /// One of `choices` or, one time in four, an arbitrary short string. Reusing a few
     /// spellings makes kinds, tags, metadata keys and contents collide often.
     pub fn pick_or_string(&mut self, choices: &[&str]) -> String {
-        if self.u8() % 4 == 0 {
+        if self.one_in(4) {
             self.string(12)
         } else {
             choices[self.below(choices.len())].to_string()

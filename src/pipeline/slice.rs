@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::diagnostics::{Collector, ExclusionReason, PipelineStage};
-use crate::error::{checked_token_sum, Error, Result};
+use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ContextItem, ContextKind, ScoredItem};
 use crate::pipeline::score::Candidate;
 use crate::slicer::Slicer;
@@ -45,7 +45,7 @@ pub(super) fn slice<C: Collector>(
         .filter_map(|(c, &keep)| keep.then_some(*c))
         .collect();
     if C::ENABLED {
-        let explainer = SliceExplainer::new(slicer, items, &sliced, budget, &effective, pinned)?;
+        let explainer = SliceExplainer::new(slicer, items, &sliced, budget, &effective, pinned);
         for (candidate, _) in sorted.iter().zip(&selected).filter(|(_, &keep)| !keep) {
             let reason = explainer.reason(&items[candidate.index]);
             collector.exclude(
@@ -102,12 +102,14 @@ impl<'a> SliceExplainer<'a> {
         budget: &ContextBudget,
         effective: &ContextBudget,
         pinned: &'a PinnedContext<'a>,
-    ) -> Result<Self> {
+    ) -> Self {
         let effective_target = effective.target_tokens();
-        let sliced_tokens = checked_token_sum(
-            sliced.iter().map(|c| items[c.index].tokens()),
-            "sliced tokens",
-        )?;
+        // Saturating, not checked: when this sum does not fit, Place fails with
+        // TokenOverflow on the merged sum (a superset of non-negative tokens), exactly as
+        // an untraced run does; diagnostics must not fail the run first with another error.
+        let sliced_tokens = sliced
+            .iter()
+            .fold(0i64, |acc, c| acc.saturating_add(items[c.index].tokens()));
         let caps = slicer.count_caps();
         let mut kind_counts = HashMap::new();
         if !caps.is_empty() {
@@ -115,14 +117,14 @@ impl<'a> SliceExplainer<'a> {
                 *kind_counts.entry(items[c.index].kind()).or_insert(0) += 1;
             }
         }
-        Ok(Self {
+        Self {
             pinned,
             effective_target,
             pinned_override_ceiling: budget.target_tokens() - budget.output_reserve(),
             available: effective_target - sliced_tokens,
             caps,
             kind_counts,
-        })
+        }
     }
 
     fn reason(&self, item: &ContextItem) -> ExclusionReason {

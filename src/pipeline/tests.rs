@@ -550,6 +550,32 @@ fn token_sums_that_overflow_are_errors() {
     assert!(p.run_with(&items, &budget, &options).is_ok());
 }
 
+/// Fuzz finding (pipeline_ops): a traced run failed with "sliced tokens does not fit"
+/// where the untraced run fails with "merged tokens does not fit"; tracing must not
+/// change the error.
+#[test]
+fn sliced_token_overflow_fails_the_same_traced_or_not() {
+    let p = pipeline(
+        Arc::new(FixedSlicer(vec![0, 1])),
+        Arc::new(ChronologicalPlacer),
+        OverflowStrategy::Proceed,
+    );
+    let items = [item("a", i64::MAX, 0.5), item("b", 1, 0.5)];
+    let budget = ContextBudget::new(10, 10).unwrap();
+    let untraced = p.run(&items, &budget).unwrap_err();
+    assert_eq!(
+        untraced,
+        Error::TokenOverflow("merged tokens does not fit in 64 bits".into())
+    );
+    for trace in [TraceDetail::Stage, TraceDetail::Item] {
+        let options = RunOptions {
+            trace,
+            on_overflow: None,
+        };
+        assert_eq!(p.run_with(&items, &budget, &options).unwrap_err(), untraced);
+    }
+}
+
 #[test]
 fn pipelines_are_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}

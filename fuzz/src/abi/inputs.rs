@@ -1,0 +1,288 @@
+//! C argument values built from fuzz bytes: strings (including invalid UTF-8 and NULL
+//! pointers), item descriptors, configuration arrays and versioned structs with every
+//! kind of `struct_size`.
+//!
+//! Everything a built value points to lives in an [`Arena`] that outlives the call, so
+//! every pointer handed to the library is valid for what it claims — the fuzzer tests
+//! the library, not the caller's side of the contract.
+
+use std::any::Any;
+use std::mem::size_of;
+use std::ptr;
+
+use ctxpack::ffi::{
+    ctxpack_count_quota_entry, ctxpack_decay_window, ctxpack_item_desc, ctxpack_kind_weight,
+    ctxpack_metadata_entry, ctxpack_quota_entry, ctxpack_reserved_slot, ctxpack_str,
+    ctxpack_tag_weight,
+};
+
+use crate::generate::{self, CONTENTS, KINDS, TRUST_VALUES, WORDS};
+use crate::reader::ByteReader;
+
+/// Owner of every buffer an argument points to.
+#[derive(Default)]
+pub struct Arena {
+    kept: Vec<Box<dyn Any>>,
+}
+
+impl Arena {
+    /// Keeps `v` alive and returns a pointer to its first element (NULL when empty, as a
+    /// C caller would often pass).
+    fn keep<T: 'static>(&mut self, v: Vec<T>) -> *const T {
+        if v.is_empty() {
+            return ptr::null();
+        }
+        let p = v.as_ptr();
+        self.kept.push(Box::new(v));
+        p
+    }
+
+    /// A string argument: usually one of `pool`, sometimes raw bytes (often invalid
+    /// UTF-8), `{NULL, 0}` (the empty string) or `{NULL, n > 0}` (a NULL argument).
+    pub fn str(&mut self, r: &mut ByteReader<'_>, pool: &[&str]) -> ctxpack_str {
+        let bytes = match r.u8() % 16 {
+            0 => {
+                return ctxpack_str {
+                    ptr: ptr::null(),
+                    len: 0,
+                }
+            }
+            1 => {
+                return ctxpack_str {
+                    ptr: ptr::null(),
+                    len: 1 + usize::from(r.u8() % 4),
+                }
+            }
+            2 | 3 => r.bytes(12).to_vec(),
+            _ => pool[r.below(pool.len())].as_bytes().to_vec(),
+        };
+        let len = bytes.len();
+        ctxpack_str {
+            ptr: self.keep(bytes).cast(),
+            len,
+        }
+    }
+
+    /// A pointer + count pair for up to `max` values made by `f`; one time in sixteen a
+    /// non-zero count comes with a NULL pointer (which the library must reject).
+    pub fn array<T: 'static>(
+        &mut self,
+        r: &mut ByteReader<'_>,
+        max: usize,
+        mut f: impl FnMut(&mut Self, &mut ByteReader<'_>) -> T,
+    ) -> (*const T, usize) {
+        let v: Vec<T> = (0..r.below(max + 1)).map(|_| f(self, r)).collect();
+        let count = v.len();
+        if count > 0 && r.one_in(16) {
+            return (ptr::null(), count);
+        }
+        (self.keep(v), count)
+    }
+
+    /// An item descriptor with every optional field chosen by the input.
+    pub fn item_desc(&mut self, r: &mut ByteReader<'_>) -> ctxpack_item_desc {
+        let content = self.str(r, CONTENTS);
+        let (tags, tag_count) = self.array(r, 3, |a, r| a.str(r, WORDS));
+        let (metadata, metadata_count) = self.array(r, 2, |a, r| ctxpack_metadata_entry {
+            key: a.str(r, WORDS),
+            value: a.str(r, TRUST_VALUES),
+        });
+        let flags = r.u8();
+        ctxpack_item_desc {
+            struct_size: size_of::<ctxpack_item_desc>(),
+            content,
+            tokens: generate::tokens(r),
+            kind: self.str(r, KINDS),
+            source: self.str(r, KINDS),
+            priority: r.i64(),
+            has_priority: flags & 1 != 0,
+            tags,
+            tag_count,
+            metadata,
+            metadata_count,
+            timestamp_ns: r.i64(),
+            has_timestamp: flags & 2 != 0,
+            future_relevance_hint: r.f64(),
+            has_future_relevance_hint: flags & 4 != 0,
+            pinned: flags & 8 != 0 && r.one_in(4),
+            original_tokens: r.i64(),
+            has_original_tokens: flags & 16 != 0,
+        }
+    }
+
+    /// A reserved slot of a budget.
+    pub fn reserved_slot(&mut self, r: &mut ByteReader<'_>) -> ctxpack_reserved_slot {
+        ctxpack_reserved_slot {
+            kind: self.str(r, KINDS),
+            count: r.i64(),
+        }
+    }
+
+    /// A kind weight.
+    pub fn kind_weight(&mut self, r: &mut ByteReader<'_>) -> ctxpack_kind_weight {
+        ctxpack_kind_weight {
+            kind: self.str(r, KINDS),
+            weight: r.f64(),
+        }
+    }
+
+    /// A tag weight.
+    pub fn tag_weight(&mut self, r: &mut ByteReader<'_>) -> ctxpack_tag_weight {
+        ctxpack_tag_weight {
+            tag: self.str(r, WORDS),
+            weight: r.f64(),
+        }
+    }
+
+    /// A percentage quota entry.
+    pub fn quota_entry(&mut self, r: &mut ByteReader<'_>) -> ctxpack_quota_entry {
+        ctxpack_quota_entry {
+            kind: self.str(r, KINDS),
+            require: r.f64(),
+            cap: r.f64(),
+        }
+    }
+
+    /// A count quota entry.
+    pub fn count_quota_entry(&mut self, r: &mut ByteReader<'_>) -> ctxpack_count_quota_entry {
+        ctxpack_count_quota_entry {
+            kind: self.str(r, KINDS),
+            require_count: r.count(),
+            cap_count: r.count(),
+        }
+    }
+
+    /// A step window of a decay curve.
+    pub fn decay_window(&mut self, r: &mut ByteReader<'_>) -> ctxpack_decay_window {
+        ctxpack_decay_window {
+            max_age_ns: r.i64(),
+            score: r.f64(),
+        }
+    }
+}
+
+/// A struct that starts with `size_t struct_size`, laid out as a caller compiled against
+/// some header version would: in a buffer of `struct_size` bytes (when that is sane), the
+/// library's fields first.
+pub struct VersionedBuf {
+    words: Vec<u64>,
+    struct_size: usize,
+    known: usize,
+}
+
+/// How the tail beyond the library's own size is filled.
+const SENTINEL: u8 = 0xA5;
+
+impl VersionedBuf {
+    /// `value` with a `struct_size` chosen by the input: usually exact; sometimes too
+    /// small, larger with a zero tail (a newer caller: accepted), larger with a non-zero
+    /// tail (rejected) or absurd (rejected before anything else is read).
+    pub fn input<T: Copy>(r: &mut ByteReader<'_>, value: T) -> Self {
+        let known = size_of::<T>();
+        let (struct_size, tail) = match r.u8() % 16 {
+            0 => (r.below(known), 0),
+            1 => (known + 8 * (1 + r.below(3)), 0),
+            2 => (known + 8, 1 + r.u8() % 255),
+            3 => ([4097, usize::MAX][r.below(2)], 0),
+            _ => (known, 0),
+        };
+        Self::new(value, struct_size, tail)
+    }
+
+    /// A zeroed output struct with a `struct_size` chosen by the input; the tail beyond
+    /// the library's size is filled with a sentinel that [`Self::check_tail`] checks.
+    ///
+    /// # Safety
+    /// The all-zero bit pattern is a valid `T`.
+    pub unsafe fn output<T: Copy>(r: &mut ByteReader<'_>) -> Self {
+        let known = size_of::<T>();
+        let struct_size = match r.u8() % 16 {
+            0 => r.below(known),
+            1 => known + 8 * (1 + r.below(3)),
+            2 => 4097,
+            _ => known,
+        };
+        // SAFETY: forwarded from the caller.
+        Self::new(unsafe { std::mem::zeroed::<T>() }, struct_size, SENTINEL)
+    }
+
+    /// `value` with exactly `struct_size` (at least its size, for array elements) and a
+    /// zero tail.
+    pub fn with_size<T: Copy>(value: T, struct_size: usize) -> Self {
+        Self::new(value, struct_size, 0)
+    }
+
+    /// `value` in a buffer of `max(struct_size, its size)` bytes (its size only when
+    /// `struct_size` is absurd), the tail filled with `tail`, `struct_size` stored first.
+    fn new<T: Copy>(value: T, struct_size: usize, tail: u8) -> Self {
+        let known = size_of::<T>();
+        assert!(known >= size_of::<usize>());
+        let len = if struct_size <= 4096 {
+            struct_size.max(known)
+        } else {
+            known
+        };
+        let mut words = vec![0u64; len.div_ceil(8)];
+        let bytes = bytes_mut(&mut words);
+        bytes[known..].fill(tail);
+        // SAFETY: the buffer holds at least `size_of::<T>()` bytes; `T` is plain data.
+        unsafe {
+            ptr::copy_nonoverlapping((&value as *const T).cast::<u8>(), bytes.as_mut_ptr(), known);
+        }
+        bytes[..size_of::<usize>()].copy_from_slice(&struct_size.to_ne_bytes());
+        Self {
+            words,
+            struct_size,
+            known,
+        }
+    }
+
+    /// The struct pointer to pass.
+    pub fn ptr<T>(&mut self) -> *mut T {
+        self.words.as_mut_ptr().cast()
+    }
+
+    /// The `struct_size` the buffer carries.
+    pub fn struct_size(&self) -> usize {
+        self.struct_size
+    }
+
+    /// Whether the library must accept this struct size (input or output).
+    pub fn size_is_valid(&self) -> bool {
+        self.struct_size >= self.known && self.struct_size <= 4096
+    }
+
+    /// The struct as the library left it (meaningful after a successful call with an
+    /// exact or larger `struct_size`).
+    pub fn read<T: Copy>(&self) -> T {
+        assert!(self.words.len() * 8 >= size_of::<T>());
+        // SAFETY: the buffer holds a `T` written by the library (or zeroes, valid for the
+        // plain-data report structs).
+        unsafe { self.words.as_ptr().cast::<T>().read() }
+    }
+
+    /// Panics if the library wrote past its own size into a larger output struct.
+    pub fn check_tail(&self) {
+        let bytes: Vec<u8> = self.words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let tail_end = self.struct_size.min(bytes.len()).max(self.known);
+        assert!(
+            bytes[self.known..tail_end].iter().all(|&b| b == SENTINEL),
+            "the library wrote past its size {} into a struct of struct_size {}",
+            self.known,
+            self.struct_size
+        );
+    }
+
+    /// The raw bytes (for arrays of versioned structs).
+    pub fn bytes(&self) -> Vec<u8> {
+        let mut b: Vec<u8> = self.words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        b.truncate(self.struct_size.min(b.len()));
+        b
+    }
+}
+
+/// The buffer's words as bytes.
+fn bytes_mut(words: &mut [u64]) -> &mut [u8] {
+    // SAFETY: u64 has no invalid bit patterns and a stricter alignment than u8.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), words.len() * 8) }
+}

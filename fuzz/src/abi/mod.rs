@@ -1,0 +1,1031 @@
+//! The engine of the `c_abi` target: fuzz bytes as a sequence of calls to the exported
+//! `extern "C"` functions (`ctxpack::ffi::*`, the code a C host links against).
+//!
+//! A [`Session`] keeps every live handle. Each step reads an operation — create an item
+//! list, push descriptors, build a budget or any scorer / slicer / placer (custom ones
+//! included, see [`callbacks`]), build a pipeline, run it, read a result or report, run
+//! one stage alone, free a handle — and its arguments, which may be NULL, of the wrong
+//! handle type, out of range, invalid UTF-8 or versioned structs of any `struct_size`.
+//! The caller's side of the contract is always kept (buffers are as long as claimed, no
+//! handle is used after it is freed), so anything that goes wrong is the library's.
+//!
+//! Checked after every call: no `CTXPACK_PANIC`; the error object exists exactly when the
+//! status is an error and carries that status and a UTF-8 message; a handle
+//! out-parameter is NULL unless the call succeeded. Checked on results: parallel arrays
+//! agree, indices are distinct and in range, the overflow callback saw what the result
+//! reports, a report accounts for every item and its JSON parses, accessors past the end
+//! say `CTXPACK_OUT_OF_RANGE`, and no output struct is written past the library's size.
+//! At the end every handle is freed and every custom component's `destroy` must have run
+//! exactly once (LeakSanitizer checks the rest).
+
+mod callbacks;
+mod inputs;
+
+use std::ffi::{c_void, CString};
+use std::mem::size_of;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::Ordering;
+
+use ctxpack::ffi::*;
+use ctxpack_status::*;
+
+use crate::generate::{MAX_FUZZ_TABLE_BYTES, WORDS};
+use crate::reader::ByteReader;
+use callbacks::{OverflowSeen, Script, LIVE};
+use inputs::{Arena, VersionedBuf};
+
+/// Most calls per input.
+const MAX_STEPS: usize = 48;
+/// Most live handles; past it, steps that create handles free one instead.
+const MAX_HANDLES: usize = 48;
+
+/// The handle types of the ABI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Items,
+    Budget,
+    Scorer,
+    Slicer,
+    Placer,
+    Pipeline,
+    Result,
+    SliceResult,
+}
+
+/// Every handle type, for picking a free function (possibly the wrong one).
+const ALL_KINDS: [Kind; 8] = [
+    Kind::Items,
+    Kind::Budget,
+    Kind::Scorer,
+    Kind::Slicer,
+    Kind::Placer,
+    Kind::Pipeline,
+    Kind::Result,
+    Kind::SliceResult,
+];
+
+/// A live handle.
+#[derive(Debug, Clone, Copy)]
+struct Handle {
+    kind: Kind,
+    ptr: *mut c_void,
+}
+
+/// Runs the call sequence encoded in `data` and checks the library's contract.
+pub fn run(data: &[u8]) {
+    let live_before = LIVE.load(Ordering::SeqCst);
+    let mut session = Session {
+        r: ByteReader::new(data),
+        arena: Arena::default(),
+        handles: Vec::new(),
+        orphans: Vec::new(),
+    };
+    for _ in 0..MAX_STEPS {
+        if session.r.is_empty() {
+            break;
+        }
+        session.step();
+    }
+    session.free_all();
+    assert_eq!(
+        LIVE.load(Ordering::SeqCst),
+        live_before,
+        "a custom component's destroy did not run exactly once"
+    );
+}
+
+/// The state of one call sequence.
+struct Session<'a> {
+    r: ByteReader<'a>,
+    arena: Arena,
+    handles: Vec<Handle>,
+    /// `user_data` of custom components created without a destructor: the caller's to
+    /// free once every handle is gone.
+    orphans: Vec<*mut c_void>,
+}
+
+/// The error out-parameter of one call: NULL, or a slot pre-set to a dangling pointer
+/// that the library must overwrite.
+struct ErrorSlot {
+    requested: bool,
+    error: *mut ctxpack_error,
+}
+
+impl ErrorSlot {
+    fn arg(&mut self) -> *mut *mut ctxpack_error {
+        if self.requested {
+            &mut self.error
+        } else {
+            ptr::null_mut()
+        }
+    }
+}
+
+/// Reads an output string of the library: never NULL, UTF-8.
+///
+/// # Safety
+/// `s` was returned by the library and its owner is alive.
+unsafe fn out_str(s: ctxpack_str) -> String {
+    assert!(!s.ptr.is_null(), "an output string with a NULL pointer");
+    // SAFETY: the library's contract for output strings.
+    let bytes = unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) };
+    String::from_utf8(bytes.to_vec()).expect("an output string is not UTF-8")
+}
+
+/// Reads an output array of the library.
+///
+/// # Safety
+/// `p` is valid for `len` elements (or `len` is 0).
+unsafe fn out_array<T: Copy>(p: *const T, len: usize) -> Vec<T> {
+    if len == 0 {
+        return Vec::new();
+    }
+    assert!(!p.is_null(), "a non-empty output array with a NULL pointer");
+    // SAFETY: forwarded from the caller.
+    unsafe { std::slice::from_raw_parts(p, len).to_vec() }
+}
+
+impl Session<'_> {
+    /// One call (or a small group of calls that belong together).
+    fn step(&mut self) {
+        let op = self.r.below(18);
+        let full = self.handles.len() >= MAX_HANDLES;
+        match op {
+            _ if full && op < 9 => self.free_one(),
+            0 => self.items_new(),
+            1 => self.items_push(),
+            2 => self.items_push_many(),
+            3 => self.budget_new(),
+            4 | 5 => self.scorer_new(),
+            6 => self.slicer_new(),
+            7 => self.placer_new(),
+            8 => self.pipeline_new(),
+            9..=11 => self.pipeline_run(),
+            12 => self.result_accessor(),
+            13 => self.scorer_score(),
+            14 => self.slicer_slice(),
+            15 => self.placer_place(),
+            16 => self.free_one(),
+            _ => self.misc(),
+        }
+    }
+
+    // ---- handles -------------------------------------------------------------------
+
+    /// A handle argument of type `kind`: usually a live one, sometimes NULL, sometimes a
+    /// live handle of any type (the library must answer `CTXPACK_WRONG_HANDLE_TYPE`).
+    fn pick<T>(&mut self, kind: Kind) -> *mut T {
+        let sel = self.r.u8();
+        let n = usize::from(self.r.u8());
+        let p = match sel % 16 {
+            15 => ptr::null_mut(),
+            14 if !self.handles.is_empty() => self.handles[n % self.handles.len()].ptr,
+            _ => {
+                let mine: Vec<_> = self.handles.iter().filter(|h| h.kind == kind).collect();
+                if mine.is_empty() {
+                    ptr::null_mut()
+                } else {
+                    mine[n % mine.len()].ptr
+                }
+            }
+        };
+        p.cast()
+    }
+
+    /// A fresh error slot, requested seven times in eight.
+    fn error_slot(&mut self) -> ErrorSlot {
+        ErrorSlot {
+            requested: !self.r.one_in(8),
+            error: NonNull::dangling().as_ptr(),
+        }
+    }
+
+    /// Checks the status and error contract of one call and frees the error object.
+    fn check(&self, what: &str, status: ctxpack_status, slot: ErrorSlot) -> bool {
+        let message = if slot.requested && status != CTXPACK_OK && !slot.error.is_null() {
+            // SAFETY: a live error object from the library.
+            unsafe { out_str(ctxpack_error_message(slot.error)) }
+        } else {
+            String::new()
+        };
+        assert_ne!(
+            status, CTXPACK_PANIC,
+            "{what}: a panic reached the boundary: {message}"
+        );
+        if slot.requested {
+            if status == CTXPACK_OK {
+                assert!(slot.error.is_null(), "{what}: success left an error object");
+            } else {
+                assert!(
+                    !slot.error.is_null(),
+                    "{what}: {status:?} without an error object"
+                );
+                // SAFETY: a live error object, freed once.
+                unsafe {
+                    assert_eq!(ctxpack_error_code(slot.error), status, "{what}: error code");
+                    ctxpack_error_free(slot.error);
+                }
+                assert!(
+                    !message.is_empty(),
+                    "{what}: {status:?} with an empty message"
+                );
+            }
+        }
+        status == CTXPACK_OK
+    }
+
+    /// Calls a constructor with a handle out-parameter (NULL one time in 32), checks the
+    /// contract and keeps the new handle. Returns whether it succeeded.
+    fn create(
+        &mut self,
+        kind: Kind,
+        what: &str,
+        call: impl FnOnce(*mut *mut c_void, *mut *mut ctxpack_error) -> ctxpack_status,
+    ) -> bool {
+        let mut slot = self.error_slot();
+        let null_out = self.r.one_in(32);
+        let mut out: *mut c_void = NonNull::dangling().as_ptr();
+        let out_arg = if null_out {
+            ptr::null_mut()
+        } else {
+            &mut out as *mut *mut c_void
+        };
+        let status = call(out_arg, slot.arg());
+        let ok = self.check(what, status, slot);
+        if null_out {
+            assert!(!ok, "{what}: succeeded without an out-parameter");
+            return false;
+        }
+        if ok {
+            assert!(!out.is_null(), "{what}: success without a handle");
+            self.handles.push(Handle { kind, ptr: out });
+        } else {
+            assert!(out.is_null(), "{what}: failure left the out-parameter set");
+        }
+        ok
+    }
+
+    /// Frees one live handle, one time in eight through the free function of another
+    /// type (which must be a no-op, so the handle stays).
+    fn free_one(&mut self) {
+        if self.handles.is_empty() {
+            return;
+        }
+        let i = self.r.below(self.handles.len());
+        let handle = self.handles[i];
+        if self.r.one_in(8) {
+            let other = ALL_KINDS[self.r.below(ALL_KINDS.len())];
+            if other != handle.kind {
+                free_as(other, handle.ptr);
+                return;
+            }
+        }
+        self.handles.swap_remove(i);
+        free_as(handle.kind, handle.ptr);
+    }
+
+    /// Frees every handle, components before the pipelines that share them, then the
+    /// orphaned `user_data`.
+    fn free_all(&mut self) {
+        for handle in std::mem::take(&mut self.handles) {
+            free_as(handle.kind, handle.ptr);
+        }
+        for user_data in std::mem::take(&mut self.orphans) {
+            // SAFETY: a script no component owns.
+            unsafe { callbacks::destroy(user_data) };
+        }
+    }
+
+    // ---- items and budgets ---------------------------------------------------------
+
+    fn items_new(&mut self) {
+        // SAFETY: out-parameters from `create`.
+        self.create(Kind::Items, "items_new", |out, err| unsafe {
+            ctxpack_items_new(out.cast(), err)
+        });
+    }
+
+    fn items_push(&mut self) {
+        let items = self.pick::<ctxpack_items>(Kind::Items);
+        let desc = self.arena.item_desc(&mut self.r);
+        let mut buf = VersionedBuf::input(&mut self.r, desc);
+        let mut slot = self.error_slot();
+        // SAFETY: a descriptor buffer of its `struct_size` bytes (or rejected unread).
+        let status = unsafe { ctxpack_items_push(items, buf.ptr(), slot.arg()) };
+        self.check("items_push", status, slot);
+    }
+
+    /// Pushes an array of descriptors with a common stride (`descs[0].struct_size`), one
+    /// time in eight with a later element carrying a different `struct_size`.
+    fn items_push_many(&mut self) {
+        let items = self.pick::<ctxpack_items>(Kind::Items);
+        let stride = size_of::<ctxpack_item_desc>() + 8 * self.r.below(2);
+        let count = self.r.below(5);
+        let mut bytes: Vec<u8> = Vec::with_capacity(stride * count);
+        for _ in 0..count {
+            let desc = self.arena.item_desc(&mut self.r);
+            bytes.extend(VersionedBuf::with_size(desc, stride).bytes());
+        }
+        if count > 1 && self.r.one_in(8) {
+            let at = stride * (1 + self.r.below(count - 1));
+            bytes[at..at + size_of::<usize>()].copy_from_slice(&(stride + 8).to_ne_bytes());
+        }
+        let words: Vec<u64> = bytes
+            .chunks(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().expect("8-byte multiple")))
+            .collect();
+        let descs = if count == 0 && self.r.bool() {
+            ptr::null()
+        } else {
+            words.as_ptr().cast()
+        };
+        let mut slot = self.error_slot();
+        // SAFETY: `count` elements of `stride` bytes.
+        let status = unsafe { ctxpack_items_push_many(items, descs, count, slot.arg()) };
+        self.check("items_push_many", status, slot);
+        let mut len = 0;
+        // SAFETY: a writable length.
+        let status = unsafe { ctxpack_items_len(items, &mut len) };
+        assert_ne!(status, CTXPACK_PANIC);
+        if self.r.one_in(8) {
+            // SAFETY: a handle argument as picked.
+            let status = unsafe { ctxpack_items_clear(items) };
+            assert_ne!(status, CTXPACK_PANIC);
+        }
+    }
+
+    fn budget_new(&mut self) {
+        let r = &mut self.r;
+        let max = r.i64();
+        let target = match r.u8() % 4 {
+            0 => max,
+            1 => max / 2,
+            2 => i64::from(r.u8()),
+            _ => r.i64(),
+        };
+        let reserve = if r.bool() { 0 } else { r.i64() };
+        let (slots, slot_count) = self.arena.array(&mut self.r, 3, Arena::reserved_slot);
+        let margin = if self.r.bool() { 0.0 } else { self.r.f64() };
+        // SAFETY: `slot_count` slots (or NULL, rejected).
+        self.create(Kind::Budget, "budget_new", |out, err| unsafe {
+            ctxpack_budget_new(
+                max,
+                target,
+                reserve,
+                slots,
+                slot_count,
+                margin,
+                out.cast(),
+                err,
+            )
+        });
+    }
+
+    // ---- components ----------------------------------------------------------------
+
+    /// A custom component's `user_data` and destructor: the destructor is left out one
+    /// time in sixteen (then the script is the caller's to free once the component is
+    /// gone).
+    fn custom_user_data(&mut self) -> (*mut c_void, ctxpack_destroy_fn) {
+        let user_data = Script::new_user_data(&mut self.r);
+        let destroy: ctxpack_destroy_fn = if self.r.one_in(16) {
+            None
+        } else {
+            Some(callbacks::destroy)
+        };
+        (user_data, destroy)
+    }
+
+    /// After a custom constructor: on failure nothing was taken, so the script is freed
+    /// here; without a destructor it is freed at the end.
+    fn settle_user_data(&mut self, ok: bool, user_data: *mut c_void, destroy: ctxpack_destroy_fn) {
+        if !ok {
+            // SAFETY: the constructor failed, so the library did not take the script.
+            unsafe { callbacks::destroy(user_data) };
+        } else if destroy.is_none() {
+            self.orphans.push(user_data);
+        }
+    }
+
+    fn scorer_new(&mut self) {
+        let which = self.r.below(14);
+        let k = Kind::Scorer;
+        // SAFETY (every arm): arrays as long as their counts, versioned structs of their
+        // `struct_size`, out-parameters from `create`.
+        unsafe {
+            match which {
+                0 => self.create(k, "scorer_new_kind", |o, e| {
+                    ctxpack_scorer_new_kind(o.cast(), e)
+                }),
+                1 => {
+                    let (w, n) = self.arena.array(&mut self.r, 3, Arena::kind_weight);
+                    self.create(k, "scorer_new_kind_weights", |o, e| {
+                        ctxpack_scorer_new_kind_weights(w, n, o.cast(), e)
+                    })
+                }
+                2 => {
+                    let (w, n) = self.arena.array(&mut self.r, 3, Arena::tag_weight);
+                    self.create(k, "scorer_new_tag", |o, e| {
+                        ctxpack_scorer_new_tag(w, n, o.cast(), e)
+                    })
+                }
+                3 => {
+                    let children: Vec<ctxpack_composite_child> = (0..self.r.below(4))
+                        .map(|_| ctxpack_composite_child {
+                            scorer: self.pick::<ctxpack_scorer>(Kind::Scorer),
+                            weight: self.r.f64(),
+                        })
+                        .collect();
+                    let n = children.len();
+                    let c = if n == 0 {
+                        ptr::null()
+                    } else {
+                        children.as_ptr()
+                    };
+                    self.create(k, "scorer_new_composite", |o, e| {
+                        ctxpack_scorer_new_composite(c, n, o.cast(), e)
+                    })
+                }
+                4 => {
+                    let inner = self.pick::<ctxpack_scorer>(Kind::Scorer);
+                    self.create(k, "scorer_new_scaled", |o, e| {
+                        ctxpack_scorer_new_scaled(inner, o.cast(), e)
+                    })
+                }
+                5 => {
+                    let mut config = self.decay_config();
+                    self.create(k, "scorer_new_decay", |o, e| {
+                        ctxpack_scorer_new_decay(config.ptr(), o.cast(), e)
+                    })
+                }
+                6 => {
+                    let score = self.r.f64();
+                    self.create(k, "scorer_new_metadata_trust", |o, e| {
+                        ctxpack_scorer_new_metadata_trust(score, o.cast(), e)
+                    })
+                }
+                7 => {
+                    let key = self.arena.str(&mut self.r, WORDS);
+                    let value = self.arena.str(&mut self.r, WORDS);
+                    let boost = self.r.f64();
+                    self.create(k, "scorer_new_metadata_key", |o, e| {
+                        ctxpack_scorer_new_metadata_key(key, value, boost, o.cast(), e)
+                    })
+                }
+                8 => self.create(k, "scorer_new_recency", |o, e| {
+                    ctxpack_scorer_new_recency(o.cast(), e)
+                }),
+                9 => self.create(k, "scorer_new_priority", |o, e| {
+                    ctxpack_scorer_new_priority(o.cast(), e)
+                }),
+                10 => self.create(k, "scorer_new_frequency", |o, e| {
+                    ctxpack_scorer_new_frequency(o.cast(), e)
+                }),
+                11 => self.create(k, "scorer_new_reflexive", |o, e| {
+                    ctxpack_scorer_new_reflexive(o.cast(), e)
+                }),
+                12 => {
+                    let f: ctxpack_score_all_fn = self.maybe(callbacks::score_all);
+                    let (u, d) = self.custom_user_data();
+                    let ok = self.create(k, "scorer_new_custom_batch", |o, e| {
+                        ctxpack_scorer_new_custom_batch(f, u, d, o.cast(), e)
+                    });
+                    self.settle_user_data(ok, u, d);
+                    ok
+                }
+                _ => {
+                    let f: ctxpack_score_item_fn = self.maybe(callbacks::score_item);
+                    let (u, d) = self.custom_user_data();
+                    let ok = self.create(k, "scorer_new_custom_item", |o, e| {
+                        ctxpack_scorer_new_custom_item(f, u, d, o.cast(), e)
+                    });
+                    self.settle_user_data(ok, u, d);
+                    ok
+                }
+            };
+        }
+    }
+
+    /// `Some(f)`, or `None` (a NULL callback) one time in sixteen.
+    fn maybe<F>(&mut self, f: F) -> Option<F> {
+        (!self.r.one_in(16)).then_some(f)
+    }
+
+    /// A decay configuration of any curve and clock, any `struct_size`.
+    fn decay_config(&mut self) -> VersionedBuf {
+        let (windows, window_count) = self.arena.array(&mut self.r, 3, Arena::decay_window);
+        let r = &mut self.r;
+        let config = ctxpack_decay_config {
+            struct_size: size_of::<ctxpack_decay_config>(),
+            curve: i32::from(r.u8() % 4),
+            half_life_ns: r.i64(),
+            max_age_ns: r.i64(),
+            windows,
+            window_count,
+            clock: i32::from(r.u8() % 3),
+            fixed_now_ns: r.i64(),
+            null_timestamp_score: r.f64(),
+            has_null_timestamp_score: r.bool(),
+        };
+        VersionedBuf::input(r, config)
+    }
+
+    /// A knapsack memory guard: never 0 (the 256 MiB default) and at most
+    /// [`MAX_FUZZ_TABLE_BYTES`], so one input cannot fill hundreds of megabytes.
+    fn table_limit(&mut self) -> u64 {
+        1 + self.r.u64() % MAX_FUZZ_TABLE_BYTES
+    }
+
+    fn slicer_new(&mut self) {
+        let k = Kind::Slicer;
+        // SAFETY (every arm): arrays as long as their counts, out-parameters from
+        // `create`.
+        unsafe {
+            match self.r.below(6) {
+                0 => self.create(k, "slicer_new_greedy", |o, e| {
+                    ctxpack_slicer_new_greedy(o.cast(), e)
+                }),
+                1 => {
+                    let (bucket, limit) = (self.r.i64(), self.table_limit());
+                    self.create(k, "slicer_new_knapsack", |o, e| {
+                        ctxpack_slicer_new_knapsack(bucket, limit, o.cast(), e)
+                    })
+                }
+                2 => {
+                    let (q, n) = self.arena.array(&mut self.r, 3, Arena::quota_entry);
+                    let inner = self.pick::<ctxpack_slicer>(Kind::Slicer);
+                    self.create(k, "slicer_new_quota", |o, e| {
+                        ctxpack_slicer_new_quota(q, n, inner, o.cast(), e)
+                    })
+                }
+                3 => {
+                    let (q, n) = self.arena.array(&mut self.r, 3, Arena::count_quota_entry);
+                    let inner = self.pick::<ctxpack_slicer>(Kind::Slicer);
+                    let scarcity = self.scarcity();
+                    self.create(k, "slicer_new_count_quota", |o, e| {
+                        ctxpack_slicer_new_count_quota(q, n, inner, scarcity, o.cast(), e)
+                    })
+                }
+                4 => {
+                    let (q, n) = self.arena.array(&mut self.r, 3, Arena::count_quota_entry);
+                    let (bucket, limit) = (self.r.i64(), self.table_limit());
+                    let scarcity = self.scarcity();
+                    self.create(k, "slicer_new_count_constrained_knapsack", |o, e| {
+                        ctxpack_slicer_new_count_constrained_knapsack(
+                            q,
+                            n,
+                            bucket,
+                            limit,
+                            scarcity,
+                            o.cast(),
+                            e,
+                        )
+                    })
+                }
+                _ => {
+                    let f: ctxpack_slice_fn = self.maybe(callbacks::slice);
+                    let (u, d) = self.custom_user_data();
+                    let ok = self.create(k, "slicer_new_custom", |o, e| {
+                        ctxpack_slicer_new_custom(f, u, d, o.cast(), e)
+                    });
+                    self.settle_user_data(ok, u, d);
+                    ok
+                }
+            };
+        }
+    }
+
+    /// A scarcity value, sometimes out of range.
+    fn scarcity(&mut self) -> i32 {
+        match self.r.u8() % 8 {
+            7 => i32::from(self.r.u8()) - 128,
+            n => i32::from(n % 2),
+        }
+    }
+
+    fn placer_new(&mut self) {
+        let k = Kind::Placer;
+        // SAFETY (every arm): out-parameters from `create`.
+        unsafe {
+            match self.r.below(3) {
+                0 => self.create(k, "placer_new_chronological", |o, e| {
+                    ctxpack_placer_new_chronological(o.cast(), e)
+                }),
+                1 => self.create(k, "placer_new_u_shaped", |o, e| {
+                    ctxpack_placer_new_u_shaped(o.cast(), e)
+                }),
+                _ => {
+                    let f: ctxpack_place_fn = self.maybe(callbacks::place);
+                    let (u, d) = self.custom_user_data();
+                    let ok = self.create(k, "placer_new_custom", |o, e| {
+                        ctxpack_placer_new_custom(f, u, d, o.cast(), e)
+                    });
+                    self.settle_user_data(ok, u, d);
+                    ok
+                }
+            };
+        }
+    }
+
+    fn pipeline_new(&mut self) {
+        let scorer = self.pick::<ctxpack_scorer>(Kind::Scorer);
+        let slicer = self.pick::<ctxpack_slicer>(Kind::Slicer);
+        let placer = self.pick::<ctxpack_placer>(Kind::Placer);
+        let options = ctxpack_pipeline_options {
+            struct_size: size_of::<ctxpack_pipeline_options>(),
+            deduplication: self.r.bool(),
+            overflow_strategy: match self.r.u8() % 8 {
+                7 => i32::from(self.r.u8()) - 128,
+                n => i32::from(n % 3),
+            },
+        };
+        let mut options = VersionedBuf::input(&mut self.r, options);
+        let options_ptr = if self.r.one_in(8) {
+            ptr::null()
+        } else {
+            options.ptr()
+        };
+        // SAFETY: handle arguments as picked, options of their `struct_size`.
+        self.create(Kind::Pipeline, "pipeline_new", |o, e| unsafe {
+            ctxpack_pipeline_new(scorer, slicer, placer, options_ptr, o.cast(), e)
+        });
+    }
+
+    // ---- runs and results ----------------------------------------------------------
+
+    /// The length of an item list argument, when it is one.
+    fn items_len(items: *const ctxpack_items) -> Option<usize> {
+        let mut len = usize::MAX;
+        // SAFETY: a handle argument as picked, a writable length.
+        let status = unsafe { ctxpack_items_len(items, &mut len) };
+        assert_ne!(status, CTXPACK_PANIC);
+        (status == CTXPACK_OK).then_some(len)
+    }
+
+    fn pipeline_run(&mut self) {
+        let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
+        let items = self.pick::<ctxpack_items>(Kind::Items);
+        let budget = self.pick::<ctxpack_budget>(Kind::Budget);
+        let len = Self::items_len(items);
+        let trace = match self.r.u8() % 8 {
+            0..=2 => 0,
+            3 | 4 => 1,
+            5 | 6 => 2,
+            _ => i32::from(self.r.u8()) - 128,
+        };
+        let mut seen = OverflowSeen::default();
+        let with_callback = self.r.bool();
+        let options = ctxpack_run_options {
+            struct_size: size_of::<ctxpack_run_options>(),
+            trace_detail: trace,
+            on_overflow: with_callback.then_some(callbacks::on_overflow as _),
+            overflow_user_data: (&mut seen as *mut OverflowSeen).cast(),
+        };
+        let mut options = VersionedBuf::input(&mut self.r, options);
+        let null_options = self.r.one_in(8);
+        let options_ptr = if null_options {
+            ptr::null()
+        } else {
+            options.ptr()
+        };
+        // SAFETY: handle arguments as picked, options of their `struct_size`.
+        let ok = self.create(Kind::Result, "pipeline_run", |o, e| unsafe {
+            ctxpack_pipeline_run(pipeline, items, budget, options_ptr, o.cast(), e)
+        });
+        if ok {
+            let result = self.handles.last().expect("just created").ptr.cast();
+            let observed = (with_callback && !null_options).then_some(&seen);
+            let traced = !null_options && trace != 0;
+            self.check_result(result, len, Some(traced), observed);
+        }
+    }
+
+    /// Checks a result through every accessor. `len`: the run's item count; `traced`:
+    /// whether a report must be present; `seen`: what the overflow callback observed.
+    fn check_result(
+        &mut self,
+        result: *const ctxpack_result,
+        len: Option<usize>,
+        traced: Option<bool>,
+        seen: Option<&OverflowSeen>,
+    ) {
+        // SAFETY: a live result; writable out-parameters; arrays read within their length.
+        unsafe {
+            let (mut p, mut n) = (ptr::null(), 0);
+            assert_eq!(ctxpack_result_indices(result, &mut p, &mut n), CTXPACK_OK);
+            let indices = out_array(p, n);
+            let (mut ps, mut ns) = (ptr::null(), 0);
+            assert_eq!(ctxpack_result_scores(result, &mut ps, &mut ns), CTXPACK_OK);
+            let (mut pr, mut nr) = (ptr::null(), 0);
+            assert_eq!(ctxpack_result_reasons(result, &mut pr, &mut nr), CTXPACK_OK);
+            assert_eq!((ns, nr), (n, n), "parallel result arrays differ in length");
+            assert!(
+                out_array(pr, nr).iter().all(|r| (1..=3).contains(r)),
+                "bad reason"
+            );
+            let mut distinct = indices.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), n, "an index selected twice");
+            if let Some(len) = len {
+                assert!(indices.iter().all(|&i| i < len), "index out of range");
+            }
+
+            let (mut present, mut over, mut po, mut no) = (false, 0i64, ptr::null(), 0);
+            let status = ctxpack_result_overflow(result, &mut present, &mut over, &mut po, &mut no);
+            assert_eq!(status, CTXPACK_OK);
+            if let Some(seen) = seen {
+                assert_eq!(
+                    seen.calls,
+                    usize::from(present),
+                    "overflow callback vs result"
+                );
+                if present {
+                    assert_eq!(seen.tokens_over_budget, over);
+                    assert_eq!(seen.items, out_array(po, no));
+                }
+            }
+
+            let mut has_report = false;
+            assert_eq!(
+                ctxpack_result_has_report(result, &mut has_report),
+                CTXPACK_OK
+            );
+            if let Some(traced) = traced {
+                assert_eq!(has_report, traced, "report presence vs trace detail");
+            }
+            self.check_report(result, has_report, n, len);
+        }
+    }
+
+    /// Reads the summary, every entry (and one past the end) and the JSON of a report.
+    fn check_report(
+        &mut self,
+        result: *const ctxpack_result,
+        has_report: bool,
+        selected: usize,
+        len: Option<usize>,
+    ) {
+        // SAFETY: a live result; output structs of their `struct_size`.
+        unsafe {
+            let mut summary = VersionedBuf::output::<ctxpack_report_summary>(&mut self.r);
+            let status = ctxpack_result_report_summary(result, summary.ptr());
+            summary.check_tail();
+            if !has_report {
+                assert_ne!(status, CTXPACK_OK, "a summary without a report");
+                return;
+            }
+            if !summary.size_is_valid() {
+                assert_eq!(status, CTXPACK_INVALID_ARGUMENT, "summary struct_size");
+                return;
+            }
+            assert_eq!(status, CTXPACK_OK);
+            let s: ctxpack_report_summary = summary.read();
+            assert_eq!(s.included_count, selected, "report included vs indices");
+            assert_eq!(s.included_count + s.excluded_count, s.total_candidates);
+            if let Some(len) = len {
+                assert_eq!(s.total_candidates, len, "report candidates vs items");
+            }
+            for i in 0..=s.included_count {
+                self.entry::<ctxpack_included_entry>(i, s.included_count, |out| {
+                    ctxpack_result_report_included(result, i, out)
+                });
+            }
+            for i in 0..=s.excluded_count {
+                let e = self.entry::<ctxpack_excluded_entry>(i, s.excluded_count, |out| {
+                    ctxpack_result_report_excluded(result, i, out)
+                });
+                if let Some(e) = e {
+                    for text in [e.name, e.deduplicated_against, e.kind, e.displaced_by_kind] {
+                        out_str(text);
+                    }
+                    out_str(e.displaced_by);
+                    out_str(e.filter_name);
+                }
+            }
+            for i in 0..=s.event_count {
+                if let Some(e) = self.entry::<ctxpack_trace_event>(i, s.event_count, |out| {
+                    ctxpack_result_report_event(result, i, out)
+                }) {
+                    out_str(e.message);
+                }
+            }
+            for i in 0..=s.shortfall_count {
+                if let Some(e) = self.entry::<ctxpack_shortfall>(i, s.shortfall_count, |out| {
+                    ctxpack_result_report_shortfall(result, i, out)
+                }) {
+                    out_str(e.kind);
+                }
+            }
+            let mut json = ctxpack_str::EMPTY;
+            assert_eq!(ctxpack_result_report_json(result, &mut json), CTXPACK_OK);
+            let json = out_str(json);
+            let parsed: Result<serde_json::Value, _> = serde_json::from_str(&json);
+            assert!(parsed.is_ok(), "report JSON does not parse: {json}");
+        }
+    }
+
+    /// One report entry accessor call at `i` (of `count`) with an output struct of any
+    /// `struct_size`; returns the entry when the call must and did succeed.
+    fn entry<T: Copy>(
+        &mut self,
+        i: usize,
+        count: usize,
+        call: impl FnOnce(*mut T) -> ctxpack_status,
+    ) -> Option<T> {
+        // SAFETY: the report structs are plain data, valid when zeroed.
+        let mut out = unsafe { VersionedBuf::output::<T>(&mut self.r) };
+        let status = call(out.ptr());
+        out.check_tail();
+        assert_ne!(status, CTXPACK_PANIC);
+        if !out.size_is_valid() {
+            assert_ne!(
+                status,
+                CTXPACK_OK,
+                "accepted struct_size {}",
+                out.struct_size()
+            );
+            return None;
+        }
+        if i >= count {
+            assert_eq!(status, CTXPACK_OUT_OF_RANGE, "entry {i} of {count}");
+            return None;
+        }
+        assert_eq!(status, CTXPACK_OK, "entry {i} of {count}");
+        Some(out.read())
+    }
+
+    /// Reads a pooled result (or a wrong handle) through the accessors.
+    fn result_accessor(&mut self) {
+        let result = self.pick::<ctxpack_result>(Kind::Result);
+        if self
+            .handles
+            .iter()
+            .any(|h| h.kind == Kind::Result && h.ptr == result.cast())
+        {
+            self.check_result(result, None, None, None);
+            return;
+        }
+        let (mut p, mut n) = (ptr::null(), 0);
+        // SAFETY: a NULL or wrong-type handle, writable out-parameters.
+        let status = unsafe { ctxpack_result_indices(result, &mut p, &mut n) };
+        assert!(matches!(
+            status,
+            CTXPACK_NULL_ARGUMENT | CTXPACK_WRONG_HANDLE_TYPE
+        ));
+    }
+
+    // ---- one stage alone -----------------------------------------------------------
+
+    /// Input-chosen scores for `ctxpack_slicer_slice` / `ctxpack_placer_place`.
+    fn scores(&mut self, len: Option<usize>) -> Vec<f64> {
+        let count = match (len, self.r.u8() % 8) {
+            (Some(len), 0..=5) => len,
+            _ => self.r.below(8),
+        };
+        (0..count).map(|_| self.r.f64()).collect()
+    }
+
+    fn scorer_score(&mut self) {
+        let scorer = self.pick::<ctxpack_scorer>(Kind::Scorer);
+        let items = self.pick::<ctxpack_items>(Kind::Items);
+        let len = Self::items_len(items);
+        let capacity = match (len, self.r.u8() % 4) {
+            (Some(len), 0..=2) => len,
+            _ => self.r.below(8),
+        };
+        let mut out = vec![0f64; capacity];
+        let mut slot = self.error_slot();
+        // SAFETY: `capacity` writable scores.
+        let status =
+            unsafe { ctxpack_scorer_score(scorer, items, out.as_mut_ptr(), capacity, slot.arg()) };
+        if self.check("scorer_score", status, slot) {
+            let len = len.expect("scored a list");
+            assert!(
+                out[..len].iter().all(|s| s.is_finite()),
+                "a non-finite score"
+            );
+        }
+    }
+
+    fn slicer_slice(&mut self) {
+        let slicer = self.pick::<ctxpack_slicer>(Kind::Slicer);
+        let items = self.pick::<ctxpack_items>(Kind::Items);
+        let budget = self.pick::<ctxpack_budget>(Kind::Budget);
+        let scores = self.scores(Self::items_len(items));
+        let count = scores.len();
+        // SAFETY: `count` scores, handle arguments as picked.
+        let ok = self.create(Kind::SliceResult, "slicer_slice", |o, e| unsafe {
+            ctxpack_slicer_slice(slicer, items, scores.as_ptr(), count, budget, o.cast(), e)
+        });
+        if ok {
+            let result = self.handles.last().expect("just created").ptr.cast();
+            self.check_slice_result(result, count);
+        }
+    }
+
+    /// Reads a slice result: positions distinct and in range, shortfalls readable.
+    fn check_slice_result(&mut self, result: *const ctxpack_slice_result, count: usize) {
+        // SAFETY: a live slice result, writable out-parameters.
+        unsafe {
+            let (mut p, mut n) = (ptr::null(), 0);
+            assert_eq!(
+                ctxpack_slice_result_selected(result, &mut p, &mut n),
+                CTXPACK_OK
+            );
+            let mut selected = out_array(p, n);
+            selected.sort_unstable();
+            selected.dedup();
+            assert_eq!(selected.len(), n, "a position selected twice");
+            assert!(
+                selected.iter().all(|&i| i < count),
+                "a position out of range"
+            );
+            assert_eq!(
+                ctxpack_slice_result_cap_excluded(result, &mut p, &mut n),
+                CTXPACK_OK
+            );
+            assert!(out_array(p, n).iter().all(|&i| i < count));
+            let mut shortfalls = 0;
+            let status = ctxpack_slice_result_shortfall_count(result, &mut shortfalls);
+            assert_eq!(status, CTXPACK_OK);
+            for i in 0..=shortfalls {
+                if let Some(s) = self.entry::<ctxpack_shortfall>(i, shortfalls, |out| {
+                    ctxpack_slice_result_shortfall(result, i, out)
+                }) {
+                    out_str(s.kind);
+                }
+            }
+        }
+    }
+
+    fn placer_place(&mut self) {
+        let placer = self.pick::<ctxpack_placer>(Kind::Placer);
+        let items = self.pick::<ctxpack_items>(Kind::Items);
+        let scores = self.scores(Self::items_len(items));
+        let count = scores.len();
+        let mut order = vec![usize::MAX; count];
+        let mut slot = self.error_slot();
+        // SAFETY: `count` scores and `count` writable positions.
+        let status = unsafe {
+            ctxpack_placer_place(
+                placer,
+                items,
+                scores.as_ptr(),
+                count,
+                order.as_mut_ptr(),
+                slot.arg(),
+            )
+        };
+        if self.check("placer_place", status, slot) {
+            order.sort_unstable();
+            assert!(order.iter().copied().eq(0..count), "not a permutation");
+        }
+    }
+
+    // ---- the rest ------------------------------------------------------------------
+
+    /// Status names, C strings, the version and error accessors on NULL.
+    fn misc(&mut self) {
+        let status = i32::from(self.r.u8()) - 20;
+        let c = CString::new(
+            self.r
+                .bytes(8)
+                .iter()
+                .map(|&b| b.max(1))
+                .collect::<Vec<u8>>(),
+        )
+        .expect("no NUL");
+        // SAFETY: static strings from the library; a NUL-terminated string.
+        unsafe {
+            let name = std::ffi::CStr::from_ptr(ctxpack_status_name(status));
+            assert!(name.to_str().is_ok());
+            let s = ctxpack_str_from_cstr(c.as_ptr());
+            assert_eq!(s.len, c.as_bytes().len());
+            assert!(!std::ffi::CStr::from_ptr(ctxpack_version())
+                .to_bytes()
+                .is_empty());
+            assert_ne!(ctxpack_error_code(ptr::null()), CTXPACK_OK);
+            out_str(ctxpack_error_message(ptr::null()));
+            ctxpack_error_free(ptr::null_mut());
+        }
+    }
+}
+
+/// Frees `ptr` with the free function of `kind` (a no-op when `ptr` is of another type).
+fn free_as(kind: Kind, ptr: *mut c_void) {
+    // SAFETY: `ptr` is a live handle (of `kind`, or of another type, which the library
+    // must detect and ignore).
+    unsafe {
+        match kind {
+            Kind::Items => ctxpack_items_free(ptr.cast()),
+            Kind::Budget => ctxpack_budget_free(ptr.cast()),
+            Kind::Scorer => ctxpack_scorer_free(ptr.cast()),
+            Kind::Slicer => ctxpack_slicer_free(ptr.cast()),
+            Kind::Placer => ctxpack_placer_free(ptr.cast()),
+            Kind::Pipeline => ctxpack_pipeline_free(ptr.cast()),
+            Kind::Result => ctxpack_result_free(ptr.cast()),
+            Kind::SliceResult => ctxpack_slice_result_free(ptr.cast()),
+        }
+    }
+}
