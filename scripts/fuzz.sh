@@ -8,7 +8,8 @@
 # Targets run one after the other in a single libFuzzer process each (one core). New
 # corpus entries go to fuzz/generated/<target>/ (git-ignored) next to the committed seeds
 # in fuzz/corpus/<target>/, findings to fuzz/artifacts/<target>/, logs to
-# fuzz/generated/logs/. Extra libFuzzer flags can be given in FUZZ_FLAGS.
+# fuzz/generated/logs/. fuzz/dict/<target>.dict, when present, is passed as the libFuzzer
+# dictionary. Extra libFuzzer flags can be given in FUZZ_FLAGS.
 #
 # The exit status is 0 when no target found anything, 1 otherwise.
 set -euo pipefail
@@ -60,13 +61,15 @@ for target in "${targets[@]}"; do
     artifacts="$fuzz_dir/artifacts/$target"
     log="$fuzz_dir/generated/logs/$target.log"
     mkdir -p "$generated" "$artifacts"
+    dict=()
+    [[ -f "$fuzz_dir/dict/$target.dict" ]] && dict=(-dict="$fuzz_dir/dict/$target.dict")
     before=$(find "$artifacts" -type f | wc -l)
     echo "== fuzzing $target for ${seconds}s (log: ${log#"$root"/})"
     status=0
     # shellcheck disable=SC2086 # FUZZ_FLAGS is a list of flags
     cargo fuzz run --fuzz-dir "$fuzz_dir" -a "$target" "$generated" "$fuzz_dir/corpus/$target" -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-        -print_final_stats=1 ${FUZZ_FLAGS:-} >"$log" 2>&1 || status=$?
+        -print_final_stats=1 "${dict[@]}" ${FUZZ_FLAGS:-} >"$log" 2>&1 || status=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
     new=$(($(find "$artifacts" -type f | wc -l) - before))
