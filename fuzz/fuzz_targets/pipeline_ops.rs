@@ -8,8 +8,13 @@
 //! gives the budget, the trace level and up to 64 items with arbitrary tokens (near
 //! `i64::MAX` included). Invalid configurations must fail with an error; built pipelines
 //! must satisfy every run invariant of `ctxpack_fuzz::check`.
+//!
+//! When the pipeline has a policy form (`Policy::from_pipeline`: built-in components on
+//! the system clock), that policy must write to JSON and read back equal, rebuild, and
+//! the rebuilt pipeline must select the same items.
 #![no_main]
 
+use ctxpack::policy::Policy;
 use ctxpack_fuzz::{check, generate, ByteReader};
 use libfuzzer_sys::fuzz_target;
 
@@ -23,5 +28,19 @@ fuzz_target!(|data: &[u8]| {
     };
     let trace = generate::trace(&mut r);
     let items = generate::items(&mut r, 64);
-    let _ = check::run_and_check(&pipeline, &items, &budget, trace);
+    let result = check::run_and_check(&pipeline, &items, &budget, trace);
+
+    let Ok(policy) = Policy::from_pipeline(&pipeline) else {
+        return;
+    };
+    let json = policy.to_json().expect("a reflected policy writes");
+    let read = Policy::from_json(&json).expect("a reflected policy reads back");
+    assert_eq!(read, policy, "reflected policy round trip: {json}");
+    let rebuilt = policy.build_pipeline().expect("a reflected policy builds");
+    let again = check::run_and_check(&rebuilt, &items, &budget, trace);
+    match (&result, &again) {
+        (Ok(a), Ok(b)) => assert_eq!(a.indices, b.indices, "rebuilt pipeline differs: {json}"),
+        (Err(a), Err(b)) => assert_eq!(a.code(), b.code(), "rebuilt pipeline fails differently"),
+        _ => panic!("rebuilt pipeline: {result:?} vs {again:?} ({json})"),
+    }
 });
