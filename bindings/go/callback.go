@@ -15,8 +15,26 @@ import "C"
 import (
 	"fmt"
 	"runtime/cgo"
+	"sync/atomic"
 	"unsafe"
 )
+
+// liveCallbacks counts the Go components whose handle the library has not destroyed yet
+// (a test checks that destroy runs exactly when the last reference goes).
+var liveCallbacks atomic.Int64
+
+// newCallbackHandle makes the user_data of a Go component. The library owns it once
+// the constructor succeeds and calls goDestroy when the last reference is dropped;
+// after a failed constructor the caller must call dropCallbackHandle.
+func newCallbackHandle(fn interface{}) cgo.Handle {
+	liveCallbacks.Add(1)
+	return cgo.NewHandle(fn)
+}
+
+func dropCallbackHandle(h cgo.Handle) {
+	h.Delete()
+	liveCallbacks.Add(-1)
+}
 
 // invoke runs one callback: the library sees 0 for success, or 1 with a message (the
 // error's text, or the panic value) that shim.c keeps alive until the library copied it.
@@ -122,5 +140,5 @@ func goPlace(h C.uintptr_t, views *C.ctxpack_item_view, scores *C.double, count 
 //
 //export goDestroy
 func goDestroy(h C.uintptr_t) {
-	cgo.Handle(h).Delete()
+	dropCallbackHandle(cgo.Handle(h))
 }

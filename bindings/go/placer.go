@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"runtime"
-	"runtime/cgo"
 	"unsafe"
 )
 
@@ -62,12 +61,12 @@ func NewCustomPlacer(fn PlaceFunc) (*Placer, error) {
 	if fn == nil {
 		return nil, &Error{Status: StatusNullArgument, Message: "place function is nil"}
 	}
-	h := cgo.NewHandle(fn)
+	h := newCallbackHandle(fn)
 	p, err := newPlacer(func(o **C.ctxpack_placer, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_go_placer_new(C.uintptr_t(h), o, e)
 	})
 	if err != nil {
-		h.Delete()
+		dropCallbackHandle(h) // a failed constructor does not take user_data
 	}
 	return p, err
 }

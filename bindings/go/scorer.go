@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"runtime"
-	"runtime/cgo"
 	"sort"
 	"time"
 	"unsafe"
@@ -242,12 +241,12 @@ func NewCustomScorer(fn ScoreFunc) (*Scorer, error) {
 	if fn == nil {
 		return nil, &Error{Status: StatusNullArgument, Message: "score function is nil"}
 	}
-	h := cgo.NewHandle(fn) // user_data; the library's destroy callback deletes it
+	h := newCallbackHandle(fn)
 	s, err := newScorer(func(o **C.ctxpack_scorer, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_go_scorer_new(C.uintptr_t(h), o, e)
 	})
 	if err != nil {
-		h.Delete() // a failed constructor does not take user_data
+		dropCallbackHandle(h) // a failed constructor does not take user_data
 	}
 	return s, err
 }

@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"runtime"
-	"runtime/cgo"
 	"unsafe"
 )
 
@@ -158,12 +157,12 @@ func NewCustomSlicer(fn SliceFunc) (*Slicer, error) {
 	if fn == nil {
 		return nil, &Error{Status: StatusNullArgument, Message: "slice function is nil"}
 	}
-	h := cgo.NewHandle(fn)
+	h := newCallbackHandle(fn)
 	s, err := newSlicer(func(o **C.ctxpack_slicer, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_go_slicer_new(C.uintptr_t(h), o, e)
 	})
 	if err != nil {
-		h.Delete()
+		dropCallbackHandle(h) // a failed constructor does not take user_data
 	}
 	return s, err
 }

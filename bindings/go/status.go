@@ -92,7 +92,7 @@ func (e *Error) Error() string {
 	if e.Message == "" {
 		return e.Status.Error()
 	}
-	return fmt.Sprintf("ctxpack: %s: %s", e.Status, e.Message)
+	return fmt.Sprintf("ctxpack: %s: %s", e.Status.String(), e.Message)
 }
 
 // Unwrap returns the Status, so errors.Is(err, StatusX) matches on the status alone.
@@ -116,3 +116,9 @@ func takeError(status C.ctxpack_status, cerr *C.ctxpack_error) error {
 
 // check is takeError for accessors, which return a status without an error object.
 func check(status C.ctxpack_status) error { return takeError(status, nil) }
+
+// libraryStatusName is the library's own name for a status value (ctxpack_status_name);
+// the tests compare it with statusNames.
+func libraryStatusName(s Status) string {
+	return C.GoString(C.ctxpack_status_name(C.int32_t(s)))
+}
