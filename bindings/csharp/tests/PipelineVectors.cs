@@ -1,0 +1,412 @@
+// Runs the conformance pipeline vectors (format: shared/spec/08-conformance-format.md)
+// through the C# binding: every file whose [test].stage is "pipeline" under
+//   <repo>/tests/vectors           (the project's vectors, when present),
+//   <repo>/../shared/conformance   (the shared suite, when present),
+//   each directory of CTXPACK_CONFORMANCE_DIRS (colon-separated; must exist).
+// <repo> is CTXPACK_REPO_ROOT (run.sh sets it). Output order, diagnostics (summary,
+// included, excluded with the reason's fields, shortfalls), the overflow event and
+// expected run errors are compared as the project's Rust runner (tests/conformance) does.
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Linq;
+
+namespace Ctxpack.Tests
+{
+    using Table = Dictionary<string, object>;
+
+    static class TableAccess
+    {
+        public static Table Sub(this Table t, string key) => t.TryGetValue(key, out var v) && v is Table s ? s : new Table();
+        public static bool Has(this Table t, string key) => t.ContainsKey(key);
+        public static string Str(this Table t, string key) => t.TryGetValue(key, out var v) ? v as string : null;
+        public static long? Int(this Table t, string key) => t.TryGetValue(key, out var v) && v is long l ? l : (long?)null;
+
+        /// A float; a TOML integer is accepted too (08 §2, numeric leniency).
+        public static double? Float(this Table t, string key) =>
+            t.TryGetValue(key, out var v) ? (v is double d ? d : v is long l ? l : (double?)null) : null;
+
+        public static bool Bool(this Table t, string key, bool def) => t.TryGetValue(key, out var v) && v is bool b ? b : def;
+
+        /// An array of tables; an empty inline array counts as present and empty; null when absent.
+        public static List<Table> Tables(this Table t, string key)
+        {
+            if (!t.TryGetValue(key, out var v)) return null;
+            if (v is List<Table> list) return list;
+            if (v is List<object> empty && empty.Count == 0) return new List<Table>();
+            return null;
+        }
+
+        public static string ReqStr(this Table t, string key) => t.Str(key) ?? throw new FormatException($"missing string {key}");
+        public static double ReqFloat(this Table t, string key) => t.Float(key) ?? throw new FormatException($"missing number {key}");
+        public static long ReqInt(this Table t, string key) => t.Int(key) ?? throw new FormatException($"missing integer {key}");
+    }
+
+    static class PipelineVectors
+    {
+        static string RepoRoot => Environment.GetEnvironmentVariable("CTXPACK_REPO_ROOT")
+            ?? Path.GetFullPath(Path.Combine(AppDomain.CurrentDomain.BaseDirectory, "../../.."));
+
+        static IEnumerable<string> Roots()
+        {
+            foreach (var dir in new[] { Path.Combine(RepoRoot, "tests/vectors"), Path.Combine(RepoRoot, "../shared/conformance") })
+            {
+                if (Directory.Exists(dir)) yield return dir;
+            }
+            var extra = Environment.GetEnvironmentVariable("CTXPACK_CONFORMANCE_DIRS") ?? "";
+            foreach (var dir in extra.Split(new[] { ':' }, StringSplitOptions.RemoveEmptyEntries))
+            {
+                if (!Directory.Exists(dir)) throw new AssertionException($"CTXPACK_CONFORMANCE_DIRS names {dir}, which is not a directory");
+                yield return dir;
+            }
+        }
+
+        [Test]
+        public static void AllPipelineVectorsPass()
+        {
+            var failures = new List<string>();
+            int ran = 0;
+            foreach (var root in Roots())
+            {
+                foreach (var path in Directory.GetFiles(root, "*.toml", SearchOption.AllDirectories).OrderBy(p => p, StringComparer.Ordinal))
+                {
+                    var rel = path.Substring(root.Length).TrimStart('/');
+                    try
+                    {
+                        var doc = Toml.Parse(File.ReadAllText(path));
+                        if (doc.Sub("test").Str("stage") != "pipeline") continue;
+                        ran++;
+                        Run(doc);
+                        Console.WriteLine($"       vector ok: {rel}");
+                    }
+                    catch (Exception e)
+                    {
+                        failures.Add($"{path}: {e.GetType().Name}: {e.Message}");
+                    }
+                }
+            }
+            foreach (var f in failures) Console.WriteLine("       vector FAILED: " + f);
+            // The shared suite alone has eight required pipeline vectors.
+            Assert.True(ran >= 3, $"found {ran} pipeline vectors; expected the shared suite (../shared/conformance) or CTXPACK_CONFORMANCE_DIRS");
+            Assert.True(failures.Count == 0, $"{failures.Count} of {ran} vectors failed");
+            Console.WriteLine($"       {ran} pipeline vectors reproduced");
+        }
+
+        // ---- inputs
+
+        static List<ContextItem> Items(Table doc)
+        {
+            var items = new List<ContextItem>();
+            foreach (var e in doc.Tables("items") ?? new List<Table>())
+            {
+                var it = new ContextItem(e.ReqStr("content"), e.ReqInt("tokens"))
+                {
+                    Kind = e.Str("kind"),
+                    Source = e.Str("source"),
+                    Priority = e.Int("priority"),
+                    FutureRelevanceHint = e.Float("futureRelevanceHint"),
+                    Pinned = e.Bool("pinned", false),
+                    OriginalTokens = e.Int("original_tokens"),
+                };
+                if (e.TryGetValue("timestamp", out var ts)) it.TimestampUnixNanos = ((TomlInstant)ts).UnixNanos;
+                if (e.TryGetValue("tags", out var tags)) it.Tags = ((List<object>)tags).Cast<string>().ToList();
+                foreach (var kv in e.Sub("metadata"))
+                {
+                    if (kv.Value is string s) it.Metadata[kv.Key] = s; // non-string values are dropped (08 §4.1)
+                }
+                items.Add(it);
+            }
+            return items;
+        }
+
+        static Budget Budget(Table doc)
+        {
+            var b = doc.Sub("budget");
+            var slots = b.Sub("reserved_slots").OrderBy(kv => kv.Key, StringComparer.Ordinal)
+                .Select(kv => new KeyValuePair<string, long>(kv.Key, (long)kv.Value));
+            return new Budget(b.ReqInt("max_tokens"), b.ReqInt("target_tokens"), b.Int("output_reserve") ?? 0,
+                slots, b.Float("estimation_safety_margin_percent") ?? 0);
+        }
+
+        /// An inner component given as a name (built without configuration) or as a table
+        /// with `type` that is also its configuration.
+        static (string name, Table config) NamedOrTable(Table cfg, string key, string def)
+        {
+            if (cfg.TryGetValue(key, out var v))
+            {
+                if (v is string s) return (s, new Table());
+                if (v is Table t) return (t.ReqStr("type"), t);
+            }
+            if (def != null) return (def, new Table());
+            throw new FormatException($"missing {key}");
+        }
+
+        static TimeSpan Seconds(Table t, string key) =>
+            TimeSpan.FromMilliseconds(Math.Truncate(t.ReqFloat(key) * 1000)); // whole ms, as the reference harness
+
+        static Dictionary<string, double> Weights(List<Table> entries, string nameKey) =>
+            (entries ?? new List<Table>()).ToDictionary(e => e.ReqStr(nameKey), e => e.ReqFloat("weight"));
+
+        static Scorer BuildScorer(string name, Table cfg)
+        {
+            switch (name)
+            {
+                case "recency": return Scorer.Recency();
+                case "priority": return Scorer.Priority();
+                case "frequency": return Scorer.Frequency();
+                case "reflexive": return Scorer.Reflexive();
+                case "kind":
+                    var weights = cfg.Tables("weights");
+                    return weights == null || cfg.Bool("use_default_weights", false) ? Scorer.Kind() : Scorer.Kind(Weights(weights, "kind"));
+                case "tag": return Scorer.Tag(Weights(cfg.Tables("tag_weights"), "tag"));
+                case "composite": return Composite(cfg.Tables("children") ?? cfg.Tables("scorers") ?? new List<Table>());
+                case "scaled":
+                    var (innerName, innerCfg) = NamedOrTable(cfg, "inner_scorer", null);
+                    using (var inner = BuildScorer(innerName, innerCfg)) return Scorer.Scaled(inner);
+                case "decay": return Decay(cfg);
+                case "metadata_trust": return Scorer.MetadataTrust(cfg.Float("default_score") ?? 0.5);
+                case "metadata_key": return Scorer.MetadataKey(cfg.ReqStr("key"), cfg.ReqStr("value"), cfg.ReqFloat("boost"));
+            }
+            throw new FormatException($"unknown scorer {name}");
+        }
+
+        static Scorer Composite(List<Table> entries)
+        {
+            var children = new List<WeightedScorer>();
+            try
+            {
+                foreach (var e in entries) children.Add(BuildScorer(e.ReqStr("type"), e).WithWeight(e.ReqFloat("weight")));
+                return Scorer.Composite(children.ToArray());
+            }
+            finally
+            {
+                foreach (var child in children) child.Scorer.Dispose(); // the composite keeps its own references
+            }
+        }
+
+        static Scorer Decay(Table cfg)
+        {
+            if (!cfg.TryGetValue("reference_time", out var now)) throw new FormatException("decay: missing reference_time");
+            var curveCfg = cfg.Sub("curve");
+            DecayCurve curve;
+            switch (curveCfg.ReqStr("type"))
+            {
+                case "exponential": curve = DecayCurve.Exponential(Seconds(curveCfg, "half_life_secs")); break;
+                case "window": curve = DecayCurve.Window(Seconds(curveCfg, "max_age_secs")); break;
+                case "step":
+                    curve = DecayCurve.Step((curveCfg.Tables("windows") ?? new List<Table>())
+                        .Select(w => new DecayWindow(Seconds(w, "max_age_secs"), w.ReqFloat("score"))).ToArray());
+                    break;
+                default: throw new FormatException("unknown decay curve");
+            }
+            var nowNs = ((TomlInstant)now).UnixNanos;
+            return Scorer.Decay(curve, ContextItem.FromUnixNanos(nowNs), cfg.Float("null_timestamp_score"));
+        }
+
+        static CountQuotaEntry[] CountEntries(Table cfg) =>
+            (cfg.Tables("entries") ?? new List<Table>())
+                .Select(e => new CountQuotaEntry(e.ReqStr("kind"), checked((int)e.ReqInt("require_count")), checked((int)e.ReqInt("cap_count"))))
+                .ToArray();
+
+        static Scarcity Scarcity(Table cfg)
+        {
+            switch (cfg.Str("scarcity_behavior"))
+            {
+                case null: case "degrade": return Ctxpack.Scarcity.Degrade;
+                case "throw": return Ctxpack.Scarcity.Throw;
+                default: throw new FormatException("unknown scarcity_behavior");
+            }
+        }
+
+        static Slicer BuildSlicer(string name, Table cfg)
+        {
+            Func<string, Slicer> Inner = def =>
+            {
+                var (innerName, innerCfg) = NamedOrTable(cfg, "inner_slicer", def);
+                return BuildSlicer(innerName, innerCfg);
+            };
+            long bucket = cfg.Int("bucket_size") ?? Slicer.DefaultBucketSize;
+            switch (name)
+            {
+                case "greedy": return Slicer.Greedy();
+                case "knapsack": return Slicer.Knapsack(bucket);
+                case "quota":
+                    var quotas = (cfg.Tables("quotas") ?? new List<Table>())
+                        .Select(q => new QuotaEntry(q.ReqStr("kind"), q.ReqFloat("require"), q.ReqFloat("cap"))).ToArray();
+                    using (var inner = Inner(null)) return Slicer.Quota(inner, quotas);
+                case "count_quota":
+                    var entries = CountEntries(cfg);
+                    var scarcity = Scarcity(cfg);
+                    using (var inner = Inner("greedy")) return Slicer.CountQuota(inner, scarcity, entries);
+                case "count_constrained_knapsack":
+                    return Slicer.CountConstrainedKnapsack(Scarcity(cfg), CountEntries(cfg), bucket);
+            }
+            throw new FormatException($"unknown slicer {name}");
+        }
+
+        static Placer BuildPlacer(string name)
+        {
+            switch (name)
+            {
+                case "chronological": return Placer.Chronological();
+                case "u-shaped": return Placer.UShaped();
+            }
+            throw new FormatException($"unknown placer {name}");
+        }
+
+        static Pipeline BuildPipeline(Table cfg)
+        {
+            var entries = cfg.Tables("scorers");
+            if (entries == null || entries.Count == 0) throw new FormatException("[[config.scorers]] is required");
+            var strategies = new Dictionary<string, OverflowStrategy>
+            {
+                ["throw"] = OverflowStrategy.Throw, ["truncate"] = OverflowStrategy.Truncate, ["proceed"] = OverflowStrategy.Proceed,
+            };
+            var strategy = strategies[cfg.Str("overflow_strategy") ?? "throw"];
+            using (var scorer = entries.Count == 1 ? BuildScorer(entries[0].ReqStr("type"), entries[0]) : Composite(entries))
+            using (var slicer = BuildSlicer(cfg.ReqStr("slicer"), cfg))
+            using (var placer = BuildPlacer(cfg.ReqStr("placer")))
+            {
+                return new Pipeline(scorer, slicer, placer, cfg.Bool("deduplication", true), strategy);
+            }
+        }
+
+        // ---- running and comparing
+
+        static void Run(Table doc)
+        {
+            var items = Items(doc);
+            using (var budget = Budget(doc))
+            using (var pipeline = BuildPipeline(doc.Sub("config")))
+            {
+                RunResult result;
+                try
+                {
+                    result = pipeline.Run(items, budget);
+                }
+                catch (CtxpackException) when (doc.Sub("test").Bool("expect_run_error", false))
+                {
+                    return;
+                }
+                if (doc.Sub("test").Bool("expect_run_error", false)) throw new AssertionException("the run succeeded, but the vector expects an error");
+
+                Func<IEnumerable<int>, string[]> Contents = indices => indices.Select(i => items[i].Content).ToArray();
+                var expectedOutput = (doc.Tables("expected_output") ?? new List<Table>()).Select(e => e.Str("content"));
+                Assert.Sequence(expectedOutput, Contents(result.Indices), "output");
+
+                var expected = doc.Sub("expected");
+                if (expected.Has("overflow"))
+                {
+                    var over = expected.Sub("overflow");
+                    var tokens = over.Int("tokens_over_budget") ?? 0;
+                    if (tokens == 0) Assert.True(result.Overflow == null, "expected no overflow event");
+                    else
+                    {
+                        Assert.True(result.Overflow != null, "expected an overflow event");
+                        Assert.Equal(tokens, result.Overflow.TokensOverBudget, "tokens_over_budget");
+                        if (over.TryGetValue("overflowing_contents", out var oc))
+                            Assert.Sequence(((List<object>)oc).Cast<string>(), Contents(result.Overflow.Items), "overflowing_contents");
+                    }
+                }
+                if (!expected.Has("diagnostics")) return;
+
+                // A traced run must place the same items, and its report must match.
+                var traced = pipeline.Run(items, budget, TraceDetail.Item);
+                Assert.Sequence(result.Indices, traced.Indices, "traced run indices");
+                var eps = doc.Sub("tolerance").Float("score_epsilon") ?? 1e-9;
+                CheckReport(expected.Sub("diagnostics"), traced.Report, items, eps);
+            }
+        }
+
+        static void CheckReport(Table want, SelectionReport r, List<ContextItem> items, double eps)
+        {
+            Assert.True(r != null, "the traced run has no report");
+            var summary = want.Sub("summary");
+            if (summary.Int("total_candidates") is long tc) Assert.Equal(tc, (long)r.TotalCandidates, "total_candidates");
+            if (summary.Int("total_tokens_considered") is long tt) Assert.Equal(tt, r.TotalTokensConsidered, "total_tokens_considered");
+
+            var included = want.Tables("included");
+            if (included != null)
+            {
+                Assert.Equal(included.Count, r.Included.Count, "included count");
+                for (int k = 0; k < included.Count; k++)
+                {
+                    var (e, got) = (included[k], r.Included[k]);
+                    Assert.Equal(e.Str("content"), items[got.Index].Content, $"included[{k}]");
+                    if (e.Float("score_approx") is double s) Assert.Near(s, got.Score, $"included[{k}] score", eps);
+                    if (e.Str("inclusion_reason") is string reason) Assert.Equal(reason, got.Reason.ToString(), $"included[{k}] reason");
+                }
+            }
+            var excluded = want.Tables("excluded");
+            if (excluded != null)
+            {
+                Assert.Equal(excluded.Count, r.Excluded.Count, "excluded count");
+                for (int k = 0; k < excluded.Count; k++)
+                {
+                    var (e, got) = (excluded[k], r.Excluded[k]);
+                    Assert.Equal(e.Str("content"), items[got.Index].Content, $"excluded[{k}]");
+                    if (e.Float("score_approx") is double s) Assert.Near(s, got.Score, $"excluded[{k}] score", eps);
+                    Assert.Equal(e.Str("exclusion_reason"), got.Name, $"excluded[{k}] reason");
+                    if (!ReasonFields.TryGetValue(got.Name, out var fields)) continue;
+                    foreach (var field in fields.Where(e.Has))
+                    {
+                        Assert.True(FieldMatches(e[field], ExcludedField(got, field), eps),
+                            $"excluded[{k}].{field}: expected {e[field]}, got {ExcludedField(got, field)}");
+                    }
+                }
+            }
+            var shortfalls = want.Tables("shortfalls");
+            if (shortfalls != null)
+            {
+                var expectedShortfalls = shortfalls.Select(s =>
+                    new Shortfall(s.ReqStr("kind"), (ulong)s.ReqInt("required_count"), (ulong)s.ReqInt("satisfied_count")));
+                Assert.Sequence(expectedShortfalls, r.Shortfalls, "shortfalls");
+            }
+        }
+
+        /// The wire fields of each exclusion reason (spec 06 §7.1); other keys are ignored.
+        static readonly Dictionary<string, string[]> ReasonFields = new Dictionary<string, string[]>
+        {
+            ["BudgetExceeded"] = new[] { "item_tokens", "available_tokens" },
+            ["ScoredTooLow"] = new[] { "score", "threshold" },
+            ["Deduplicated"] = new[] { "deduplicated_against" },
+            ["QuotaCapExceeded"] = new[] { "kind", "cap", "actual" },
+            ["QuotaRequireDisplaced"] = new[] { "displaced_by_kind" },
+            ["NegativeTokens"] = new[] { "tokens" },
+            ["PinnedOverride"] = new[] { "displaced_by" },
+            ["Filtered"] = new[] { "filter_name" },
+            ["CountCapExceeded"] = new[] { "kind", "cap", "count" },
+            ["CountRequireCandidatesExhausted"] = new[] { "kind" },
+        };
+
+        static object ExcludedField(ExcludedEntry e, string field)
+        {
+            switch (field)
+            {
+                case "item_tokens": return e.ItemTokens;
+                case "available_tokens": return e.AvailableTokens;
+                case "score": return e.ReasonScore;
+                case "threshold": return e.Threshold;
+                case "deduplicated_against": return e.DeduplicatedAgainst;
+                case "kind": return e.Kind;
+                case "cap": return e.Reason == ExclusionReason.CountCapExceeded ? (long)e.CountCap : e.Cap;
+                case "actual": return e.Actual;
+                case "count": return (long)e.Count;
+                case "displaced_by_kind": return e.DisplacedByKind;
+                case "tokens": return e.Tokens;
+                case "displaced_by": return e.DisplacedBy;
+                case "filter_name": return e.FilterName;
+            }
+            return null;
+        }
+
+        /// Integers and strings exactly, a float on either side by the score tolerance.
+        static bool FieldMatches(object want, object got, double eps)
+        {
+            if (want is long w && got is long g) return w == g;
+            if ((want is long || want is double) && (got is long || got is double))
+                return Math.Abs(Convert.ToDouble(want) - Convert.ToDouble(got)) < eps;
+            return Equals(want, got);
+        }
+    }
+}
