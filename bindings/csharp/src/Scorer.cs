@@ -52,7 +52,7 @@ namespace Ctxpack
     {
         internal readonly ScorerHandle Handle;
 
-        Scorer(ScorerHandle handle) { Handle = handle; }
+        internal Scorer(ScorerHandle handle) { Handle = handle; }
 
         static Scorer Make(Component.Constructor<ScorerHandle> construct) => new Scorer(Component.Create(construct));
 

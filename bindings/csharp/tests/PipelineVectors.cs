@@ -3,7 +3,7 @@
 //   <repo>/tests/vectors           (the project's vectors, when present),
 //   <repo>/../shared/conformance   (the shared suite, when present),
 //   each directory of CTXPACK_CONFORMANCE_DIRS (colon-separated; must exist).
-// <repo> is CTXPACK_REPO_ROOT (run.sh sets it). Output order, diagnostics (summary,
+// <repo> is CTXPACK_REPO_ROOT (run.sh sets it) or found above the test program. Output order, diagnostics (summary,
 // included, excluded with the reason's fields, shortfalls), the overflow event and
 // expected run errors are compared as the project's Rust runner (tests/conformance) does.
 using System;
@@ -44,8 +44,21 @@ namespace Ctxpack.Tests
 
     static class PipelineVectors
     {
-        static string RepoRoot => Environment.GetEnvironmentVariable("CTXPACK_REPO_ROOT")
-            ?? Path.GetFullPath(Path.Combine(AppDomain.CurrentDomain.BaseDirectory, "../../.."));
+        /// CTXPACK_REPO_ROOT, else the first directory above the test program that holds
+        /// include/ctxpack.h.
+        internal static string RepoRoot
+        {
+            get
+            {
+                var root = Environment.GetEnvironmentVariable("CTXPACK_REPO_ROOT");
+                if (!string.IsNullOrEmpty(root)) return root;
+                for (var dir = new DirectoryInfo(AppDomain.CurrentDomain.BaseDirectory); dir != null; dir = dir.Parent)
+                {
+                    if (File.Exists(Path.Combine(dir.FullName, "include/ctxpack.h"))) return dir.FullName;
+                }
+                throw new SkipException("the repository root was not found; set CTXPACK_REPO_ROOT");
+            }
+        }
 
         static IEnumerable<string> Roots()
         {
