@@ -167,9 +167,9 @@ func TestStatusesFromTheLibrary(t *testing.T) {
 	for _, s := range allStatuses[1:] {
 		if !produced[s] {
 			if hooksEnabled {
-				t.Errorf("status %s was never produced", s)
+				t.Errorf("status %s was never produced", s.String())
 			} else {
-				t.Logf("status %s needs the test hooks (run.sh: -tags ctxpack_testhooks)", s)
+				t.Logf("status %s needs the test hooks (run.sh: -tags ctxpack_testhooks)", s.String())
 			}
 		}
 	}

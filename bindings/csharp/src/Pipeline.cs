@@ -20,9 +20,6 @@ namespace Ctxpack
         public Pipeline(Scorer scorer, Slicer slicer, Placer placer, bool deduplication = true,
             OverflowStrategy overflow = OverflowStrategy.Throw)
         {
-            if (scorer == null) throw new ArgumentNullException(nameof(scorer));
-            if (slicer == null) throw new ArgumentNullException(nameof(slicer));
-            if (placer == null) throw new ArgumentNullException(nameof(placer));
             var options = new Native.PipelineOptions
             {
                 StructSize = Native.Size<Native.PipelineOptions>(),
@@ -30,7 +27,8 @@ namespace Ctxpack
                 OverflowStrategy = (int)overflow,
             };
             Handle = Component.Create((out PipelineHandle h, out IntPtr e) =>
-                Native.ctxpack_pipeline_new(scorer.Handle, slicer.Handle, placer.Handle, ref options, out h, out e));
+                Native.ctxpack_pipeline_new(Arg.NotNull(scorer, nameof(scorer)).Handle, Arg.NotNull(slicer, nameof(slicer)).Handle,
+                    Arg.NotNull(placer, nameof(placer)).Handle, ref options, out h, out e));
         }
 
         public void Dispose() => Handle.Dispose();
@@ -39,7 +37,7 @@ namespace Ctxpack
         /// temporary list; see the ItemList overload). Thread-safe.</summary>
         public RunResult Run(IReadOnlyList<ContextItem> items, Budget budget, TraceDetail trace = TraceDetail.None)
         {
-            using (var list = new ItemList(items))
+            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
                 return Run(list, budget, trace);
             }
@@ -51,7 +49,8 @@ namespace Ctxpack
         {
             // No overflow callback: the event is in RunResult.Overflow.
             var options = new Native.RunOptions { StructSize = Native.Size<Native.RunOptions>(), TraceDetail = (int)trace };
-            Errors.Check(Native.ctxpack_pipeline_run(Handle, items.Handle, budget.Handle, ref options, out var result, out var error), error);
+            Errors.Check(Native.ctxpack_pipeline_run(Handle, Arg.NotNull(items, nameof(items)).Handle,
+                Arg.NotNull(budget, nameof(budget)).Handle, ref options, out var result, out var error), error);
             using (result)
             {
                 return RunResult.Read(result);

@@ -90,7 +90,7 @@ namespace Ctxpack
         {
             using (var arena = new NativeArena())
             {
-                var list = weights.OrderBy(kv => kv.Key, StringComparer.Ordinal).ToList();
+                var list = Arg.NotNull(weights, nameof(weights)).OrderBy(kv => kv.Key, StringComparer.Ordinal).ToList();
                 var array = (Native.TagWeight*)arena.Array<Native.TagWeight>(list.Count);
                 for (int i = 0; i < list.Count; i++) array[i] = new Native.TagWeight { Tag = arena.Str(list[i].Key), Weight = list[i].Value };
                 return Make((out ScorerHandle h, out IntPtr e) =>
@@ -122,7 +122,7 @@ namespace Ctxpack
 
         /// <summary>Min-max normalisation of inner (ScaledScorer).</summary>
         public static Scorer Scaled(Scorer inner) =>
-            Make((out ScorerHandle h, out IntPtr e) => Native.ctxpack_scorer_new_scaled(inner.Handle, out h, out e));
+            Make((out ScorerHandle h, out IntPtr e) => Native.ctxpack_scorer_new_scaled(Arg.NotNull(inner, nameof(inner)).Handle, out h, out e));
 
         /// <summary>Freshness by age (DecayScorer) against a fixed "now", or the system clock
         /// (read once per run) when now is null. Items without a timestamp score
@@ -180,7 +180,7 @@ namespace Ctxpack
         /// negative-token items are scored like any other here).</summary>
         public double[] Score(IReadOnlyList<ContextItem> items)
         {
-            using (var list = new ItemList(items))
+            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
                 var scores = new double[items.Count];
                 Errors.Check(Native.ctxpack_scorer_score(Handle, list.Handle, scores, (UIntPtr)scores.Length, out var error), error);

@@ -80,7 +80,7 @@ namespace Ctxpack
                     array[i] = new Native.QuotaEntry { Kind = arena.Str(entries[i].Kind), Require = entries[i].Require, Cap = entries[i].Cap };
                 }
                 return Make((out SlicerHandle h, out IntPtr e) =>
-                    Native.ctxpack_slicer_new_quota((IntPtr)array, (UIntPtr)entries.Length, inner.Handle, out h, out e));
+                    Native.ctxpack_slicer_new_quota((IntPtr)array, (UIntPtr)entries.Length, Arg.NotNull(inner, nameof(inner)).Handle, out h, out e));
             }
         }
 
@@ -92,7 +92,7 @@ namespace Ctxpack
             {
                 var array = CountEntries(arena, entries);
                 return Make((out SlicerHandle h, out IntPtr e) => Native.ctxpack_slicer_new_count_quota(
-                    array, (UIntPtr)entries.Length, inner.Handle, (int)scarcity, out h, out e));
+                    array, (UIntPtr)entries.Length, Arg.NotNull(inner, nameof(inner)).Handle, (int)scarcity, out h, out e));
             }
         }
 
@@ -133,10 +133,10 @@ namespace Ctxpack
         /// against budget exactly as given (no pinned-item or reserve adjustment).</summary>
         public SliceResult Slice(IReadOnlyList<ContextItem> items, double[] scores, Budget budget)
         {
-            using (var list = new ItemList(items))
+            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
-                Errors.Check(Native.ctxpack_slicer_slice(Handle, list.Handle, scores, (UIntPtr)scores.Length,
-                    budget.Handle, out var result, out var error), error);
+                Errors.Check(Native.ctxpack_slicer_slice(Handle, list.Handle, scores, (UIntPtr)Arg.NotNull(scores, nameof(scores)).Length,
+                    Arg.NotNull(budget, nameof(budget)).Handle, out var result, out var error), error);
                 using (result)
                 {
                     Errors.Check(Native.ctxpack_slice_result_selected(result, out var sel, out var nsel));
@@ -189,9 +189,9 @@ namespace Ctxpack
         /// returns the placement order as positions in items.</summary>
         public int[] Place(IReadOnlyList<ContextItem> items, double[] scores)
         {
-            using (var list = new ItemList(items))
+            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
-                var order = new UIntPtr[scores.Length];
+                var order = new UIntPtr[Arg.NotNull(scores, nameof(scores)).Length];
                 Errors.Check(Native.ctxpack_placer_place(Handle, list.Handle, scores, (UIntPtr)scores.Length, order, out var error), error);
                 return order.Select(p => checked((int)p.ToUInt64())).ToArray();
             }

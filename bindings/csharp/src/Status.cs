@@ -72,4 +72,11 @@ namespace Ctxpack
 
         internal static void Check(int status) => Check(status, IntPtr.Zero);
     }
+
+    internal static class Arg
+    {
+        /// The argument, or ArgumentNullException: a null handle owner never reaches the library.
+        internal static T NotNull<T>(T value, string name) where T : class =>
+            value ?? throw new ArgumentNullException(name);
+    }
 }

@@ -174,6 +174,8 @@ namespace Ctxpack.Tests
             s.Dispose();
             s.Dispose();
             Assert.Throws<ObjectDisposedException>(() => Util.Pipeline(s), "pipeline from a disposed scorer");
+            Assert.Throws<ArgumentNullException>(() => Util.Pipeline(null), "pipeline without a scorer");
+            Assert.Throws<ArgumentNullException>(() => Scorer.Scaled(null), "scaled scorer without an inner scorer");
         }
 
         [Test]
