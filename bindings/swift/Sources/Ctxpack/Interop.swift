@@ -10,6 +10,14 @@ func string(_ s: ctxpack_str) -> String {
     return String(decoding: UnsafeRawBufferPointer(start: ptr, count: s.len), as: UTF8.self)
 }
 
+/// A heap copy of `bytes` as C characters (at least one byte is allocated). Going
+/// through raw memory keeps it right whether CChar is signed or not.
+func copyCString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar> {
+    let raw = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+    raw.copyMemory(from: bytes, byteCount: bytes.count)
+    return raw.bindMemory(to: CChar.self, capacity: max(bytes.count, 1))
+}
+
 /// Owns C copies of the strings and arrays one call reads, and frees them when it goes.
 /// Keep it alive across the call with `withExtendedLifetime`. Only plain C structs and
 /// bytes go in (they are freed without deinitialisation).
@@ -25,8 +33,10 @@ final class CArena {
     /// come from here.
     func str(_ s: String) -> ctxpack_str {
         let bytes = Array(s.utf8)
-        guard let copy = array(bytes) else { return ctxpack_str(ptr: nil, len: 0) }
-        return ctxpack_str(ptr: UnsafeRawPointer(copy).assumingMemoryBound(to: CChar.self), len: bytes.count)
+        guard !bytes.isEmpty else { return ctxpack_str(ptr: nil, len: 0) }
+        let copy = copyCString(bytes)
+        allocations.append(UnsafeMutableRawPointer(copy))
+        return ctxpack_str(ptr: UnsafePointer(copy), len: bytes.count)
     }
 
     /// A C array copy of `values`; nil for an empty array (the ABI accepts NULL with 0).
@@ -134,8 +144,7 @@ final class CallbackMessage {
     func store(_ text: String) -> ctxpack_str {
         buffer?.deallocate()
         let bytes = Array(text.utf8)
-        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
-        for (i, byte) in bytes.enumerated() { copy[i] = CChar(bitPattern: byte) }
+        let copy = copyCString(bytes)
         buffer = copy
         return ctxpack_str(ptr: UnsafePointer(copy), len: bytes.count)
     }

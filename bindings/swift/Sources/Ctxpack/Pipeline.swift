@@ -140,7 +140,7 @@ public final class Pipeline {
             try create { ctxpack_pipeline_run(handle, items.handle, budget.handle, &options, $0, $1) }
         }
         defer { ctxpack_result_free(result) }
-        return try read(result)
+        return try readResult(result)
     }
 }
 
@@ -163,7 +163,7 @@ private func entry<T: GrowingCStruct>(_ function: String, _ get: (UnsafeMutableP
     return value
 }
 
-private func read(_ r: OpaquePointer) throws -> RunResult {
+private func readResult(_ r: OpaquePointer) throws -> RunResult {
     let indices: [Int] = try copyArray("ctxpack_result_indices") { ctxpack_result_indices(r, $0, $1) }
     let scores: [Double] = try copyArray("ctxpack_result_scores") { ctxpack_result_scores(r, $0, $1) }
     let reasons: [Int32] = try copyArray("ctxpack_result_reasons") { ctxpack_result_reasons(r, $0, $1) }

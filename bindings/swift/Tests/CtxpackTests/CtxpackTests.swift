@@ -226,10 +226,11 @@ final class CtxpackTests: XCTestCase {
         }
         assertThrows(.invalidUtf8) {
             // Swift strings are always valid UTF-8: only raw bytes can be invalid.
-            let bytes: [CChar] = [CChar(bitPattern: 0xff)]
+            let bytes: [UInt8] = [0xff]
             try bytes.withUnsafeBufferPointer { buffer in
                 var desc = ctxpack_item_desc.sized()
-                desc.content = ctxpack_str(ptr: buffer.baseAddress, len: 1)
+                let byte = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
+                desc.content = ctxpack_str(ptr: byte, len: 1)
                 desc.tokens = 1
                 try call { ctxpack_items_push(four.handle, &desc, $0) }
             }
