@@ -323,9 +323,12 @@ EOF
     )
     diff -u <(echo "$expected") <(listing "$DEST2") || return 1
     local pcfile="$DEST2/usr/$LIBDIR2/pkgconfig/ctxpack.pc"
-    grep -qxF "libdir=\${prefix}/$LIBDIR2" "$pcfile" &&
-        grep -qxF 'includedir=${prefix}/include/ctxpack' "$pcfile" ||
-        { echo "$pcfile:"; cat "$pcfile"; return 1; }
+    if ! grep -qxF "libdir=\${prefix}/$LIBDIR2" "$pcfile" ||
+        ! grep -qxF "includedir=\${prefix}/include/ctxpack" "$pcfile"; then
+        echo "$pcfile:"
+        cat "$pcfile"
+        return 1
+    fi
     # The CMake package finds its files from its own place (configure checks they exist).
     if [[ $CMAKE -eq 1 ]]; then
         cmake_configure "$DEST2/usr" "$TMP/cmake-overrides" || return 1
