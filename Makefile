@@ -11,7 +11,7 @@
 
 CARGO ?= cargo
 
-.PHONY: all build test test-rust test-c lint demo deps install uninstall test-install FORCE
+.PHONY: all build test test-rust test-c lint demo deps install uninstall test-install
 
 all: build
 
@@ -81,17 +81,15 @@ RUST_SOURCES := Cargo.toml Cargo.lock build.rs cbindgen.toml $(shell find src -n
 $(ARTIFACTS) &: $(RUST_SOURCES)
 	$(CARGO) build --release
 
-# The templates in pkg/ are filled in under $(RELEASE_DIR)/pkg, for the directories of
-# this invocation (hence FORCE). The pkg-config file names its directories relative to
-# ${prefix} when they lie under it; the CMake files name them relative to their own
-# directory, so a staged or moved tree works.
+# The templates in pkg/ are filled in for the directories of this invocation, straight
+# into their destination (a `sudo make install` leaves no root-owned file in the build
+# tree). The pkg-config file names its directories relative to ${prefix} when they lie
+# under it; the CMake files name them relative to their own directory, so a staged or
+# moved tree works.
 empty :=
 space := $(empty) $(empty)
 under_prefix = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 from_cmakedir = $(shell realpath -m -s --relative-to=$(CMAKEDIR) $(1))
-GENERATED_DIR := $(RELEASE_DIR)/pkg
-GENERATED := $(addprefix $(GENERATED_DIR)/,ctxpack.pc ctxpackConfig.cmake ctxpackConfigVersion.cmake)
-
 SUBSTITUTIONS = -e 's|@VERSION@|$(VERSION)|g' \
                 -e 's|@LIB_VERSION@|$(LIB_VERSION)|g' \
                 -e 's|@MAJOR@|$(MAJOR)|g' \
@@ -103,24 +101,23 @@ SUBSTITUTIONS = -e 's|@VERSION@|$(VERSION)|g' \
                 -e 's|@CMAKE_INCLUDEDIR@|$(call from_cmakedir,$(INCLUDEDIR))|g' \
                 -e 's|@CMAKE_LIBS_PRIVATE@|$(subst $(space),;,$(patsubst -l%,%,$(strip $(LIBS_PRIVATE))))|g'
 
-$(GENERATED_DIR)/%: pkg/%.in FORCE
-	@mkdir -p $(@D)
-	@echo "fill in $< -> $@"
-	@sed $(SUBSTITUTIONS) $< > $@
-
 # install_file MODE SOURCE DESTINATION
 install_file = $(INSTALL) -D -m $(1) $(2) $(DESTDIR)$(3)
+# install_template NAME DESTINATION: pkg/NAME.in filled in, mode 644
+install_template = echo "pkg/$(1).in -> $(DESTDIR)$(2)" && \
+                   $(INSTALL) -d $(DESTDIR)$(dir $(2)) && \
+                   sed $(SUBSTITUTIONS) pkg/$(1).in > $(DESTDIR)$(2) && chmod 644 $(DESTDIR)$(2)
 
-install: $(ARTIFACTS) $(GENERATED)
+install: $(ARTIFACTS)
 	$(call install_file,644,$(RELEASE_DIR)/libctxpack.so,$(LIBDIR)/$(REAL_LIB))
 	ln -sfn $(REAL_LIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sfn $(REAL_LIB) $(DESTDIR)$(LIBDIR)/libctxpack.so
 	$(call install_file,644,$(RELEASE_DIR)/libctxpack.a,$(LIBDIR)/libctxpack.a)
 	$(call install_file,644,include/ctxpack.h,$(INCLUDEDIR)/ctxpack.h)
-	$(call install_file,644,$(GENERATED_DIR)/ctxpack.pc,$(PKGCONFIGDIR)/ctxpack.pc)
-	$(call install_file,644,$(GENERATED_DIR)/ctxpackConfig.cmake,$(CMAKEDIR)/ctxpackConfig.cmake)
-	$(call install_file,644,$(GENERATED_DIR)/ctxpackConfigVersion.cmake,$(CMAKEDIR)/ctxpackConfigVersion.cmake)
 	$(call install_file,755,$(RELEASE_DIR)/ctxpack,$(BINDIR)/ctxpack)
+	@$(call install_template,ctxpack.pc,$(PKGCONFIGDIR)/ctxpack.pc)
+	@$(call install_template,ctxpackConfig.cmake,$(CMAKEDIR)/ctxpackConfig.cmake)
+	@$(call install_template,ctxpackConfigVersion.cmake,$(CMAKEDIR)/ctxpackConfigVersion.cmake)
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ]; then \
 	    $(LDCONFIG) || echo "note: $(LDCONFIG) failed; run it before using $(SONAME)"; \
 	fi

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs ctxpack into a temporary tree the way a distribution does and uses it the way an
 # application does (`make test-install`; docs/packaging.md):
-#   * `make install DESTDIR=<tmp> PREFIX=/usr/local`: the exact file layout and modes, the
-#     soname and symlinks, the exported symbols (only ctxpack_*, exactly the functions of
-#     the header), the header, the pkg-config file, the `ctxpack` tool;
+#   * `make install DESTDIR=<tmp> PREFIX=/usr/local`: the exact file layout and modes (no
+#     DESTDIR and no @PLACEHOLDER@ left in the installed files), the soname and symlinks,
+#     the exported symbols (only ctxpack_*, exactly the functions of the header), the
+#     header, the pkg-config file, the `ctxpack` tool;
 #   * every examples/*.c built with `pkg-config --cflags --libs ctxpack` (run against the
 #     installed libctxpack.so) and with `pkg-config --static --cflags --libs ctxpack`
 #     linking libctxpack.a (no dependency on libctxpack.so), and run;
@@ -115,6 +116,10 @@ EOF
         expect "top level of DESTDIR" "$(ls "$DEST")" "usr" || return 1
     if grep -rlF "$DEST" "$LIB/pkgconfig" "$LIB/cmake"; then
         echo "DESTDIR is written into the files above"
+        return 1
+    fi
+    if grep -rE '@[A-Z_]+@' "$LIB/pkgconfig" "$LIB/cmake"; then
+        echo "template placeholders left unfilled"
         return 1
     fi
 }
