@@ -494,7 +494,7 @@ private:
 class Items : public detail::Owned<ctxpack_items, ctxpack_items_free> {
 public:
     Items() : Owned(detail::create<ctxpack_items>(ctxpack_items_new)) {}
-    Items(const std::vector<Item> &items) : Items() { push_many(items); }
+    explicit Items(const std::vector<Item> &items) : Items() { push_many(items); }
 
     void push(const Item &item) {
         detail::Descriptor d(item);
