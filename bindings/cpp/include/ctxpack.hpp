@@ -716,7 +716,9 @@ private:
 
     static int score_item(void *ud, const ctxpack_item_view *items, std::size_t count, std::size_t index,
                           double *out, ctxpack_callback_error *error) noexcept {
-        return detail::guarded(error, [&] { *out = detail::callable<ScoreItemFn>(ud)(ItemsView(items, count), index); });
+        return detail::guarded(error, [&] {
+            *out = detail::callable<ScoreItemFn>(ud)(ItemsView(items, count), index);
+        });
     }
     static int score_all(void *ud, const ctxpack_item_view *items, std::size_t count, double *out,
                          ctxpack_callback_error *error) noexcept {
@@ -951,7 +953,9 @@ public:
     explicit Result(ctxpack_result *owned) noexcept : Owned(owned) {}
 
     // The selected items as positions in the caller's list, in placed order.
-    Span<const std::size_t> indices() const & { return array<std::size_t>(ctxpack_result_indices, "ctxpack_result_indices"); }
+    Span<const std::size_t> indices() const & {
+        return array<std::size_t>(ctxpack_result_indices, "ctxpack_result_indices");
+    }
     Span<const std::size_t> indices() const && = delete;
     // Their scores (1.0 for pinned items), parallel to `indices()`.
     Span<const double> scores() const & { return array<double>(ctxpack_result_scores, "ctxpack_result_scores"); }

@@ -173,7 +173,9 @@ Slicer to_slicer(const std::string &name, const toml::Value &config) {
         }
         return Slicer::quota(quotas, inner_slicer(config, nullptr));
     }
-    if (name == "count_quota") return Slicer::count_quota(count_entries(config), inner_slicer(config, "greedy"), scarcity(config));
+    if (name == "count_quota") {
+        return Slicer::count_quota(count_entries(config), inner_slicer(config, "greedy"), scarcity(config));
+    }
     if (name == "count_constrained_knapsack") {
         return Slicer::count_constrained_knapsack(count_entries(config), bucket, 0, scarcity(config));
     }

@@ -312,7 +312,12 @@ private:
             case '"': out += '"'; break;
             case '\\': out += '\\'; break;
             case 'u':
-            case 'U': append_utf8(out, std::stoul(s_.substr(pos_, e == 'u' ? 4 : 8), nullptr, 16)); pos_ += e == 'u' ? 4 : 8; break;
+            case 'U': {
+                const std::size_t width = e == 'u' ? 4 : 8;
+                append_utf8(out, std::stoul(s_.substr(pos_, width), nullptr, 16));
+                pos_ += width;
+                break;
+            }
             default: fail(std::string("unknown escape \\") + e);
             }
         }
