@@ -113,12 +113,9 @@ pub unsafe extern "C" fn ctxpack_string_value(
     string: *const ctxpack_string,
     out: *mut ctxpack_str,
 ) -> ctxpack_status {
-    guard(std::ptr::null_mut(), || {
-        // SAFETY: `string` is NULL or a live handle; `out` is NULL or writable.
-        unsafe {
-            let s = handles::borrow(string, "string")?;
-            handles::write_out(out, s.as_ctxpack_str(), "out")
-        }
+    // SAFETY: `out` is NULL or writable.
+    handles::access(string, "string", |s| unsafe {
+        handles::write_out(out, s.as_ctxpack_str(), "out")
     })
 }
 

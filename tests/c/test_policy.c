@@ -67,6 +67,22 @@ static int score_tokens(void *user_data, const ctxpack_item_view *items, size_t 
     return 0;
 }
 
+// A custom slicer: selects nothing.
+static int slice_none(void *user_data, const ctxpack_item_view *items, const double *scores,
+                      size_t count, int64_t target_tokens, int64_t max_tokens,
+                      size_t *out_positions, size_t *out_count, ctxpack_callback_error *error) {
+    (void)user_data;
+    (void)items;
+    (void)scores;
+    (void)count;
+    (void)target_tokens;
+    (void)max_tokens;
+    (void)out_positions;
+    (void)error;
+    *out_count = 0;
+    return 0;
+}
+
 // A custom placer: keeps the given order.
 static int place_identity(void *user_data, const ctxpack_item_view *items, const double *scores,
                           size_t count, size_t *out_order, ctxpack_callback_error *error) {
@@ -388,8 +404,41 @@ TEST(policy_json_written_back) {
     REQUIRE_OK(ctxpack_scorer_new_composite(children, 2, &composite, NULL));
     REQUIRE_OK(ctxpack_pipeline_new(composite, sl, pl, NULL, &p, NULL));
     CHECK_STATUS(ctxpack_pipeline_policy_json(p, false, &s, &err), CTXPACK_INVALID_POLICY);
-    CHECK_ERROR(err, CTXPACK_INVALID_POLICY, "scorers[1]");
+    CHECK_ERROR(err, CTXPACK_INVALID_POLICY,
+                "scorers[1]: custom components cannot be expressed as a policy");
     ctxpack_pipeline_free(p);
+
+    // A custom slicer inside a count quota names the inner slicer.
+    ctxpack_slicer *custom_slicer = NULL, *count_quota = NULL;
+    ctxpack_count_quota_entry cq = {S("ToolOutput"), 1, 2};
+    REQUIRE_OK(ctxpack_slicer_new_custom(slice_none, NULL, NULL, &custom_slicer, NULL));
+    REQUIRE_OK(ctxpack_slicer_new_count_quota(&cq, 1, custom_slicer, CTXPACK_SCARCITY_DEGRADE,
+                                              &count_quota, NULL));
+    REQUIRE_OK(ctxpack_pipeline_new(sc, count_quota, pl, NULL, &p, NULL));
+    CHECK_STATUS(ctxpack_pipeline_policy_json(p, false, &s, &err), CTXPACK_INVALID_POLICY);
+    CHECK_ERROR(err, CTXPACK_INVALID_POLICY,
+                "slicer.innerSlicer: custom components cannot be expressed as a policy");
+    ctxpack_pipeline_free(p);
+    ctxpack_slicer_free(count_quota);
+    ctxpack_slicer_free(custom_slicer);
+
+    // A decay scorer on a fixed clock has no policy form either.
+    ctxpack_decay_config c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    c.curve = CTXPACK_DECAY_CURVE_KIND_EXPONENTIAL;
+    c.half_life_ns = NS_PER_DAY;
+    c.clock = CTXPACK_CLOCK_KIND_FIXED;
+    c.fixed_now_ns = JAN_2024;
+    ctxpack_scorer *decay = NULL;
+    REQUIRE_OK(ctxpack_scorer_new_decay(&c, &decay, NULL));
+    REQUIRE_OK(ctxpack_pipeline_new(decay, sl, pl, NULL, &p, NULL));
+    CHECK_STATUS(ctxpack_pipeline_policy_json(p, false, &s, &err), CTXPACK_INVALID_POLICY);
+    CHECK_ERROR(err, CTXPACK_INVALID_POLICY,
+                "scorer: a DecayScorer on a clock other than the system clock cannot be "
+                "expressed as a policy");
+    ctxpack_pipeline_free(p);
+    ctxpack_scorer_free(decay);
 
     // Argument errors.
     CHECK_STATUS(ctxpack_pipeline_policy_json(NULL, false, &s, &err), CTXPACK_NULL_ARGUMENT);
