@@ -24,6 +24,7 @@ lint:
 
 test-rust:
 	$(CARGO) test --release
+	CTXPACK_CONFORMANCE_ENGINE=ffi $(CARGO) test --release --test conformance
 
 test-c:
 	tests/c/run.sh
