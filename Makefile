@@ -35,7 +35,7 @@ test-rust:
 test-c:
 	tests/c/run.sh
 
-test: deps lint test-rust test-c
+test: deps lint test-rust test-c test-install
 	@echo "make test: all suites passed"
 
 # ---------------------------------------------------------------------------------------
