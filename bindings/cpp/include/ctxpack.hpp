@@ -1098,6 +1098,40 @@ public:
               return ctxpack_pipeline_new(scorer.native(), slicer.native(), placer.native(), &o, out, e);
           })) {}
 
+    // The pipeline of a preset (spec 07 §2): `"Chat"`, `"code-review"`, ... (any ASCII
+    // case, with or without separators); see `presets()`.
+    static Pipeline preset(std::string_view name) {
+        return Pipeline(detail::create<ctxpack_pipeline>([&](ctxpack_pipeline **out, ctxpack_error **e) {
+            return ctxpack_pipeline_new_preset(detail::str(name), out, e);
+        }));
+    }
+
+    // A pipeline from a policy in JSON (docs/policy-json.md). Structural problems are
+    // Status::InvalidPolicy, with the JSON path of the bad field first in the message.
+    static Pipeline from_policy_json(std::string_view json) {
+        return Pipeline(detail::create<ctxpack_pipeline>([&](ctxpack_pipeline **out, ctxpack_error **e) {
+            return ctxpack_pipeline_new_policy_json(detail::str(json), out, e);
+        }));
+    }
+
+    // The pipeline's policy as JSON (Status::InvalidPolicy for custom components).
+    std::string policy_json(bool pretty = false) const {
+        ctxpack_string *raw = detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
+            return ctxpack_pipeline_policy_json(native(), pretty, out, e);
+        });
+        std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(raw, ctxpack_string_free);
+        ctxpack_str text{};
+        detail::check(ctxpack_string_value(raw, &text), "ctxpack_string_value");
+        return std::string(detail::view(text));
+    }
+
+    // The run traced at Item detail, whose result always has a report (spec 07 §4).
+    Result dry_run(const Items &items, const Budget &budget) const {
+        return Result(detail::create<ctxpack_result>([&](ctxpack_result **out, ctxpack_error **e) {
+            return ctxpack_pipeline_dry_run(native(), items.native(), budget.native(), out, e);
+        }));
+    }
+
     Result run(const Items &items, const Budget &budget, const RunOptions &options = {}) const {
         OverflowContext context{&options.on_overflow, nullptr};
         auto o = detail::sized<ctxpack_run_options>();
@@ -1114,6 +1148,8 @@ public:
     }
 
 private:
+    explicit Pipeline(ctxpack_pipeline *owned) noexcept : Owned(owned) {}
+
     struct OverflowContext {
         const OverflowFn *fn;
         std::exception_ptr error;
@@ -1129,6 +1165,17 @@ private:
         }
     }
 };
+
+// The names of the presets, in the order of spec 07 §2.
+inline std::vector<std::string_view> presets() {
+    std::vector<std::string_view> names;
+    for (std::size_t i = 0; i < ctxpack_preset_count(); i++) {
+        ctxpack_str name{};
+        detail::check(ctxpack_preset_name(i, &name), "ctxpack_preset_name");
+        names.push_back(detail::view(name));  // static strings
+    }
+    return names;
+}
 
 }  // namespace ctxpack
 

@@ -18,8 +18,7 @@
 
 // Test hook of the `ffi-test-hooks` feature (not in the public header; run.sh builds the
 // library with it): a scorer whose runs panic (code 0) or fail with core error `code`.
-// It is the only way to reach CTXPACK_PANIC and CTXPACK_INVALID_POLICY (no policy
-// functions in the ABI yet) through a real run.
+// It is the only way to reach CTXPACK_PANIC through a real run.
 extern "C" ctxpack_status ctxpack_test_scorer_new_faulty(int32_t code, ctxpack_scorer **out,
                                                          ctxpack_error **out_error);
 
@@ -135,7 +134,7 @@ TEST(every_status_maps_to_an_error) {
              simple_pipeline(Scorer::recency(), {true, OverflowStrategy::Proceed}).run(Items({a, b}), Budget(max, max));
          }},
         {Status::InvalidPolicy, CTXPACK_INVALID_POLICY, "CTXPACK_INVALID_POLICY",
-         [&] { simple_pipeline(faulty(CTXPACK_INVALID_POLICY)).run(two, roomy); }},
+         [] { Pipeline::from_policy_json(R"({"scorers": []})"); }},
         {Status::InvalidArgument, CTXPACK_INVALID_ARGUMENT, "CTXPACK_INVALID_ARGUMENT",
          [] { simple_pipeline(Scorer::recency(), {true, static_cast<OverflowStrategy>(7)}); }},
         {Status::NullArgument, CTXPACK_NULL_ARGUMENT, "CTXPACK_NULL_ARGUMENT",
@@ -675,6 +674,46 @@ TEST(one_pipeline_many_threads) {
     for (std::thread &t : threads) t.join();
     for (const auto &g : got) CHECK(g == expected);
     CHECK_EQ(calls.load(), 4 * (1 + 4 * 50));
+}
+
+// ---------------------------------------------------------------- presets and policies
+
+TEST(presets_and_policy_json) {
+    std::vector<std::string_view> names = presets();
+    REQUIRE(names.size() == 7);
+    CHECK(names.front() == "Chat");
+    Items items = four_messages();
+    Budget budget(1000, 60);
+    for (std::string_view name : names) {
+        Pipeline preset = Pipeline::preset(name);
+        // A preset's policy JSON builds a pipeline that selects the same items.
+        Pipeline again = Pipeline::from_policy_json(preset.policy_json(true));
+        CHECK(run_indices(preset, items, budget) == run_indices(again, items, budget));
+    }
+    CHECK_THROWS_STATUS(Pipeline::preset("no such preset"), Status::InvalidArgument);
+    try {
+        Pipeline::from_policy_json(R"({"scorers": [{"type": "recency", "weight": -1}]})");
+        REQUIRE(false);
+    } catch (const Error &e) {
+        CHECK(e.status() == Status::InvalidPolicy);
+        // The JSON path of the bad field. (The header says the message starts with it;
+        // the library puts "invalid policy: " in front.)
+        CHECK(e.message().find("scorers[0].weight: must be positive") != std::string_view::npos);
+    }
+    // A custom component has no JSON form.
+    Pipeline custom = simple_pipeline(Scorer::custom([](ItemsView, std::size_t) { return 1.0; }));
+    CHECK_THROWS_STATUS(custom.policy_json(), Status::InvalidPolicy);
+    std::string json = simple_pipeline(Scorer::recency()).policy_json();
+    CHECK(json.find("\"recency\"") != std::string::npos);
+}
+
+TEST(dry_run_always_has_a_report) {
+    Items items = four_messages();
+    Pipeline pipeline = simple_pipeline(Scorer::recency());
+    Result dry = pipeline.dry_run(items, Budget(1000, 50));
+    REQUIRE(dry.has_report());
+    CHECK(dry.indices().to_vector() == run_indices(pipeline, items, Budget(1000, 50)));
+    CHECK_EQ(dry.summary().included_count + dry.summary().excluded_count, 4u);
 }
 
 TEST(version_matches_header) { CHECK(version() == CTXPACK_VERSION_STRING); }

@@ -131,7 +131,46 @@ public final class Pipeline {
         }
     }
 
+    /// The pipeline of a preset (spec 07 §2): `"Chat"`, `"code-review"`, ... in any ASCII
+    /// case, with or without separators; `Pipeline.presets` lists them.
+    public convenience init(preset name: String) throws {
+        let arena = CArena()
+        let cName = arena.str(name)
+        let handle = try withExtendedLifetime(arena) { try create { ctxpack_pipeline_new_preset(cName, $0, $1) } }
+        self.init(handle: handle)
+    }
+
+    /// A pipeline from a policy in JSON (docs/policy-json.md). Structural problems are
+    /// `Status.invalidPolicy`, naming the JSON path of the bad field.
+    public convenience init(policyJSON json: String) throws {
+        let arena = CArena()
+        let cJSON = arena.str(json)
+        let handle = try withExtendedLifetime(arena) { try create { ctxpack_pipeline_new_policy_json(cJSON, $0, $1) } }
+        self.init(handle: handle)
+    }
+
+    private init(handle: OpaquePointer) { self.handle = handle }
+
     deinit { ctxpack_pipeline_free(handle) }
+
+    /// The names of the presets, in the order of spec 07 §2.
+    public static var presets: [String] {
+        let names: [String] = (0..<ctxpack_preset_count()).map { i in
+            var name = ctxpack_str(ptr: nil, len: 0)
+            _ = ctxpack_preset_name(i, &name)  // cannot fail below the count
+            return string(name)
+        }
+        return names
+    }
+
+    /// The pipeline's policy as JSON (`Status.invalidPolicy` for custom components).
+    public func policyJSON(pretty: Bool = false) throws -> String {
+        let text = try create { ctxpack_pipeline_policy_json(handle, pretty, $0, $1) }
+        defer { ctxpack_string_free(text) }
+        var value = ctxpack_str(ptr: nil, len: 0)
+        try check(ctxpack_string_value(text, &value), nil, "ctxpack_string_value")
+        return string(value)
+    }
 
     public func run(_ items: Items, budget: Budget, trace: TraceDetail = .none) throws -> RunResult {
         var options = ctxpack_run_options.sized()

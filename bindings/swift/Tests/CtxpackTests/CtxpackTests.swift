@@ -168,8 +168,8 @@ final class CtxpackTests: XCTestCase {
             XCTAssertTrue(Status.all.contains(Status(rawValue: code)), "status \(code) missing")
         }
 
-        // Real calls producing each status. INVALID_POLICY and PANIC need the C test
-        // suite's hook (not in the header); their mapping is covered by the table above.
+        // Real calls producing each status. PANIC needs the C test suite's hook (not in
+        // the header); its mapping is covered by the table above.
         assertThrows(.emptyContent) { _ = try Items([Item(content: "", tokens: 1)]) }
         assertThrows(.emptyKind) { _ = try Items([Item(content: "x", tokens: 1, kind: "  ")]) }
         assertThrows(.emptySource) { _ = try Items([Item(content: "x", tokens: 1, source: " ")]) }
@@ -214,6 +214,8 @@ final class CtxpackTests: XCTestCase {
             _ = try p.run(Items([Item(content: "a", tokens: .max, pinned: true), Item(content: "b", tokens: 1, pinned: true)]),
                           budget: Budget(maxTokens: .max, targetTokens: .max))
         }
+        assertThrows(.invalidPolicy) { _ = try Pipeline(policyJSON: #"{"scorers": []}"#) }
+        assertThrows(.invalidArgument) { _ = try Pipeline(preset: "no such preset") }
         assertThrows(.invalidArgument) {
             var options = ctxpack_pipeline_options.sized()
             options.overflow_strategy = 7
@@ -330,6 +332,22 @@ final class CtxpackTests: XCTestCase {
             XCTAssertEqual((error as? CtxpackError)?.status, .callback)
             XCTAssertTrue((error as? CtxpackError)?.message.contains("returned 1 positions for 4 items") ?? false)
         }
+    }
+
+    // MARK: presets and policies
+
+    func testPresetsRoundTripThroughPolicyJSON() throws {
+        XCTAssertEqual(Pipeline.presets.count, 7)
+        XCTAssertEqual(Pipeline.presets.first, "Chat")
+        let items = try Items((0..<4).map { Item(content: "m\($0)", tokens: 10, timestampNs: utc(2024, 1, 1, $0)) })
+        let budget = try Budget(maxTokens: 1000, targetTokens: 25)
+        for name in Pipeline.presets {
+            let preset = try Pipeline(preset: name)
+            let again = try Pipeline(policyJSON: preset.policyJSON(pretty: true))
+            XCTAssertEqual(try preset.run(items, budget: budget).indices, try again.run(items, budget: budget).indices)
+        }
+        let custom = try Pipeline(scorer: Scorer.custom { _, _ in 1 }, slicer: Slicer.greedy(), placer: Placer.chronological())
+        assertThrows(.invalidPolicy) { _ = try custom.policyJSON() }
     }
 
     // MARK: components and report
