@@ -54,18 +54,13 @@ func NewPipeline(scorer *Scorer, slicer *Slicer, placer *Placer, opts ...Pipelin
 	// Go memory is fine here: the struct holds no pointers.
 	copts := C.ctxpack_pipeline_options{deduplication: C.bool(cfg.deduplication), overflow_strategy: C.int32_t(cfg.overflow)}
 	copts.struct_size = C.size_t(unsafe.Sizeof(copts))
-	var ptr *C.ctxpack_pipeline
-	var cerr *C.ctxpack_error
-	status := C.ctxpack_pipeline_new(scorer.ptr(), slicer.ptr(), placer.ptr(), &copts, &ptr, &cerr)
+	p, err := newPipeline(func(o **C.ctxpack_pipeline, e **C.ctxpack_error) C.ctxpack_status {
+		return C.ctxpack_pipeline_new(scorer.ptr(), slicer.ptr(), placer.ptr(), &copts, o, e)
+	})
 	runtime.KeepAlive(scorer)
 	runtime.KeepAlive(slicer)
 	runtime.KeepAlive(placer)
-	if err := takeError(status, cerr); err != nil {
-		return nil, err
-	}
-	return &Pipeline{newHandle(unsafe.Pointer(ptr), func(p unsafe.Pointer) {
-		C.ctxpack_pipeline_free((*C.ctxpack_pipeline)(p))
-	})}, nil
+	return p, err
 }
 
 func (p *Pipeline) ptr() *C.ctxpack_pipeline {
@@ -125,5 +120,5 @@ func (p *Pipeline) RunList(list *ItemList, budget *Budget, opts *RunOptions) (Re
 		return Result{}, err
 	}
 	defer C.ctxpack_result_free(res)
-	return readResult(res)
+	return readResult(res, p.ptr(), budget.ptr())
 }

@@ -108,6 +108,8 @@ type Report struct {
 	Shortfalls []Shortfall
 	// JSON is the report in the wire form of spec 06 §10.
 	JSON string
+	// Analytics are the report helpers of spec 07 §7 for this run.
+	Analytics Analytics
 }
 
 // IncludedEntry is an item in the final window.
@@ -157,7 +159,9 @@ func shortfallFrom(s *C.ctxpack_shortfall) Shortfall {
 	return Shortfall{Kind: goString(s.kind), RequiredCount: uint64(s.required_count), SatisfiedCount: uint64(s.satisfied_count)}
 }
 
-func readResult(res *C.ctxpack_result) (Result, error) {
+// readResult copies a result; the pipeline and budget of the run feed the report's
+// analytics (the report helpers need them).
+func readResult(res *C.ctxpack_result, p *C.ctxpack_pipeline, b *C.ctxpack_budget) (Result, error) {
 	var out Result
 	var idx *C.size_t
 	var scores *C.double
@@ -199,6 +203,9 @@ func readResult(res *C.ctxpack_result) (Result, error) {
 	if has {
 		report, err := readReport(res)
 		if err != nil {
+			return Result{}, err
+		}
+		if report.Analytics, err = readAnalytics(res, p, b); err != nil {
 			return Result{}, err
 		}
 		out.Report = report

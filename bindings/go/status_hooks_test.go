@@ -36,7 +36,6 @@ func misuse(which int) func(t *testing.T) error {
 
 var hookStatusCases = []statusCase{
 	{ctxpack.StatusPanic, faultyRun(0)},
-	{ctxpack.StatusInvalidPolicy, faultyRun(int32(ctxpack.StatusInvalidPolicy))},
 	{ctxpack.StatusWrongHandleType, misuse(0)},
 	{ctxpack.StatusNoReport, misuse(1)},
 	{ctxpack.StatusOutOfRange, misuse(2)},

@@ -125,6 +125,10 @@ var statusCases = []statusCase{
 		items := []ctxpack.Item{{Content: "a", Tokens: math.MaxInt64, Pinned: true}, {Content: "b", Tokens: 1, Pinned: true}}
 		return runItems(t, items, math.MaxInt64, math.MaxInt64, ctxpack.WithOverflowStrategy(ctxpack.OverflowProceed))
 	}},
+	{ctxpack.StatusInvalidPolicy, func(t *testing.T) error {
+		_, err := ctxpack.NewPipelineFromPolicyJSON(`{"scorers": [{"type": "recency", "weight": -1}]}`)
+		return err
+	}},
 	{ctxpack.StatusInvalidArgument, func(t *testing.T) error {
 		_, err := ctxpack.NewPipeline(recency(t), nil, nil, ctxpack.WithOverflowStrategy(7))
 		return err
