@@ -73,4 +73,19 @@ namespace Ctxpack
     {
         protected override bool ReleaseHandle() { Native.ctxpack_slice_result_free(handle); return true; }
     }
+
+    internal sealed class StringHandle : CtxpackHandle
+    {
+        protected override bool ReleaseHandle() { Native.ctxpack_string_free(handle); return true; }
+    }
+
+    internal sealed class SensitivityHandle : CtxpackHandle
+    {
+        protected override bool ReleaseHandle() { Native.ctxpack_sensitivity_free(handle); return true; }
+    }
+
+    internal sealed class QuotaUtilizationHandle : CtxpackHandle
+    {
+        protected override bool ReleaseHandle() { Native.ctxpack_quota_utilization_free(handle); return true; }
+    }
 }

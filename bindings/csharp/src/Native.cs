@@ -235,6 +235,25 @@ namespace Ctxpack
             public UIntPtr CapCount;
         }
 
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct KindQuotaUtilization
+        {
+            public UIntPtr StructSize;
+            public Str Kind;
+            public int Mode;
+            public double Require;
+            public double Cap;
+            public double Actual;
+            public double Utilization;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct SensitivityVariant
+        {
+            public Str Label;
+            public IntPtr Pipeline;
+        }
+
         // Callbacks (Callbacks.cs). Pointers to views, scores and outputs are IntPtr and
         // read with unsafe code during the call.
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -372,6 +391,54 @@ namespace Ctxpack
         internal static extern int ctxpack_result_report_shortfall(ResultHandle result, UIntPtr i, ref Shortfall shortfall);
         [DllImport(Lib)] internal static extern int ctxpack_result_report_json(ResultHandle result, out Str json);
         [DllImport(Lib)] internal static extern void ctxpack_result_free(IntPtr result);
+
+        // ---- policies
+
+        [DllImport(Lib)] internal static extern UIntPtr ctxpack_preset_count();
+        [DllImport(Lib)] internal static extern int ctxpack_preset_name(UIntPtr index, out Str name);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_new_preset(Str name, out PipelineHandle pipeline, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_new_policy_json(Str json, out PipelineHandle pipeline, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_policy_json(PipelineHandle pipeline, [MarshalAs(UnmanagedType.U1)] bool pretty,
+            out StringHandle json, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_string_value(StringHandle s, out Str value);
+        [DllImport(Lib)] internal static extern void ctxpack_string_free(IntPtr s);
+
+        // ---- analytics
+
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_dry_run(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
+            out ResultHandle result, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_marginal_items(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
+            long slack, [Out] UIntPtr[] positions, UIntPtr capacity, out UIntPtr count, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_min_budget_for(PipelineHandle pipeline, ItemsHandle items, UIntPtr target,
+            long ceiling, [MarshalAs(UnmanagedType.U1)] out bool found, out long budget, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_result_budget_utilization(ResultHandle result, BudgetHandle budget, out double value);
+        [DllImport(Lib)] internal static extern int ctxpack_result_kind_diversity(ResultHandle result, out UIntPtr count);
+        [DllImport(Lib)] internal static extern int ctxpack_result_timestamp_coverage(ResultHandle result, out double value);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_quota_utilization(ResultHandle result, PipelineHandle pipeline, BudgetHandle budget,
+            out QuotaUtilizationHandle utilization, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_quota_utilization_count(QuotaUtilizationHandle utilization, out UIntPtr count);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_quota_utilization_entry(QuotaUtilizationHandle utilization, UIntPtr i, ref KindQuotaUtilization entry);
+        [DllImport(Lib)] internal static extern void ctxpack_quota_utilization_free(IntPtr utilization);
+
+        [DllImport(Lib)]
+        internal static extern int ctxpack_sensitivity_new(ItemsHandle items, BudgetHandle budget, IntPtr variants, UIntPtr count,
+            out SensitivityHandle sensitivity, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_sensitivity_variant_count(SensitivityHandle s, out UIntPtr count);
+        [DllImport(Lib)] internal static extern int ctxpack_sensitivity_variant_label(SensitivityHandle s, UIntPtr i, out Str label);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_sensitivity_variant_result(SensitivityHandle s, UIntPtr i, out ResultHandle result, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_sensitivity_diff_count(SensitivityHandle s, out UIntPtr count);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_sensitivity_diff(SensitivityHandle s, UIntPtr i, out UIntPtr itemIndex, out IntPtr statuses, out UIntPtr count);
+        [DllImport(Lib)] internal static extern void ctxpack_sensitivity_free(IntPtr s);
 
         // ---- helpers
 

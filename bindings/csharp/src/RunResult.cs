@@ -47,7 +47,8 @@ namespace Ctxpack
         /// <summary>The report of a traced run, else null.</summary>
         public SelectionReport Report { get; private set; }
 
-        internal static unsafe RunResult Read(ResultHandle result)
+        /// Copies a result; the pipeline and budget of the run feed the report's analytics.
+        internal static unsafe RunResult Read(ResultHandle result, PipelineHandle pipeline, BudgetHandle budget)
         {
             Errors.Check(Native.ctxpack_result_indices(result, out var idx, out var n));
             Errors.Check(Native.ctxpack_result_scores(result, out var sc, out var ns));
@@ -65,7 +66,11 @@ namespace Ctxpack
             Errors.Check(Native.ctxpack_result_overflow(result, out bool present, out long over, out var items, out var ni));
             if (present) r.Overflow = new OverflowEvent(over, Slicer.Positions(items, ni));
             Errors.Check(Native.ctxpack_result_has_report(result, out bool hasReport));
-            if (hasReport) r.Report = SelectionReport.Read(result);
+            if (hasReport)
+            {
+                r.Report = SelectionReport.Read(result);
+                r.Report.Analytics = ReportAnalytics.Read(result, pipeline, budget);
+            }
             return r;
         }
     }
@@ -103,6 +108,9 @@ namespace Ctxpack
 
         /// <summary>The report in the JSON wire form of spec 06 §10.</summary>
         public string Json { get; private set; }
+
+        /// <summary>The report helpers of spec 07 §7 for this run.</summary>
+        public ReportAnalytics Analytics { get; internal set; }
 
         // Each entry struct starts with struct_size, set to this binding's size so the
         // library writes exactly the fields it knows about.

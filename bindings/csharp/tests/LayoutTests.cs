@@ -34,6 +34,8 @@ namespace Ctxpack.Tests
             ["ctxpack_decay_config"] = typeof(Native.DecayConfig),
             ["ctxpack_quota_entry"] = typeof(Native.QuotaEntry),
             ["ctxpack_count_quota_entry"] = typeof(Native.CountQuotaEntry),
+            ["ctxpack_kind_quota_utilization"] = typeof(Native.KindQuotaUtilization),
+            ["ctxpack_sensitivity_variant"] = typeof(Native.SensitivityVariant),
         };
 
         /// has_future_relevance_hint -> HasFutureRelevanceHint

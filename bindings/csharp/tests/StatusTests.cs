@@ -127,6 +127,7 @@ namespace Ctxpack.Tests
             // Pinned tokens summed past int64.
             new Case(Status.TokenOverflow, () => Run(new[] { new ContextItem("a", long.MaxValue) { Pinned = true }, new ContextItem("b", 1) { Pinned = true } },
                 long.MaxValue, long.MaxValue, OverflowStrategy.Proceed)),
+            new Case(Status.InvalidPolicy, () => Pipeline.FromPolicyJson(@"{""scorers"": [{""type"": ""recency"", ""weight"": -1}]}")),
             new Case(Status.InvalidArgument, () =>
             {
                 using (var s = Scorer.Recency()) Util.Pipeline(s, overflow: (OverflowStrategy)7);
@@ -149,9 +150,9 @@ namespace Ctxpack.Tests
             }),
             new Case(Status.OutOfRange, () => ReadReportEntry(TraceDetail.Stage, 1 << 20)),
             new Case(Status.NoReport, () => ReadReportEntry(TraceDetail.None, 0)),
-            // Test hooks: a scorer whose runs panic inside the library, or fail with a core error.
+            // Test hook: a scorer whose runs panic inside the library.
             new Case(Status.Panic, () => RunWith(FaultyScorer(0))),
-            new Case(Status.InvalidPolicy, () => RunWith(FaultyScorer((int)Status.InvalidPolicy))),
+
         };
 
         static Scorer FaultyScorer(int code)
