@@ -106,7 +106,7 @@ func TestBuiltInSlicersAndPlacers(t *testing.T) {
 	slicers := map[string]func() (*ctxpack.Slicer, error){
 		"greedy": ctxpack.NewGreedySlicer,
 		"knapsack": func() (*ctxpack.Slicer, error) {
-			return ctxpack.NewKnapsackSlicer(ctxpack.KnapsackOptions{BucketSize: 10})
+			return ctxpack.NewKnapsackSlicer(10, 0)
 		},
 		"quota": func() (*ctxpack.Slicer, error) {
 			return ctxpack.NewQuotaSlicer(greedy, ctxpack.QuotaEntry{Kind: "Message", Require: 0, Cap: 40})
@@ -117,7 +117,7 @@ func TestBuiltInSlicersAndPlacers(t *testing.T) {
 				ctxpack.CountQuotaEntry{Kind: "Memory", RequireCount: 1, CapCount: 2})
 		},
 		"count-constrained knapsack": func() (*ctxpack.Slicer, error) {
-			return ctxpack.NewCountConstrainedKnapsackSlicer(ctxpack.KnapsackOptions{BucketSize: 10}, ctxpack.ScarcityDegrade,
+			return ctxpack.NewCountConstrainedKnapsackSlicer(10, 0, ctxpack.ScarcityDegrade,
 				ctxpack.CountQuotaEntry{Kind: "Message", RequireCount: 0, CapCount: 1})
 		},
 	}

@@ -46,24 +46,8 @@ const (
 	ScarcityThrow Scarcity = C.CTXPACK_SCARCITY_THROW
 )
 
-// KnapsackOptions configures the knapsack slicers; the zero value means the defaults.
-type KnapsackOptions struct {
-	// BucketSize discretises the capacity (> 0); 0 means DefaultKnapsackBucketSize.
-	BucketSize int64
-	// TableLimitBytes caps the keep table (a larger one fails the run with
-	// StatusTableTooLarge); 0 means the default, 256 MiB.
-	TableLimitBytes uint64
-}
-
-// DefaultKnapsackBucketSize is the default bucket size of the knapsack slicers.
+// DefaultKnapsackBucketSize is the conventional bucket size of the knapsack slicers.
 const DefaultKnapsackBucketSize = C.CTXPACK_KNAPSACK_DEFAULT_BUCKET_SIZE
-
-func (o KnapsackOptions) bucketSize() C.int64_t {
-	if o.BucketSize == 0 {
-		return DefaultKnapsackBucketSize
-	}
-	return C.int64_t(o.BucketSize)
-}
 
 // QuotaEntry is a percentage quota for one kind (QuotaSlice).
 type QuotaEntry struct {
@@ -98,10 +82,12 @@ func NewGreedySlicer() (*Slicer, error) {
 	})
 }
 
-// NewKnapsackSlicer selects optimally over a discretised capacity (KnapsackSlice).
-func NewKnapsackSlicer(opts KnapsackOptions) (*Slicer, error) {
+// NewKnapsackSlicer selects optimally over a capacity discretised by bucketSize (> 0;
+// conventionally DefaultKnapsackBucketSize) (KnapsackSlice). A run whose keep table would
+// exceed tableLimitBytes (0 means the default, 256 MiB) fails with StatusTableTooLarge.
+func NewKnapsackSlicer(bucketSize int64, tableLimitBytes uint64) (*Slicer, error) {
 	return newSlicer(func(o **C.ctxpack_slicer, e **C.ctxpack_error) C.ctxpack_status {
-		return C.ctxpack_slicer_new_knapsack(opts.bucketSize(), C.uint64_t(opts.TableLimitBytes), o, e)
+		return C.ctxpack_slicer_new_knapsack(C.int64_t(bucketSize), C.uint64_t(tableLimitBytes), o, e)
 	})
 }
 
@@ -135,14 +121,14 @@ func NewCountQuotaSlicer(inner *Slicer, scarcity Scarcity, entries ...CountQuota
 }
 
 // NewCountConstrainedKnapsackSlicer applies count quotas with a knapsack for the rest
-// (CountConstrainedKnapsackSlice).
-func NewCountConstrainedKnapsackSlicer(opts KnapsackOptions, scarcity Scarcity, entries ...CountQuotaEntry) (*Slicer, error) {
+// (CountConstrainedKnapsackSlice); bucketSize and tableLimitBytes as in NewKnapsackSlicer.
+func NewCountConstrainedKnapsackSlicer(bucketSize int64, tableLimitBytes uint64, scarcity Scarcity, entries ...CountQuotaEntry) (*Slicer, error) {
 	var a arena
 	defer a.free()
 	es := countEntries(&a, entries)
 	return newSlicer(func(o **C.ctxpack_slicer, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_slicer_new_count_constrained_knapsack(firstOf(es), C.size_t(len(es)),
-			opts.bucketSize(), C.uint64_t(opts.TableLimitBytes), C.int32_t(scarcity), o, e)
+			C.int64_t(bucketSize), C.uint64_t(tableLimitBytes), C.int32_t(scarcity), o, e)
 	})
 }
 

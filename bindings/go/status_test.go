@@ -90,12 +90,12 @@ var statusCases = []statusCase{
 	}},
 	{ctxpack.StatusScorerConfig, func(t *testing.T) error { _, err := ctxpack.NewMetadataKeyScorer("k", "v", 0); return err }},
 	{ctxpack.StatusSlicerConfig, func(t *testing.T) error {
-		_, err := ctxpack.NewKnapsackSlicer(ctxpack.KnapsackOptions{BucketSize: -1})
+		_, err := ctxpack.NewKnapsackSlicer(-1, 0)
 		return err
 	}},
 	{ctxpack.StatusPipelineConfig, func(t *testing.T) error { _, err := ctxpack.NewPipeline(nil, nil, nil); return err }},
 	{ctxpack.StatusTableTooLarge, func(t *testing.T) error {
-		slicer := must(ctxpack.NewKnapsackSlicer(ctxpack.KnapsackOptions{BucketSize: 1, TableLimitBytes: 1}))
+		slicer := must(ctxpack.NewKnapsackSlicer(1, 1))
 		placer := must(ctxpack.NewChronologicalPlacer())
 		p := must(ctxpack.NewPipeline(recency(t), slicer, placer))
 		cleanup(t, slicer, placer, p)

@@ -1,13 +1,15 @@
 package ctxpack_test
 
-// Runs the conformance pipeline vectors (format: shared/spec/08-conformance-format.md)
-// through the Go binding: every file whose [test].stage is "pipeline" under
+// Runs the conformance vectors (format: shared/spec/08-conformance-format.md) through the
+// Go binding: every *.toml under
 //   ../../tests/vectors            (the project's vectors, when present),
 //   ../../../shared/conformance    (the shared suite, when present),
 //   each directory of CTXPACK_CONFORMANCE_DIRS (colon-separated; must exist).
-// Output order, diagnostics (summary, included, excluded with the reason's fields,
-// shortfalls), the overflow event and expected run errors are compared as the
-// project's Rust runner (tests/conformance) does, including its format extensions.
+// Pipeline vectors run through Pipeline.Run: output order, diagnostics (summary,
+// included, excluded with the reason's fields, shortfalls), the overflow event and
+// expected run errors are compared as the project's Rust runner (tests/conformance) does,
+// including its format extensions. Scoring, slicing and placing vectors run one stage
+// through Scorer.Score, Slicer.Slice and Placer.Place.
 
 import (
 	"errors"
@@ -52,8 +54,8 @@ type vectorFile struct {
 	doc  table
 }
 
-// pipelineVectors reads every *.toml under the roots whose stage is "pipeline".
-func pipelineVectors(t *testing.T) []vectorFile {
+// allVectors reads every *.toml under the roots.
+func allVectors(t *testing.T) []vectorFile {
 	var out []vectorFile
 	for _, root := range vectorRoots(t) {
 		var paths []string
@@ -77,29 +79,43 @@ func pipelineVectors(t *testing.T) []vectorFile {
 				t.Errorf("%s: %v", p, err)
 				continue
 			}
-			if stage, _ := getStr(sub(doc, "test"), "stage"); stage == "pipeline" {
-				rel, _ := filepath.Rel(root, p)
-				out = append(out, vectorFile{rel, doc})
-			}
+			rel, _ := filepath.Rel(root, p)
+			out = append(out, vectorFile{rel, doc})
 		}
 	}
 	return out
 }
 
-func TestPipelineVectors(t *testing.T) {
-	vectors := pipelineVectors(t)
-	// The shared suite alone has eight required pipeline vectors.
-	if len(vectors) < 3 {
-		t.Fatalf("found %d pipeline vectors; expected the shared suite (../../../shared/conformance) or CTXPACK_CONFORMANCE_DIRS", len(vectors))
-	}
+var stageRunners = map[string]func(table) error{
+	"pipeline": runPipelineVector,
+	"scoring":  runScoringVector,
+	"slicing":  runSlicingVector,
+	"placing":  runPlacingVector,
+}
+
+func TestConformanceVectors(t *testing.T) {
+	vectors := allVectors(t)
+	counts := map[string]int{}
 	for _, v := range vectors {
 		v := v
-		name, _ := getStr(sub(v.doc, "test"), "name")
+		test := sub(v.doc, "test")
+		name, _ := getStr(test, "name")
+		stage, _ := getStr(test, "stage")
+		counts[stage]++
 		t.Run(v.path, func(t *testing.T) {
-			if err := runPipelineVector(v.doc); err != nil {
+			run, ok := stageRunners[stage]
+			if !ok {
+				t.Fatalf("%s (%s): unknown stage %q", v.path, name, stage)
+			}
+			if err := run(v.doc); err != nil {
 				t.Errorf("%s (%s): %v", v.path, name, err)
 			}
 		})
+	}
+	t.Logf("vectors by stage: %v", counts)
+	// The shared suite alone has eight required pipeline vectors.
+	if counts["pipeline"] < 3 {
+		t.Fatalf("found %d pipeline vectors; expected the shared suite (../../../shared/conformance) or CTXPACK_CONFORMANCE_DIRS", counts["pipeline"])
 	}
 }
 
@@ -176,18 +192,21 @@ func seconds(t table, key string) (time.Duration, error) {
 
 // ---- building the inputs
 
-func vectorItems(doc table) ([]ctxpack.Item, error) {
-	entries, _ := getTables(doc, "items")
+func vectorItems(doc table) ([]ctxpack.Item, error) { return itemsAt(doc, "items") }
+
+// itemsAt reads an item array ([[items]], or [[scored_items]] of slicing vectors).
+func itemsAt(doc table, key string) ([]ctxpack.Item, error) {
+	entries, _ := getTables(doc, key)
 	items := make([]ctxpack.Item, len(entries))
 	for i, e := range entries {
 		it := &items[i]
 		var err error
 		if it.Content, err = reqStr(e, "content"); err != nil {
-			return nil, fmt.Errorf("items[%d]: %v", i, err)
+			return nil, fmt.Errorf("%s[%d]: %v", key, i, err)
 		}
 		var ok bool
 		if it.Tokens, ok = getInt(e, "tokens"); !ok {
-			return nil, fmt.Errorf("items[%d]: missing integer tokens", i)
+			return nil, fmt.Errorf("%s[%d]: missing integer tokens", key, i)
 		}
 		it.Kind, _ = getStr(e, "kind")
 		it.Source, _ = getStr(e, "source")
@@ -430,6 +449,8 @@ func countEntries(cfg table) ([]ctxpack.CountQuotaEntry, error) {
 		}
 		req, ok1 := getInt(e, "require_count")
 		cap, ok2 := getInt(e, "cap_count")
+		// The counts are unsigned in the ABI (and in CountQuotaEntry): a negative one has no
+		// form to pass, so the vector's construction fails here.
 		if !ok1 || !ok2 || req < 0 || cap < 0 {
 			return nil, errors.New("count quota entries need require_count and cap_count >= 0")
 		}
@@ -449,9 +470,11 @@ func scarcity(cfg table) (ctxpack.Scarcity, error) {
 	}
 }
 
-func knapsackOptions(cfg table) ctxpack.KnapsackOptions {
-	b, _ := getInt(cfg, "bucket_size")
-	return ctxpack.KnapsackOptions{BucketSize: b}
+func bucketSize(cfg table) int64 {
+	if b, ok := getInt(cfg, "bucket_size"); ok {
+		return b
+	}
+	return ctxpack.DefaultKnapsackBucketSize
 }
 
 // buildSlicer builds a slicer from its name and the [config] table (08 §6.2).
@@ -467,7 +490,7 @@ func buildSlicer(name string, cfg table) (*ctxpack.Slicer, error) {
 	case "greedy":
 		return ctxpack.NewGreedySlicer()
 	case "knapsack":
-		return ctxpack.NewKnapsackSlicer(knapsackOptions(cfg))
+		return ctxpack.NewKnapsackSlicer(bucketSize(cfg), 0)
 	case "quota":
 		in, err := inner("")
 		if err != nil {
@@ -504,7 +527,7 @@ func buildSlicer(name string, cfg table) (*ctxpack.Slicer, error) {
 		if err := firstErr(err1, err2); err != nil {
 			return nil, err
 		}
-		return ctxpack.NewCountConstrainedKnapsackSlicer(knapsackOptions(cfg), sc, entries...)
+		return ctxpack.NewCountConstrainedKnapsackSlicer(bucketSize(cfg), 0, sc, entries...)
 	}
 	return nil, fmt.Errorf("unknown slicer %q", name)
 }
@@ -810,4 +833,202 @@ func fieldMatches(want, got interface{}, eps float64) bool {
 		return ok && math.Abs(g-w) < eps
 	}
 	return want == got
+}
+
+// ---- one stage alone
+
+func epsilonOf(doc table) float64 {
+	if e, ok := getFloat(sub(doc, "tolerance"), "score_epsilon"); ok {
+		return e
+	}
+	return 1e-9
+}
+
+// scoresAt reads the `score` of each entry of an item array.
+func scoresAt(doc table, key string) ([]float64, error) {
+	entries, _ := getTables(doc, key)
+	scores := make([]float64, len(entries))
+	for i, e := range entries {
+		s, err := reqFloat(e, "score")
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %v", key, i, err)
+		}
+		scores[i] = s
+	}
+	return scores, nil
+}
+
+// constructionError handles expect_construction_error: building must fail.
+func constructionError(doc table, build func() (closer, error)) (done bool, err error) {
+	if !getBool(sub(doc, "test"), "expect_construction_error", false) {
+		return false, nil
+	}
+	c, err := build()
+	if err == nil {
+		c.Close()
+		return true, errors.New("construction succeeded, but the vector expects an error")
+	}
+	return true, nil
+}
+
+func runScoringVector(doc table) error {
+	name, err := reqStr(sub(doc, "test"), "scorer")
+	if err != nil {
+		return err
+	}
+	cfg := sub(doc, "config")
+	build := func() (closer, error) { return buildScorer(name, cfg) }
+	if done, err := constructionError(doc, build); done {
+		return err
+	}
+	items, err := vectorItems(doc)
+	if err != nil {
+		return err
+	}
+	scorer, err := buildScorer(name, cfg)
+	if err != nil {
+		return err
+	}
+	defer scorer.Close()
+	scores, err := scorer.Score(items)
+	if err != nil {
+		return err
+	}
+	expected, _ := getTables(doc, "expected")
+	if len(expected) != len(items) {
+		return fmt.Errorf("%d expectations for %d items", len(expected), len(items))
+	}
+	eps := epsilonOf(doc)
+	for _, e := range expected {
+		content, _ := getStr(e, "content")
+		want, err := reqFloat(e, "score_approx")
+		if err != nil {
+			return err
+		}
+		found := false
+		for i, it := range items {
+			if it.Content == content {
+				found = true
+				if math.Abs(scores[i]-want) >= eps {
+					return fmt.Errorf("%s: score %v, expected %v (eps %g)", content, scores[i], want, eps)
+				}
+			}
+		}
+		if !found {
+			return fmt.Errorf("no item %q", content)
+		}
+	}
+	return nil
+}
+
+func runSlicingVector(doc table) error {
+	name, err := reqStr(sub(doc, "test"), "slicer")
+	if err != nil {
+		return err
+	}
+	cfg := sub(doc, "config")
+	build := func() (closer, error) { return buildSlicer(name, cfg) }
+	if done, err := constructionError(doc, build); done {
+		return err
+	}
+	items, err := itemsAt(doc, "scored_items")
+	if err != nil {
+		return err
+	}
+	scores, err := scoresAt(doc, "scored_items")
+	if err != nil {
+		return err
+	}
+	b := sub(doc, "budget")
+	target, ok := getInt(b, "target_tokens")
+	if !ok {
+		return errors.New("[budget] needs target_tokens")
+	}
+	max, ok := getInt(b, "max_tokens")
+	if !ok {
+		max = target
+	}
+	budget, err := ctxpack.NewBudget(max, target)
+	if err != nil {
+		return err
+	}
+	defer budget.Close()
+	slicer, err := buildSlicer(name, cfg)
+	if err != nil {
+		return err
+	}
+	defer slicer.Close()
+	res, err := slicer.Slice(items, scores, budget)
+	if getBool(sub(doc, "test"), "expect_run_error", false) {
+		if err == nil {
+			return errors.New("the slice succeeded, but the vector expects an error")
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	expected := sub(doc, "expected")
+	var want, got []string
+	if list, ok := expected["selected_contents"].([]interface{}); ok {
+		for _, c := range list {
+			want = append(want, c.(string))
+		}
+	} else {
+		return errors.New("missing expected.selected_contents")
+	}
+	for _, i := range res.Selected {
+		got = append(got, items[i].Content)
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if strings.Join(want, "\x00") != strings.Join(got, "\x00") {
+		return fmt.Errorf("selected %q, expected %q", got, want)
+	}
+	if n, ok := getInt(expected, "shortfall_count"); ok && int(n) != len(res.Shortfalls) {
+		return fmt.Errorf("%d shortfalls, expected %d", len(res.Shortfalls), n)
+	}
+	if n, ok := getInt(expected, "cap_excluded_count"); ok && int(n) != len(res.CapExcluded) {
+		return fmt.Errorf("%d cap exclusions, expected %d", len(res.CapExcluded), n)
+	}
+	return nil
+}
+
+func runPlacingVector(doc table) error {
+	name, ok := getStr(sub(doc, "test"), "placer")
+	if !ok {
+		name, ok = getStr(sub(doc, "config"), "placer")
+	}
+	if !ok {
+		return errors.New("missing [test].placer")
+	}
+	items, err := vectorItems(doc)
+	if err != nil {
+		return err
+	}
+	scores, err := scoresAt(doc, "items")
+	if err != nil {
+		return err
+	}
+	placer, err := buildPlacer(name)
+	if err != nil {
+		return err
+	}
+	defer placer.Close()
+	order, err := placer.Place(items, scores)
+	if err != nil {
+		return err
+	}
+	var want, got []string
+	list, _ := sub(doc, "expected")["ordered_contents"].([]interface{})
+	for _, c := range list {
+		want = append(want, c.(string))
+	}
+	for _, i := range order {
+		got = append(got, items[i].Content)
+	}
+	if !reflect.DeepEqual(want, got) && !(len(want) == 0 && len(got) == 0) {
+		return fmt.Errorf("order %q, expected %q", got, want)
+	}
+	return nil
 }

@@ -21,7 +21,16 @@ namespace Ctxpack
     /// <summary>A count quota for one kind (count-quota slicers).</summary>
     public struct CountQuotaEntry
     {
-        public CountQuotaEntry(string kind, int requireCount, int capCount) { Kind = kind; RequireCount = requireCount; CapCount = capCount; }
+        /// <summary>Counts are non-negative (size_t in the ABI): a negative one throws
+        /// ArgumentOutOfRangeException.</summary>
+        public CountQuotaEntry(string kind, int requireCount, int capCount)
+        {
+            if (requireCount < 0) throw new ArgumentOutOfRangeException(nameof(requireCount), "a count cannot be negative");
+            if (capCount < 0) throw new ArgumentOutOfRangeException(nameof(capCount), "a count cannot be negative");
+            Kind = kind;
+            RequireCount = requireCount;
+            CapCount = capCount;
+        }
         public string Kind { get; }
         public int RequireCount { get; }
         public int CapCount { get; }
@@ -116,8 +125,8 @@ namespace Ctxpack
                 array[i] = new Native.CountQuotaEntry
                 {
                     Kind = arena.Str(entries[i].Kind),
-                    RequireCount = (UIntPtr)checked((uint)entries[i].RequireCount),
-                    CapCount = (UIntPtr)checked((uint)entries[i].CapCount),
+                    RequireCount = (UIntPtr)(uint)entries[i].RequireCount,
+                    CapCount = (UIntPtr)(uint)entries[i].CapCount,
                 };
             }
             return (IntPtr)array;

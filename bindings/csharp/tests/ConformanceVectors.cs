@@ -1,11 +1,14 @@
-// Runs the conformance pipeline vectors (format: shared/spec/08-conformance-format.md)
-// through the C# binding: every file whose [test].stage is "pipeline" under
+// Runs the conformance vectors (format: shared/spec/08-conformance-format.md) through the
+// C# binding: every *.toml under
 //   <repo>/tests/vectors           (the project's vectors, when present),
 //   <repo>/../shared/conformance   (the shared suite, when present),
 //   each directory of CTXPACK_CONFORMANCE_DIRS (colon-separated; must exist).
-// <repo> is CTXPACK_REPO_ROOT (run.sh sets it) or found above the test program. Output order, diagnostics (summary,
-// included, excluded with the reason's fields, shortfalls), the overflow event and
-// expected run errors are compared as the project's Rust runner (tests/conformance) does.
+// <repo> is CTXPACK_REPO_ROOT (run.sh sets it) or found above the test program.
+// Pipeline vectors run through Pipeline.Run: output order, diagnostics (summary, included,
+// excluded with the reason's fields, shortfalls), the overflow event and expected run
+// errors are compared as the project's Rust runner (tests/conformance) does. Scoring,
+// slicing and placing vectors run one stage through Scorer.Score, Slicer.Slice and
+// Placer.Place.
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -42,7 +45,7 @@ namespace Ctxpack.Tests
         public static long ReqInt(this Table t, string key) => t.Int(key) ?? throw new FormatException($"missing integer {key}");
     }
 
-    static class PipelineVectors
+    static class ConformanceVectors
     {
         /// CTXPACK_REPO_ROOT, else the first directory above the test program that holds
         /// include/ctxpack.h.
@@ -74,23 +77,30 @@ namespace Ctxpack.Tests
             }
         }
 
+        static readonly Dictionary<string, Action<Table>> StageRunners = new Dictionary<string, Action<Table>>
+        {
+            ["pipeline"] = Run,
+            ["scoring"] = RunScoring,
+            ["slicing"] = RunSlicing,
+            ["placing"] = RunPlacing,
+        };
+
         [Test]
-        public static void AllPipelineVectorsPass()
+        public static void AllVectorsPass()
         {
             var failures = new List<string>();
-            int ran = 0;
+            var counts = new SortedDictionary<string, int>();
             foreach (var root in Roots())
             {
                 foreach (var path in Directory.GetFiles(root, "*.toml", SearchOption.AllDirectories).OrderBy(p => p, StringComparer.Ordinal))
                 {
-                    var rel = path.Substring(root.Length).TrimStart('/');
                     try
                     {
                         var doc = Toml.Parse(File.ReadAllText(path));
-                        if (doc.Sub("test").Str("stage") != "pipeline") continue;
-                        ran++;
-                        Run(doc);
-                        Console.WriteLine($"       vector ok: {rel}");
+                        var stage = doc.Sub("test").Str("stage") ?? "";
+                        counts[stage] = counts.TryGetValue(stage, out var n) ? n + 1 : 1;
+                        if (!StageRunners.TryGetValue(stage, out var run)) throw new FormatException($"unknown stage {stage}");
+                        run(doc);
                     }
                     catch (Exception e)
                     {
@@ -99,18 +109,20 @@ namespace Ctxpack.Tests
                 }
             }
             foreach (var f in failures) Console.WriteLine("       vector FAILED: " + f);
+            var total = counts.Values.Sum();
+            Console.WriteLine($"       {total - failures.Count} of {total} vectors reproduced ({string.Join(", ", counts.Select(kv => $"{kv.Key} {kv.Value}"))})");
             // The shared suite alone has eight required pipeline vectors.
-            Assert.True(ran >= 3, $"found {ran} pipeline vectors; expected the shared suite (../shared/conformance) or CTXPACK_CONFORMANCE_DIRS");
-            Assert.True(failures.Count == 0, $"{failures.Count} of {ran} vectors failed");
-            Console.WriteLine($"       {ran} pipeline vectors reproduced");
+            counts.TryGetValue("pipeline", out var pipelines);
+            Assert.True(pipelines >= 3, $"found {pipelines} pipeline vectors; expected the shared suite (../shared/conformance) or CTXPACK_CONFORMANCE_DIRS");
+            Assert.True(failures.Count == 0, $"{failures.Count} of {total} vectors failed");
         }
 
         // ---- inputs
 
-        static List<ContextItem> Items(Table doc)
+        static List<ContextItem> Items(Table doc, string key = "items")
         {
             var items = new List<ContextItem>();
-            foreach (var e in doc.Tables("items") ?? new List<Table>())
+            foreach (var e in doc.Tables(key) ?? new List<Table>())
             {
                 var it = new ContextItem(e.ReqStr("content"), e.ReqInt("tokens"))
                 {
@@ -420,6 +432,90 @@ namespace Ctxpack.Tests
             if ((want is long || want is double) && (got is long || got is double))
                 return Math.Abs(Convert.ToDouble(want) - Convert.ToDouble(got)) < eps;
             return Equals(want, got);
+        }
+
+        // ---- one stage alone
+
+        static double Epsilon(Table doc) => doc.Sub("tolerance").Float("score_epsilon") ?? 1e-9;
+
+        static double[] Scores(Table doc, string key) =>
+            (doc.Tables(key) ?? new List<Table>()).Select(e => e.ReqFloat("score")).ToArray();
+
+        /// expect_construction_error: building must fail (true when the vector is done), in
+        /// the library or already in the binding (a negative count has no size_t form).
+        static bool ConstructionError(Table doc, Func<IDisposable> build)
+        {
+            if (!doc.Sub("test").Bool("expect_construction_error", false)) return false;
+            try
+            {
+                build().Dispose();
+            }
+            catch (Exception e) when (e is CtxpackException || e is ArgumentException)
+            {
+                return true;
+            }
+            throw new AssertionException("construction succeeded, but the vector expects an error");
+        }
+
+        static void RunScoring(Table doc)
+        {
+            var name = doc.Sub("test").ReqStr("scorer");
+            var cfg = doc.Sub("config");
+            if (ConstructionError(doc, () => BuildScorer(name, cfg))) return;
+            var items = Items(doc);
+            double[] scores;
+            using (var scorer = BuildScorer(name, cfg)) scores = scorer.Score(items);
+            var expected = doc.Tables("expected") ?? new List<Table>();
+            Assert.Equal(items.Count, expected.Count, "expectations per item");
+            foreach (var e in expected)
+            {
+                var content = e.ReqStr("content");
+                var matches = Enumerable.Range(0, items.Count).Where(i => items[i].Content == content).ToList();
+                Assert.True(matches.Count > 0, $"no item {content}");
+                foreach (var i in matches) Assert.Near(e.ReqFloat("score_approx"), scores[i], content, Epsilon(doc));
+            }
+        }
+
+        static void RunSlicing(Table doc)
+        {
+            var name = doc.Sub("test").ReqStr("slicer");
+            var cfg = doc.Sub("config");
+            if (ConstructionError(doc, () => BuildSlicer(name, cfg))) return;
+            var items = Items(doc, "scored_items");
+            var b = doc.Sub("budget");
+            var target = b.ReqInt("target_tokens");
+            using (var budget = new Budget(b.Int("max_tokens") ?? target, target))
+            using (var slicer = BuildSlicer(name, cfg))
+            {
+                SliceResult result;
+                try
+                {
+                    result = slicer.Slice(items, Scores(doc, "scored_items"), budget);
+                }
+                catch (CtxpackException) when (doc.Sub("test").Bool("expect_run_error", false))
+                {
+                    return;
+                }
+                if (doc.Sub("test").Bool("expect_run_error", false)) throw new AssertionException("the slice succeeded, but the vector expects an error");
+                var expected = doc.Sub("expected");
+                if (!expected.TryGetValue("selected_contents", out var selected)) throw new FormatException("missing expected.selected_contents");
+                Assert.Sequence(((List<object>)selected).Cast<string>().OrderBy(x => x, StringComparer.Ordinal),
+                    result.Selected.Select(i => items[i].Content).OrderBy(x => x, StringComparer.Ordinal), "selected (as a multiset)");
+                if (expected.Int("shortfall_count") is long shortfalls) Assert.Equal(shortfalls, (long)result.Shortfalls.Count, "shortfall_count");
+                if (expected.Int("cap_excluded_count") is long capped) Assert.Equal(capped, (long)result.CapExcluded.Count, "cap_excluded_count");
+            }
+        }
+
+        static void RunPlacing(Table doc)
+        {
+            var name = doc.Sub("test").Str("placer") ?? doc.Sub("config").ReqStr("placer");
+            var items = Items(doc);
+            using (var placer = BuildPlacer(name))
+            {
+                var order = placer.Place(items, Scores(doc, "items"));
+                var expected = doc.Sub("expected").TryGetValue("ordered_contents", out var o) ? ((List<object>)o).Cast<string>() : Enumerable.Empty<string>();
+                Assert.Sequence(expected, order.Select(i => items[i].Content), "order");
+            }
         }
     }
 }
