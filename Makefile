@@ -11,7 +11,7 @@
 
 CARGO ?= cargo
 
-.PHONY: all build test test-rust test-c lint demo deps install uninstall test-install
+.PHONY: all build test test-rust test-c test-bindings lint demo deps install uninstall test-install
 
 all: build
 
@@ -35,7 +35,11 @@ test-rust:
 test-c:
 	tests/c/run.sh
 
-test: deps lint test-rust test-c test-install
+test-bindings:
+	bindings/cpp/run.sh
+	bindings/swift/run.sh
+
+test: deps lint test-rust test-c test-install test-bindings
 	@echo "make test: all suites passed"
 
 # ---------------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_new_preset(
 
 /// Creates a pipeline from a policy in its JSON form (spec 07 §3 and the ctxpack
 /// extension: docs/policy-json.md). A structural problem is `CTXPACK_INVALID_POLICY` with
-/// a message that starts with the JSON path of the bad field
+/// a message naming the JSON path of the bad field
 /// (`"scorers[2].weight: must be positive and finite (got -1)"`, `$` for the document
 /// itself); a bad value that a component checks when it is built keeps that component's
 /// status (`CTXPACK_SCORER_CONFIG`, `CTXPACK_SLICER_CONFIG`, …), exactly as when the
