@@ -3,8 +3,10 @@
 # and tests the Go binding against it:
 #   * gofmt and `go vet` (with and without the test-hook build tag) are clean;
 #   * `go test` runs every test (quickstart against examples/quickstart.c, the pipeline
-#     vectors, every status code, Go custom components, concurrency), once plainly and
-#     once under the race detector, both with GODEBUG=cgocheck=2.
+#     vectors, every status code, Go custom components, concurrency), once plainly, once
+#     under the race detector and once under AddressSanitizer (`-asan`: the cgo glue is
+#     instrumented and every allocation, the library's included, goes through ASan's
+#     allocator), all with GODEBUG=cgocheck=2.
 # The last line is "N passed, M failed" (test functions and subtests of both runs, plus
 # the gofmt/vet checks); the exit status is non-zero on any failure.
 #
@@ -84,6 +86,7 @@ check go-vet bash -c "cd '$HERE' && '$GO' vet ./..."
 check go-vet-testhooks bash -c "cd '$HERE' && '$GO' vet $TAGS ./..."
 gotest go-test
 gotest go-test-race -race
+gotest go-test-asan -asan
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
