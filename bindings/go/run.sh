@@ -22,24 +22,10 @@ LIBDIR="$TARGET/debug"
 GO="${GO:-go}"
 LOGS="$TARGET/go-tests"
 TAGS="-tags=ctxpack_testhooks"
-mkdir -p "$LOGS"
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; }
-
-# check NAME COMMAND...: one check; its output is shown only when it fails.
-check() {
-    local name=$1
-    shift
-    if "$@" >"$LOGS/$name.log" 2>&1; then
-        pass "$name"
-    else
-        fail "$name"
-        tail -n 40 "$LOGS/$name.log" | sed 's/^/    /'
-    fi
-}
+OUT="$LOGS"
+# shellcheck source=../../tests/harness.sh
+source "$ROOT/tests/harness.sh"
 
 # gotest NAME FLAGS...: `go test -v` and its PASS/FAIL counts; a build failure or a crash
 # (non-zero exit without a failing test) counts as one failure.
@@ -81,12 +67,11 @@ export CTXPACK_LIB_DIR="$LIBDIR"
 export GODEBUG=cgocheck=2
 echo "== $("$GO" version)"
 
-check gofmt bash -c "cd '$HERE' && test -z \"\$(gofmt -l .)\" || { gofmt -l .; exit 1; }"
-check go-vet bash -c "cd '$HERE' && '$GO' vet ./..."
-check go-vet-testhooks bash -c "cd '$HERE' && '$GO' vet $TAGS ./..."
+step gofmt bash -c "cd '$HERE' && test -z \"\$(gofmt -l .)\" || { gofmt -l .; exit 1; }"
+step go-vet bash -c "cd '$HERE' && '$GO' vet ./..."
+step go-vet-testhooks bash -c "cd '$HERE' && '$GO' vet $TAGS ./..."
 gotest go-test
 gotest go-test-race -race
 gotest go-test-asan -asan
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish
