@@ -4,7 +4,8 @@
 #   * the header compiles standalone as C99 and as C++17 (-Wall -Wextra -Werror
 #     -pedantic) and survives double inclusion; it equals a fresh generation;
 #   * every exported function is called by the tests or the quickstart example;
-#   * tests/c/test_api.c, test_threads.c, test_cpp.cpp and examples/quickstart.c run
+#   * tests/c/test_api.c, test_policy.c, test_threads.c, test_cpp.cpp and
+#     examples/quickstart.c run
 #     plain, under AddressSanitizer + UBSan, and under valgrind memcheck (zero errors,
 #     zero definite/indirect leaks).
 # The last line is "N passed, M failed"; the exit status is non-zero on any failure.
@@ -21,54 +22,10 @@ CC="${CC:-cc}"
 CXX="${CXX:-c++}"
 MODES="${CTXPACK_C_MODES:-plain asan valgrind}"
 
-passed=0
-failed=0
-mkdir -p "$OUT"
+# shellcheck source=../../tests/harness.sh
+source "$ROOT/tests/harness.sh"
 
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; }
 
-# step NAME COMMAND...: one check; its output is shown only when it fails.
-step() {
-    local name=$1
-    shift
-    if "$@" >"$OUT/$name.log" 2>&1; then
-        pass "$name"
-    else
-        fail "$name"
-        tail -n 60 "$OUT/$name.log" | sed 's/^/    /'
-        return 1
-    fi
-}
-
-# program NAME COMMAND...: runs a test program and adds its "N passed, M failed" counts;
-# a crash or a sanitizer/valgrind error counts as one more failure.
-program() {
-    local name=$1
-    shift
-    local log="$OUT/$name.log"
-    "$@" >"$log" 2>&1
-    local rc=$?
-    local summary
-    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
-    local p=0 f=0
-    if [[ -n "$summary" ]]; then
-        p=${summary%% passed*}
-        f=${summary#*passed, }
-        f=${f%% failed*}
-    fi
-    passed=$((passed + p))
-    failed=$((failed + f))
-    if [[ $rc -ne 0 && $f -eq 0 ]]; then
-        failed=$((failed + 1))
-    fi
-    if [[ $rc -ne 0 || $f -ne 0 ]]; then
-        echo "FAIL $name (exit $rc; ${summary:-no summary})"
-        grep -vE '^ok   ' "$log" | tail -n 80 | sed 's/^/    /'
-    else
-        echo "ok   $name ($summary)"
-    fi
-}
 
 echo "== building libctxpack (target dir $TARGET)"
 if ! (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --lib --features ffi-test-hooks); then
@@ -118,6 +75,7 @@ build() {
     local variant=$1 extra=$2 dir="$OUT/$1"
     mkdir -p "$dir"
     $CC $CFLAGS $extra "$ROOT/tests/c/test_api.c" -o "$dir/test_api" $LDFLAGS &&
+        $CC $CFLAGS $extra "$ROOT/tests/c/test_policy.c" -o "$dir/test_policy" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_threads.c" -o "$dir/test_threads" $LDFLAGS &&
         $CXX $CXXFLAGS $extra "$ROOT/tests/c/test_cpp.cpp" -o "$dir/test_cpp" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/examples/quickstart.c" -o "$dir/quickstart" $LDFLAGS
@@ -128,7 +86,7 @@ quickstart() {
     "$@" && echo "1 passed, 0 failed"
 }
 
-PROGRAMS="test_api test_threads test_cpp"
+PROGRAMS="test_api test_policy test_threads test_cpp"
 for mode in $MODES; do
     echo "== $mode"
     case $mode in
@@ -165,5 +123,4 @@ for mode in $MODES; do
     esac
 done
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish
