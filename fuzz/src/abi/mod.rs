@@ -3,8 +3,10 @@
 //!
 //! A [`Session`] keeps every live handle. Each step reads an operation — create an item
 //! list, push descriptors, build a budget or any scorer / slicer / placer (custom ones
-//! included, see [`callbacks`]), build a pipeline, run it, read a result or report, run
-//! one stage alone, free a handle — and its arguments, which may be NULL, of the wrong
+//! included, see [`callbacks`]), build a pipeline (also from a preset or policy JSON),
+//! run or dry-run it, read a result, its report and its analytics, run one stage alone,
+//! write a pipeline's policy JSON and read it back, simulate budgets (marginal items,
+//! minimum budget), compare pipelines (sensitivity), free a handle — and its arguments, which may be NULL, of the wrong
 //! handle type, out of range, invalid UTF-8 or versioned structs of any `struct_size`.
 //! The caller's side of the contract is always kept (buffers are as long as claimed, no
 //! handle is used after it is freed), so anything that goes wrong is the library's.
@@ -50,10 +52,13 @@ enum Kind {
     Pipeline,
     Result,
     SliceResult,
+    Text,
+    QuotaUtilization,
+    Sensitivity,
 }
 
 /// Every handle type, for picking a free function (possibly the wrong one).
-const ALL_KINDS: [Kind; 8] = [
+const ALL_KINDS: [Kind; 11] = [
     Kind::Items,
     Kind::Budget,
     Kind::Scorer,
@@ -62,6 +67,34 @@ const ALL_KINDS: [Kind; 8] = [
     Kind::Pipeline,
     Kind::Result,
     Kind::SliceResult,
+    Kind::Text,
+    Kind::QuotaUtilization,
+    Kind::Sensitivity,
+];
+
+/// Preset names for `ctxpack_pipeline_new_preset`: other spellings and unknown names
+/// included. DocumentQa is left out: its knapsack keeps the 256 MiB default guard, under
+/// which one probe of `ctxpack_pipeline_min_budget_for` may legitimately take seconds.
+const PRESET_NAMES: &[&str] = &[
+    "chat",
+    "Chat",
+    "code_review",
+    "RAG",
+    "tool-use",
+    "LongRunning",
+    "debugging",
+    "document",
+    "",
+];
+
+/// Policy documents for `ctxpack_pipeline_new_policy_json`: valid, invalid and not JSON.
+const POLICY_DOCS: &[&str] = &[
+    r#"{"scorers":[{"type":"recency","weight":1}]}"#,
+    r#"{"scorers":[{"type":"kind","weight":2},{"type":"tag","weight":1,"tagWeights":{"x":1}}],"slicerType":"countQuota","countQuotas":[{"kind":"Message","requireCount":1,"capCount":2}],"scarcity":"throw","placerType":"uShaped","overflowStrategy":"proceed"}"#,
+    r#"{"scorers":[{"type":"reflexive","weight":1}],"slicerType":"knapsack","knapsackBucketSize":1,"knapsackTableLimitBytes":65536,"quotas":[{"kind":"Document","minPercent":10,"maxPercent":50}]}"#,
+    r#"{"scorers":[]}"#,
+    r#"{"scorers":[{"type":"recency","weight":-1}]}"#,
+    "not json",
 ];
 
 /// A live handle.
@@ -148,7 +181,7 @@ unsafe fn out_array<T: Copy>(p: *const T, len: usize) -> Vec<T> {
 impl Session<'_> {
     /// One call (or a small group of calls that belong together).
     fn step(&mut self) {
-        let op = self.r.below(18);
+        let op = self.r.below(24);
         let full = self.handles.len() >= MAX_HANDLES;
         match op {
             _ if full && op < 9 => self.free_one(),
@@ -166,7 +199,13 @@ impl Session<'_> {
             14 => self.slicer_slice(),
             15 => self.placer_place(),
             16 => self.free_one(),
-            _ => self.misc(),
+            17 => self.misc(),
+            18 => self.pipeline_from_policy(),
+            19 => self.policy_json_round_trip(),
+            20 => self.dry_run(),
+            21 => self.budget_simulation(),
+            22 => self.result_analytics(),
+            _ => self.sensitivity(),
         }
     }
 
@@ -1008,6 +1047,274 @@ impl Session<'_> {
             assert_ne!(ctxpack_error_code(ptr::null()), CTXPACK_OK);
             out_str(ctxpack_error_message(ptr::null()));
             ctxpack_error_free(ptr::null_mut());
+            let index = self.r.below(ctxpack_preset_count() + 2);
+            let mut preset = ctxpack_str::EMPTY;
+            match ctxpack_preset_name(index, &mut preset) {
+                CTXPACK_OK => assert!(!out_str(preset).is_empty()),
+                status => assert_eq!(status, CTXPACK_OUT_OF_RANGE),
+            }
+        }
+    }
+
+    // ---- policies, analytics, sensitivity --------------------------------------------
+
+    /// A pipeline from a preset name or a policy document (valid, invalid or raw bytes).
+    fn pipeline_from_policy(&mut self) {
+        if self.r.bool() {
+            let name = self.arena.str(&mut self.r, PRESET_NAMES);
+            // SAFETY: a string argument from the arena, out-parameters from `create`.
+            self.create(Kind::Pipeline, "pipeline_new_preset", |o, e| unsafe {
+                ctxpack_pipeline_new_preset(name, o.cast(), e)
+            });
+        } else {
+            let json = self.arena.str(&mut self.r, POLICY_DOCS);
+            // SAFETY: as above.
+            self.create(Kind::Pipeline, "pipeline_new_policy_json", |o, e| unsafe {
+                ctxpack_pipeline_new_policy_json(json, o.cast(), e)
+            });
+        }
+    }
+
+    /// Writes a pipeline's policy JSON; what is written must read back into a pipeline
+    /// whose policy JSON is the same text.
+    fn policy_json_round_trip(&mut self) {
+        let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
+        let pretty = self.r.bool();
+        // SAFETY: a handle argument as picked, out-parameters from `create`.
+        let ok = self.create(Kind::Text, "pipeline_policy_json", |o, e| unsafe {
+            ctxpack_pipeline_policy_json(pipeline, pretty, o.cast(), e)
+        });
+        if !ok {
+            return;
+        }
+        let text: *const ctxpack_string = self.handles.last().expect("just created").ptr.cast();
+        // SAFETY: a live string handle; the text is copied before any other call.
+        let json = unsafe {
+            let mut value = ctxpack_str::EMPTY;
+            assert_eq!(ctxpack_string_value(text, &mut value), CTXPACK_OK);
+            out_str(value)
+        };
+        let arg = ctxpack_str {
+            ptr: json.as_ptr().cast(),
+            len: json.len(),
+        };
+        let (mut rebuilt, mut again) = (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: a string argument alive for the calls, writable out-parameters.
+        unsafe {
+            let status = ctxpack_pipeline_new_policy_json(arg, &mut rebuilt, ptr::null_mut());
+            assert_eq!(
+                status, CTXPACK_OK,
+                "written policy JSON does not read back: {json}"
+            );
+            let status = ctxpack_pipeline_policy_json(rebuilt, pretty, &mut again, ptr::null_mut());
+            assert_eq!(status, CTXPACK_OK);
+            let mut value = ctxpack_str::EMPTY;
+            assert_eq!(ctxpack_string_value(again, &mut value), CTXPACK_OK);
+            assert_eq!(out_str(value), json, "policy JSON changed on a round trip");
+            ctxpack_string_free(again);
+            ctxpack_pipeline_free(rebuilt);
+        }
+    }
+
+    fn dry_run(&mut self) {
+        let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
+        let items = self.pick::<ctxpack_items>(Kind::Items);
+        let budget = self.pick::<ctxpack_budget>(Kind::Budget);
+        let len = Self::items_len(items);
+        // SAFETY: handle arguments as picked, out-parameters from `create`.
+        let ok = self.create(Kind::Result, "pipeline_dry_run", |o, e| unsafe {
+            ctxpack_pipeline_dry_run(pipeline, items, budget, o.cast(), e)
+        });
+        if ok {
+            let result = self.handles.last().expect("just created").ptr.cast();
+            self.check_result(result, len, Some(true), None);
+        }
+    }
+
+    /// `ctxpack_pipeline_marginal_items` and `ctxpack_pipeline_min_budget_for`.
+    fn budget_simulation(&mut self) {
+        let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
+        let items = self.pick::<ctxpack_items>(Kind::Items);
+        let len = Self::items_len(items);
+        if self.r.bool() {
+            let budget = self.pick::<ctxpack_budget>(Kind::Budget);
+            let slack = self.r.i64();
+            let mut out = vec![usize::MAX; len.unwrap_or(0)];
+            let (mut count, mut slot) = (usize::MAX, self.error_slot());
+            // SAFETY: `out` holds the list's length, handle arguments as picked.
+            let status = unsafe {
+                ctxpack_pipeline_marginal_items(
+                    pipeline,
+                    items,
+                    budget,
+                    slack,
+                    out.as_mut_ptr(),
+                    out.len(),
+                    &mut count,
+                    slot.arg(),
+                )
+            };
+            if self.check("pipeline_marginal_items", status, slot) {
+                assert!(count <= out.len(), "marginal count {count} > capacity");
+                let mut positions = out[..count].to_vec();
+                positions.sort_unstable();
+                positions.dedup();
+                assert_eq!(positions.len(), count, "a marginal item twice");
+                assert!(
+                    positions.iter().all(|&p| p < out.len()),
+                    "marginal out of range"
+                );
+            }
+        } else {
+            let target = self.r.below(len.unwrap_or(0) + 2);
+            let ceiling = self.r.i64();
+            let (mut found, mut min_budget) = (false, -1i64);
+            let mut slot = self.error_slot();
+            // SAFETY: handle arguments as picked, writable out-parameters.
+            let status = unsafe {
+                ctxpack_pipeline_min_budget_for(
+                    pipeline,
+                    items,
+                    target,
+                    ceiling,
+                    &mut found,
+                    &mut min_budget,
+                    slot.arg(),
+                )
+            };
+            if self.check("pipeline_min_budget_for", status, slot) {
+                if found {
+                    assert!((0..=ceiling).contains(&min_budget), "budget {min_budget}");
+                } else {
+                    assert_eq!(min_budget, 0);
+                }
+            }
+        }
+    }
+
+    /// The result analytics: utilization, diversity, coverage, quota utilization.
+    fn result_analytics(&mut self) {
+        let result = self.pick::<ctxpack_result>(Kind::Result);
+        let budget = self.pick::<ctxpack_budget>(Kind::Budget);
+        let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
+        // SAFETY: handle arguments as picked, writable out-parameters.
+        unsafe {
+            let mut value = f64::NAN;
+            let status = ctxpack_result_budget_utilization(result, budget, &mut value);
+            assert_ne!(status, CTXPACK_PANIC);
+            if status == CTXPACK_OK {
+                assert!(!value.is_nan(), "budget utilization is NaN");
+            }
+            let mut kinds = 0usize;
+            assert_ne!(
+                ctxpack_result_kind_diversity(result, &mut kinds),
+                CTXPACK_PANIC
+            );
+            let status = ctxpack_result_timestamp_coverage(result, &mut value);
+            assert_ne!(status, CTXPACK_PANIC);
+            if status == CTXPACK_OK {
+                assert!((0.0..=1.0).contains(&value), "timestamp coverage {value}");
+            }
+        }
+        // SAFETY: as above; out-parameters from `create`.
+        let ok = self.create(
+            Kind::QuotaUtilization,
+            "result_quota_utilization",
+            |o, e| unsafe {
+                ctxpack_result_quota_utilization(result, pipeline, budget, o.cast(), e)
+            },
+        );
+        if !ok {
+            return;
+        }
+        let utilization: *const ctxpack_quota_utilization =
+            self.handles.last().expect("just created").ptr.cast();
+        let mut count = 0;
+        // SAFETY: a live handle, a writable count, output structs of their `struct_size`.
+        unsafe {
+            assert_eq!(
+                ctxpack_quota_utilization_count(utilization, &mut count),
+                CTXPACK_OK
+            );
+            for i in 0..=count {
+                if let Some(e) = self.entry::<ctxpack_kind_quota_utilization>(i, count, |out| {
+                    ctxpack_quota_utilization_entry(utilization, i, out)
+                }) {
+                    out_str(e.kind);
+                }
+            }
+        }
+    }
+
+    /// A sensitivity comparison over picked pipelines, read through every accessor.
+    fn sensitivity(&mut self) {
+        let items = self.pick::<ctxpack_items>(Kind::Items);
+        let budget = self.pick::<ctxpack_budget>(Kind::Budget);
+        let len = Self::items_len(items);
+        let variants: Vec<ctxpack_sensitivity_variant> = (0..self.r.below(4))
+            .map(|_| ctxpack_sensitivity_variant {
+                label: self.arena.str(&mut self.r, WORDS),
+                pipeline: self.pick::<ctxpack_pipeline>(Kind::Pipeline),
+            })
+            .collect();
+        let n = variants.len();
+        let v = if n == 0 {
+            ptr::null()
+        } else {
+            variants.as_ptr()
+        };
+        // SAFETY: `n` variants, handle arguments as picked, out-parameters from `create`.
+        let ok = self.create(Kind::Sensitivity, "sensitivity_new", |o, e| unsafe {
+            ctxpack_sensitivity_new(items, budget, v, n, o.cast(), e)
+        });
+        if !ok {
+            return;
+        }
+        let sensitivity: *const ctxpack_sensitivity =
+            self.handles.last().expect("just created").ptr.cast();
+        // SAFETY: a live sensitivity, writable out-parameters, arrays read within length.
+        unsafe {
+            let mut count = 0;
+            assert_eq!(
+                ctxpack_sensitivity_variant_count(sensitivity, &mut count),
+                CTXPACK_OK
+            );
+            assert_eq!(count, n, "variant count");
+            for i in 0..=n {
+                let mut label = ctxpack_str::EMPTY;
+                match ctxpack_sensitivity_variant_label(sensitivity, i, &mut label) {
+                    CTXPACK_OK => drop(out_str(label)),
+                    status => assert_eq!((status, i), (CTXPACK_OUT_OF_RANGE, n)),
+                }
+            }
+            let i = self.r.below(n + 1);
+            let ok = self.create(Kind::Result, "sensitivity_variant_result", |o, e| {
+                ctxpack_sensitivity_variant_result(sensitivity, i, o.cast(), e)
+            });
+            if ok {
+                let result = self.handles.last().expect("just created").ptr.cast();
+                self.check_result(result, len, Some(true), None);
+            }
+            let mut diffs = 0;
+            assert_eq!(
+                ctxpack_sensitivity_diff_count(sensitivity, &mut diffs),
+                CTXPACK_OK
+            );
+            for d in 0..=diffs {
+                let (mut item, mut statuses, mut m) = (usize::MAX, ptr::null(), 0);
+                let status =
+                    ctxpack_sensitivity_diff(sensitivity, d, &mut item, &mut statuses, &mut m);
+                if d == diffs {
+                    assert_eq!(status, CTXPACK_OUT_OF_RANGE);
+                    continue;
+                }
+                assert_eq!(status, CTXPACK_OK);
+                assert_eq!(m, n, "one status per variant");
+                assert!(out_array(statuses, m).iter().all(|s| (1..=2).contains(s)));
+                if let Some(len) = len {
+                    assert!(item < len, "diff item out of range");
+                }
+            }
         }
     }
 }
@@ -1026,6 +1333,9 @@ fn free_as(kind: Kind, ptr: *mut c_void) {
             Kind::Pipeline => ctxpack_pipeline_free(ptr.cast()),
             Kind::Result => ctxpack_result_free(ptr.cast()),
             Kind::SliceResult => ctxpack_slice_result_free(ptr.cast()),
+            Kind::Text => ctxpack_string_free(ptr.cast()),
+            Kind::QuotaUtilization => ctxpack_quota_utilization_free(ptr.cast()),
+            Kind::Sensitivity => ctxpack_sensitivity_free(ptr.cast()),
         }
     }
 }
