@@ -247,7 +247,8 @@ impl VersionedBuf {
         self.struct_size
     }
 
-    /// Whether the library must accept this struct size (input or output).
+    /// Whether the library must accept this struct size (input or output). Every struct
+    /// of the ABI is still at its first version, so the smallest valid size is its size.
     pub fn size_is_valid(&self) -> bool {
         self.struct_size >= self.known && self.struct_size <= 4096
     }
