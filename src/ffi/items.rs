@@ -1,5 +1,6 @@
 //! The item list handle and the item descriptor.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::ffi::handles::{self, HandleType};
@@ -91,39 +92,63 @@ unsafe impl Versioned for ctxpack_item_desc {
     const NAME: &'static str = "ctxpack_item_desc";
 }
 
-/// Converts a descriptor into an item (copying every string).
+/// Reads a string that is one element of an array argument. The name of the element
+/// (`tags[3]`) is formatted only when the string is invalid.
+///
+/// # Safety
+/// As for [`to_str`].
+unsafe fn element_str<'a>(s: &ctxpack_str, name: impl FnOnce() -> String) -> FfiResult<&'a str> {
+    // SAFETY (both calls): forwarded from the caller.
+    match unsafe { to_str(s, "") } {
+        Ok(text) => Ok(text),
+        // Rare: read again to report the error under the element's name.
+        Err(_) => unsafe { to_str(s, &name()) },
+    }
+}
+
+/// Converts a descriptor into an item (copying every string). Every argument is read and
+/// checked first; the item is then assembled in one go.
 ///
 /// # Safety
 /// The descriptor's pointers are valid for their lengths.
 unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
     // SAFETY (whole body): the descriptor's pointers are valid by the caller's contract.
     unsafe {
-        let mut b = ContextItem::builder(to_str(&d.content, "content")?, d.tokens);
+        let content = to_str(&d.content, "content")?;
         let kind = to_str(&d.kind, "kind")?;
-        if !kind.is_empty() {
-            b = b.kind(ContextKind::new(kind)?);
-        }
+        let kind = if kind.is_empty() {
+            ContextKind::default()
+        } else {
+            ContextKind::new(kind)?
+        };
         let source = to_str(&d.source, "source")?;
-        if !source.is_empty() {
-            b = b.source(ContextSource::new(source)?);
-        }
-        if d.has_priority {
-            b = b.priority(d.priority);
-        }
-        let tags = array(d.tags, d.tag_count, "tags")?;
-        let tags: Vec<&str> = tags
+        let source = if source.is_empty() {
+            ContextSource::default()
+        } else {
+            ContextSource::new(source)?
+        };
+        let tags = array(d.tags, d.tag_count, "tags")?
             .iter()
             .enumerate()
-            .map(|(i, t)| to_str(t, &format!("tags[{i}]")))
-            .collect::<FfiResult<_>>()?;
-        b = b.tags(tags);
+            .map(|(i, t)| element_str(t, || format!("tags[{i}]")).map(str::to_owned))
+            .collect::<FfiResult<Vec<String>>>()?;
+        let mut metadata = BTreeMap::new();
         for (i, e) in array(d.metadata, d.metadata_count, "metadata")?
             .iter()
             .enumerate()
         {
-            let key = to_str(&e.key, &format!("metadata[{i}].key"))?;
-            let value = to_str(&e.value, &format!("metadata[{i}].value"))?;
-            b = b.metadata_entry(key, value);
+            let key = element_str(&e.key, || format!("metadata[{i}].key"))?;
+            let value = element_str(&e.value, || format!("metadata[{i}].value"))?;
+            metadata.insert(key.to_owned(), value.to_owned());
+        }
+        let mut b = ContextItem::builder(content, d.tokens)
+            .kind(kind)
+            .source(source)
+            .tags(tags)
+            .metadata(metadata)
+            .pinned(d.pinned);
+        if d.has_priority {
+            b = b.priority(d.priority);
         }
         if d.has_timestamp {
             b = b.timestamp(d.timestamp_ns);
@@ -134,7 +159,7 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
         if d.has_original_tokens {
             b = b.original_tokens(d.original_tokens);
         }
-        Ok(b.pinned(d.pinned).build()?)
+        Ok(b.build()?)
     }
 }
 
@@ -185,11 +210,21 @@ pub unsafe extern "C" fn ctxpack_items_push_many(
 ) -> ctxpack_status {
     // SAFETY: pointers are NULL or valid by the caller's contract.
     guard(out_error, || unsafe {
-        let list = handles::borrow_mut(items, "items")?;
-        let new: Vec<ContextItem> = (0..count)
-            .map(|i| read_item(descs, i).map_err(|e| e.context(format_args!("item {i}"))))
-            .collect::<FfiResult<_>>()?;
-        Arc::make_mut(list).extend(new);
+        let list = Arc::make_mut(handles::borrow_mut(items, "items")?);
+        // Items go straight into the list; a failure truncates it back (all or nothing).
+        let start = list.len();
+        // Only a hint: a count the caller's array cannot back fails at its first bad
+        // descriptor, not here.
+        let _ = list.try_reserve(count);
+        for i in 0..count {
+            match read_item(descs, i) {
+                Ok(item) => list.push(item),
+                Err(e) => {
+                    list.truncate(start);
+                    return Err(e.context(format_args!("item {i}")));
+                }
+            }
+        }
         Ok(())
     })
 }
