@@ -1296,11 +1296,54 @@ fn main() {
         let start = Instant::now();
         let cpu0 = process_cpu_seconds();
         let mut runs = 0;
+        // `--profile 0` runs once and skips the phase timing (for valgrind).
+        if secs == 0.0 {
+            black_box(ctx_run(&setup, &descs, trace).ok());
+            return;
+        }
         while start.elapsed().as_secs_f64() < secs {
             black_box(ctx_run(&setup, &descs, trace).ok());
             runs += 1;
         }
         let cpu = process_cpu_seconds() - cpu0;
+        // Phases of one run, CPU time, medians of 15.
+        let mut phases = [Vec::new(), Vec::new(), Vec::new()];
+        for _ in 0..15 {
+            // SAFETY (block): live handles, valid descriptor array.
+            unsafe {
+                let t0 = thread_cpu_ns();
+                let items = make(|o, e| ctxpack_items_new(o, e));
+                ok(
+                    ctxpack_items_push_many(items, descs.descs.as_ptr(), n, ptr::null_mut()),
+                    ptr::null_mut(),
+                )
+                .unwrap();
+                let t1 = thread_cpu_ns();
+                let mut result = ptr::null_mut();
+                let status = ctxpack_pipeline_run(
+                    setup.pipeline,
+                    items,
+                    setup.budget,
+                    ptr::null(),
+                    &mut result,
+                    ptr::null_mut(),
+                );
+                ctxpack_result_free(result);
+                black_box(status);
+                let t2 = thread_cpu_ns();
+                ctxpack_items_free(items);
+                let t3 = thread_cpu_ns();
+                phases[0].push(Duration::from_nanos(t1 - t0));
+                phases[1].push(Duration::from_nanos(t2 - t1));
+                phases[2].push(Duration::from_nanos(t3 - t2));
+            }
+        }
+        println!(
+            "push {}, run {}, free {}",
+            fmt_time(median(&mut phases[0])),
+            fmt_time(median(&mut phases[1])),
+            fmt_time(median(&mut phases[2]))
+        );
         println!(
             "{runs} runs, {} wall, {} CPU per run",
             fmt_time(start.elapsed() / runs),

@@ -169,7 +169,38 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
 /// `descs` holds more than `index` descriptors.
 unsafe fn read_item(descs: *const ctxpack_item_desc, index: usize) -> FfiResult<ContextItem> {
     // SAFETY: forwarded from the caller.
-    unsafe { to_item(&versioned::read_element(descs, index, "descs")?) }
+    unsafe {
+        match in_place(descs, index) {
+            Some(desc) => to_item(desc),
+            None => to_item(&versioned::read_element(descs, index, "descs")?),
+        }
+    }
+}
+
+/// Descriptor `index` read where it lies, without copying it, in the common case that
+/// needs no conversion: an aligned array whose stride is this library's
+/// `sizeof(ctxpack_item_desc)` and whose element carries that `struct_size`. `None`
+/// otherwise, and `versioned::read_element` does the checked copy (and reports errors).
+///
+/// # Safety
+/// `descs` is NULL or holds more than `index` descriptors.
+unsafe fn in_place<'a>(
+    descs: *const ctxpack_item_desc,
+    index: usize,
+) -> Option<&'a ctxpack_item_desc> {
+    const SIZE: usize = std::mem::size_of::<ctxpack_item_desc>();
+    if descs.is_null() || descs as usize % std::mem::align_of::<ctxpack_item_desc>() != 0 {
+        return None;
+    }
+    // SAFETY: the array holds more than `index` elements; with this stride (checked
+    // below through element 0's `struct_size`) element `index` is `descs.add(index)`.
+    unsafe {
+        if (*descs).struct_size != SIZE {
+            return None;
+        }
+        let element = &*descs.add(index);
+        (element.struct_size == SIZE).then_some(element)
+    }
 }
 
 /// Creates an empty item list.

@@ -1,15 +1,20 @@
 //! ContextItem: one candidate piece of context (spec 01 §1).
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use crate::error::{Error, Result};
+use crate::hash::hash_bytes;
 use crate::model::{ContextKind, ContextSource};
 
 /// One candidate piece of context. Immutable once built; its identity is its position in
 /// the caller's input (decision D15), never its content.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct ContextItem {
     content: String,
+    /// `hash_bytes(content)`, computed once when the item is built (while the content is
+    /// still in the cache), so Deduplicate does not read every content again.
+    content_hash: u64,
     tokens: i64,
     kind: ContextKind,
     source: ContextSource,
@@ -24,10 +29,12 @@ pub struct ContextItem {
 
 impl ContextItem {
     /// Starts building an item with its two required fields.
+    #[inline]
     pub fn builder(content: impl Into<String>, tokens: i64) -> ContextItemBuilder {
         ContextItemBuilder {
             item: ContextItem {
                 content: content.into(),
+                content_hash: 0,
                 tokens,
                 kind: ContextKind::default(),
                 source: ContextSource::default(),
@@ -91,6 +98,29 @@ impl ContextItem {
     pub fn original_tokens(&self) -> Option<i64> {
         self.original_tokens
     }
+
+    /// The hash of the content that Deduplicate groups by (equal contents, equal hashes).
+    pub(crate) fn content_hash(&self) -> u64 {
+        self.content_hash
+    }
+}
+
+impl fmt::Debug for ContextItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ContextItem")
+            .field("content", &self.content)
+            .field("tokens", &self.tokens)
+            .field("kind", &self.kind)
+            .field("source", &self.source)
+            .field("priority", &self.priority)
+            .field("tags", &self.tags)
+            .field("metadata", &self.metadata)
+            .field("timestamp", &self.timestamp)
+            .field("future_relevance_hint", &self.future_relevance_hint)
+            .field("pinned", &self.pinned)
+            .field("original_tokens", &self.original_tokens)
+            .finish()
+    }
 }
 
 /// Builder for [`ContextItem`]; `build` checks that the content is non-empty.
@@ -101,21 +131,25 @@ pub struct ContextItemBuilder {
 
 impl ContextItemBuilder {
     /// Sets the kind.
+    #[inline]
     pub fn kind(mut self, kind: ContextKind) -> Self {
         self.item.kind = kind;
         self
     }
     /// Sets the source.
+    #[inline]
     pub fn source(mut self, source: ContextSource) -> Self {
         self.item.source = source;
         self
     }
     /// Sets the priority.
+    #[inline]
     pub fn priority(mut self, priority: i64) -> Self {
         self.item.priority = Some(priority);
         self
     }
     /// Replaces the tags.
+    #[inline]
     pub fn tags<I, S>(mut self, tags: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -125,40 +159,48 @@ impl ContextItemBuilder {
         self
     }
     /// Adds one metadata entry (a later value for the same key replaces the earlier one).
+    #[inline]
     pub fn metadata_entry(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.item.metadata.insert(key.into(), value.into());
         self
     }
     /// Replaces the metadata map.
+    #[inline]
     pub fn metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
         self.item.metadata = metadata;
         self
     }
     /// Sets the timestamp (nanoseconds since the Unix epoch, UTC).
+    #[inline]
     pub fn timestamp(mut self, unix_nanos: i64) -> Self {
         self.item.timestamp = Some(unix_nanos);
         self
     }
     /// Sets the future-relevance hint.
+    #[inline]
     pub fn future_relevance_hint(mut self, hint: f64) -> Self {
         self.item.future_relevance_hint = Some(hint);
         self
     }
     /// Sets the pinned flag.
+    #[inline]
     pub fn pinned(mut self, pinned: bool) -> Self {
         self.item.pinned = pinned;
         self
     }
     /// Sets the original token count.
+    #[inline]
     pub fn original_tokens(mut self, tokens: i64) -> Self {
         self.item.original_tokens = Some(tokens);
         self
     }
     /// Finishes the item; empty content fails with [`Error::EmptyContent`].
-    pub fn build(self) -> Result<ContextItem> {
+    #[inline]
+    pub fn build(mut self) -> Result<ContextItem> {
         if self.item.content.is_empty() {
             return Err(Error::EmptyContent);
         }
+        self.item.content_hash = hash_bytes(self.item.content.as_bytes());
         Ok(self.item)
     }
 }
@@ -194,6 +236,21 @@ mod tests {
         assert!(item.future_relevance_hint().unwrap().is_nan());
         assert!(item.pinned());
         assert_eq!(item.original_tokens(), Some(10));
+    }
+
+    #[test]
+    fn content_hash_follows_the_content() {
+        let a = ContextItem::new("same text", 1).unwrap();
+        let b = ContextItem::builder(String::from("same text"), 9)
+            .pinned(true)
+            .build()
+            .unwrap();
+        let c = ContextItem::new("other text", 1).unwrap();
+        assert_eq!(a.content_hash(), b.content_hash());
+        assert_eq!(a.content_hash(), hash_bytes(b"same text"));
+        assert_ne!(a.content_hash(), c.content_hash());
+        assert_eq!(a.clone().content_hash(), a.content_hash());
+        assert!(!format!("{a:?}").contains("hash"));
     }
 
     #[test]
