@@ -5,10 +5,13 @@
 //! some packaging tools require) works whenever the committed header is current; if it is
 //! stale and cannot be written, the build warns and CI's `git diff --exit-code include/`
 //! (and the `ffi::tests::committed_header_is_current` test) catch it.
+//!
+//! It also gives the shared library its soname, `libctxpack.so.MAJOR` (`set_soname`,
+//! docs/packaging.md).
 
 use std::env;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
     let crate_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
@@ -16,6 +19,7 @@ fn main() {
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-changed=src/ffi");
     println!("cargo:rerun-if-changed=include/ctxpack.h");
+    set_soname(&out_dir);
 
     let mut config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
         .expect("cbindgen.toml must parse");
@@ -51,6 +55,47 @@ fn main() {
                  the fresh header is {}",
                 generated.display()
             );
+        }
+    }
+}
+
+/// Targets whose shared libraries are ELF files, where a soname applies.
+const ELF_OSES: &[&str] = &[
+    "linux",
+    "android",
+    "freebsd",
+    "netbsd",
+    "openbsd",
+    "dragonfly",
+    "illumos",
+    "solaris",
+];
+
+/// On ELF platforms, links the cdylib with the soname `libctxpack.so.MAJOR` (MAJOR from
+/// Cargo.toml; the policy is in docs/packaging.md), so programs record that name and an
+/// installed `libctxpack.so.MAJOR.MINOR.PATCH` is found through it.
+///
+/// A program linked against the build tree (`-Ltarget/release -lctxpack`, as tests/c and
+/// the bindings do) records the soname too, so the build tree gets the link an
+/// installation has: `libctxpack.so.MAJOR -> libctxpack.so` in the directory that receives
+/// the library (`OUT_DIR` is `<that directory>/build/ctxpack-<hash>/out`).
+fn set_soname(out_dir: &Path) {
+    let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if !ELF_OSES.contains(&os.as_str()) {
+        return;
+    }
+    let major = env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets CARGO_PKG_VERSION_MAJOR");
+    let soname = format!("libctxpack.so.{major}");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
+
+    #[cfg(unix)]
+    if let Some(artifact_dir) = out_dir.ancestors().nth(3) {
+        let link = artifact_dir.join(&soname);
+        if fs::read_link(&link).ok().as_deref() != Some(Path::new("libctxpack.so")) {
+            let _ = fs::remove_file(&link);
+            if let Err(e) = std::os::unix::fs::symlink("libctxpack.so", &link) {
+                println!("cargo:warning=could not create {} ({e})", link.display());
+            }
         }
     }
 }

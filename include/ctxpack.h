@@ -294,6 +294,44 @@ typedef int32_t ctxpack_scarcity;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Whether a variant of a sensitivity comparison included an item.
+enum ctxpack_item_status
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The item is among the variant's included items.
+  CTXPACK_ITEM_STATUS_INCLUDED = 1,
+  // The item is among the variant's excluded items.
+  CTXPACK_ITEM_STATUS_EXCLUDED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ctxpack_item_status ctxpack_item_status;
+#else
+typedef int32_t ctxpack_item_status;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// How a quota constraint is measured (`ctxpack_kind_quota_utilization.mode`).
+enum ctxpack_quota_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Percent of the target's tokens (a percentage quota slicer).
+  CTXPACK_QUOTA_MODE_PERCENTAGE = 0,
+  // Number of items (the count-quota slicers).
+  CTXPACK_QUOTA_MODE_COUNT = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ctxpack_quota_mode ctxpack_quota_mode;
+#else
+typedef int32_t ctxpack_quota_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // A validated token budget, given to each run. Immutable; may be shared by runs on many
 // threads.
 typedef struct ctxpack_budget ctxpack_budget;
@@ -320,6 +358,11 @@ typedef struct ctxpack_pipeline ctxpack_pipeline;
 // reference, so the caller may free its handle at any time.
 typedef struct ctxpack_placer ctxpack_placer;
 
+// The per-kind quota utilization of a traced result (`ctxpack_result_quota_utilization`):
+// one entry per constraint of the pipeline's slicer. Immutable; its strings are owned by
+// it and valid until `ctxpack_quota_utilization_free`.
+typedef struct ctxpack_quota_utilization ctxpack_quota_utilization;
+
 // The outcome of a run. Immutable: its accessors may be called from many threads. Every
 // pointer it hands out is owned by it and valid until `ctxpack_result_free`.
 typedef struct ctxpack_result ctxpack_result;
@@ -328,6 +371,12 @@ typedef struct ctxpack_result ctxpack_result;
 // built from it keep their own reference, so the caller may free its handle at any time.
 typedef struct ctxpack_scorer ctxpack_scorer;
 
+// The outcome of a sensitivity comparison: every variant's report and the swinging
+// items. Immutable; what it hands out is owned by it and valid until
+// `ctxpack_sensitivity_free`, except the result handles of
+// `ctxpack_sensitivity_variant_result`, which the caller owns.
+typedef struct ctxpack_sensitivity ctxpack_sensitivity;
+
 // What a slicer returned from `ctxpack_slicer_slice`. Immutable; its arrays are owned by
 // it and valid until `ctxpack_slice_result_free`.
 typedef struct ctxpack_slice_result ctxpack_slice_result;
@@ -335,6 +384,11 @@ typedef struct ctxpack_slice_result ctxpack_slice_result;
 // A slicer. Immutable and reference-counted: quota slicers and pipelines built from it
 // keep their own reference, so the caller may free its handle at any time.
 typedef struct ctxpack_slicer ctxpack_slicer;
+
+// A string owned by the library (for example a policy written as JSON): UTF-8, also
+// NUL-terminated. Read it with `ctxpack_string_value`; it is valid until
+// `ctxpack_string_free`. Immutable.
+typedef struct ctxpack_string ctxpack_string;
 
 // A UTF-8 string that is not necessarily NUL-terminated: `len` bytes at `ptr`.
 //
@@ -348,6 +402,25 @@ typedef struct ctxpack_str {
   // Length in bytes, not counting any NUL terminator.
   size_t len;
 } ctxpack_str;
+
+// How fully one quota constraint is used. Set `struct_size` before the call.
+typedef struct ctxpack_kind_quota_utilization {
+  // `sizeof(ctxpack_kind_quota_utilization)`, set by the caller.
+  size_t struct_size;
+  // The constraint's kind, as configured.
+  struct ctxpack_str kind;
+  // A `ctxpack_quota_mode` value.
+  int32_t mode;
+  // The requirement: percent of the target, or a count.
+  double require;
+  // The cap: percent of the target, or a count.
+  double cap;
+  // PERCENTAGE: included tokens of the kind / the budget's `target_tokens` * 100 (0.0
+  // when the target is 0). COUNT: included items of the kind.
+  double actual;
+  // `actual / cap` clamped to [0, 1]; 0.0 when the cap is 0.
+  double utilization;
+} ctxpack_kind_quota_utilization;
 
 // Tokens reserved for one kind (kinds compare ASCII case-insensitively and must be
 // distinct).
@@ -676,6 +749,16 @@ typedef int (*ctxpack_score_all_fn)(void *user_data, const struct ctxpack_item_v
 // and finiteness rules as `ctxpack_score_all_fn`.
 typedef int (*ctxpack_score_item_fn)(void *user_data, const struct ctxpack_item_view *items, size_t count, size_t index, double *out_score, struct ctxpack_callback_error *error);
 
+// One variant of a sensitivity comparison: a label and a pipeline (build one from a
+// policy with `ctxpack_pipeline_new_policy_json` or `ctxpack_pipeline_new_preset` to
+// compare policies).
+typedef struct ctxpack_sensitivity_variant {
+  // The label (any UTF-8 text; labels need not be unique). The library copies it.
+  struct ctxpack_str label;
+  // The pipeline; it is only used during `ctxpack_sensitivity_new`.
+  const struct ctxpack_pipeline *pipeline;
+} ctxpack_sensitivity_variant;
+
 // A percentage quota for one kind (QuotaSlice).
 typedef struct ctxpack_quota_entry {
   // The kind (ASCII case-insensitive; kinds must be distinct).
@@ -709,6 +792,69 @@ extern "C" {
 // The library version (`"MAJOR.MINOR.PATCH"`, equal to the `CTXPACK_VERSION_*` macros
 // of the header it was built with), as a static NUL-terminated string.
 const char *ctxpack_version(void);
+
+// Dry-runs the pipeline (spec 07 §4): the run of `ctxpack_pipeline_run` traced at ITEM
+// detail, whose result always has a report (`ctxpack_result_report_*`, the report
+// helpers below). Errors of the run are returned as by `ctxpack_pipeline_run`.
+ctxpack_status ctxpack_pipeline_dry_run(const struct ctxpack_pipeline *pipeline, const struct ctxpack_items *items, const struct ctxpack_budget *budget, struct ctxpack_result **out, struct ctxpack_error **out_error);
+
+// Budget simulation (spec 07 §5.1, .NET `GetMarginalItems`): the items included under
+// `budget` that drop out when it shrinks by `slack` tokens (`max_tokens - slack`,
+// `target_tokens - slack`, the same reserve, slots and margin), as positions in the
+// caller's list in the placed order of the full run. `out_positions` must hold at least
+// `ctxpack_items_len(items)` elements (`capacity`; it may be NULL for an empty list);
+// `*out_count` receives how many were written. `slack` 0 gives none without running;
+// a negative slack grows the budget.
+//
+// A pipeline whose slicer is a percentage quota is refused with
+// `CTXPACK_PIPELINE_CONFIG` and the guard message of the specification
+// (`"GetMarginalItems requires monotonic item inclusion. …"`); an invalid smaller budget
+// is `CTXPACK_INVALID_BUDGET`; errors of the two runs are returned as they are.
+ctxpack_status ctxpack_pipeline_marginal_items(const struct ctxpack_pipeline *pipeline, const struct ctxpack_items *items, const struct ctxpack_budget *budget, int64_t slack, size_t *out_positions, size_t capacity, size_t *out_count, struct ctxpack_error **out_error);
+
+// Budget simulation (spec 07 §5.2, .NET `FindMinBudgetFor`): the smallest budget
+// (`max_tokens = target_tokens = b`, no reserve, slots or margin) in
+// `[tokens of items[target], ceiling]` at which the item at position `target` is
+// included, found by binary search with the lower-bound probe. `*out_found` tells
+// whether there is one; then `*out_budget` is it (else 0: not even `ceiling` includes
+// the item).
+//
+// Guards, in this order: a percentage quota or count-quota slicer is
+// `CTXPACK_PIPELINE_CONFIG` with the specification's message
+// (`"FindMinBudgetFor requires monotonic item inclusion. …"`); `target` outside the
+// list, or `ceiling` below the item's tokens, is `CTXPACK_INVALID_ARGUMENT`. Errors of a
+// probe run are returned as they are.
+ctxpack_status ctxpack_pipeline_min_budget_for(const struct ctxpack_pipeline *pipeline, const struct ctxpack_items *items, size_t target, int64_t ceiling, bool *out_found, int64_t *out_budget, struct ctxpack_error **out_error);
+
+// Report helper (spec 07 §7): the tokens of the included items divided by
+// `budget`'s `max_tokens` (not clamped; 0.0 when `max_tokens` is 0). Pass the budget of
+// the run. `CTXPACK_NO_REPORT` on an untraced result.
+ctxpack_status ctxpack_result_budget_utilization(const struct ctxpack_result *result, const struct ctxpack_budget *budget, double *out);
+
+// Report helper (spec 07 §7): the number of distinct kinds (ASCII case-insensitive)
+// among the included items, pinned items included; 0 when nothing is included.
+// `CTXPACK_NO_REPORT` on an untraced result.
+ctxpack_status ctxpack_result_kind_diversity(const struct ctxpack_result *result, size_t *out);
+
+// Report helper (spec 07 §7): the share of included items that have a timestamp, in
+// [0, 1]; 0.0 when nothing is included. `CTXPACK_NO_REPORT` on an untraced result.
+ctxpack_status ctxpack_result_timestamp_coverage(const struct ctxpack_result *result, double *out);
+
+// Report helper (spec 07 §7): how fully each quota constraint of `pipeline`'s slicer is
+// used by the traced `result` under `budget` (pass the pipeline and budget of the run).
+// A percentage quota slicer gives its entries in percent, the count-quota slicers their
+// counts; entries are sorted by kind (ordinal); any other slicer gives none (wrapped
+// slicers are not searched). `CTXPACK_NO_REPORT` on an untraced result.
+ctxpack_status ctxpack_result_quota_utilization(const struct ctxpack_result *result, const struct ctxpack_pipeline *pipeline, const struct ctxpack_budget *budget, struct ctxpack_quota_utilization **out, struct ctxpack_error **out_error);
+
+// The number of entries of a quota utilization.
+ctxpack_status ctxpack_quota_utilization_count(const struct ctxpack_quota_utilization *utilization, size_t *out_count);
+
+// Entry `i` of a quota utilization (sorted by kind). Set `out->struct_size` first.
+ctxpack_status ctxpack_quota_utilization_entry(const struct ctxpack_quota_utilization *utilization, size_t i, struct ctxpack_kind_quota_utilization *out);
+
+// Frees a quota utilization. NULL is a no-op.
+void ctxpack_quota_utilization_free(struct ctxpack_quota_utilization *utilization);
 
 // Creates a budget from every field. The core validates it (status
 // `CTXPACK_INVALID_BUDGET`, message naming the rule and the values): `0 <= target_tokens
@@ -767,6 +913,46 @@ ctxpack_status ctxpack_placer_new_custom(ctxpack_place_fn place, void *user_data
 
 // Releases the caller's reference to a placer. NULL is a no-op.
 void ctxpack_placer_free(struct ctxpack_placer *placer);
+
+// The number of presets (7): `ctxpack_preset_name(0 .. count - 1)` lists them.
+size_t ctxpack_preset_count(void);
+
+// The name of preset `index` (`"Chat"`, `"CodeReview"`, `"Rag"`, `"DocumentQa"`,
+// `"ToolUse"`, `"LongRunning"`, `"Debugging"`, in the order of spec 07 §2) as a static
+// string (not NUL-terminated) that `ctxpack_pipeline_new_preset` accepts.
+// `CTXPACK_OUT_OF_RANGE` when `index >= ctxpack_preset_count()`.
+ctxpack_status ctxpack_preset_name(size_t index, struct ctxpack_str *out_name);
+
+// Creates the pipeline of a preset (spec 07 §2). `name` is the preset's name in any
+// ASCII case, with or without `-`, `_` or a space between words (`"Chat"`,
+// `"code-review"`, `"document_qa"`, `"TOOL USE"`, …); an unknown name is
+// `CTXPACK_INVALID_ARGUMENT` with a message listing the presets.
+ctxpack_status ctxpack_pipeline_new_preset(struct ctxpack_str name, struct ctxpack_pipeline **out, struct ctxpack_error **out_error);
+
+// Creates a pipeline from a policy in its JSON form (spec 07 §3 and the ctxpack
+// extension: docs/policy-json.md). A structural problem is `CTXPACK_INVALID_POLICY` with
+// a message naming the JSON path of the bad field
+// (`"scorers[2].weight: must be positive and finite (got -1)"`, `$` for the document
+// itself); a bad value that a component checks when it is built keeps that component's
+// status (`CTXPACK_SCORER_CONFIG`, `CTXPACK_SLICER_CONFIG`, …), exactly as when the
+// pipeline is built by hand.
+ctxpack_status ctxpack_pipeline_new_policy_json(struct ctxpack_str json, struct ctxpack_pipeline **out, struct ctxpack_error **out_error);
+
+// Writes the policy of a pipeline as JSON into a new `ctxpack_string` (compact, or
+// indented by two spaces when `pretty`). The policy is recovered from the pipeline's
+// components: a pipeline built from a preset or from JSON gives the same scorers,
+// slicer, placer, deduplication and overflow strategy, but no name or description
+// (a pipeline does not keep them). A pipeline with a custom (callback) component — or
+// another shape the JSON form cannot express — is `CTXPACK_INVALID_POLICY`, naming the
+// component (`"scorer: custom components cannot be expressed as a policy"`).
+ctxpack_status ctxpack_pipeline_policy_json(const struct ctxpack_pipeline *pipeline, bool pretty, struct ctxpack_string **out, struct ctxpack_error **out_error);
+
+// The text of a library-owned string (UTF-8, also NUL-terminated; the NUL is not
+// counted in `len`), valid until `ctxpack_string_free`.
+ctxpack_status ctxpack_string_value(const struct ctxpack_string *string, struct ctxpack_str *out);
+
+// Frees a library-owned string. NULL is a no-op.
+void ctxpack_string_free(struct ctxpack_string *string);
 
 // The selected items as positions in the caller's item list, in placed order.
 ctxpack_status ctxpack_result_indices(const struct ctxpack_result *result, const size_t **out_ptr, size_t *out_len);
@@ -863,6 +1049,37 @@ ctxpack_status ctxpack_scorer_new_custom_item(ctxpack_score_item_fn score_item, 
 
 // Releases the caller's reference to a scorer. NULL is a no-op.
 void ctxpack_scorer_free(struct ctxpack_scorer *scorer);
+
+// Compares `count` (>= 2) labelled pipelines (spec 07 §6): each is dry-run over `items`
+// within `budget`, in order, and the items that at least one variant includes and
+// another excludes are listed, matched by their position in `items` (D15), in list
+// order. Fewer than two variants is `CTXPACK_INVALID_ARGUMENT`; the first failing run's
+// error is returned as it is.
+ctxpack_status ctxpack_sensitivity_new(const struct ctxpack_items *items, const struct ctxpack_budget *budget, const struct ctxpack_sensitivity_variant *variants, size_t count, struct ctxpack_sensitivity **out, struct ctxpack_error **out_error);
+
+// The number of variants (as passed to `ctxpack_sensitivity_new`).
+ctxpack_status ctxpack_sensitivity_variant_count(const struct ctxpack_sensitivity *sensitivity, size_t *out_count);
+
+// The label of variant `i` (not NUL-terminated), owned by the sensitivity.
+ctxpack_status ctxpack_sensitivity_variant_label(const struct ctxpack_sensitivity *sensitivity, size_t i, struct ctxpack_str *out_label);
+
+// The dry-run result of variant `i` as a new result handle (the caller frees it with
+// `ctxpack_result_free`; it may outlive the sensitivity): the selection, and the report
+// through `ctxpack_result_report_*` and the report helpers, exactly as
+// `ctxpack_pipeline_dry_run` would give it.
+ctxpack_status ctxpack_sensitivity_variant_result(const struct ctxpack_sensitivity *sensitivity, size_t i, struct ctxpack_result **out, struct ctxpack_error **out_error);
+
+// The number of swinging items (diffs).
+ctxpack_status ctxpack_sensitivity_diff_count(const struct ctxpack_sensitivity *sensitivity, size_t *out_count);
+
+// Diff `i` (diffs are in the order of the item list): `*out_item_index` is the item's
+// position in the list, and `out_statuses`/`out_count` an array of
+// `ctxpack_item_status` values, one per variant in variant order (its length is the
+// variant count), owned by the sensitivity.
+ctxpack_status ctxpack_sensitivity_diff(const struct ctxpack_sensitivity *sensitivity, size_t i, size_t *out_item_index, const int32_t **out_statuses, size_t *out_count);
+
+// Frees a sensitivity comparison (result handles taken from it live on). NULL is a no-op.
+void ctxpack_sensitivity_free(struct ctxpack_sensitivity *sensitivity);
 
 // GreedySlice: fills the budget by value density.
 ctxpack_status ctxpack_slicer_new_greedy(struct ctxpack_slicer **out, struct ctxpack_error **out_error);

@@ -3,8 +3,8 @@
 # Idempotent; needs root (or sudo) only when something is actually missing.
 set -euo pipefail
 
-packages=(make pkg-config valgrind)
-declare -A provides=([make]=make [pkg-config]=pkg-config [valgrind]=valgrind)
+packages=(make pkg-config valgrind cmake g++ binutils clang)
+declare -A provides=([make]=make [pkg-config]=pkg-config [valgrind]=valgrind [cmake]=cmake [g++]=g++ [binutils]=nm [clang]=clang)
 
 missing=()
 for p in "${packages[@]}"; do

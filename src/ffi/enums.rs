@@ -2,6 +2,7 @@
 //! out-of-range value from the caller is a `CTXPACK_INVALID_ARGUMENT` status instead of
 //! undefined behaviour; the enums give the values their names.
 
+use crate::analytics::{ItemStatus, QuotaMode};
 use crate::diagnostics::{ExclusionReason, InclusionReason, PipelineStage, TraceDetail};
 use crate::ffi::status::{FfiError, FfiResult};
 use crate::model::OverflowStrategy;
@@ -120,6 +121,26 @@ pub enum ctxpack_scarcity {
     Throw = 1,
 }
 
+/// Whether a variant of a sensitivity comparison included an item.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_item_status {
+    /// The item is among the variant's included items.
+    Included = 1,
+    /// The item is among the variant's excluded items.
+    Excluded = 2,
+}
+
+/// How a quota constraint is measured (`ctxpack_kind_quota_utilization.mode`).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_quota_mode {
+    /// Percent of the target's tokens (a percentage quota slicer).
+    Percentage = 0,
+    /// Number of items (the count-quota slicers).
+    Count = 1,
+}
+
 /// A C enumeration received as `int32_t`.
 pub(crate) trait CEnum: Copy + 'static {
     /// Every value, in numeric order.
@@ -219,6 +240,24 @@ impl From<&ExclusionReason> for ctxpack_exclusion_reason {
                 C::CountRequireCandidatesExhausted
             }
             ExclusionReason::Unknown { .. } => C::Unknown,
+        }
+    }
+}
+
+impl From<ItemStatus> for ctxpack_item_status {
+    fn from(s: ItemStatus) -> Self {
+        match s {
+            ItemStatus::Included => ctxpack_item_status::Included,
+            ItemStatus::Excluded => ctxpack_item_status::Excluded,
+        }
+    }
+}
+
+impl From<QuotaMode> for ctxpack_quota_mode {
+    fn from(m: QuotaMode) -> Self {
+        match m {
+            QuotaMode::Percentage => ctxpack_quota_mode::Percentage,
+            QuotaMode::Count => ctxpack_quota_mode::Count,
         }
     }
 }

@@ -154,3 +154,17 @@ pub(crate) fn create<K: HandleType>(
     // SAFETY: every exported constructor documents `out` as NULL or writable.
     crate::ffi::status::guard(out_error, || unsafe { new_into(out, make) })
 }
+
+/// The body of every accessor (`ctxpack_result_indices`, ...): behind the shim, runs
+/// `body` on the value of a live handle of type `K`. Accessors report a status only (no
+/// error object).
+pub(crate) fn access<K: HandleType>(
+    ptr: *const K,
+    what: &str,
+    body: impl FnOnce(&K::Value) -> FfiResult<()>,
+) -> ctxpack_status {
+    crate::ffi::status::guard(ptr::null_mut(), || {
+        // SAFETY: every accessor documents its handle argument as NULL or a live handle.
+        body(unsafe { borrow(ptr, what) }?)
+    })
+}

@@ -17,6 +17,7 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
+mod analytics;
 mod budget;
 mod callbacks;
 mod enums;
@@ -24,8 +25,10 @@ mod handles;
 mod items;
 mod pipeline;
 mod placer;
+mod policy;
 mod result;
 mod scorer;
+mod sensitivity;
 mod slicer;
 mod stages;
 mod status;
@@ -35,6 +38,7 @@ mod strings;
 mod test_hooks;
 mod versioned;
 
+pub use analytics::*;
 pub use budget::*;
 pub use callbacks::{
     ctxpack_callback_error, ctxpack_destroy_fn, ctxpack_item_view, ctxpack_overflow_fn,
@@ -44,6 +48,7 @@ pub use enums::*;
 pub use items::*;
 pub use pipeline::*;
 pub use placer::*;
+pub use policy::*;
 pub use result::{
     ctxpack_excluded_entry, ctxpack_included_entry, ctxpack_report_summary, ctxpack_result,
     ctxpack_result_free, ctxpack_result_has_report, ctxpack_result_indices,
@@ -53,6 +58,7 @@ pub use result::{
     ctxpack_shortfall, ctxpack_trace_event,
 };
 pub use scorer::*;
+pub use sensitivity::*;
 pub use slicer::*;
 pub use stages::*;
 pub use status::{

@@ -9,7 +9,7 @@ use crate::ffi::enums::{
     ctxpack_exclusion_reason, ctxpack_inclusion_reason, ctxpack_pipeline_stage,
 };
 use crate::ffi::handles::{self, HandleType};
-use crate::ffi::status::{ctxpack_status, guard, FfiError, FfiResult};
+use crate::ffi::status::{ctxpack_status, FfiError, FfiResult};
 use crate::ffi::strings::{ctxpack_str, OwnedCString};
 use crate::ffi::versioned::{self, Versioned};
 use crate::model::ContextItem;
@@ -53,6 +53,27 @@ impl ResultData {
         }
     }
 
+    /// The result of a dry run (spec 07 §4) or of one variant of a sensitivity
+    /// comparison: the selection is the report's included items (placed order, with their
+    /// scores and reasons) and its overflow event, exactly as a traced run's selection
+    /// mirrors its report; `items` are the run's items.
+    pub(crate) fn from_report(report: SelectionReport, items: Arc<Vec<ContextItem>>) -> Self {
+        let selection = Selection {
+            indices: report.included.iter().map(|x| x.index).collect(),
+            scores: report.included.iter().map(|x| x.score).collect(),
+            reasons: report.included.iter().map(|x| x.reason).collect(),
+            overflow: report.overflow.clone(),
+            report: Some(report),
+        };
+        Self::new(selection, Some(items))
+    }
+
+    /// The report and the run's items, or `CTXPACK_NO_REPORT` for an untraced run.
+    pub(crate) fn traced(&self) -> FfiResult<(&SelectionReport, &[ContextItem])> {
+        let report = self.report()?;
+        Ok((report, self.items.as_deref().map_or(&[][..], |v| &v[..])))
+    }
+
     fn report(&self) -> FfiResult<&SelectionReport> {
         self.selection.report.as_ref().ok_or_else(|| {
             FfiError::new(
@@ -77,14 +98,11 @@ pub(crate) fn entry<'a, T>(list: &'a [T], index: usize, what: &str) -> FfiResult
 }
 
 /// Runs an accessor on a result behind the shim (accessors report no error object).
-fn with_result(
+pub(crate) fn with_result(
     result: *const ctxpack_result,
     body: impl FnOnce(&ResultData) -> FfiResult<()>,
 ) -> ctxpack_status {
-    // SAFETY: every accessor documents `result` as NULL or a live handle.
-    guard(std::ptr::null_mut(), || {
-        body(unsafe { handles::borrow(result, "result") }?)
-    })
+    handles::access(result, "result", body)
 }
 
 /// Writes an array's pointer and length into two out-parameters.
@@ -495,8 +513,7 @@ pub unsafe extern "C" fn ctxpack_result_report_json(
     out: *mut ctxpack_str,
 ) -> ctxpack_status {
     with_result(result, |r| {
-        let report = r.report()?;
-        let items = r.items.as_deref().map_or(&[][..], |v| &v[..]);
+        let (report, items) = r.traced()?;
         let json = r
             .json
             .get_or_init(|| OwnedCString::new(report_to_json(report, items)));
@@ -510,4 +527,56 @@ pub unsafe extern "C" fn ctxpack_result_report_json(
 pub unsafe extern "C" fn ctxpack_result_free(result: *mut ctxpack_result) {
     // SAFETY: `result` is NULL or a handle.
     unsafe { handles::release(result) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::TraceDetail;
+    use crate::model::{ContextBudget, ContextKind};
+    use crate::pipeline::RunOptions;
+    use crate::policy::Preset;
+    use crate::testutil::Rng;
+
+    /// A dry run's (or a sensitivity variant's) result is built from the report alone; it
+    /// must equal the selection of the same run traced at Item detail, overflow included.
+    #[test]
+    fn a_result_from_a_report_is_the_traced_runs_selection() {
+        let mut rng = Rng::new(0x4ffe_0004);
+        let kinds = ["Message", "Document", "ToolOutput", "SystemPrompt"];
+        let mut overflows = 0;
+        for case in 0..200 {
+            let items: Vec<ContextItem> = (0..rng.range(0, 12))
+                .map(|i| {
+                    ContextItem::builder(format!("item {}", rng.below(8)), rng.range(-2, 40))
+                        .kind(ContextKind::new(*rng.pick(&kinds)).unwrap())
+                        .priority(rng.range(0, 5))
+                        .timestamp(rng.range(0, 1_000_000) * 1_000_000_000)
+                        .pinned(i % 7 == 3 && rng.chance(0.5))
+                        .build()
+                        .unwrap()
+                })
+                .collect();
+            let mut policy = rng.pick(&Preset::ALL).policy();
+            policy.overflow_strategy = *rng.pick(&[
+                crate::OverflowStrategy::Proceed,
+                crate::OverflowStrategy::Truncate,
+            ]);
+            let pipeline = policy.build_pipeline().unwrap();
+            let max = rng.range(40, 200);
+            let budget = ContextBudget::new(max, rng.range(0, max)).unwrap();
+            let options = RunOptions {
+                trace: TraceDetail::Item,
+                on_overflow: None,
+            };
+            let Ok(traced) = pipeline.run_with(&items, &budget, &options) else {
+                continue;
+            };
+            overflows += usize::from(traced.overflow.is_some());
+            let report = traced.report.clone().unwrap();
+            let data = ResultData::from_report(report, Arc::new(items));
+            assert_eq!(data.selection, traced, "case {case}");
+        }
+        assert!(overflows > 0, "no case went over target");
+    }
 }

@@ -54,7 +54,7 @@ unsafe fn scored<'a>(
 }
 
 /// Checks that a caller buffer can hold `needed` elements.
-fn check_capacity(capacity: usize, needed: usize, what: &str) -> FfiResult<()> {
+pub(crate) fn check_capacity(capacity: usize, needed: usize, what: &str) -> FfiResult<()> {
     if capacity < needed {
         return Err(FfiError::invalid(format!(
             "{what} holds {capacity} elements but {needed} are needed"
@@ -156,10 +156,7 @@ fn with_slice_result(
     result: *const ctxpack_slice_result,
     body: impl FnOnce(&SliceOutcome) -> FfiResult<()>,
 ) -> ctxpack_status {
-    // SAFETY: every accessor documents `result` as NULL or a live handle.
-    guard(std::ptr::null_mut(), || {
-        body(unsafe { handles::borrow(result, "result") }?)
-    })
+    handles::access(result, "result", body)
 }
 
 /// The selected positions (into the slicer's input), in the slicer's output order.

@@ -1,7 +1,8 @@
 //! Test hooks for the C test suite, compiled only with the `ffi-test-hooks` feature and
-//! kept out of the header: they let `tests/c` reach the two statuses that no correct
-//! call of the public ABI can produce today (`CTXPACK_PANIC`, and core error kinds such
-//! as `CTXPACK_INVALID_POLICY` whose ABI lands with a later issue) through a real run.
+//! kept out of the header: they let `tests/c` reach `CTXPACK_PANIC`, which no correct
+//! call of the public ABI can produce, and drive every core error kind through one
+//! complete run. (`CTXPACK_INVALID_POLICY` itself is reached through the policy
+//! functions.)
 
 use std::any::Any;
 use std::sync::Arc;

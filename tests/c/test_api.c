@@ -4,72 +4,14 @@
 #include <stdint.h>
 
 #include "ctxpack_test.h"
+#include "ctxpack_helpers.h"
 
 // Test hook of the `ffi-test-hooks` feature (not in the public header): a scorer whose
 // runs panic (code 0) or fail with the core error of `code` (1..15).
 ctxpack_status ctxpack_test_scorer_new_faulty(int32_t code, ctxpack_scorer **out,
                                               ctxpack_error **out_error);
 
-#define S(lit) ((ctxpack_str){(lit), sizeof(lit) - 1})
-#define NS_PER_DAY INT64_C(86400000000000)
-#define JAN_2024 (INT64_C(1704067200) * INT64_C(1000000000))
-
 // ---------------------------------------------------------------- helpers
-
-static ctxpack_item_desc desc(const char *content, int64_t tokens) {
-    ctxpack_item_desc d;
-    memset(&d, 0, sizeof d);
-    d.struct_size = sizeof d;
-    d.content = ctxpack_str_from_cstr(content);
-    d.tokens = tokens;
-    return d;
-}
-
-static ctxpack_item_desc desc_at(const char *content, int64_t tokens, int day) {
-    ctxpack_item_desc d = desc(content, tokens);
-    d.timestamp_ns = JAN_2024 + day * NS_PER_DAY;
-    d.has_timestamp = true;
-    return d;
-}
-
-// Checks an error object (code and a message fragment) and frees it.
-static void check_error_at(const char *file, int line, ctxpack_error *err, ctxpack_status code,
-                           const char *needle) {
-    if (err == NULL) {
-        tf_fail(file, line, "an error object was expected");
-        return;
-    }
-    if (ctxpack_error_code(err) != code) {
-        tf_fail(file, line, "error code differs from the returned status");
-    }
-    ctxpack_str msg = ctxpack_error_message(err);
-    if (!tf_str_contains(msg, needle)) {
-        char buf[600];
-        snprintf(buf, sizeof buf, "message \"%.*s\" lacks \"%s\"", (int)msg.len, msg.ptr, needle);
-        tf_fail(file, line, buf);
-    }
-    if (msg.ptr[msg.len] != '\0') {
-        tf_fail(file, line, "message is not NUL-terminated");
-    }
-    ctxpack_error_free(err);
-}
-#define CHECK_ERROR(err, code, needle) check_error_at(__FILE__, __LINE__, (err), (code), (needle))
-
-static ctxpack_items *items_of(const ctxpack_item_desc *descs, size_t n) {
-    ctxpack_items *items = NULL;
-    if (ctxpack_items_new(&items, NULL) != CTXPACK_OK) return NULL;
-    if (ctxpack_items_push_many(items, descs, n, NULL) != CTXPACK_OK) {
-        ctxpack_items_free(items);
-        return NULL;
-    }
-    return items;
-}
-
-static ctxpack_budget *budget_of(int64_t max_tokens, int64_t target_tokens) {
-    ctxpack_budget *b = NULL;
-    ctxpack_budget_new(max_tokens, target_tokens, 0, NULL, 0, 0.0, &b, NULL);
-    return b;
-}
 
 // Builds a pipeline from the three components, consuming the caller's references.
 static ctxpack_pipeline *pipeline_of(ctxpack_scorer *scorer, ctxpack_slicer *slicer,
@@ -1548,13 +1490,15 @@ TEST(stages_alone) {
 
 TEST(faulty_scorer_statuses) {
     // Every core error kind crosses the whole run path with its own status; a panic
-    // becomes CTXPACK_PANIC and leaves every handle usable.
+    // becomes CTXPACK_PANIC and leaves every handle usable. CTXPACK_INVALID_POLICY is
+    // left to a real policy call (invalid_policy_json below).
     ctxpack_item_desc d[2] = {desc_at("a", 1, 1), desc_at("b", 1, 2)};
     ctxpack_items *items = items_of(d, 2);
     ctxpack_budget *b = budget_of(10, 10);
     ctxpack_error *err = NULL;
     REQUIRE(items && b);
     for (int32_t code = 0; code <= 15; code++) {
+        if (code == CTXPACK_INVALID_POLICY) continue;
         ctxpack_scorer *sc = NULL;
         ctxpack_slicer *sl = NULL;
         ctxpack_placer *pl = NULL;
@@ -1580,6 +1524,20 @@ TEST(faulty_scorer_statuses) {
     ctxpack_pipeline_free(p);
     ctxpack_budget_free(b);
     ctxpack_items_free(items);
+}
+
+TEST(invalid_policy_json) {
+    // CTXPACK_INVALID_POLICY from a real call: a policy whose third scorer has a bad
+    // weight (test_policy.c covers the policy functions in full).
+    ctxpack_pipeline *p = NULL;
+    ctxpack_error *err = NULL;
+    ctxpack_str json = S("{\"scorers\": [{\"type\": \"recency\", \"weight\": 1}, "
+                         "{\"type\": \"kind\", \"weight\": 2}, "
+                         "{\"type\": \"priority\", \"weight\": -1}]}");
+    CHECK_STATUS(ctxpack_pipeline_new_policy_json(json, &p, &err), CTXPACK_INVALID_POLICY);
+    CHECK_ERROR(err, CTXPACK_INVALID_POLICY,
+                "scorers[2].weight: must be positive and finite (got -1)");
+    CHECK(p == NULL);
 }
 
 TEST(every_status_was_produced) {
@@ -1626,6 +1584,7 @@ int main(void) {
     RUN(output_struct_size_rule);
     RUN(stages_alone);
     RUN(faulty_scorer_statuses);
+    RUN(invalid_policy_json);
     RUN(every_status_was_produced);
     return tf_finish();
 }

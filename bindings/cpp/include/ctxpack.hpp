@@ -1,0 +1,1182 @@
+// ctxpack.hpp: a header-only C++17 wrapper over the ctxpack C ABI (include/ctxpack.h).
+//
+// What it adds to the C functions, and nothing else:
+//
+// * ownership: every handle lives in a move-only class whose destructor calls the
+//   matching `ctxpack_*_free`. A moved-from object is empty (`explicit operator bool`
+//   is false); passing it to a call hands NULL to the library, which answers with a
+//   status (NULL_ARGUMENT, or PIPELINE_CONFIG for a missing component), never with
+//   undefined behaviour;
+// * errors: every failing call throws `ctxpack::Error`, which carries the `Status` and
+//   the library's message;
+// * strings in as `std::string_view`, results out as `std::vector` or, for arrays the
+//   result owns, as `Span` views (valid while the `Result` lives; calling those
+//   accessors on a temporary `Result` does not compile);
+// * callbacks: custom scorers, slicers and placers from any C++ callable. The callable
+//   is moved to the heap and owned by the component; the library deletes it through the
+//   `destroy` callback when the last reference to the component goes. Exceptions never
+//   cross into the library: a callback that throws fails the run with
+//   `Status::Callback` and the exception's `what()` as the message.
+//
+// Sharing and copying. The library reference-counts scorers, slicers and placers: a
+// composite, scaled or quota component and a pipeline each keep their own reference to
+// what they are built from. So one C++ `Scorer` can go into any number of composites
+// and pipelines, and may be destroyed right after (the quickstart does). The classes
+// themselves are not copyable: the ABI has no "retain" call, so a copy could only be a
+// second owner of one reference. To share a C++ object, hold it in a
+// `std::shared_ptr`. Everything here is immutable after construction except `Items`
+// (push/clear), so a `Pipeline`, `Budget` and the components may be used from many
+// threads at once (see docs/ffi.md, "Threads"); custom callbacks must then be
+// thread-safe, and `destroy` may run on any thread.
+//
+// Build: add `include/` (ctxpack.h) and `bindings/cpp/include/` to the include path and
+// link `-lctxpack`. See bindings/cpp/README.md.
+#ifndef CTXPACK_HPP
+#define CTXPACK_HPP
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ctxpack.h"
+
+namespace ctxpack {
+
+// ------------------------------------------------------------------ statuses and errors
+
+// Every `ctxpack_status` value. The numbers are the ABI's and never change.
+enum class Status : int32_t {
+    Ok = CTXPACK_OK,
+    EmptyContent = CTXPACK_EMPTY_CONTENT,
+    EmptyKind = CTXPACK_EMPTY_KIND,
+    EmptySource = CTXPACK_EMPTY_SOURCE,
+    InvalidBudget = CTXPACK_INVALID_BUDGET,
+    PinnedExceedsBudget = CTXPACK_PINNED_EXCEEDS_BUDGET,
+    Overflow = CTXPACK_OVERFLOW,
+    ScorerConfig = CTXPACK_SCORER_CONFIG,
+    SlicerConfig = CTXPACK_SLICER_CONFIG,
+    PipelineConfig = CTXPACK_PIPELINE_CONFIG,
+    TableTooLarge = CTXPACK_TABLE_TOO_LARGE,
+    CountRequirementUnmet = CTXPACK_COUNT_REQUIREMENT_UNMET,
+    Callback = CTXPACK_CALLBACK,
+    TokenOverflow = CTXPACK_TOKEN_OVERFLOW,
+    InvalidPolicy = CTXPACK_INVALID_POLICY,
+    InvalidArgument = CTXPACK_INVALID_ARGUMENT,
+    NullArgument = CTXPACK_NULL_ARGUMENT,
+    InvalidUtf8 = CTXPACK_INVALID_UTF8,
+    WrongHandleType = CTXPACK_WRONG_HANDLE_TYPE,
+    OutOfRange = CTXPACK_OUT_OF_RANGE,
+    NoReport = CTXPACK_NO_REPORT,
+    Panic = CTXPACK_PANIC,
+};
+
+// The C name of a status (`"CTXPACK_NO_REPORT"`); `"CTXPACK_UNKNOWN_STATUS"` for a number
+// the library does not know.
+inline const char *status_name(Status status) noexcept {
+    return ctxpack_status_name(static_cast<int32_t>(status));
+}
+
+// A failed call. `what()` is "<status name>: <message>"; `status()` tells which error it
+// was (a status the wrapper does not know yet keeps its number). Copying is noexcept, as
+// for every standard exception: the text lives in std::runtime_error's shared buffer.
+class Error : public std::runtime_error {
+public:
+    Error(Status status, std::string_view message)
+        : std::runtime_error(std::string(status_name(status)) + ": " + std::string(message)),
+          status_(status) {}
+
+    Status status() const noexcept { return status_; }
+
+    // The library's message, without the status name.
+    std::string_view message() const noexcept {
+        std::string_view all = what();
+        std::string_view prefix = status_name(status_);
+        return all.substr(prefix.size() + 2);
+    }
+
+private:
+    Status status_;
+};
+
+// Throws the error of a C call that returned `status` (nothing when it is CTXPACK_OK).
+// Takes ownership of `error` (may be NULL) and frees it. Public so that code mixing raw
+// C calls with the wrapper gets the same exceptions: `throw_if_failed(ctxpack_x(..., &e), e)`.
+inline void throw_if_failed(ctxpack_status status, ctxpack_error *error = nullptr) {
+    std::unique_ptr<ctxpack_error, void (*)(ctxpack_error *)> owned(error, ctxpack_error_free);
+    if (status == CTXPACK_OK) return;
+    if (error != nullptr) {
+        ctxpack_str message = ctxpack_error_message(error);
+        throw Error(static_cast<Status>(ctxpack_error_code(error)),
+                    std::string_view(message.ptr, message.len));
+    }
+    throw Error(static_cast<Status>(status), "(no error object)");
+}
+
+// The library version ("MAJOR.MINOR.PATCH").
+inline std::string_view version() noexcept { return ctxpack_version(); }
+
+// ------------------------------------------------------------------ enumerations
+
+enum class OverflowStrategy : int32_t {
+    Throw = CTXPACK_OVERFLOW_STRATEGY_THROW,
+    Truncate = CTXPACK_OVERFLOW_STRATEGY_TRUNCATE,
+    Proceed = CTXPACK_OVERFLOW_STRATEGY_PROCEED,
+};
+
+enum class TraceDetail : int32_t {
+    None = CTXPACK_TRACE_DETAIL_NONE,
+    Stage = CTXPACK_TRACE_DETAIL_STAGE,
+    Item = CTXPACK_TRACE_DETAIL_ITEM,
+};
+
+enum class InclusionReason : int32_t {
+    Scored = CTXPACK_INCLUSION_REASON_SCORED,
+    Pinned = CTXPACK_INCLUSION_REASON_PINNED,
+    ZeroToken = CTXPACK_INCLUSION_REASON_ZERO_TOKEN,
+};
+
+enum class ExclusionReason : int32_t {
+    Unknown = CTXPACK_EXCLUSION_REASON_UNKNOWN,
+    BudgetExceeded = CTXPACK_EXCLUSION_REASON_BUDGET_EXCEEDED,
+    ScoredTooLow = CTXPACK_EXCLUSION_REASON_SCORED_TOO_LOW,
+    Deduplicated = CTXPACK_EXCLUSION_REASON_DEDUPLICATED,
+    QuotaCapExceeded = CTXPACK_EXCLUSION_REASON_QUOTA_CAP_EXCEEDED,
+    QuotaRequireDisplaced = CTXPACK_EXCLUSION_REASON_QUOTA_REQUIRE_DISPLACED,
+    NegativeTokens = CTXPACK_EXCLUSION_REASON_NEGATIVE_TOKENS,
+    PinnedOverride = CTXPACK_EXCLUSION_REASON_PINNED_OVERRIDE,
+    Filtered = CTXPACK_EXCLUSION_REASON_FILTERED,
+    CountCapExceeded = CTXPACK_EXCLUSION_REASON_COUNT_CAP_EXCEEDED,
+    CountRequireCandidatesExhausted = CTXPACK_EXCLUSION_REASON_COUNT_REQUIRE_CANDIDATES_EXHAUSTED,
+};
+
+enum class PipelineStage : int32_t {
+    Classify = CTXPACK_PIPELINE_STAGE_CLASSIFY,
+    Score = CTXPACK_PIPELINE_STAGE_SCORE,
+    Deduplicate = CTXPACK_PIPELINE_STAGE_DEDUPLICATE,
+    Slice = CTXPACK_PIPELINE_STAGE_SLICE,
+    Place = CTXPACK_PIPELINE_STAGE_PLACE,
+};
+
+enum class DecayCurve : int32_t {
+    Exponential = CTXPACK_DECAY_CURVE_KIND_EXPONENTIAL,
+    Window = CTXPACK_DECAY_CURVE_KIND_WINDOW,
+    Step = CTXPACK_DECAY_CURVE_KIND_STEP,
+};
+
+enum class Scarcity : int32_t {
+    Degrade = CTXPACK_SCARCITY_DEGRADE,
+    Throw = CTXPACK_SCARCITY_THROW,
+};
+
+// ------------------------------------------------------------------ views
+
+// A read-only view of `size()` elements owned by someone else (C++20's std::span, minus
+// what is not needed here).
+template <typename T>
+class Span {
+public:
+    constexpr Span() noexcept = default;
+    constexpr Span(T *data, std::size_t size) noexcept : data_(size ? data : nullptr), size_(size) {}
+    // A vector viewed as a span of const elements.
+    template <typename U = T, typename = std::enable_if_t<std::is_const_v<U>>>
+    Span(const std::vector<std::remove_const_t<T>> &v) noexcept : Span(v.data(), v.size()) {}
+
+    T *data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
+    T &operator[](std::size_t i) const noexcept { return data_[i]; }
+    T *begin() const noexcept { return data_; }
+    T *end() const noexcept { return data_ + size_; }
+    std::vector<std::remove_const_t<T>> to_vector() const { return {begin(), end()}; }
+
+private:
+    T *data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+namespace detail {
+
+inline ctxpack_str str(std::string_view s) noexcept { return ctxpack_str{s.data(), s.size()}; }
+inline std::string_view view(ctxpack_str s) noexcept { return std::string_view(s.ptr, s.len); }
+
+// A struct that may grow: zero-initialised with `struct_size` set, as the ABI requires
+// (docs/ffi.md, "Structs that grow").
+template <typename T>
+T sized() noexcept {
+    T t{};
+    t.struct_size = sizeof(T);
+    return t;
+}
+
+// Calls `f(ctxpack_error **)` and throws its error, if any.
+template <typename F>
+void call(F &&f) {
+    ctxpack_error *error = nullptr;
+    ctxpack_status status = f(&error);
+    throw_if_failed(status, error);
+}
+
+// Accessors return a status only (no error object): the message names the function.
+inline void check(ctxpack_status status, const char *function) {
+    if (status != CTXPACK_OK) {
+        throw Error(static_cast<Status>(status), std::string(function) + " failed");
+    }
+}
+
+// Calls a `(..., T **out, ctxpack_error **)` constructor and returns the new handle.
+template <typename T, typename F>
+T *create(F &&f) {
+    T *out = nullptr;
+    call([&](ctxpack_error **error) { return f(&out, error); });
+    return out;
+}
+
+// The owner of one handle: move-only, frees it with `Free` (NULL-safe in the ABI).
+template <typename T, void (*Free)(T *)>
+class Owned {
+public:
+    // The raw handle, for calling C functions directly; still owned by this object.
+    T *native() const noexcept { return ptr_.get(); }
+    // Gives up ownership: the caller must free the handle.
+    T *release() noexcept { return ptr_.release(); }
+    explicit operator bool() const noexcept { return ptr_ != nullptr; }
+
+protected:
+    Owned() noexcept = default;
+    explicit Owned(T *owned) noexcept : ptr_(owned) {}
+
+private:
+    struct Deleter {
+        void operator()(T *p) const noexcept { Free(p); }
+    };
+    std::unique_ptr<T, Deleter> ptr_;
+};
+
+}  // namespace detail
+
+// One item as a callback sees it. It points into the library's memory: valid only during
+// the callback, like every string_view it returns.
+class ItemView {
+public:
+    explicit ItemView(const ctxpack_item_view &item) noexcept : v_(&item) {}
+
+    std::string_view content() const noexcept { return detail::view(v_->content); }
+    int64_t tokens() const noexcept { return v_->tokens; }
+    std::string_view kind() const noexcept { return detail::view(v_->kind); }
+    std::string_view source() const noexcept { return detail::view(v_->source); }
+    std::optional<int64_t> priority() const noexcept { return optional(v_->has_priority, v_->priority); }
+    std::size_t tag_count() const noexcept { return v_->tag_count; }
+    std::string_view tag(std::size_t i) const noexcept { return detail::view(v_->tags[i]); }
+    std::vector<std::string_view> tags() const {
+        std::vector<std::string_view> out;
+        for (std::size_t i = 0; i < tag_count(); i++) out.push_back(tag(i));
+        return out;
+    }
+    // The value of a metadata key (exact, case-sensitive), if the item has it.
+    std::optional<std::string_view> metadata(std::string_view key) const noexcept {
+        for (std::size_t i = 0; i < v_->metadata_count; i++) {
+            if (detail::view(v_->metadata[i].key) == key) return detail::view(v_->metadata[i].value);
+        }
+        return std::nullopt;
+    }
+    std::optional<int64_t> timestamp_ns() const noexcept { return optional(v_->has_timestamp, v_->timestamp_ns); }
+    std::optional<double> future_relevance_hint() const noexcept {
+        return optional(v_->has_future_relevance_hint, v_->future_relevance_hint);
+    }
+    bool pinned() const noexcept { return v_->pinned; }
+    std::optional<int64_t> original_tokens() const noexcept {
+        return optional(v_->has_original_tokens, v_->original_tokens);
+    }
+    const ctxpack_item_view &native() const noexcept { return *v_; }
+
+private:
+    template <typename T>
+    static std::optional<T> optional(bool present, T value) noexcept {
+        return present ? std::optional<T>(value) : std::nullopt;
+    }
+    const ctxpack_item_view *v_;
+};
+
+// The items a callback receives, indexable and iterable as `ItemView`s.
+class ItemsView {
+public:
+    ItemsView(const ctxpack_item_view *items, std::size_t count) noexcept : items_(items), count_(count) {}
+
+    std::size_t size() const noexcept { return count_; }
+    bool empty() const noexcept { return count_ == 0; }
+    ItemView operator[](std::size_t i) const noexcept { return ItemView(items_[i]); }
+
+    class iterator {
+    public:
+        using iterator_category = std::input_iterator_tag;
+        using value_type = ItemView;
+        using difference_type = std::ptrdiff_t;
+        using pointer = void;
+        using reference = ItemView;
+        explicit iterator(const ctxpack_item_view *p) noexcept : p_(p) {}
+        ItemView operator*() const noexcept { return ItemView(*p_); }
+        iterator &operator++() noexcept { ++p_; return *this; }
+        iterator operator++(int) noexcept { iterator old = *this; ++p_; return old; }
+        bool operator==(const iterator &o) const noexcept { return p_ == o.p_; }
+        bool operator!=(const iterator &o) const noexcept { return p_ != o.p_; }
+
+    private:
+        const ctxpack_item_view *p_;
+    };
+    iterator begin() const noexcept { return iterator(items_); }
+    iterator end() const noexcept { return iterator(items_ + count_); }
+
+private:
+    const ctxpack_item_view *items_;
+    std::size_t count_;
+};
+
+// ------------------------------------------------------------------ callbacks
+
+// A per-item scorer: the score of `items[index]`, computed against all of `items`.
+using ScoreItemFn = std::function<double(ItemsView items, std::size_t index)>;
+// A batch scorer: writes one finite score per item into `out` (pre-filled with NaN).
+using ScoreAllFn = std::function<void(ItemsView items, Span<double> out)>;
+// A slicer: receives the items sorted by score (descending) and the effective budget,
+// returns the chosen positions (into `items`, each at most once, any order).
+using SliceFn = std::function<std::vector<std::size_t>(ItemsView items, Span<const double> scores,
+                                                       int64_t target_tokens, int64_t max_tokens)>;
+// A placer: returns a permutation of 0..items.size(), the position placed first first.
+using PlaceFn = std::function<std::vector<std::size_t>(ItemsView items, Span<const double> scores)>;
+// Observes the overflow event of a Proceed run: the excess tokens and the merged items
+// as positions in the caller's list. Runs synchronously, on the calling thread.
+using OverflowFn = std::function<void(int64_t tokens_over_budget, Span<const std::size_t> items)>;
+
+namespace detail {
+
+// Reports a failure from a callback. The library copies `error->message` as soon as the
+// callback returns, so a thread_local string is enough to keep it alive until then
+// (docs/ffi.md, "Callbacks"); nothing is allocated on the library's behalf.
+inline int callback_failed(ctxpack_callback_error *error, const char *what) noexcept {
+    thread_local std::string message;
+    try {
+        message.assign(what);
+    } catch (...) {
+        message.clear();  // out of memory: fail without a message
+    }
+    error->message = str(message);
+    return 1;
+}
+
+// Runs a callback body. No exception may unwind into the library (it is Rust code
+// called through C), so every exception becomes the callback's failure message.
+template <typename Body>
+int guarded(ctxpack_callback_error *error, Body &&body) noexcept {
+    try {
+        body();
+        return 0;
+    } catch (const std::exception &e) {
+        return callback_failed(error, e.what());
+    } catch (...) {
+        return callback_failed(error, "a C++ exception that is not a std::exception");
+    }
+}
+
+// The `destroy` callback of every custom component: deletes the heap copy of the
+// callable. The library calls it exactly once, when the last reference goes.
+template <typename Fn>
+void destroy(void *user_data) noexcept {
+    delete static_cast<Fn *>(user_data);
+}
+
+template <typename Fn>
+Fn &callable(void *user_data) noexcept {
+    return *static_cast<Fn *>(user_data);
+}
+
+// Creates a custom component from `fn` through `ctor(user_data, destroy, out, error)`.
+// The component owns the callable only once the constructor succeeded; on failure the
+// ABI leaves `user_data` with the caller, and the unique_ptr frees it.
+template <typename T, typename Fn, typename Ctor>
+T *make_custom(Fn fn, const char *what, Ctor &&ctor) {
+    if (!fn) throw Error(Status::NullArgument, std::string(what) + ": an empty std::function");
+    auto holder = std::make_unique<Fn>(std::move(fn));
+    T *out = create<T>([&](T **o, ctxpack_error **error) {
+        return ctor(static_cast<void *>(holder.get()), &destroy<Fn>, o, error);
+    });
+    holder.release();  // owned by the component from here on
+    return out;
+}
+
+// Copies a callback's chosen positions into the library's buffer (capacity `capacity`),
+// refusing more than fit: the library validates the positions themselves.
+inline void copy_positions(const std::vector<std::size_t> &from, std::size_t *to, std::size_t capacity,
+                           const char *what) {
+    if (from.size() > capacity) {
+        throw std::length_error(std::string(what) + " returned " + std::to_string(from.size()) +
+                                " positions for " + std::to_string(capacity) + " items");
+    }
+    std::copy(from.begin(), from.end(), to);
+}
+
+}  // namespace detail
+
+// ------------------------------------------------------------------ items and budget
+
+// One candidate item. Every field of the data model; `kind` and `source` empty mean the
+// defaults (`Message`, `Chat`). The library copies everything on push.
+struct Item {
+    std::string content;
+    int64_t tokens = 0;
+    std::string kind = {};
+    std::string source = {};
+    std::optional<int64_t> priority = {};
+    std::vector<std::string> tags = {};
+    // Key/value pairs; a later entry with the same key replaces an earlier one.
+    std::vector<std::pair<std::string, std::string>> metadata = {};
+    // Nanoseconds since the Unix epoch, UTC.
+    std::optional<int64_t> timestamp_ns = {};
+    std::optional<double> future_relevance_hint = {};
+    bool pinned = false;
+    std::optional<int64_t> original_tokens = {};
+};
+
+namespace detail {
+
+// An item as a `ctxpack_item_desc`, plus the arrays the descriptor points to.
+class Descriptor {
+public:
+    explicit Descriptor(const Item &item) : desc_(sized<ctxpack_item_desc>()) {
+        for (const std::string &tag : item.tags) tags_.push_back(str(tag));
+        for (const auto &[key, value] : item.metadata) metadata_.push_back({str(key), str(value)});
+        desc_.content = str(item.content);
+        desc_.tokens = item.tokens;
+        desc_.kind = str(item.kind);
+        desc_.source = str(item.source);
+        desc_.has_priority = item.priority.has_value();
+        desc_.priority = item.priority.value_or(0);
+        desc_.tags = tags_.data();
+        desc_.tag_count = tags_.size();
+        desc_.metadata = metadata_.data();
+        desc_.metadata_count = metadata_.size();
+        desc_.has_timestamp = item.timestamp_ns.has_value();
+        desc_.timestamp_ns = item.timestamp_ns.value_or(0);
+        desc_.has_future_relevance_hint = item.future_relevance_hint.has_value();
+        desc_.future_relevance_hint = item.future_relevance_hint.value_or(0.0);
+        desc_.pinned = item.pinned;
+        desc_.has_original_tokens = item.original_tokens.has_value();
+        desc_.original_tokens = item.original_tokens.value_or(0);
+    }
+    // The arrays are owned here and the descriptor points into them.
+    Descriptor(const Descriptor &) = delete;
+    Descriptor &operator=(const Descriptor &) = delete;
+
+    const ctxpack_item_desc &get() const noexcept { return desc_; }
+
+private:
+    std::vector<ctxpack_str> tags_;
+    std::vector<ctxpack_metadata_entry> metadata_;
+    ctxpack_item_desc desc_;
+};
+
+}  // namespace detail
+
+// The list of candidates. Results and reports identify items by their position here.
+// Runs only read it (concurrent runs are fine); `push` and `clear` must not overlap
+// anything else on the same list.
+class Items : public detail::Owned<ctxpack_items, ctxpack_items_free> {
+public:
+    Items() : Owned(detail::create<ctxpack_items>(ctxpack_items_new)) {}
+    explicit Items(const std::vector<Item> &items) : Items() { push_many(items); }
+
+    void push(const Item &item) {
+        detail::Descriptor d(item);
+        detail::call([&](ctxpack_error **e) { return ctxpack_items_push(native(), &d.get(), e); });
+    }
+
+    // All or nothing: on error nothing is appended, and the message starts "item <i>:".
+    void push_many(const std::vector<Item> &items) {
+        std::vector<std::unique_ptr<detail::Descriptor>> owners;
+        std::vector<ctxpack_item_desc> descs;
+        owners.reserve(items.size());
+        descs.reserve(items.size());
+        for (const Item &item : items) {
+            owners.push_back(std::make_unique<detail::Descriptor>(item));
+            descs.push_back(owners.back()->get());
+        }
+        detail::call([&](ctxpack_error **e) {
+            return ctxpack_items_push_many(native(), descs.data(), descs.size(), e);
+        });
+    }
+
+    std::size_t size() const {
+        std::size_t n = 0;
+        detail::check(ctxpack_items_len(native(), &n), "ctxpack_items_len");
+        return n;
+    }
+
+    void clear() { detail::check(ctxpack_items_clear(native()), "ctxpack_items_clear"); }
+};
+
+// Tokens reserved for one kind.
+struct ReservedSlot {
+    std::string_view kind;
+    int64_t count;
+};
+
+// A validated token budget; immutable.
+class Budget : public detail::Owned<ctxpack_budget, ctxpack_budget_free> {
+public:
+    Budget(int64_t max_tokens, int64_t target_tokens, int64_t output_reserve = 0,
+           const std::vector<ReservedSlot> &reserved_slots = {}, double estimation_safety_margin_percent = 0.0)
+        : Owned(detail::create<ctxpack_budget>([&](ctxpack_budget **out, ctxpack_error **e) {
+              std::vector<ctxpack_reserved_slot> slots;
+              for (const ReservedSlot &s : reserved_slots) slots.push_back({detail::str(s.kind), s.count});
+              return ctxpack_budget_new(max_tokens, target_tokens, output_reserve, slots.data(), slots.size(),
+                                        estimation_safety_margin_percent, out, e);
+          })) {}
+};
+
+// A count-requirement shortfall of a count-quota slicer.
+struct Shortfall {
+    std::string kind;
+    uint64_t required_count = 0;
+    uint64_t satisfied_count = 0;
+};
+
+namespace detail {
+inline Shortfall to_shortfall(const ctxpack_shortfall &s) {
+    return Shortfall{std::string(view(s.kind)), s.required_count, s.satisfied_count};
+}
+}  // namespace detail
+
+// ------------------------------------------------------------------ scorers
+
+class Scorer;
+
+// A child of a composite scorer with its raw weight (normalised by the sum).
+struct WeightedScorer {
+    const Scorer &scorer;
+    double weight;
+};
+
+struct KindWeight {
+    std::string_view kind;
+    double weight;
+};
+
+struct TagWeight {
+    std::string_view tag;
+    double weight;
+};
+
+struct DecayWindow {
+    std::chrono::nanoseconds max_age;
+    double score;
+};
+
+// Configuration of a decay scorer. Build it with `exponential`, `window` or `step`, then
+// set the clock and the score of undated items if the defaults do not suit.
+struct DecayConfig {
+    DecayCurve curve = DecayCurve::Exponential;
+    std::chrono::nanoseconds half_life{0};  // Exponential
+    std::chrono::nanoseconds max_age{0};    // Window
+    std::vector<DecayWindow> windows = {};  // Step, youngest first
+    // "Now" in nanoseconds since the Unix epoch; unset means the system clock.
+    std::optional<int64_t> fixed_now_ns = {};
+    // Unset means CTXPACK_DECAY_DEFAULT_NULL_TIMESTAMP_SCORE.
+    std::optional<double> null_timestamp_score = {};
+
+    static DecayConfig exponential(std::chrono::nanoseconds half_life) {
+        DecayConfig c;
+        c.curve = DecayCurve::Exponential;
+        c.half_life = half_life;
+        return c;
+    }
+    static DecayConfig window(std::chrono::nanoseconds max_age) {
+        DecayConfig c;
+        c.curve = DecayCurve::Window;
+        c.max_age = max_age;
+        return c;
+    }
+    static DecayConfig step(std::vector<DecayWindow> windows) {
+        DecayConfig c;
+        c.curve = DecayCurve::Step;
+        c.windows = std::move(windows);
+        return c;
+    }
+};
+
+class Scorer : public detail::Owned<ctxpack_scorer, ctxpack_scorer_free> {
+public:
+    // Takes ownership of one reference to a scorer made by a C call.
+    static Scorer adopt(ctxpack_scorer *owned) noexcept { return Scorer(owned); }
+
+    // KindScorer with the default weights, or with `weights` replacing them.
+    static Scorer kind() { return make(ctxpack_scorer_new_kind); }
+    static Scorer kind(const std::vector<KindWeight> &weights) {
+        std::vector<ctxpack_kind_weight> w;
+        for (const KindWeight &k : weights) w.push_back({detail::str(k.kind), k.weight});
+        return make([&](ctxpack_scorer **out, ctxpack_error **e) {
+            return ctxpack_scorer_new_kind_weights(w.data(), w.size(), out, e);
+        });
+    }
+    static Scorer tag(const std::vector<TagWeight> &weights) {
+        std::vector<ctxpack_tag_weight> w;
+        for (const TagWeight &t : weights) w.push_back({detail::str(t.tag), t.weight});
+        return make([&](ctxpack_scorer **out, ctxpack_error **e) {
+            return ctxpack_scorer_new_tag(w.data(), w.size(), out, e);
+        });
+    }
+    // The weighted sum of the children's scores; the composite keeps its own reference to
+    // each child.
+    static Scorer composite(const std::vector<WeightedScorer> &children) {
+        std::vector<ctxpack_composite_child> c;
+        for (const WeightedScorer &child : children) c.push_back({child.scorer.native(), child.weight});
+        return make([&](ctxpack_scorer **out, ctxpack_error **e) {
+            return ctxpack_scorer_new_composite(c.data(), c.size(), out, e);
+        });
+    }
+    // Min-max normalisation of `inner` (kept by reference).
+    static Scorer scaled(const Scorer &inner) {
+        return make([&](ctxpack_scorer **out, ctxpack_error **e) {
+            return ctxpack_scorer_new_scaled(inner.native(), out, e);
+        });
+    }
+    static Scorer decay(const DecayConfig &config) {
+        std::vector<ctxpack_decay_window> windows;
+        for (const DecayWindow &w : config.windows) windows.push_back({w.max_age.count(), w.score});
+        auto c = detail::sized<ctxpack_decay_config>();
+        c.curve = static_cast<int32_t>(config.curve);
+        c.half_life_ns = config.half_life.count();
+        c.max_age_ns = config.max_age.count();
+        c.windows = windows.data();
+        c.window_count = windows.size();
+        c.clock = config.fixed_now_ns ? CTXPACK_CLOCK_KIND_FIXED : CTXPACK_CLOCK_KIND_SYSTEM;
+        c.fixed_now_ns = config.fixed_now_ns.value_or(0);
+        c.has_null_timestamp_score = config.null_timestamp_score.has_value();
+        c.null_timestamp_score = config.null_timestamp_score.value_or(0.0);
+        return make([&](ctxpack_scorer **out, ctxpack_error **e) { return ctxpack_scorer_new_decay(&c, out, e); });
+    }
+    static Scorer metadata_trust(double default_score = CTXPACK_METADATA_TRUST_DEFAULT_SCORE) {
+        return make([&](ctxpack_scorer **out, ctxpack_error **e) {
+            return ctxpack_scorer_new_metadata_trust(default_score, out, e);
+        });
+    }
+    static Scorer metadata_key(std::string_view key, std::string_view value, double boost) {
+        return make([&](ctxpack_scorer **out, ctxpack_error **e) {
+            return ctxpack_scorer_new_metadata_key(detail::str(key), detail::str(value), boost, out, e);
+        });
+    }
+    static Scorer recency() { return make(ctxpack_scorer_new_recency); }
+    static Scorer priority() { return make(ctxpack_scorer_new_priority); }
+    static Scorer frequency() { return make(ctxpack_scorer_new_frequency); }
+    static Scorer reflexive() { return make(ctxpack_scorer_new_reflexive); }
+
+    // A scorer called once per item (ctxpack_scorer_new_custom_item).
+    static Scorer custom(ScoreItemFn fn) {
+        return Scorer(detail::make_custom<ctxpack_scorer>(
+            std::move(fn), "Scorer::custom", [](void *ud, ctxpack_destroy_fn destroy, ctxpack_scorer **out,
+                                                 ctxpack_error **e) {
+                return ctxpack_scorer_new_custom_item(score_item, ud, destroy, out, e);
+            }));
+    }
+    // A scorer called once per run for all items (ctxpack_scorer_new_custom_batch).
+    static Scorer custom_batch(ScoreAllFn fn) {
+        return Scorer(detail::make_custom<ctxpack_scorer>(
+            std::move(fn), "Scorer::custom_batch", [](void *ud, ctxpack_destroy_fn destroy, ctxpack_scorer **out,
+                                                      ctxpack_error **e) {
+                return ctxpack_scorer_new_custom_batch(score_all, ud, destroy, out, e);
+            }));
+    }
+
+    // Scores every item of `items` against the whole list, in list order.
+    std::vector<double> score(const Items &items) const {
+        std::vector<double> scores(items.size());
+        detail::call([&](ctxpack_error **e) {
+            return ctxpack_scorer_score(native(), items.native(), scores.data(), scores.size(), e);
+        });
+        return scores;
+    }
+
+private:
+    explicit Scorer(ctxpack_scorer *owned) noexcept : Owned(owned) {}
+
+    template <typename Ctor>
+    static Scorer make(Ctor &&ctor) {
+        return Scorer(detail::create<ctxpack_scorer>(std::forward<Ctor>(ctor)));
+    }
+
+    static int score_item(void *ud, const ctxpack_item_view *items, std::size_t count, std::size_t index,
+                          double *out, ctxpack_callback_error *error) noexcept {
+        return detail::guarded(error, [&] {
+            *out = detail::callable<ScoreItemFn>(ud)(ItemsView(items, count), index);
+        });
+    }
+    static int score_all(void *ud, const ctxpack_item_view *items, std::size_t count, double *out,
+                         ctxpack_callback_error *error) noexcept {
+        return detail::guarded(error, [&] {
+            detail::callable<ScoreAllFn>(ud)(ItemsView(items, count), Span<double>(out, count));
+        });
+    }
+};
+
+// ------------------------------------------------------------------ slicers
+
+struct QuotaEntry {
+    std::string_view kind;
+    double require;  // percent of the target, [0, 100]
+    double cap;      // percent of the target, [require, 100]
+};
+
+struct CountQuotaEntry {
+    std::string_view kind;
+    std::size_t require_count;
+    std::size_t cap_count;
+};
+
+// What a slicer run alone returned (positions into its input).
+struct SliceOutcome {
+    std::vector<std::size_t> selected;
+    std::vector<std::size_t> cap_excluded;
+    std::vector<Shortfall> shortfalls;
+};
+
+class Slicer : public detail::Owned<ctxpack_slicer, ctxpack_slicer_free> {
+public:
+    static Slicer adopt(ctxpack_slicer *owned) noexcept { return Slicer(owned); }
+
+    static Slicer greedy() { return make(ctxpack_slicer_new_greedy); }
+    // `table_limit_bytes` 0 means the library default (256 MiB).
+    static Slicer knapsack(int64_t bucket_size = CTXPACK_KNAPSACK_DEFAULT_BUCKET_SIZE,
+                           uint64_t table_limit_bytes = 0) {
+        return make([&](ctxpack_slicer **out, ctxpack_error **e) {
+            return ctxpack_slicer_new_knapsack(bucket_size, table_limit_bytes, out, e);
+        });
+    }
+    static Slicer quota(const std::vector<QuotaEntry> &entries, const Slicer &inner) {
+        std::vector<ctxpack_quota_entry> q;
+        for (const QuotaEntry &entry : entries) q.push_back({detail::str(entry.kind), entry.require, entry.cap});
+        return make([&](ctxpack_slicer **out, ctxpack_error **e) {
+            return ctxpack_slicer_new_quota(q.data(), q.size(), inner.native(), out, e);
+        });
+    }
+    static Slicer count_quota(const std::vector<CountQuotaEntry> &entries, const Slicer &inner,
+                              Scarcity scarcity = Scarcity::Degrade) {
+        std::vector<ctxpack_count_quota_entry> q = count_entries(entries);
+        return make([&](ctxpack_slicer **out, ctxpack_error **e) {
+            return ctxpack_slicer_new_count_quota(q.data(), q.size(), inner.native(), static_cast<int32_t>(scarcity),
+                                                  out, e);
+        });
+    }
+    static Slicer count_constrained_knapsack(const std::vector<CountQuotaEntry> &entries,
+                                             int64_t bucket_size = CTXPACK_KNAPSACK_DEFAULT_BUCKET_SIZE,
+                                             uint64_t table_limit_bytes = 0, Scarcity scarcity = Scarcity::Degrade) {
+        std::vector<ctxpack_count_quota_entry> q = count_entries(entries);
+        return make([&](ctxpack_slicer **out, ctxpack_error **e) {
+            return ctxpack_slicer_new_count_constrained_knapsack(q.data(), q.size(), bucket_size, table_limit_bytes,
+                                                                 static_cast<int32_t>(scarcity), out, e);
+        });
+    }
+    static Slicer custom(SliceFn fn) {
+        return Slicer(detail::make_custom<ctxpack_slicer>(
+            std::move(fn), "Slicer::custom", [](void *ud, ctxpack_destroy_fn destroy, ctxpack_slicer **out,
+                                                ctxpack_error **e) {
+                return ctxpack_slicer_new_custom(slice_fn, ud, destroy, out, e);
+            }));
+    }
+
+    // Runs the slicer alone over `items` with one score per item, against `budget`
+    // exactly as given (no pinned-item or reserve adjustment).
+    SliceOutcome slice(const Items &items, Span<const double> scores, const Budget &budget) const {
+        ctxpack_slice_result *raw = detail::create<ctxpack_slice_result>(
+            [&](ctxpack_slice_result **out, ctxpack_error **e) {
+                return ctxpack_slicer_slice(native(), items.native(), scores.data(), scores.size(), budget.native(),
+                                            out, e);
+            });
+        std::unique_ptr<ctxpack_slice_result, void (*)(ctxpack_slice_result *)> result(raw, ctxpack_slice_result_free);
+        SliceOutcome outcome;
+        const std::size_t *ptr = nullptr;
+        std::size_t len = 0;
+        detail::check(ctxpack_slice_result_selected(raw, &ptr, &len), "ctxpack_slice_result_selected");
+        outcome.selected.assign(ptr, ptr + len);
+        detail::check(ctxpack_slice_result_cap_excluded(raw, &ptr, &len), "ctxpack_slice_result_cap_excluded");
+        outcome.cap_excluded.assign(ptr, ptr + len);
+        detail::check(ctxpack_slice_result_shortfall_count(raw, &len), "ctxpack_slice_result_shortfall_count");
+        for (std::size_t i = 0; i < len; i++) {
+            auto s = detail::sized<ctxpack_shortfall>();
+            detail::check(ctxpack_slice_result_shortfall(raw, i, &s), "ctxpack_slice_result_shortfall");
+            outcome.shortfalls.push_back(detail::to_shortfall(s));
+        }
+        return outcome;
+    }
+
+private:
+    explicit Slicer(ctxpack_slicer *owned) noexcept : Owned(owned) {}
+
+    template <typename Ctor>
+    static Slicer make(Ctor &&ctor) {
+        return Slicer(detail::create<ctxpack_slicer>(std::forward<Ctor>(ctor)));
+    }
+    static std::vector<ctxpack_count_quota_entry> count_entries(const std::vector<CountQuotaEntry> &entries) {
+        std::vector<ctxpack_count_quota_entry> q;
+        for (const CountQuotaEntry &entry : entries) {
+            q.push_back({detail::str(entry.kind), entry.require_count, entry.cap_count});
+        }
+        return q;
+    }
+    static int slice_fn(void *ud, const ctxpack_item_view *items, const double *scores, std::size_t count,
+                        int64_t target_tokens, int64_t max_tokens, std::size_t *out_positions,
+                        std::size_t *out_count, ctxpack_callback_error *error) noexcept {
+        return detail::guarded(error, [&] {
+            std::vector<std::size_t> chosen = detail::callable<SliceFn>(ud)(
+                ItemsView(items, count), Span<const double>(scores, count), target_tokens, max_tokens);
+            detail::copy_positions(chosen, out_positions, count, "custom slicer");
+            *out_count = chosen.size();
+        });
+    }
+};
+
+// ------------------------------------------------------------------ placers
+
+class Placer : public detail::Owned<ctxpack_placer, ctxpack_placer_free> {
+public:
+    static Placer adopt(ctxpack_placer *owned) noexcept { return Placer(owned); }
+
+    static Placer chronological() { return make(ctxpack_placer_new_chronological); }
+    static Placer u_shaped() { return make(ctxpack_placer_new_u_shaped); }
+    static Placer custom(PlaceFn fn) {
+        return Placer(detail::make_custom<ctxpack_placer>(
+            std::move(fn), "Placer::custom", [](void *ud, ctxpack_destroy_fn destroy, ctxpack_placer **out,
+                                                ctxpack_error **e) {
+                return ctxpack_placer_new_custom(place_fn, ud, destroy, out, e);
+            }));
+    }
+
+    // Runs the placer alone: the placement order of `items` (a permutation of positions).
+    std::vector<std::size_t> place(const Items &items, Span<const double> scores) const {
+        std::vector<std::size_t> order(scores.size());
+        detail::call([&](ctxpack_error **e) {
+            return ctxpack_placer_place(native(), items.native(), scores.data(), scores.size(), order.data(), e);
+        });
+        return order;
+    }
+
+private:
+    explicit Placer(ctxpack_placer *owned) noexcept : Owned(owned) {}
+
+    template <typename Ctor>
+    static Placer make(Ctor &&ctor) {
+        return Placer(detail::create<ctxpack_placer>(std::forward<Ctor>(ctor)));
+    }
+    static int place_fn(void *ud, const ctxpack_item_view *items, const double *scores, std::size_t count,
+                        std::size_t *out_order, ctxpack_callback_error *error) noexcept {
+        return detail::guarded(error, [&] {
+            std::vector<std::size_t> order =
+                detail::callable<PlaceFn>(ud)(ItemsView(items, count), Span<const double>(scores, count));
+            if (order.size() != count) {
+                throw std::length_error("custom placer returned " + std::to_string(order.size()) +
+                                        " positions for " + std::to_string(count) + " items");
+            }
+            detail::copy_positions(order, out_order, count, "custom placer");
+        });
+    }
+};
+
+// ------------------------------------------------------------------ results and reports
+
+struct ReportSummary {
+    std::size_t included_count = 0;
+    std::size_t excluded_count = 0;
+    std::size_t event_count = 0;
+    std::size_t shortfall_count = 0;
+    std::size_t total_candidates = 0;
+    int64_t total_tokens_considered = 0;
+};
+
+struct IncludedEntry {
+    std::size_t index = 0;  // position in the caller's item list
+    double score = 0.0;
+    InclusionReason reason = InclusionReason::Scored;
+};
+
+// An excluded item with its reason and every field of the reason (the fields of other
+// reasons are zero or empty). The strings are copies.
+struct ExcludedEntry {
+    std::size_t index = 0;
+    double score = 0.0;
+    ExclusionReason reason = ExclusionReason::Unknown;
+    std::string name;                  // the wire name, "BudgetExceeded", ...
+    int64_t item_tokens = 0;           // BudgetExceeded
+    int64_t available_tokens = 0;      // BudgetExceeded
+    double reason_score = 0.0;         // ScoredTooLow
+    double threshold = 0.0;            // ScoredTooLow
+    std::string deduplicated_against;  // Deduplicated
+    std::string kind;                  // QuotaCapExceeded, CountCapExceeded, CountRequireCandidatesExhausted
+    int64_t cap = 0;                   // QuotaCapExceeded
+    int64_t actual = 0;                // QuotaCapExceeded
+    std::string displaced_by_kind;     // QuotaRequireDisplaced
+    int64_t tokens = 0;                // NegativeTokens
+    std::string displaced_by;          // PinnedOverride
+    std::string filter_name;           // Filtered
+    uint64_t count_cap = 0;            // CountCapExceeded
+    uint64_t count = 0;                // CountCapExceeded
+};
+
+struct TraceEvent {
+    PipelineStage stage = PipelineStage::Classify;
+    double duration_ms = 0.0;
+    std::size_t item_count = 0;
+    std::optional<std::string> message;
+    std::optional<std::size_t> item_index;  // item events only
+};
+
+// The overflow event of a Proceed run over target. `items` points into the result.
+struct Overflow {
+    int64_t tokens_over_budget = 0;
+    Span<const std::size_t> items;
+};
+
+// The outcome of a run: immutable, readable from many threads, independent of the
+// pipeline and item list it came from. The report accessors throw Status::NoReport for
+// an untraced run. Spans and the JSON view point into the result: the `&&` overloads are
+// deleted so that they cannot be taken from a temporary.
+class Result : public detail::Owned<ctxpack_result, ctxpack_result_free> {
+public:
+    explicit Result(ctxpack_result *owned) noexcept : Owned(owned) {}
+
+    // The selected items as positions in the caller's list, in placed order.
+    Span<const std::size_t> indices() const & {
+        return array<std::size_t>(ctxpack_result_indices, "ctxpack_result_indices");
+    }
+    Span<const std::size_t> indices() const && = delete;
+    // Their scores (1.0 for pinned items), parallel to `indices()`.
+    Span<const double> scores() const & { return array<double>(ctxpack_result_scores, "ctxpack_result_scores"); }
+    Span<const double> scores() const && = delete;
+    std::vector<InclusionReason> reasons() const {
+        std::vector<InclusionReason> out;
+        for (int32_t r : array<int32_t>(ctxpack_result_reasons, "ctxpack_result_reasons")) {
+            out.push_back(static_cast<InclusionReason>(r));
+        }
+        return out;
+    }
+    std::optional<Overflow> overflow() const & {
+        bool present = false;
+        Overflow o;
+        const std::size_t *items = nullptr;
+        std::size_t count = 0;
+        detail::check(ctxpack_result_overflow(native(), &present, &o.tokens_over_budget, &items, &count),
+                      "ctxpack_result_overflow");
+        if (!present) return std::nullopt;
+        o.items = Span<const std::size_t>(items, count);
+        return o;
+    }
+    std::optional<Overflow> overflow() const && = delete;
+
+    bool has_report() const {
+        bool has = false;
+        detail::check(ctxpack_result_has_report(native(), &has), "ctxpack_result_has_report");
+        return has;
+    }
+    ReportSummary summary() const {
+        auto s = detail::sized<ctxpack_report_summary>();
+        detail::check(ctxpack_result_report_summary(native(), &s), "ctxpack_result_report_summary");
+        return ReportSummary{s.included_count, s.excluded_count,   s.event_count,
+                             s.shortfall_count, s.total_candidates, s.total_tokens_considered};
+    }
+
+    IncludedEntry included(std::size_t i) const {
+        auto e = entry<ctxpack_included_entry>(ctxpack_result_report_included, i, "ctxpack_result_report_included");
+        return IncludedEntry{e.index, e.score, static_cast<InclusionReason>(e.reason)};
+    }
+    ExcludedEntry excluded(std::size_t i) const {
+        auto e = entry<ctxpack_excluded_entry>(ctxpack_result_report_excluded, i, "ctxpack_result_report_excluded");
+        using detail::view;
+        ExcludedEntry x;
+        x.index = e.index;
+        x.score = e.score;
+        x.reason = static_cast<ExclusionReason>(e.reason);
+        x.name = view(e.name);
+        x.item_tokens = e.item_tokens;
+        x.available_tokens = e.available_tokens;
+        x.reason_score = e.reason_score;
+        x.threshold = e.threshold;
+        x.deduplicated_against = view(e.deduplicated_against);
+        x.kind = view(e.kind);
+        x.cap = e.cap;
+        x.actual = e.actual;
+        x.displaced_by_kind = view(e.displaced_by_kind);
+        x.tokens = e.tokens;
+        x.displaced_by = view(e.displaced_by);
+        x.filter_name = view(e.filter_name);
+        x.count_cap = e.count_cap;
+        x.count = e.count;
+        return x;
+    }
+    TraceEvent event(std::size_t i) const {
+        auto e = entry<ctxpack_trace_event>(ctxpack_result_report_event, i, "ctxpack_result_report_event");
+        TraceEvent t;
+        t.stage = static_cast<PipelineStage>(e.stage);
+        t.duration_ms = e.duration_ms;
+        t.item_count = e.item_count;
+        if (e.has_message) t.message = std::string(detail::view(e.message));
+        if (e.has_item_index) t.item_index = e.item_index;
+        return t;
+    }
+    Shortfall shortfall(std::size_t i) const {
+        return detail::to_shortfall(
+            entry<ctxpack_shortfall>(ctxpack_result_report_shortfall, i, "ctxpack_result_report_shortfall"));
+    }
+
+    std::vector<IncludedEntry> included() const { return all(summary().included_count, &Result::included); }
+    std::vector<ExcludedEntry> excluded() const { return all(summary().excluded_count, &Result::excluded); }
+    std::vector<TraceEvent> events() const { return all(summary().event_count, &Result::event); }
+    std::vector<Shortfall> shortfalls() const { return all(summary().shortfall_count, &Result::shortfall); }
+
+    // The report in the JSON wire form of spec 06 §10, owned by the result.
+    std::string_view json() const & {
+        ctxpack_str s{};
+        detail::check(ctxpack_result_report_json(native(), &s), "ctxpack_result_report_json");
+        return detail::view(s);
+    }
+    std::string_view json() const && = delete;
+
+private:
+    template <typename T, typename F>
+    Span<const T> array(F f, const char *what) const {
+        const T *ptr = nullptr;
+        std::size_t len = 0;
+        detail::check(f(native(), &ptr, &len), what);
+        return Span<const T>(ptr, len);
+    }
+    // A report entry: a growing struct the library fills.
+    template <typename T, typename F>
+    T entry(F f, std::size_t i, const char *what) const {
+        auto out = detail::sized<T>();
+        detail::check(f(native(), i, &out), what);
+        return out;
+    }
+    template <typename T>
+    std::vector<T> all(std::size_t count, T (Result::*one)(std::size_t) const) const {
+        std::vector<T> out;
+        out.reserve(count);
+        for (std::size_t i = 0; i < count; i++) out.push_back((this->*one)(i));
+        return out;
+    }
+};
+
+// ------------------------------------------------------------------ pipeline
+
+struct PipelineOptions {
+    bool deduplication = true;
+    OverflowStrategy overflow_strategy = OverflowStrategy::Throw;
+};
+
+struct RunOptions {
+    TraceDetail trace = TraceDetail::None;
+    // Called when a Proceed run goes over target. If it throws, the run still completes
+    // (the ABI's overflow callback cannot fail) and `run` rethrows the exception.
+    OverflowFn on_overflow = {};
+};
+
+// Scorer + slicer + placer + options; immutable, runnable from many threads at once.
+class Pipeline : public detail::Owned<ctxpack_pipeline, ctxpack_pipeline_free> {
+public:
+    // The pipeline keeps its own reference to each component.
+    Pipeline(const Scorer &scorer, const Slicer &slicer, const Placer &placer, const PipelineOptions &options = {})
+        : Owned(detail::create<ctxpack_pipeline>([&](ctxpack_pipeline **out, ctxpack_error **e) {
+              auto o = detail::sized<ctxpack_pipeline_options>();
+              o.deduplication = options.deduplication;
+              o.overflow_strategy = static_cast<int32_t>(options.overflow_strategy);
+              return ctxpack_pipeline_new(scorer.native(), slicer.native(), placer.native(), &o, out, e);
+          })) {}
+
+    // The pipeline of a preset (spec 07 §2): `"Chat"`, `"code-review"`, ... (any ASCII
+    // case, with or without separators); see `presets()`.
+    static Pipeline preset(std::string_view name) {
+        return Pipeline(detail::create<ctxpack_pipeline>([&](ctxpack_pipeline **out, ctxpack_error **e) {
+            return ctxpack_pipeline_new_preset(detail::str(name), out, e);
+        }));
+    }
+
+    // A pipeline from a policy in JSON (docs/policy-json.md). Structural problems are
+    // Status::InvalidPolicy, with the JSON path of the bad field first in the message.
+    static Pipeline from_policy_json(std::string_view json) {
+        return Pipeline(detail::create<ctxpack_pipeline>([&](ctxpack_pipeline **out, ctxpack_error **e) {
+            return ctxpack_pipeline_new_policy_json(detail::str(json), out, e);
+        }));
+    }
+
+    // The pipeline's policy as JSON (Status::InvalidPolicy for custom components).
+    std::string policy_json(bool pretty = false) const {
+        ctxpack_string *raw = detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
+            return ctxpack_pipeline_policy_json(native(), pretty, out, e);
+        });
+        std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(raw, ctxpack_string_free);
+        ctxpack_str text{};
+        detail::check(ctxpack_string_value(raw, &text), "ctxpack_string_value");
+        return std::string(detail::view(text));
+    }
+
+    // The run traced at Item detail, whose result always has a report (spec 07 §4).
+    Result dry_run(const Items &items, const Budget &budget) const {
+        return Result(detail::create<ctxpack_result>([&](ctxpack_result **out, ctxpack_error **e) {
+            return ctxpack_pipeline_dry_run(native(), items.native(), budget.native(), out, e);
+        }));
+    }
+
+    Result run(const Items &items, const Budget &budget, const RunOptions &options = {}) const {
+        OverflowContext context{&options.on_overflow, nullptr};
+        auto o = detail::sized<ctxpack_run_options>();
+        o.trace_detail = static_cast<int32_t>(options.trace);
+        if (options.on_overflow) {
+            o.on_overflow = &on_overflow;
+            o.overflow_user_data = &context;
+        }
+        Result result(detail::create<ctxpack_result>([&](ctxpack_result **out, ctxpack_error **e) {
+            return ctxpack_pipeline_run(native(), items.native(), budget.native(), &o, out, e);
+        }));
+        if (context.error) std::rethrow_exception(context.error);
+        return result;
+    }
+
+private:
+    explicit Pipeline(ctxpack_pipeline *owned) noexcept : Owned(owned) {}
+
+    struct OverflowContext {
+        const OverflowFn *fn;
+        std::exception_ptr error;
+    };
+    // The overflow callback has no failure channel: keep the exception for `run`.
+    static void on_overflow(void *ud, int64_t tokens_over_budget, const std::size_t *items,
+                            std::size_t count) noexcept {
+        auto *context = static_cast<OverflowContext *>(ud);
+        try {
+            (*context->fn)(tokens_over_budget, Span<const std::size_t>(items, count));
+        } catch (...) {
+            context->error = std::current_exception();
+        }
+    }
+};
+
+// The names of the presets, in the order of spec 07 §2.
+inline std::vector<std::string_view> presets() {
+    std::vector<std::string_view> names;
+    for (std::size_t i = 0; i < ctxpack_preset_count(); i++) {
+        ctxpack_str name{};
+        detail::check(ctxpack_preset_name(i, &name), "ctxpack_preset_name");
+        names.push_back(detail::view(name));  // static strings
+    }
+    return names;
+}
+
+}  // namespace ctxpack
+
+#endif  // CTXPACK_HPP

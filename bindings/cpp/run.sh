@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Builds and tests the C++ binding (bindings/cpp/include/ctxpack.hpp) against the real
+# libctxpack:
+#   * the header compiles standalone with g++ -std=c++17 -Wall -Wextra -Werror -pedantic;
+#   * tests/test_api.cpp (statuses, ownership, components, lambdas, reports, threads) and
+#     tests/test_vectors.cpp (pipeline conformance vectors read from their TOML files)
+#     are compiled with the same flags and run, once plain and once under
+#     AddressSanitizer + UBSan (LeakSanitizer included);
+#   * examples/quickstart.cpp prints exactly what examples/quickstart.c prints.
+# The library is built with the `ffi-test-hooks` feature (as tests/c/run.sh does) so the
+# status table can reach CTXPACK_PANIC and CTXPACK_INVALID_POLICY through a real run.
+# The last line is "N passed, M failed"; the exit status is non-zero on any failure.
+#
+# Environment: CARGO_TARGET_DIR (default ./target), CXX (default g++), CC (default cc),
+# CTXPACK_CPP_MODES (default "plain asan"), CTXPACK_VECTOR_DIRS (colon-separated folders
+# of pipeline vectors; default: ../shared/conformance/{required,optional}/pipeline and
+# tests/vectors/pipeline, those that exist).
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+LIBDIR="$TARGET/debug"
+OUT="$TARGET/bindings-cpp"
+CXX="${CXX:-g++}"
+CC="${CC:-cc}"
+MODES="${CTXPACK_CPP_MODES:-plain asan}"
+
+passed=0
+failed=0
+mkdir -p "$OUT"
+
+pass() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; }
+
+# step NAME COMMAND...: one check; its output is shown only when it fails.
+step() {
+    local name=$1
+    shift
+    if "$@" >"$OUT/$name.log" 2>&1; then
+        pass "$name"
+    else
+        fail "$name"
+        tail -n 60 "$OUT/$name.log" | sed 's/^/    /'
+        return 1
+    fi
+}
+
+# program NAME COMMAND...: runs a test program and adds its "N passed, M failed"; a crash
+# or a sanitizer report (non-zero exit with no failed test) counts as one more failure.
+program() {
+    local name=$1
+    shift
+    local log="$OUT/$name.log"
+    "$@" >"$log" 2>&1
+    local rc=$?
+    local summary p=0 f=0
+    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+    if [[ -n "$summary" ]]; then
+        p=${summary%% passed*}
+        f=${summary#*passed, }
+        f=${f%% failed*}
+    fi
+    passed=$((passed + p))
+    failed=$((failed + f))
+    if [[ $rc -ne 0 && $f -eq 0 ]]; then failed=$((failed + 1)); fi
+    if [[ $rc -ne 0 || $f -ne 0 ]]; then
+        echo "FAIL $name (exit $rc; ${summary:-no summary})"
+        grep -vE '^ok   ' "$log" | tail -n 80 | sed 's/^/    /'
+    else
+        echo "ok   $name ($summary)"
+    fi
+}
+
+echo "== building libctxpack (target dir $TARGET)"
+if ! (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --lib --features ffi-test-hooks); then
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+CXXFLAGS="-std=c++17 -Wall -Wextra -Werror -pedantic -g -pthread -I$ROOT/include -I$HERE/include"
+LDFLAGS="-L$LIBDIR -Wl,-rpath,$LIBDIR -lctxpack"
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+
+vector_dirs=()
+if [[ -n "${CTXPACK_VECTOR_DIRS:-}" ]]; then
+    IFS=: read -r -a vector_dirs <<<"$CTXPACK_VECTOR_DIRS"
+else
+    for d in "$ROOT/../shared/conformance/required/pipeline" "$ROOT/../shared/conformance/optional/pipeline" \
+        "$ROOT/tests/vectors/pipeline"; do
+        [[ -d "$d" ]] && vector_dirs+=("$(cd "$d" && pwd)")
+    done
+fi
+
+echo "== header"
+step header_standalone "$CXX" $CXXFLAGS -fsyntax-only -x c++ "$HERE/include/ctxpack.hpp"
+
+# build MODE EXTRA_FLAGS: compiles the tests and both quickstarts into $OUT/MODE.
+build() {
+    local dir="$OUT/$1" extra=$2
+    mkdir -p "$dir"
+    $CXX $CXXFLAGS $extra "$HERE/tests/test_api.cpp" -o "$dir/test_api" $LDFLAGS &&
+        $CXX $CXXFLAGS $extra "$HERE/tests/test_vectors.cpp" -o "$dir/test_vectors" $LDFLAGS &&
+        $CXX $CXXFLAGS $extra "$HERE/examples/quickstart.cpp" -o "$dir/quickstart_cpp" $LDFLAGS &&
+        $CC -std=c99 -I"$ROOT/include" $extra "$ROOT/examples/quickstart.c" -o "$dir/quickstart_c" $LDFLAGS
+}
+
+# The C++ quickstart must print exactly what the C one prints.
+same_quickstart_output() {
+    local dir=$1
+    "$dir/quickstart_c" >"$dir/quickstart_c.out" && "$dir/quickstart_cpp" >"$dir/quickstart_cpp.out" &&
+        diff -u "$dir/quickstart_c.out" "$dir/quickstart_cpp.out" && cat "$dir/quickstart_cpp.out"
+}
+
+for mode in $MODES; do
+    echo "== $mode"
+    case $mode in
+    plain) step build_plain build plain "" || continue ;;
+    asan)
+        step build_asan build asan "$SAN" || continue
+        # The test executables carry libasan (linked first, no LD_PRELOAD needed); the
+        # Rust library's malloc/free go through its interceptors, so LeakSanitizer sees
+        # leaks across the boundary too (see docs/ffi.md, "Tests").
+        export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:fast_unwind_on_malloc=0"
+        export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+        ;;
+    *)
+        fail "unknown mode $mode"
+        continue
+        ;;
+    esac
+    # The status table provokes a real panic inside the library; keep its backtrace short.
+    RUST_BACKTRACE=0 program "${mode}_test_api" "$OUT/$mode/test_api"
+    program "${mode}_test_vectors" "$OUT/$mode/test_vectors" "${vector_dirs[@]}"
+    step "${mode}_quickstart_same_as_c" same_quickstart_output "$OUT/$mode"
+    unset ASAN_OPTIONS UBSAN_OPTIONS
+done
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

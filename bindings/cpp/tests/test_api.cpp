@@ -1,0 +1,721 @@
+// Tests of ctxpack.hpp against the real library: every status mapped to ctxpack::Error,
+// ownership and move semantics, every built-in component, custom scorers, slicers and
+// placers from lambdas (their state destroyed exactly once, their exceptions turned into
+// CTXPACK_CALLBACK), results, reports, the overflow event, the single-stage calls and
+// concurrent runs. Built and run by bindings/cpp/run.sh, plain and under ASan+UBSan
+// (whose LeakSanitizer checks that nothing leaks).
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "check.hpp"
+#include "ctxpack.hpp"
+
+// Test hook of the `ffi-test-hooks` feature (not in the public header; run.sh builds the
+// library with it): a scorer whose runs panic (code 0) or fail with core error `code`.
+// It is the only way to reach CTXPACK_PANIC through a real run.
+extern "C" ctxpack_status ctxpack_test_scorer_new_faulty(int32_t code, ctxpack_scorer **out,
+                                                         ctxpack_error **out_error);
+
+using namespace ctxpack;
+
+namespace {
+
+constexpr int64_t kMinute = INT64_C(60000000000);
+constexpr int64_t kJan2024 = INT64_C(1704067200) * 1000000000;
+
+Item dated(std::string content, int64_t tokens, int minute, std::string kind = "") {
+    Item item{std::move(content), tokens, std::move(kind)};
+    item.timestamp_ns = kJan2024 + minute * kMinute;
+    return item;
+}
+
+// Four dated messages, oldest first, 10/20/30/40 tokens.
+Items four_messages() {
+    return Items({dated("a", 10, 0), dated("b", 20, 1), dated("c", 30, 2), dated("d", 40, 3)});
+}
+
+Pipeline simple_pipeline(const Scorer &scorer, PipelineOptions options = {}) {
+    return Pipeline(scorer, Slicer::greedy(), Placer::chronological(), options);
+}
+
+std::vector<std::size_t> run_indices(const Pipeline &p, const Items &items, const Budget &b) {
+    Result result = p.run(items, b);
+    return result.indices().to_vector();
+}
+
+// Counts how many copies of a callable's captured state are alive: the library must
+// destroy the component's copy exactly once.
+struct Tracker {
+    std::atomic<int> *alive;
+    explicit Tracker(std::atomic<int> *a) : alive(a) { ++*alive; }
+    Tracker(const Tracker &o) : alive(o.alive) { ++*alive; }
+    Tracker &operator=(const Tracker &) = delete;
+    ~Tracker() { --*alive; }
+};
+
+// Takes every candidate, whatever the budget: pushes a run over its target.
+Slicer take_everything() {
+    return Slicer::custom([](ItemsView items, Span<const double>, int64_t, int64_t) {
+        std::vector<std::size_t> all(items.size());
+        for (std::size_t i = 0; i < all.size(); i++) all[i] = i;
+        return all;
+    });
+}
+
+Scorer faulty(int32_t code) {
+    ctxpack_scorer *raw = nullptr;
+    ctxpack_error *error = nullptr;
+    throw_if_failed(ctxpack_test_scorer_new_faulty(code, &raw, &error), error);
+    return Scorer::adopt(raw);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- statuses
+
+// One row per status: its C value and name, and a real call that fails with it.
+struct StatusRow {
+    Status status;
+    int32_t c_value;
+    const char *name;
+    std::function<void()> produce;
+};
+
+TEST(every_status_maps_to_an_error) {
+    Items two = four_messages();
+    Budget roomy(1000, 1000);
+    const std::vector<StatusRow> table = {
+        {Status::Ok, CTXPACK_OK, "CTXPACK_OK", nullptr},
+        {Status::EmptyContent, CTXPACK_EMPTY_CONTENT, "CTXPACK_EMPTY_CONTENT", [] { Items().push(Item{"", 1}); }},
+        {Status::EmptyKind, CTXPACK_EMPTY_KIND, "CTXPACK_EMPTY_KIND", [] { Items().push(Item{"x", 1, "  "}); }},
+        {Status::EmptySource, CTXPACK_EMPTY_SOURCE, "CTXPACK_EMPTY_SOURCE",
+         [] { Items().push(Item{"x", 1, "", " "}); }},
+        {Status::InvalidBudget, CTXPACK_INVALID_BUDGET, "CTXPACK_INVALID_BUDGET", [] { Budget(10, 20); }},
+        {Status::PinnedExceedsBudget, CTXPACK_PINNED_EXCEEDS_BUDGET, "CTXPACK_PINNED_EXCEEDS_BUDGET",
+         [] {
+             Item prompt{"prompt", 90};
+             prompt.pinned = true;
+             simple_pipeline(Scorer::recency()).run(Items({prompt}), Budget(100, 100, 20));
+         }},
+        {Status::Overflow, CTXPACK_OVERFLOW, "CTXPACK_OVERFLOW",
+         [&] { Pipeline(Scorer::recency(), take_everything(), Placer::chronological()).run(two, Budget(100, 50)); }},
+        {Status::ScorerConfig, CTXPACK_SCORER_CONFIG, "CTXPACK_SCORER_CONFIG",
+         [] { Scorer::metadata_key("k", "v", -1.0); }},
+        {Status::SlicerConfig, CTXPACK_SLICER_CONFIG, "CTXPACK_SLICER_CONFIG", [] { Slicer::knapsack(0); }},
+        {Status::PipelineConfig, CTXPACK_PIPELINE_CONFIG, "CTXPACK_PIPELINE_CONFIG",
+         [] {
+             Scorer scorer = Scorer::recency();
+             Scorer taken = std::move(scorer);
+             simple_pipeline(scorer);  // the moved-from scorer hands NULL to the library
+         }},
+        {Status::TableTooLarge, CTXPACK_TABLE_TOO_LARGE, "CTXPACK_TABLE_TOO_LARGE",
+         [&] { Pipeline(Scorer::recency(), Slicer::knapsack(1, 1), Placer::chronological()).run(two, roomy); }},
+        {Status::CountRequirementUnmet, CTXPACK_COUNT_REQUIREMENT_UNMET, "CTXPACK_COUNT_REQUIREMENT_UNMET",
+         [&] {
+             Slicer slicer = Slicer::count_quota({{"tool", 1, 1}}, Slicer::greedy(), Scarcity::Throw);
+             Pipeline(Scorer::recency(), slicer, Placer::chronological()).run(two, roomy);
+         }},
+        {Status::Callback, CTXPACK_CALLBACK, "CTXPACK_CALLBACK",
+         [&] {
+             Scorer nan = Scorer::custom([](ItemsView, std::size_t) { return std::nan(""); });
+             simple_pipeline(nan).run(two, roomy);
+         }},
+        {Status::TokenOverflow, CTXPACK_TOKEN_OVERFLOW, "CTXPACK_TOKEN_OVERFLOW",
+         [] {
+             Item a{"a", std::numeric_limits<int64_t>::max()}, b{"b", 1};
+             a.pinned = b.pinned = true;
+             const int64_t max = std::numeric_limits<int64_t>::max();
+             simple_pipeline(Scorer::recency(), {true, OverflowStrategy::Proceed}).run(Items({a, b}), Budget(max, max));
+         }},
+        {Status::InvalidPolicy, CTXPACK_INVALID_POLICY, "CTXPACK_INVALID_POLICY",
+         [] { Pipeline::from_policy_json(R"({"scorers": []})"); }},
+        {Status::InvalidArgument, CTXPACK_INVALID_ARGUMENT, "CTXPACK_INVALID_ARGUMENT",
+         [] { simple_pipeline(Scorer::recency(), {true, static_cast<OverflowStrategy>(7)}); }},
+        {Status::NullArgument, CTXPACK_NULL_ARGUMENT, "CTXPACK_NULL_ARGUMENT",
+         [&] {
+             Items moved = four_messages();
+             Items taken = std::move(moved);
+             simple_pipeline(Scorer::recency()).run(moved, roomy);
+         }},
+        {Status::InvalidUtf8, CTXPACK_INVALID_UTF8, "CTXPACK_INVALID_UTF8", [] { Items().push(Item{"\xff", 1}); }},
+        {Status::WrongHandleType, CTXPACK_WRONG_HANDLE_TYPE, "CTXPACK_WRONG_HANDLE_TYPE",
+         [&] {
+             // Only reachable with a cast through the raw handles: the wrapper's types
+             // make it impossible otherwise.
+             std::size_t n = 0;
+             throw_if_failed(ctxpack_items_len(reinterpret_cast<const ctxpack_items *>(roomy.native()), &n));
+         }},
+        {Status::OutOfRange, CTXPACK_OUT_OF_RANGE, "CTXPACK_OUT_OF_RANGE",
+         [&] { simple_pipeline(Scorer::recency()).run(two, roomy, {TraceDetail::Stage}).included(99); }},
+        {Status::NoReport, CTXPACK_NO_REPORT, "CTXPACK_NO_REPORT",
+         [&] { simple_pipeline(Scorer::recency()).run(two, roomy).summary(); }},
+        {Status::Panic, CTXPACK_PANIC, "CTXPACK_PANIC", [&] { simple_pipeline(faulty(0)).run(two, roomy); }},
+    };
+
+    for (const StatusRow &row : table) {
+        CHECK_EQ(static_cast<int32_t>(row.status), row.c_value);
+        CHECK_EQ(std::string(status_name(row.status)), std::string(row.name));
+        if (!row.produce) continue;
+        try {
+            row.produce();
+            check::fail(__FILE__, __LINE__, std::string(row.name) + ": the call did not throw");
+        } catch (const Error &e) {
+            if (e.status() != row.status) {
+                check::fail(__FILE__, __LINE__, std::string(row.name) + ": got " + e.what());
+            }
+            CHECK(std::string(e.what()).rfind(std::string(row.name) + ": ", 0) == 0);
+            CHECK(!e.message().empty());
+        }
+    }
+    // The table covers every status the library names.
+    for (int32_t code = 0; code < 256; code++) {
+        if (std::strcmp(ctxpack_status_name(code), "CTXPACK_UNKNOWN_STATUS") == 0) continue;
+        bool listed = false;
+        for (const StatusRow &row : table) listed = listed || row.c_value == code;
+        if (!listed) check::fail(__FILE__, __LINE__, std::string("status not in the table: ") + ctxpack_status_name(code));
+    }
+    throw_if_failed(CTXPACK_OK);  // success throws nothing
+}
+
+TEST(error_is_a_runtime_error_with_the_message) {
+    try {
+        Budget(10, 20);
+        REQUIRE(false);
+    } catch (const std::runtime_error &e) {
+        const auto *error = dynamic_cast<const Error *>(&e);
+        REQUIRE(error != nullptr);
+        CHECK(error->status() == Status::InvalidBudget);
+        CHECK(std::string(e.what()) == "CTXPACK_INVALID_BUDGET: " + std::string(error->message()));
+        CHECK(error->message().find("20") != std::string_view::npos);  // names the values
+        Error copy = *error;  // copies share the text
+        CHECK(copy.message() == error->message());
+    }
+}
+
+TEST(push_many_is_all_or_nothing) {
+    Items items;
+    items.push(Item{"first", 1});
+    CHECK_THROWS_STATUS(items.push_many({Item{"ok", 1}, Item{"", 1}, Item{"ok too", 1}}), Status::EmptyContent);
+    try {
+        items.push_many({Item{"ok", 1}, Item{"", 1}});
+    } catch (const Error &e) {
+        CHECK(e.message().rfind("item 1:", 0) == 0);
+    }
+    CHECK_EQ(items.size(), 1u);
+    items.push_many({Item{"x", 1}, Item{"y", 2}});
+    CHECK_EQ(items.size(), 3u);
+    items.clear();
+    CHECK_EQ(items.size(), 0u);
+}
+
+// ---------------------------------------------------------------- ownership
+
+static_assert(!std::is_copy_constructible_v<Items> && !std::is_copy_assignable_v<Items>);
+static_assert(!std::is_copy_constructible_v<Scorer> && !std::is_copy_constructible_v<Pipeline>);
+static_assert(!std::is_copy_constructible_v<Result> && !std::is_copy_constructible_v<Budget>);
+static_assert(std::is_nothrow_move_constructible_v<Items> && std::is_nothrow_move_assignable_v<Items>);
+static_assert(std::is_nothrow_move_constructible_v<Scorer> && std::is_nothrow_move_constructible_v<Slicer>);
+static_assert(std::is_nothrow_move_constructible_v<Placer> && std::is_nothrow_move_constructible_v<Pipeline>);
+static_assert(std::is_nothrow_move_constructible_v<Result> && std::is_nothrow_move_constructible_v<Budget>);
+
+TEST(moves_transfer_the_handle) {
+    Items items = four_messages();
+    ctxpack_items *raw = items.native();
+    Items moved = std::move(items);
+    CHECK(!items);
+    CHECK(moved.native() == raw);
+    CHECK_EQ(moved.size(), 4u);
+
+    // Move assignment frees the handle it replaces (LeakSanitizer would notice).
+    Items other;
+    other = std::move(moved);
+    CHECK(other.native() == raw);
+    CHECK(!moved);
+
+    // A moved-from object reaches the library as NULL and gets a status, not a crash.
+    CHECK_THROWS_STATUS(moved.size(), Status::NullArgument);
+
+    Pipeline pipeline = simple_pipeline(Scorer::recency());
+    Pipeline pipeline2 = std::move(pipeline);
+    Budget budget(1000, 50);
+    Result result = pipeline2.run(other, budget);
+    Result result2 = std::move(result);
+    CHECK(!result);
+    CHECK_EQ(result2.indices().size(), 2u);
+    CHECK_THROWS_STATUS(pipeline.run(other, budget), Status::NullArgument);
+
+    // release() gives the handle up; the caller frees it.
+    ctxpack_budget *b = budget.release();
+    CHECK(!budget);
+    ctxpack_budget_free(b);
+}
+
+TEST(components_are_shared_by_reference_counting) {
+    Items items = four_messages();
+    Budget budget(1000, 50);
+    std::vector<Pipeline> pipelines;
+    {
+        Scorer recency = Scorer::recency();
+        Scorer scaled = Scorer::scaled(recency);
+        Slicer greedy = Slicer::greedy();
+        Placer placer = Placer::chronological();
+        // One C++ object in several pipelines and a composite: each keeps a reference.
+        pipelines.emplace_back(recency, greedy, placer);
+        pipelines.emplace_back(Scorer::composite({{recency, 1.0}, {scaled, 1.0}}), greedy, placer);
+    }  // the caller's references are gone; the pipelines' remain
+    // Recency 0, 1/3, 2/3, 1 (the composite adds its min-max scaled copy: same order).
+    // Greedy by density within 50: d (40), then a (10); chronological order.
+    for (const Pipeline &p : pipelines) CHECK(run_indices(p, items, budget) == (std::vector<std::size_t>{0, 3}));
+}
+
+TEST(result_outlives_pipeline_and_items) {
+    std::optional<Result> result;
+    {
+        Items items = four_messages();
+        Pipeline pipeline = simple_pipeline(Scorer::recency());
+        result = pipeline.run(items, Budget(1000, 1000), {TraceDetail::Item});
+    }
+    CHECK_EQ(result->indices().size(), 4u);
+    CHECK(result->json().find("\"content\"") != std::string_view::npos ||
+          result->json().find("\"included\"") != std::string_view::npos);
+}
+
+// ---------------------------------------------------------------- built-in components
+
+TEST(built_in_scorers) {
+    Item a = dated("a", 10, 0, "SystemPrompt"), b = dated("b", 10, 1, "Document");
+    a.priority = 1;
+    b.priority = 5;
+    a.tags = {"x", "urgent"};
+    b.tags = {"x"};
+    a.metadata = {{"cupel:trust", "0.25"}, {"team", "red"}};
+    a.future_relevance_hint = 2.0;  // clamped to 1
+    b.future_relevance_hint = 0.3;
+    Items items({a, b});
+    auto near = [](double x, double y) { return std::fabs(x - y) < 1e-9; };
+    auto scores = [&](const Scorer &s) { return s.score(items); };
+
+    CHECK(scores(Scorer::recency()) == (std::vector<double>{0.0, 1.0}));
+    CHECK(scores(Scorer::priority()) == (std::vector<double>{0.0, 1.0}));
+    CHECK(scores(Scorer::kind()) == (std::vector<double>{1.0, 0.4}));
+    CHECK(scores(Scorer::kind({{"document", 0.9}})) == (std::vector<double>{0.0, 0.9}));
+    CHECK(scores(Scorer::tag({{"urgent", 1.0}})) == (std::vector<double>{1.0, 0.0}));
+    CHECK(scores(Scorer::frequency()) == (std::vector<double>{1.0, 1.0}));
+    CHECK(scores(Scorer::reflexive()) == (std::vector<double>{1.0, 0.3}));
+    CHECK(scores(Scorer::metadata_trust()) == (std::vector<double>{0.25, 0.5}));
+    CHECK(scores(Scorer::metadata_key("team", "red", 2.0)) == (std::vector<double>{2.0, 1.0}));
+    CHECK(scores(Scorer::scaled(Scorer::reflexive())) == (std::vector<double>{1.0, 0.0}));
+
+    Scorer recency = Scorer::recency(), kind = Scorer::kind();
+    std::vector<double> composite = scores(Scorer::composite({{recency, 3.0}, {kind, 1.0}}));
+    CHECK(near(composite[0], 0.25) && near(composite[1], 0.85));
+
+    // Decay against a fixed clock: b is one half-life old, a two.
+    DecayConfig exponential = DecayConfig::exponential(std::chrono::minutes(1));
+    exponential.fixed_now_ns = kJan2024 + 2 * kMinute;
+    std::vector<double> decay = scores(Scorer::decay(exponential));
+    CHECK(near(decay[0], 0.25) && near(decay[1], 0.5));
+    DecayConfig window = DecayConfig::window(std::chrono::seconds(90));
+    window.fixed_now_ns = kJan2024 + 2 * kMinute;
+    CHECK(scores(Scorer::decay(window)) == (std::vector<double>{0.0, 1.0}));
+    DecayConfig step = DecayConfig::step({{std::chrono::seconds(90), 0.9}, {std::chrono::hours(1), 0.2}});
+    step.fixed_now_ns = kJan2024 + 2 * kMinute;
+    step.null_timestamp_score = 0.0;
+    CHECK(scores(Scorer::decay(step)) == (std::vector<double>{0.2, 0.9}));
+    CHECK_THROWS_STATUS(Scorer::decay(DecayConfig::exponential(std::chrono::nanoseconds(0))), Status::ScorerConfig);
+    CHECK_THROWS_STATUS(Scorer::composite({}), Status::ScorerConfig);
+}
+
+TEST(built_in_slicers_and_placers) {
+    // Scores 0.9, 0.7, 0.5, 0.3 by reflexive hint; tokens 40 each; kinds alternate.
+    std::vector<Item> list;
+    const char *names[] = {"t1", "m1", "t2", "m2"};
+    for (int i = 0; i < 4; i++) {
+        Item item{names[i], 40, i % 2 == 0 ? "tool" : "Message"};
+        item.future_relevance_hint = 0.9 - 0.2 * i;
+        list.push_back(item);
+    }
+    Items items(list);
+    Budget budget(100, 100);
+    std::vector<double> scores = Scorer::reflexive().score(items);
+
+    auto sorted = [](std::vector<std::size_t> v) {
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    // Two of the four 40-token items fit in 100: the best two, t1 and m1.
+    CHECK(sorted(Slicer::greedy().slice(items, scores, budget).selected) == (std::vector<std::size_t>{0, 1}));
+    // Knapsack buckets of 10 tokens (the default 100 would make every item one full bucket).
+    CHECK(sorted(Slicer::knapsack(10).slice(items, scores, budget).selected) == (std::vector<std::size_t>{0, 1}));
+    // Message requires 50 and gets 25 more of the unassigned 50 by token mass: room for
+    // m1 only; tool gets the other 25, less than one item.
+    SliceOutcome quota = Slicer::quota({{"Message", 50.0, 100.0}}, Slicer::greedy()).slice(items, scores, budget);
+    CHECK(quota.selected == (std::vector<std::size_t>{1}));
+    // t1 is committed for the requirement, the greedy inner slicer takes the other three
+    // within 200, and the cap of one tool removes t2 again. No Memory item exists.
+    SliceOutcome counted = Slicer::count_quota({{"tool", 1, 1}, {"Memory", 1, 1}}, Slicer::greedy())
+                               .slice(items, scores, Budget(200, 200));
+    CHECK(sorted(counted.selected) == (std::vector<std::size_t>{0, 1, 3}));
+    CHECK(counted.cap_excluded == (std::vector<std::size_t>{2}));
+    REQUIRE(counted.shortfalls.size() == 1);
+    CHECK(counted.shortfalls[0].kind == "Memory");
+    CHECK(counted.shortfalls[0].required_count == 1 && counted.shortfalls[0].satisfied_count == 0);
+    SliceOutcome ccks = Slicer::count_constrained_knapsack({{"tool", 2, 2}}, 10).slice(items, scores, budget);
+    CHECK(sorted(ccks.selected) == (std::vector<std::size_t>{0, 2}));  // both tools required
+    CHECK_THROWS_STATUS(Slicer::count_quota({{"tool", 1, 1}}, Slicer::knapsack()), Status::SlicerConfig);
+
+    std::vector<std::size_t> chronological = Placer::chronological().place(items, scores);
+    CHECK(chronological == (std::vector<std::size_t>{0, 1, 2, 3}));  // no timestamps: input order
+    std::vector<std::size_t> u = Placer::u_shaped().place(items, scores);
+    CHECK(u.front() == 0 && u.back() == 1);  // the two best at the edges
+}
+
+TEST(budget_with_reserved_slots_and_margin) {
+    Budget budget(1000, 500, 100, {{"Memory", 50}}, 10.0);
+    CHECK(budget);
+    CHECK_THROWS_STATUS(Budget(1000, 500, 0, {{"Memory", 1}, {"memory", 2}}), Status::InvalidBudget);
+    CHECK_THROWS_STATUS(Budget(1000, 500, 0, {}, 101.0), Status::InvalidBudget);
+}
+
+// ---------------------------------------------------------------- custom components
+
+TEST(custom_scorer_lambda_sees_every_field) {
+    std::atomic<int> alive{0};
+    Item rich = dated("rich", 7, 5, "Document");
+    rich.source = "Web";
+    rich.priority = 3;
+    rich.tags = {"t1", "t2"};
+    rich.metadata = {{"id", "42"}, {"cupel:trust", "0.9"}};
+    rich.future_relevance_hint = 0.4;
+    rich.original_tokens = 70;
+    Items items({rich, Item{"plain", 1}});
+    std::vector<std::string> seen;
+    {
+        Scorer scorer = Scorer::custom([tracker = Tracker(&alive), &seen](ItemsView all, std::size_t i) {
+            ItemView v = all[i];
+            if (v.content() == "rich") {
+                CHECK(v.tokens() == 7 && v.kind() == "Document" && v.source() == "Web");
+                CHECK(v.priority() == 3 && v.timestamp_ns() == kJan2024 + 5 * kMinute);
+                CHECK(v.tags() == (std::vector<std::string_view>{"t1", "t2"}));
+                CHECK(v.metadata("id") == std::string_view("42") && !v.metadata("missing"));
+                CHECK(v.future_relevance_hint() == 0.4 && v.original_tokens() == 70 && !v.pinned());
+            } else {
+                CHECK(v.kind() == "Message" && v.source() == "Chat");  // the defaults
+                CHECK(!v.priority() && !v.timestamp_ns() && v.tag_count() == 0);
+            }
+            seen.emplace_back(v.content());
+            return static_cast<double>(v.tokens());
+        });
+        CHECK_EQ(alive.load(), 1);  // one copy, owned by the component
+        Pipeline pipeline = simple_pipeline(scorer);
+        Scorer gone = std::move(scorer);
+        { Scorer drop = std::move(gone); }  // our reference is gone; the pipeline's is not
+        CHECK_EQ(alive.load(), 1);
+        Result result = pipeline.run(items, Budget(100, 100));
+        CHECK(result.scores().to_vector() == (std::vector<double>{7.0, 1.0}));
+    }
+    CHECK_EQ(alive.load(), 0);  // destroyed with the pipeline, exactly once
+    CHECK(seen == (std::vector<std::string>{"rich", "plain"}));
+}
+
+TEST(custom_batch_scorer_lambda) {
+    Items items = four_messages();
+    Scorer big = Scorer::custom_batch([](ItemsView all, Span<double> out) {
+        CHECK(out.size() == all.size());
+        for (std::size_t i = 0; i < all.size(); i++) {
+            CHECK(std::isnan(out[i]));  // pre-filled with NaN
+            out[i] = all[i].tokens() >= 30 ? 1.0 : 0.0;
+        }
+    });
+    // c (30) and d (40) score 1 and fill the 70 tokens exactly.
+    Result result = simple_pipeline(big).run(items, Budget(1000, 70));
+    CHECK(result.indices().to_vector() == (std::vector<std::size_t>{2, 3}));
+}
+
+TEST(throwing_scorer_fails_the_run_with_its_message) {
+    Items items = four_messages();
+    Budget budget(1000, 1000);
+    Scorer throwing = Scorer::custom([](ItemsView all, std::size_t i) -> double {
+        if (all[i].content() == "c") throw std::runtime_error("cannot score 'c'");
+        return 0.5;
+    });
+    Pipeline pipeline = simple_pipeline(throwing);
+    try {
+        pipeline.run(items, budget);
+        REQUIRE(false);
+    } catch (const Error &e) {
+        CHECK(e.status() == Status::Callback);
+        CHECK(e.message().find("cannot score 'c'") != std::string_view::npos);
+    }
+    // Not a std::exception: still caught at the boundary.
+    Scorer odd = Scorer::custom_batch([](ItemsView, Span<double>) { throw 42; });
+    try {
+        simple_pipeline(odd).run(items, budget);
+        REQUIRE(false);
+    } catch (const Error &e) {
+        CHECK(e.status() == Status::Callback);
+        CHECK(e.message().find("not a std::exception") != std::string_view::npos);
+    }
+    // The pipeline stays usable after a failed run.
+    CHECK_THROWS_STATUS(pipeline.run(items, budget), Status::Callback);
+    CHECK_THROWS_STATUS(Scorer::custom(nullptr), Status::NullArgument);
+}
+
+TEST(custom_placer_lambda) {
+    Items items = four_messages();
+    std::atomic<int> alive{0};
+    {
+        // Shortest content first, then by tokens descending.
+        Placer reverse = Placer::custom([tracker = Tracker(&alive)](ItemsView all, Span<const double> scores) {
+            CHECK(scores.size() == all.size());
+            std::vector<std::size_t> order(all.size());
+            for (std::size_t i = 0; i < order.size(); i++) order[i] = i;
+            std::sort(order.begin(), order.end(),
+                      [&](std::size_t x, std::size_t y) { return all[x].tokens() > all[y].tokens(); });
+            return order;
+        });
+        Pipeline pipeline(Scorer::recency(), Slicer::greedy(), reverse);
+        Result result = pipeline.run(items, Budget(1000, 1000));
+        CHECK(result.indices().to_vector() == (std::vector<std::size_t>{3, 2, 1, 0}));
+        const std::vector<double> scores = {0.1, 0.2, 0.3, 0.4};
+        CHECK(reverse.place(items, scores) == (std::vector<std::size_t>{3, 2, 1, 0}));
+    }
+    CHECK_EQ(alive.load(), 0);
+
+    // A placer result that is not a full permutation: caught before it reaches the buffer.
+    Placer short_one = Placer::custom([](ItemsView, Span<const double>) { return std::vector<std::size_t>{0}; });
+    try {
+        Pipeline(Scorer::recency(), Slicer::greedy(), short_one).run(items, Budget(1000, 1000));
+        REQUIRE(false);
+    } catch (const Error &e) {
+        CHECK(e.status() == Status::Callback);
+        CHECK(e.message().find("returned 1 positions for 4 items") != std::string_view::npos);
+    }
+    // Duplicates are the library's to reject.
+    Placer dupes = Placer::custom([](ItemsView all, Span<const double>) {
+        return std::vector<std::size_t>(all.size(), 0);
+    });
+    CHECK_THROWS_STATUS(Pipeline(Scorer::recency(), Slicer::greedy(), dupes).run(items, Budget(1000, 1000)),
+                        Status::Callback);
+}
+
+TEST(custom_slicer_lambda) {
+    Items items = four_messages();
+    int64_t seen_target = -1;
+    // Takes the best-scored items while they fit (items arrive sorted by score).
+    Slicer first_fit = Slicer::custom([&](ItemsView sorted, Span<const double> scores, int64_t target, int64_t) {
+        seen_target = target;
+        CHECK(std::is_sorted(scores.begin(), scores.end(), std::greater<double>()));
+        std::vector<std::size_t> chosen;
+        int64_t used = 0;
+        for (std::size_t i = 0; i < sorted.size(); i++) {
+            if (used + sorted[i].tokens() <= target) {
+                chosen.push_back(i);
+                used += sorted[i].tokens();
+            }
+        }
+        return chosen;
+    });
+    Result result = Pipeline(Scorer::recency(), first_fit, Placer::chronological()).run(items, Budget(1000, 75));
+    CHECK_EQ(seen_target, INT64_C(75));
+    // By recency: d (40), c (30) fit in 75; b (20) and a (10) would not.
+    CHECK(result.indices().to_vector() == (std::vector<std::size_t>{2, 3}));
+}
+
+// ---------------------------------------------------------------- results and reports
+
+TEST(result_arrays_and_report) {
+    Items items = four_messages();
+    Item pinned{"pinned", 5};
+    pinned.pinned = true;
+    items.push(pinned);
+    items.push(Item{"negative", -3});
+    items.push(Item{"zero", 0});
+    Pipeline pipeline = simple_pipeline(Scorer::recency());
+    Result result = pipeline.run(items, Budget(1000, 80), {TraceDetail::Item});
+
+    std::vector<std::size_t> indices = result.indices().to_vector();
+    CHECK(indices == (std::vector<std::size_t>{2, 3, 4, 6}));  // c, d (dated), then pinned, zero
+    CHECK_EQ(result.scores().size(), indices.size());
+    CHECK(result.reasons() == (std::vector<InclusionReason>{InclusionReason::Scored, InclusionReason::Scored,
+                                                           InclusionReason::Pinned, InclusionReason::ZeroToken}));
+    CHECK(!result.overflow());
+    REQUIRE(result.has_report());
+
+    ReportSummary summary = result.summary();
+    CHECK_EQ(summary.total_candidates, 7u);
+    CHECK_EQ(summary.total_tokens_considered, INT64_C(102));
+    CHECK_EQ(summary.included_count, 4u);
+    CHECK_EQ(summary.excluded_count, 3u);
+    CHECK_EQ(summary.shortfall_count, 0u);
+
+    std::vector<IncludedEntry> included = result.included();
+    REQUIRE(included.size() == 4);
+    for (std::size_t i = 0; i < included.size(); i++) CHECK_EQ(included[i].index, indices[i]);
+    CHECK(included[2].score == 1.0 && included[2].reason == InclusionReason::Pinned);
+
+    std::vector<ExcludedEntry> excluded = result.excluded();
+    REQUIRE(excluded.size() == 3);
+    // Score descending, ties in recording order: b (1/3), then the two zeros, the
+    // negative item first (dropped at Classify, before a was left out at Slice).
+    CHECK(excluded[0].index == 1 && excluded[0].reason == ExclusionReason::BudgetExceeded);
+    CHECK(excluded[0].name == "BudgetExceeded");
+    CHECK_EQ(excluded[0].item_tokens, INT64_C(20));
+    CHECK_EQ(excluded[0].available_tokens, INT64_C(5));  // 80 - 5 pinned - 70 selected
+    CHECK(excluded[1].index == 5 && excluded[1].reason == ExclusionReason::NegativeTokens);
+    CHECK_EQ(excluded[1].tokens, INT64_C(-3));
+    CHECK(excluded[1].name == "NegativeTokens");
+    CHECK(excluded[2].index == 0 && excluded[2].reason == ExclusionReason::BudgetExceeded);
+
+    std::vector<TraceEvent> events = result.events();
+    CHECK_EQ(events.size(), summary.event_count);
+    bool stage_events = false, item_events = false;
+    for (const TraceEvent &e : events) {
+        stage_events = stage_events || (e.stage == PipelineStage::Place && !e.item_index);
+        item_events = item_events || e.item_index.has_value();
+    }
+    CHECK(stage_events && item_events);
+
+    std::string_view json = result.json();
+    CHECK(json.front() == '{' && json.back() == '}');
+    for (const char *key : {"\"included\"", "\"excluded\"", "\"BudgetExceeded\"", "\"NegativeTokens\""}) {
+        CHECK(json.find(key) != std::string_view::npos);
+    }
+    CHECK(json.data() == result.json().data());  // built once, owned by the result
+
+    Result untraced = pipeline.run(items, Budget(1000, 80));
+    CHECK(!untraced.has_report());
+    CHECK(untraced.indices().to_vector() == indices);
+    CHECK_THROWS_STATUS(untraced.json(), Status::NoReport);
+    CHECK_THROWS_STATUS(untraced.excluded(), Status::NoReport);
+}
+
+TEST(report_shortfalls_and_count_caps) {
+    std::vector<Item> list;
+    for (int i = 0; i < 3; i++) {
+        Item tool{"t" + std::to_string(i), 10, "tool"};
+        tool.future_relevance_hint = 0.9 - 0.1 * i;
+        list.push_back(tool);
+    }
+    Slicer slicer = Slicer::count_quota({{"tool", 1, 2}, {"Memory", 1, 1}}, Slicer::greedy());
+    Result result = Pipeline(Scorer::reflexive(), slicer, Placer::u_shaped()).run(Items(list), Budget(100, 100),
+                                                                                  {TraceDetail::Stage});
+    std::vector<Shortfall> shortfalls = result.shortfalls();
+    REQUIRE(shortfalls.size() == 1);
+    CHECK(shortfalls[0].kind == "Memory" && shortfalls[0].required_count == 1 && shortfalls[0].satisfied_count == 0);
+    std::vector<ExcludedEntry> excluded = result.excluded();
+    REQUIRE(excluded.size() == 1);
+    CHECK(excluded[0].reason == ExclusionReason::CountCapExceeded && excluded[0].kind == "tool");
+    CHECK(excluded[0].count_cap == 2 && excluded[0].count == 2);
+    CHECK_THROWS_STATUS(result.shortfall(1), Status::OutOfRange);
+}
+
+TEST(overflow_event_and_callback) {
+    Items items = four_messages();  // 100 tokens
+    Budget budget(1000, 60);
+    Pipeline proceed(Scorer::recency(), take_everything(), Placer::chronological(),
+                     {true, OverflowStrategy::Proceed});
+    int64_t observed = 0;
+    std::vector<std::size_t> observed_items;
+    RunOptions options;
+    options.on_overflow = [&](int64_t over, Span<const std::size_t> merged) {
+        observed = over;
+        observed_items = merged.to_vector();
+    };
+    Result result = proceed.run(items, budget, options);
+    std::optional<Overflow> overflow = result.overflow();
+    REQUIRE(overflow.has_value());
+    CHECK_EQ(overflow->tokens_over_budget, INT64_C(40));
+    CHECK_EQ(observed, INT64_C(40));
+    CHECK(overflow->items.to_vector() == observed_items);
+    CHECK_EQ(observed_items.size(), 4u);
+
+    // The overflow callback cannot fail the run: its exception is rethrown by run().
+    options.on_overflow = [](int64_t, Span<const std::size_t>) { throw std::logic_error("observer failed"); };
+    try {
+        proceed.run(items, budget, options);
+        REQUIRE(false);
+    } catch (const std::logic_error &e) {
+        CHECK(std::string(e.what()) == "observer failed");
+    }
+
+    Pipeline truncate(Scorer::recency(), take_everything(), Placer::chronological(),
+                      {true, OverflowStrategy::Truncate});
+    Result truncated = truncate.run(items, budget);
+    CHECK(!truncated.overflow());
+    CHECK(truncated.indices().size() < 4);
+}
+
+// ---------------------------------------------------------------- threads
+
+TEST(one_pipeline_many_threads) {
+    Items items = four_messages();
+    Budget budget(1000, 70);
+    std::atomic<int> calls{0};
+    Scorer scorer = Scorer::custom([&calls](ItemsView all, std::size_t i) {
+        calls++;
+        return static_cast<double>(all[i].tokens() % 17);
+    });
+    Pipeline pipeline = simple_pipeline(scorer, {false, OverflowStrategy::Throw});
+    const std::vector<std::size_t> expected = run_indices(pipeline, items, budget);
+    std::vector<std::vector<std::size_t>> got(4);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < got.size(); t++) {
+        threads.emplace_back([&, t] {
+            for (int k = 0; k < 50; k++) got[t] = run_indices(pipeline, items, budget);
+        });
+    }
+    for (std::thread &t : threads) t.join();
+    for (const auto &g : got) CHECK(g == expected);
+    CHECK_EQ(calls.load(), 4 * (1 + 4 * 50));
+}
+
+// ---------------------------------------------------------------- presets and policies
+
+TEST(presets_and_policy_json) {
+    std::vector<std::string_view> names = presets();
+    REQUIRE(names.size() == 7);
+    CHECK(names.front() == "Chat");
+    Items items = four_messages();
+    Budget budget(1000, 60);
+    for (std::string_view name : names) {
+        Pipeline preset = Pipeline::preset(name);
+        // A preset's policy JSON builds a pipeline that selects the same items.
+        Pipeline again = Pipeline::from_policy_json(preset.policy_json(true));
+        CHECK(run_indices(preset, items, budget) == run_indices(again, items, budget));
+    }
+    CHECK_THROWS_STATUS(Pipeline::preset("no such preset"), Status::InvalidArgument);
+    try {
+        Pipeline::from_policy_json(R"({"scorers": [{"type": "recency", "weight": -1}]})");
+        REQUIRE(false);
+    } catch (const Error &e) {
+        CHECK(e.status() == Status::InvalidPolicy);
+        // The JSON path of the bad field. (The header says the message starts with it;
+        // the library puts "invalid policy: " in front.)
+        CHECK(e.message().find("scorers[0].weight: must be positive") != std::string_view::npos);
+    }
+    // A custom component has no JSON form.
+    Pipeline custom = simple_pipeline(Scorer::custom([](ItemsView, std::size_t) { return 1.0; }));
+    CHECK_THROWS_STATUS(custom.policy_json(), Status::InvalidPolicy);
+    std::string json = simple_pipeline(Scorer::recency()).policy_json();
+    CHECK(json.find("\"recency\"") != std::string::npos);
+}
+
+TEST(dry_run_always_has_a_report) {
+    Items items = four_messages();
+    Pipeline pipeline = simple_pipeline(Scorer::recency());
+    Result dry = pipeline.dry_run(items, Budget(1000, 50));
+    REQUIRE(dry.has_report());
+    CHECK(dry.indices().to_vector() == run_indices(pipeline, items, Budget(1000, 50)));
+    CHECK_EQ(dry.summary().included_count + dry.summary().excluded_count, 4u);
+}
+
+TEST(version_matches_header) { CHECK(version() == CTXPACK_VERSION_STRING); }
+
+int main() { return check::run_all(); }

@@ -1,0 +1,247 @@
+import CCtxpack
+
+// Scorers, slicers and placers. Each class owns one reference to a reference-counted
+// component: a composite, scaled or quota component and a pipeline keep their own, so a
+// component may go into many of them and be released whenever Swift is done with it.
+// The numeric values of the enumerations below are the header's and never change.
+
+public enum Scarcity: Int32 {
+    case degrade = 0
+    case `throw` = 1
+}
+
+/// The curve of a decay scorer. Durations are nanoseconds.
+public enum DecayCurve {
+    case exponential(halfLifeNs: Int64)
+    case window(maxAgeNs: Int64)
+    /// Windows youngest first: the score of the first window with `age < maxAgeNs`.
+    case step([(maxAgeNs: Int64, score: Double)])
+}
+
+public struct QuotaEntry {
+    public var kind: String
+    public var require: Double  // percent of the target, [0, 100]
+    public var cap: Double  // percent of the target, [require, 100]
+    public init(kind: String, require: Double, cap: Double) {
+        self.kind = kind
+        self.require = require
+        self.cap = cap
+    }
+}
+
+public struct CountQuotaEntry {
+    public var kind: String
+    public var requireCount: Int
+    public var capCount: Int
+    public init(kind: String, requireCount: Int, capCount: Int) {
+        self.kind = kind
+        self.requireCount = requireCount
+        self.capCount = capCount
+    }
+}
+
+/// A per-item scorer: the score of `items[index]`, computed against all of `items`.
+public typealias ScoreItemClosure = (_ items: ItemsView, _ index: Int) throws -> Double
+/// A placer: a permutation of `0..<items.count`, the position placed first first.
+public typealias PlaceClosure = (_ items: ItemsView, _ scores: [Double]) throws -> [Int]
+
+public final class Scorer {
+    let handle: OpaquePointer
+
+    init(_ handle: OpaquePointer) { self.handle = handle }
+    deinit { ctxpack_scorer_free(handle) }
+
+    /// KindScorer: the default weights, or `weights` replacing them.
+    public static func kind(weights: [String: Double]? = nil) throws -> Scorer {
+        guard let weights = weights else { return try Scorer(create { ctxpack_scorer_new_kind($0, $1) }) }
+        let arena = CArena()
+        let table = weights.sorted { $0.key < $1.key }.map { ctxpack_kind_weight(kind: arena.str($0.key), weight: $0.value) }
+        return try withExtendedLifetime(arena) {
+            try Scorer(create { ctxpack_scorer_new_kind_weights(table, table.count, $0, $1) })
+        }
+    }
+
+    public static func tag(weights: [String: Double]) throws -> Scorer {
+        let arena = CArena()
+        let table = weights.sorted { $0.key < $1.key }.map { ctxpack_tag_weight(tag: arena.str($0.key), weight: $0.value) }
+        return try withExtendedLifetime(arena) {
+            try Scorer(create { ctxpack_scorer_new_tag(table, table.count, $0, $1) })
+        }
+    }
+
+    /// The weighted sum of the children's scores (weights normalised by their sum).
+    public static func composite(_ children: [(scorer: Scorer, weight: Double)]) throws -> Scorer {
+        let table = children.map { ctxpack_composite_child(scorer: $0.scorer.handle, weight: $0.weight) }
+        return try withExtendedLifetime(children) {
+            try Scorer(create { ctxpack_scorer_new_composite(table, table.count, $0, $1) })
+        }
+    }
+
+    /// Min-max normalisation of `inner`.
+    public static func scaled(_ inner: Scorer) throws -> Scorer {
+        try withExtendedLifetime(inner) { try Scorer(create { ctxpack_scorer_new_scaled(inner.handle, $0, $1) }) }
+    }
+
+    /// DecayScorer. `fixedNowNs` nil means the system clock; `nullTimestampScore` nil
+    /// means the library's default for undated items.
+    public static func decay(_ curve: DecayCurve, fixedNowNs: Int64? = nil, nullTimestampScore: Double? = nil)
+        throws -> Scorer
+    {
+        let arena = CArena()
+        var config = ctxpack_decay_config.sized()
+        switch curve {
+        case .exponential(let halfLife):
+            config.curve = 0
+            config.half_life_ns = halfLife
+        case .window(let maxAge):
+            config.curve = 1
+            config.max_age_ns = maxAge
+        case .step(let steps):
+            config.curve = 2
+            let windows = steps.map { ctxpack_decay_window(max_age_ns: $0.maxAgeNs, score: $0.score) }
+            config.windows = arena.array(windows)
+            config.window_count = windows.count
+        }
+        config.clock = fixedNowNs == nil ? 0 : 1
+        config.fixed_now_ns = fixedNowNs ?? 0
+        config.has_null_timestamp_score = nullTimestampScore != nil
+        config.null_timestamp_score = nullTimestampScore ?? 0
+        return try withExtendedLifetime(arena) {
+            try Scorer(create { ctxpack_scorer_new_decay(&config, $0, $1) })
+        }
+    }
+
+    public static func metadataTrust(defaultScore: Double = 0.5) throws -> Scorer {
+        try Scorer(create { ctxpack_scorer_new_metadata_trust(defaultScore, $0, $1) })
+    }
+
+    public static func metadataKey(_ key: String, equals value: String, boost: Double) throws -> Scorer {
+        let arena = CArena()
+        let k = arena.str(key), v = arena.str(value)
+        return try withExtendedLifetime(arena) {
+            try Scorer(create { ctxpack_scorer_new_metadata_key(k, v, boost, $0, $1) })
+        }
+    }
+
+    public static func recency() throws -> Scorer { try Scorer(create { ctxpack_scorer_new_recency($0, $1) }) }
+    public static func priority() throws -> Scorer { try Scorer(create { ctxpack_scorer_new_priority($0, $1) }) }
+    public static func frequency() throws -> Scorer { try Scorer(create { ctxpack_scorer_new_frequency($0, $1) }) }
+    public static func reflexive() throws -> Scorer { try Scorer(create { ctxpack_scorer_new_reflexive($0, $1) }) }
+
+    /// A scorer implemented by a closure, called once per item. A thrown error fails the
+    /// run with `Status.callback` and the error's description. The closure may be called
+    /// from several threads at once when one pipeline runs on several threads.
+    public static func custom(_ score: @escaping ScoreItemClosure) throws -> Scorer {
+        try Scorer(createCustom(score) { userData, out, error in
+            ctxpack_scorer_new_custom_item(scoreItemThunk, userData, releaseCallbackBox, out, error)
+        })
+    }
+
+    /// Scores every item of `items` against the whole list, in list order.
+    public func score(_ items: Items) throws -> [Double] {
+        let count = items.count
+        var scores = [Double](repeating: 0, count: count)
+        try withExtendedLifetime(items) {
+            try call { ctxpack_scorer_score(handle, items.handle, &scores, count, $0) }
+        }
+        return scores
+    }
+}
+
+private let scoreItemThunk: ctxpack_score_item_fn = { userData, items, count, index, outScore, failure in
+    let score = CallbackBox<ScoreItemClosure>.unbox(userData)
+    return reportingFailure(failure) {
+        outScore!.pointee = try score(ItemsView(items, count: count), index)
+    }
+}
+
+public final class Slicer {
+    let handle: OpaquePointer
+
+    init(_ handle: OpaquePointer) { self.handle = handle }
+    deinit { ctxpack_slicer_free(handle) }
+
+    public static func greedy() throws -> Slicer { try Slicer(create { ctxpack_slicer_new_greedy($0, $1) }) }
+
+    /// `tableLimitBytes` 0 means the library default (256 MiB).
+    public static func knapsack(bucketSize: Int64 = 100, tableLimitBytes: UInt64 = 0) throws -> Slicer {
+        try Slicer(create { ctxpack_slicer_new_knapsack(bucketSize, tableLimitBytes, $0, $1) })
+    }
+
+    public static func quota(_ entries: [QuotaEntry], inner: Slicer) throws -> Slicer {
+        let arena = CArena()
+        let table = entries.map { ctxpack_quota_entry(kind: arena.str($0.kind), require: $0.require, cap: $0.cap) }
+        return try withExtendedLifetime((arena, inner)) {
+            try Slicer(create { ctxpack_slicer_new_quota(table, table.count, inner.handle, $0, $1) })
+        }
+    }
+
+    public static func countQuota(_ entries: [CountQuotaEntry], inner: Slicer, scarcity: Scarcity = .degrade)
+        throws -> Slicer
+    {
+        let arena = CArena()
+        let table = countEntries(entries, arena)
+        return try withExtendedLifetime((arena, inner)) {
+            try Slicer(create {
+                ctxpack_slicer_new_count_quota(table, table.count, inner.handle, scarcity.rawValue, $0, $1)
+            })
+        }
+    }
+
+    public static func countConstrainedKnapsack(
+        _ entries: [CountQuotaEntry], bucketSize: Int64 = 100, tableLimitBytes: UInt64 = 0,
+        scarcity: Scarcity = .degrade
+    ) throws -> Slicer {
+        let arena = CArena()
+        let table = countEntries(entries, arena)
+        return try withExtendedLifetime(arena) {
+            try Slicer(create {
+                ctxpack_slicer_new_count_constrained_knapsack(table, table.count, bucketSize, tableLimitBytes,
+                                                              scarcity.rawValue, $0, $1)
+            })
+        }
+    }
+
+    private static func countEntries(_ entries: [CountQuotaEntry], _ arena: CArena) -> [ctxpack_count_quota_entry] {
+        entries.map {
+            ctxpack_count_quota_entry(kind: arena.str($0.kind), require_count: $0.requireCount, cap_count: $0.capCount)
+        }
+    }
+}
+
+public final class Placer {
+    let handle: OpaquePointer
+
+    init(_ handle: OpaquePointer) { self.handle = handle }
+    deinit { ctxpack_placer_free(handle) }
+
+    public static func chronological() throws -> Placer {
+        try Placer(create { ctxpack_placer_new_chronological($0, $1) })
+    }
+
+    public static func uShaped() throws -> Placer { try Placer(create { ctxpack_placer_new_u_shaped($0, $1) }) }
+
+    /// A placer implemented by a closure. It must return a permutation of the positions;
+    /// anything else fails the run with `Status.callback`.
+    public static func custom(_ place: @escaping PlaceClosure) throws -> Placer {
+        try Placer(createCustom(place) { userData, out, error in
+            ctxpack_placer_new_custom(placeThunk, userData, releaseCallbackBox, out, error)
+        })
+    }
+}
+
+/// A placer closure that did not return one position per item.
+struct PlacementCountError: Error, CustomStringConvertible {
+    let returned: Int, expected: Int
+    var description: String { "custom placer returned \(returned) positions for \(expected) items" }
+}
+
+private let placeThunk: ctxpack_place_fn = { userData, items, scores, count, outOrder, failure in
+    let place = CallbackBox<PlaceClosure>.unbox(userData)
+    return reportingFailure(failure) {
+        let order = try place(ItemsView(items, count: count), Array(UnsafeBufferPointer(start: scores, count: count)))
+        // The buffer holds exactly `count` positions; the library checks the values.
+        guard order.count == count else { throw PlacementCountError(returned: order.count, expected: count) }
+        for (k, position) in order.enumerated() { outOrder![k] = position }
+    }
+}

@@ -1,0 +1,169 @@
+import CCtxpack
+
+/// One candidate item: every field of the data model. An empty `kind` or `source` means
+/// the default (`Message`, `Chat`). The library copies everything when it is appended.
+public struct Item {
+    public var content: String
+    public var tokens: Int64
+    public var kind: String
+    public var source: String
+    public var priority: Int64?
+    public var tags: [String]
+    public var metadata: [String: String]
+    /// Nanoseconds since the Unix epoch, UTC.
+    public var timestampNs: Int64?
+    public var futureRelevanceHint: Double?
+    public var pinned: Bool
+    public var originalTokens: Int64?
+
+    public init(
+        content: String, tokens: Int64, kind: String = "", source: String = "", priority: Int64? = nil,
+        tags: [String] = [], metadata: [String: String] = [:], timestampNs: Int64? = nil,
+        futureRelevanceHint: Double? = nil, pinned: Bool = false, originalTokens: Int64? = nil
+    ) {
+        self.content = content
+        self.tokens = tokens
+        self.kind = kind
+        self.source = source
+        self.priority = priority
+        self.tags = tags
+        self.metadata = metadata
+        self.timestampNs = timestampNs
+        self.futureRelevanceHint = futureRelevanceHint
+        self.pinned = pinned
+        self.originalTokens = originalTokens
+    }
+
+    /// The C descriptor; its strings and arrays live in `arena`.
+    func descriptor(in arena: CArena) -> ctxpack_item_desc {
+        var d = ctxpack_item_desc.sized()
+        d.content = arena.str(content)
+        d.tokens = tokens
+        d.kind = arena.str(kind)
+        d.source = arena.str(source)
+        d.has_priority = priority != nil
+        d.priority = priority ?? 0
+        d.tags = arena.array(tags.map { arena.str($0) })
+        d.tag_count = tags.count
+        let entries = metadata.sorted { $0.key < $1.key }.map {
+            ctxpack_metadata_entry(key: arena.str($0.key), value: arena.str($0.value))
+        }
+        d.metadata = arena.array(entries)
+        d.metadata_count = entries.count
+        d.has_timestamp = timestampNs != nil
+        d.timestamp_ns = timestampNs ?? 0
+        d.has_future_relevance_hint = futureRelevanceHint != nil
+        d.future_relevance_hint = futureRelevanceHint ?? 0
+        d.pinned = pinned
+        d.has_original_tokens = originalTokens != nil
+        d.original_tokens = originalTokens ?? 0
+        return d
+    }
+}
+
+/// The list of candidates; results identify items by their position here. Runs only
+/// read it (concurrent runs are fine); `append` and `removeAll` must not overlap
+/// anything else on the same list.
+public final class Items {
+    let handle: OpaquePointer
+
+    public init() throws {
+        handle = try create { ctxpack_items_new($0, $1) }
+    }
+
+    public convenience init(_ items: [Item]) throws {
+        try self.init()
+        try append(contentsOf: items)
+    }
+
+    deinit { ctxpack_items_free(handle) }
+
+    public func append(_ item: Item) throws {
+        let arena = CArena()
+        var desc = item.descriptor(in: arena)
+        try withExtendedLifetime(arena) {
+            try call { ctxpack_items_push(handle, &desc, $0) }
+        }
+    }
+
+    /// All or nothing: on error nothing is appended, and the message starts "item <i>:".
+    public func append(contentsOf items: [Item]) throws {
+        let arena = CArena()
+        let descs = items.map { $0.descriptor(in: arena) }
+        try withExtendedLifetime(arena) {
+            try call { ctxpack_items_push_many(handle, descs, descs.count, $0) }
+        }
+    }
+
+    public var count: Int {
+        var n = 0
+        // Cannot fail on a live handle of the right type.
+        _ = ctxpack_items_len(handle, &n)
+        return n
+    }
+
+    public func removeAll() {
+        _ = ctxpack_items_clear(handle)
+    }
+}
+
+/// A validated token budget; immutable.
+public final class Budget {
+    let handle: OpaquePointer
+
+    public init(
+        maxTokens: Int64, targetTokens: Int64, outputReserve: Int64 = 0, reservedSlots: [String: Int64] = [:],
+        estimationSafetyMarginPercent: Double = 0
+    ) throws {
+        let arena = CArena()
+        let slots = reservedSlots.sorted { $0.key < $1.key }.map {
+            ctxpack_reserved_slot(kind: arena.str($0.key), count: $0.value)
+        }
+        handle = try withExtendedLifetime(arena) {
+            try create {
+                ctxpack_budget_new(maxTokens, targetTokens, outputReserve, slots, slots.count,
+                                   estimationSafetyMarginPercent, $0, $1)
+            }
+        }
+    }
+
+    deinit { ctxpack_budget_free(handle) }
+}
+
+/// One item as a callback sees it. Its properties copy out of the library's memory, which
+/// is valid only during the callback: do not keep an ItemView beyond it.
+public struct ItemView {
+    let raw: ctxpack_item_view
+
+    public var content: String { string(raw.content) }
+    public var tokens: Int64 { raw.tokens }
+    public var kind: String { string(raw.kind) }
+    public var source: String { string(raw.source) }
+    public var priority: Int64? { raw.has_priority ? raw.priority : nil }
+    public var tags: [String] { (0..<raw.tag_count).map { string(raw.tags[$0]) } }
+    public var timestampNs: Int64? { raw.has_timestamp ? raw.timestamp_ns : nil }
+    public var futureRelevanceHint: Double? { raw.has_future_relevance_hint ? raw.future_relevance_hint : nil }
+    public var pinned: Bool { raw.pinned }
+    public var originalTokens: Int64? { raw.has_original_tokens ? raw.original_tokens : nil }
+
+    /// The value of a metadata key (exact, case-sensitive), if the item has it.
+    public func metadata(_ key: String) -> String? {
+        for i in 0..<raw.metadata_count where string(raw.metadata[i].key) == key {
+            return string(raw.metadata[i].value)
+        }
+        return nil
+    }
+}
+
+/// The items a callback receives.
+public struct ItemsView: RandomAccessCollection {
+    let base: UnsafeBufferPointer<ctxpack_item_view>
+
+    init(_ items: UnsafePointer<ctxpack_item_view>?, count: Int) {
+        base = UnsafeBufferPointer(start: count > 0 ? items : nil, count: count)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { base.count }
+    public subscript(position: Int) -> ItemView { ItemView(raw: base[position]) }
+}

@@ -1,0 +1,266 @@
+import CCtxpack
+
+public enum OverflowStrategy: Int32 {
+    case `throw` = 0
+    case truncate = 1
+    case proceed = 2
+}
+
+public enum TraceDetail: Int32 {
+    case none = 0
+    case stage = 1
+    case item = 2
+}
+
+public enum InclusionReason: Int32 {
+    /// A value this version does not know (not in the C enumeration).
+    case unknown = 0
+    case scored = 1
+    case pinned = 2
+    case zeroToken = 3
+}
+
+public enum ExclusionReason: Int32 {
+    case unknown = 0
+    case budgetExceeded = 1
+    case scoredTooLow = 2
+    case deduplicated = 3
+    case quotaCapExceeded = 4
+    case quotaRequireDisplaced = 5
+    case negativeTokens = 6
+    case pinnedOverride = 7
+    case filtered = 8
+    case countCapExceeded = 9
+    case countRequireCandidatesExhausted = 10
+}
+
+public struct ReportSummary {
+    public let totalCandidates: Int
+    public let totalTokensConsidered: Int64
+}
+
+public struct IncludedEntry {
+    public let index: Int  // position in the caller's item list
+    public let score: Double
+    public let reason: InclusionReason
+}
+
+/// An excluded item with its reason and every field of the reason (fields of other
+/// reasons are zero or empty).
+public struct ExcludedEntry {
+    public let index: Int
+    public let score: Double
+    public let reason: ExclusionReason
+    public let name: String  // the wire name, "BudgetExceeded", ...
+    public let itemTokens: Int64
+    public let availableTokens: Int64
+    public let reasonScore: Double
+    public let threshold: Double
+    public let deduplicatedAgainst: String
+    public let kind: String
+    public let cap: Int64
+    public let actual: Int64
+    public let displacedByKind: String
+    public let tokens: Int64
+    public let displacedBy: String
+    public let filterName: String
+    public let countCap: UInt64
+    public let count: UInt64
+}
+
+public enum PipelineStage: Int32 {
+    case classify = 0
+    case score = 1
+    case deduplicate = 2
+    case slice = 3
+    case place = 4
+}
+
+public struct TraceEvent {
+    public let stage: PipelineStage?  // nil: a stage this version does not know
+    public let durationMs: Double
+    public let itemCount: Int
+    public let message: String?
+    public let itemIndex: Int?
+}
+
+public struct Shortfall {
+    public let kind: String
+    public let requiredCount: UInt64
+    public let satisfiedCount: UInt64
+}
+
+/// The selection report of a traced run.
+public struct Report {
+    public let summary: ReportSummary
+    public let included: [IncludedEntry]
+    public let excluded: [ExcludedEntry]
+    public let events: [TraceEvent]
+    public let shortfalls: [Shortfall]
+    /// The spec 06 §10 wire form.
+    public let json: String
+}
+
+/// The outcome of a run, copied out of the library's result (which is freed at once).
+public struct RunResult {
+    /// The selected items as positions in the caller's list, in placed order.
+    public let indices: [Int]
+    /// Their scores (1.0 for pinned items), parallel to `indices`.
+    public let scores: [Double]
+    public let reasons: [InclusionReason]
+    /// The overflow event of a Proceed run over target: excess tokens and merged items.
+    public let overflow: (tokensOverBudget: Int64, items: [Int])?
+    /// Present when the run was traced.
+    public let report: Report?
+}
+
+/// Scorer + slicer + placer + options; immutable, and safe to run from many threads.
+public final class Pipeline {
+    let handle: OpaquePointer
+
+    /// The pipeline keeps its own reference to each component.
+    public init(
+        scorer: Scorer, slicer: Slicer, placer: Placer, deduplication: Bool = true,
+        overflowStrategy: OverflowStrategy = .throw
+    ) throws {
+        var options = ctxpack_pipeline_options.sized()
+        options.deduplication = deduplication
+        options.overflow_strategy = overflowStrategy.rawValue
+        handle = try withExtendedLifetime((scorer, slicer, placer)) {
+            try create { ctxpack_pipeline_new(scorer.handle, slicer.handle, placer.handle, &options, $0, $1) }
+        }
+    }
+
+    /// The pipeline of a preset (spec 07 §2): `"Chat"`, `"code-review"`, ... in any ASCII
+    /// case, with or without separators; `Pipeline.presets` lists them.
+    public convenience init(preset name: String) throws {
+        let arena = CArena()
+        let cName = arena.str(name)
+        let handle = try withExtendedLifetime(arena) { try create { ctxpack_pipeline_new_preset(cName, $0, $1) } }
+        self.init(handle: handle)
+    }
+
+    /// A pipeline from a policy in JSON (docs/policy-json.md). Structural problems are
+    /// `Status.invalidPolicy`, naming the JSON path of the bad field.
+    public convenience init(policyJSON json: String) throws {
+        let arena = CArena()
+        let cJSON = arena.str(json)
+        let handle = try withExtendedLifetime(arena) { try create { ctxpack_pipeline_new_policy_json(cJSON, $0, $1) } }
+        self.init(handle: handle)
+    }
+
+    private init(handle: OpaquePointer) { self.handle = handle }
+
+    deinit { ctxpack_pipeline_free(handle) }
+
+    /// The names of the presets, in the order of spec 07 §2.
+    public static var presets: [String] {
+        let names: [String] = (0..<ctxpack_preset_count()).map { i in
+            var name = ctxpack_str(ptr: nil, len: 0)
+            _ = ctxpack_preset_name(i, &name)  // cannot fail below the count
+            return string(name)
+        }
+        return names
+    }
+
+    /// The pipeline's policy as JSON (`Status.invalidPolicy` for custom components).
+    public func policyJSON(pretty: Bool = false) throws -> String {
+        let text = try create { ctxpack_pipeline_policy_json(handle, pretty, $0, $1) }
+        defer { ctxpack_string_free(text) }
+        var value = ctxpack_str(ptr: nil, len: 0)
+        try check(ctxpack_string_value(text, &value), nil, "ctxpack_string_value")
+        return string(value)
+    }
+
+    public func run(_ items: Items, budget: Budget, trace: TraceDetail = .none) throws -> RunResult {
+        var options = ctxpack_run_options.sized()
+        options.trace_detail = trace.rawValue
+        let result = try withExtendedLifetime((items, budget)) {
+            try create { ctxpack_pipeline_run(handle, items.handle, budget.handle, &options, $0, $1) }
+        }
+        defer { ctxpack_result_free(result) }
+        return try readResult(result)
+    }
+}
+
+// MARK: - Reading a result
+
+/// Copies an array the result owns.
+private func copyArray<T>(_ function: String, _ get: (UnsafeMutablePointer<UnsafePointer<T>?>, UnsafeMutablePointer<Int>) -> Int32)
+    throws -> [T]
+{
+    var ptr: UnsafePointer<T>? = nil
+    var count = 0
+    try check(get(&ptr, &count), nil, function)
+    return Array(UnsafeBufferPointer(start: count > 0 ? ptr : nil, count: count))
+}
+
+/// Reads report entry `i`, a growing struct the library fills.
+private func entry<T: GrowingCStruct>(_ function: String, _ get: (UnsafeMutablePointer<T>) -> Int32) throws -> T {
+    var value = T.sized()
+    try check(get(&value), nil, function)
+    return value
+}
+
+private func readResult(_ r: OpaquePointer) throws -> RunResult {
+    let indices: [Int] = try copyArray("ctxpack_result_indices") { ctxpack_result_indices(r, $0, $1) }
+    let scores: [Double] = try copyArray("ctxpack_result_scores") { ctxpack_result_scores(r, $0, $1) }
+    let reasons: [Int32] = try copyArray("ctxpack_result_reasons") { ctxpack_result_reasons(r, $0, $1) }
+
+    var present = false
+    var over: Int64 = 0
+    var merged: UnsafePointer<Int>? = nil
+    var mergedCount = 0
+    try check(ctxpack_result_overflow(r, &present, &over, &merged, &mergedCount), nil, "ctxpack_result_overflow")
+    var overflow: (tokensOverBudget: Int64, items: [Int])? = nil
+    if present {
+        overflow = (over, Array(UnsafeBufferPointer(start: mergedCount > 0 ? merged : nil, count: mergedCount)))
+    }
+
+    var traced = false
+    try check(ctxpack_result_has_report(r, &traced), nil, "ctxpack_result_has_report")
+    var report: Report? = nil
+    if traced { report = try readReport(r) }
+    return RunResult(
+        indices: indices, scores: scores, reasons: reasons.map { InclusionReason(rawValue: $0) ?? .unknown },
+        overflow: overflow, report: report)
+}
+
+private func readReport(_ r: OpaquePointer) throws -> Report {
+    let s: ctxpack_report_summary = try entry("ctxpack_result_report_summary") { ctxpack_result_report_summary(r, $0) }
+    let included: [IncludedEntry] = try (0..<s.included_count).map { i in
+        let e: ctxpack_included_entry = try entry("ctxpack_result_report_included") {
+            ctxpack_result_report_included(r, i, $0)
+        }
+        return IncludedEntry(index: e.index, score: e.score, reason: InclusionReason(rawValue: e.reason) ?? .unknown)
+    }
+    let excluded: [ExcludedEntry] = try (0..<s.excluded_count).map { i in
+        let e: ctxpack_excluded_entry = try entry("ctxpack_result_report_excluded") {
+            ctxpack_result_report_excluded(r, i, $0)
+        }
+        return ExcludedEntry(
+            index: e.index, score: e.score, reason: ExclusionReason(rawValue: e.reason) ?? .unknown,
+            name: string(e.name), itemTokens: e.item_tokens, availableTokens: e.available_tokens,
+            reasonScore: e.reason_score, threshold: e.threshold, deduplicatedAgainst: string(e.deduplicated_against),
+            kind: string(e.kind), cap: e.cap, actual: e.actual, displacedByKind: string(e.displaced_by_kind),
+            tokens: e.tokens, displacedBy: string(e.displaced_by), filterName: string(e.filter_name),
+            countCap: e.count_cap, count: e.count)
+    }
+    let events: [TraceEvent] = try (0..<s.event_count).map { i in
+        let e: ctxpack_trace_event = try entry("ctxpack_result_report_event") { ctxpack_result_report_event(r, i, $0) }
+        return TraceEvent(
+            stage: PipelineStage(rawValue: e.stage), durationMs: e.duration_ms, itemCount: e.item_count,
+            message: e.has_message ? string(e.message) : nil, itemIndex: e.has_item_index ? e.item_index : nil)
+    }
+    let shortfalls: [Shortfall] = try (0..<s.shortfall_count).map { i in
+        let e: ctxpack_shortfall = try entry("ctxpack_result_report_shortfall") {
+            ctxpack_result_report_shortfall(r, i, $0)
+        }
+        return Shortfall(kind: string(e.kind), requiredCount: e.required_count, satisfiedCount: e.satisfied_count)
+    }
+    var json = ctxpack_str(ptr: nil, len: 0)
+    try check(ctxpack_result_report_json(r, &json), nil, "ctxpack_result_report_json")
+    return Report(
+        summary: ReportSummary(totalCandidates: s.total_candidates, totalTokensConsidered: s.total_tokens_considered),
+        included: included, excluded: excluded, events: events, shortfalls: shortfalls, json: string(json))
+}

@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+# Installs ctxpack into a temporary tree the way a distribution does and uses it the way an
+# application does (`make test-install`; docs/packaging.md):
+#   * `make install DESTDIR=<tmp> PREFIX=/usr/local`: the exact file layout and modes (no
+#     DESTDIR and no @PLACEHOLDER@ left in the installed files), the soname and symlinks,
+#     the exported symbols (only ctxpack_*, exactly the functions of the header), the
+#     header, the pkg-config file, the `ctxpack` tool;
+#   * every examples/*.c built with `pkg-config --cflags --libs ctxpack` (run against the
+#     installed libctxpack.so) and with `pkg-config --static --cflags --libs ctxpack`
+#     linking libctxpack.a (no dependency on libctxpack.so), and run;
+#   * the CMake package: tests/packaging/cmake builds the examples against both targets
+#     (cmake is installed with apt-get when missing and possible, otherwise skipped);
+#   * a second install with LIBDIR/INCLUDEDIR/BINDIR overridden, and `make uninstall`
+#     leaving no file behind in either tree;
+#   * the build tree: a program linked against target/release runs (build.rs links
+#     libctxpack.so.MAJOR there).
+# The last line is "N passed, M failed"; the exit status is non-zero on any failure.
+#
+# Environment: CARGO_TARGET_DIR (default ./target), CC (default cc), MAKE (default make),
+# CTXPACK_KEEP_TMP=1 keeps the temporary tree (it is kept anyway when a check fails).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+RELEASE_DIR="$CARGO_TARGET_DIR/release"
+CC="${CC:-cc}"
+MAKE="${MAKE:-make}"
+CFLAGS=(-std=c99 -Wall -Wextra -Werror -pedantic)
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/ctxpack-test-install.XXXXXX")"
+LOGS="$TMP/logs"
+OUT="$TMP/out"
+mkdir -p "$LOGS" "$OUT"
+started=$SECONDS
+passed=0
+failed=0
+skipped=0
+
+finish() {
+    if [[ $failed -eq 0 && -z "${CTXPACK_KEEP_TMP:-}" ]]; then
+        rm -rf "$TMP"
+    else
+        echo "temporary tree kept: $TMP"
+    fi
+}
+trap finish EXIT
+
+# check NAME COMMAND...: one check; its output is shown only when it fails.
+check() {
+    local name=$1
+    shift
+    if "$@" >"$LOGS/$name.log" 2>&1; then
+        passed=$((passed + 1))
+        echo "ok   $name"
+    else
+        failed=$((failed + 1))
+        echo "FAIL $name"
+        tail -n 40 "$LOGS/$name.log" | sed 's/^/    /'
+        return 1
+    fi
+}
+
+skip() {
+    skipped=$((skipped + 1))
+    echo "skip $1 ($2)"
+}
+
+# expect WHAT ACTUAL EXPECTED: fails with a message naming both when they differ.
+expect() {
+    if [[ "$2" != "$3" ]]; then
+        printf '%s:\n  got      %s\n  expected %s\n' "$1" "$2" "$3"
+        return 1
+    fi
+}
+
+# The version from cargo itself, not from the Makefile's reading of Cargo.toml.
+pkgid="$(cd "$ROOT" && cargo pkgid)"
+VERSION="${pkgid##*[#@]}"
+LIB_VERSION="${VERSION%%[-+]*}"
+MAJOR="${VERSION%%.*}"
+REAL_LIB="libctxpack.so.$LIB_VERSION"
+SONAME="libctxpack.so.$MAJOR"
+echo "== ctxpack $VERSION: soname $SONAME, temporary tree $TMP"
+
+# --- the default install ----------------------------------------------------------------
+
+PREFIX=/usr/local
+DEST="$TMP/dest"
+LIB="$DEST$PREFIX/lib"
+
+check build "$MAKE" -C "$ROOT" build || { echo "$passed passed, $failed failed"; exit 1; }
+check install "$MAKE" -C "$ROOT" install DESTDIR="$DEST" PREFIX="$PREFIX" ||
+    { echo "$passed passed, $failed failed"; exit 1; }
+
+# listing DIR: every file and symlink under DIR, relative, with its mode or its target.
+listing() {
+    (cd "$1" && find . \( -type f -printf '%P %m\n' \) -o \( -type l -printf '%P -> %l\n' \)) |
+        LC_ALL=C sort
+}
+
+layout() {
+    local expected
+    expected=$(LC_ALL=C sort <<EOF
+bin/ctxpack 755
+include/ctxpack.h 644
+lib/$REAL_LIB 644
+lib/$SONAME -> $REAL_LIB
+lib/libctxpack.so -> $REAL_LIB
+lib/libctxpack.a 644
+lib/pkgconfig/ctxpack.pc 644
+lib/cmake/ctxpack/ctxpackConfig.cmake 644
+lib/cmake/ctxpack/ctxpackConfigVersion.cmake 644
+EOF
+    )
+    diff -u <(echo "$expected") <(listing "$DEST$PREFIX") &&
+        expect "top level of DESTDIR" "$(ls "$DEST")" "usr" || return 1
+    if grep -rlF "$DEST" "$LIB/pkgconfig" "$LIB/cmake"; then
+        echo "DESTDIR is written into the files above"
+        return 1
+    fi
+    if grep -rE '@[A-Z_]+@' "$LIB/pkgconfig" "$LIB/cmake"; then
+        echo "template placeholders left unfilled"
+        return 1
+    fi
+}
+check layout layout || true
+
+soname() {
+    local actual
+    actual=$(readelf -d "$LIB/$REAL_LIB" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    expect "SONAME of $REAL_LIB" "$actual" "$SONAME"
+}
+check soname soname || true
+
+# The functions the header declares: "ctxpack_name(" outside comments, not "(*ctxpack_fn)(".
+header_functions() {
+    grep -v '^ *//' "$1" | grep -oE '(^|[ *])ctxpack_[a-z0-9_]+\(' | grep -oE 'ctxpack_[a-z0-9_]+' |
+        LC_ALL=C sort -u
+}
+
+# Only ctxpack_* is exported, and exactly the header's functions (no header-less test hook
+# in a release build). No exception is allowed: rustc's own version script for the cdylib
+# exports the #[no_mangle] functions and hides everything else, _init/_fini included.
+exports() {
+    local defined others
+    defined=$(nm -D --defined-only "$LIB/$REAL_LIB" | awk '{print $NF}' | LC_ALL=C sort -u)
+    others=$(grep -v '^ctxpack_' <<<"$defined" || true)
+    [[ -z "$others" ]] || { echo "exported symbols outside ctxpack_*:"; echo "$others"; return 1; }
+    echo "$(wc -l <<<"$defined") exported symbols, all ctxpack_*"
+    diff -u <(header_functions "$DEST$PREFIX/include/ctxpack.h") <(echo "$defined")
+}
+check exported_symbols exports || true
+
+header() {
+    cmp "$ROOT/include/ctxpack.h" "$DEST$PREFIX/include/ctxpack.h" &&
+        expect "CTXPACK_VERSION_STRING" \
+            "$(sed -n 's/^#define CTXPACK_VERSION_STRING "\(.*\)"/\1/p' "$DEST$PREFIX/include/ctxpack.h")" \
+            "$VERSION"
+}
+check header header || true
+
+cli() {
+    "$DEST$PREFIX/bin/ctxpack" --help
+}
+check cli_help cli || true
+
+# --- pkg-config ---------------------------------------------------------------------------
+
+# The installed .pc file names /usr/local; PKG_CONFIG_SYSROOT_DIR maps its -I and -L to
+# the staged tree, as for any staged or cross build. PKG_CONFIG_LIBDIR hides the system's
+# own .pc files (and any ctxpack installed there).
+pc() {
+    PKG_CONFIG_LIBDIR="$LIB/pkgconfig" PKG_CONFIG_PATH="" PKG_CONFIG_SYSROOT_DIR="$DEST" \
+        pkg-config "$@" ctxpack
+}
+
+# pc_out ARGS...: pc's output without the trailing blank pkgconf adds.
+pc_out() {
+    pc "$@" | sed 's/[[:space:]]*$//'
+}
+
+pkgconfig() {
+    pc --validate &&
+        expect "--modversion" "$(pc_out --modversion)" "$VERSION" &&
+        expect "--cflags" "$(pc_out --cflags)" "-I$DEST$PREFIX/include" &&
+        expect "--libs" "$(pc_out --libs)" "-L$LIB -lctxpack" || return 1
+    grep -qxF "prefix=$PREFIX" "$LIB/pkgconfig/ctxpack.pc" || { echo "no prefix=$PREFIX"; return 1; }
+    local static private
+    static=$(pc_out --static --libs)
+    private=${static#"-L$LIB -lctxpack"}
+    [[ "$static" != "$private" && "$private" == *-l* ]] ||
+        { echo "--static --libs: '$static' does not add Libs.private to '-L$LIB -lctxpack'"; return 1; }
+}
+check pkg_config pkgconfig || true
+
+# --- examples/*.c against the installed library ----------------------------------------
+
+needed() {
+    readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
+}
+
+build_shared() {
+    local src=$1 exe=$2
+    # shellcheck disable=SC2046  # pkg-config output is a list of flags
+    "$CC" "${CFLAGS[@]}" "$src" $(pc --cflags --libs) -o "$exe" || return 1
+    if ! needed "$exe" | grep -qx "$SONAME"; then
+        echo "$exe does not need $SONAME:"
+        needed "$exe"
+        return 1
+    fi
+}
+
+run_shared() {
+    local exe=$1 resolved
+    resolved=$(LD_LIBRARY_PATH="$LIB" ldd "$exe" | awk -v so="$SONAME" '$1 == so {print $3}')
+    expect "$SONAME resolves to" "$resolved" "$LIB/$SONAME" &&
+        LD_LIBRARY_PATH="$LIB" "$exe"
+}
+
+# pkg-config has no switch that picks the archive when libctxpack.so is beside it, so the
+# static link names it: -l:libctxpack.a in place of -lctxpack (GNU ld, gold, lld).
+build_static() {
+    local src=$1 exe=$2 flags
+    flags=$(pc --static --cflags --libs)
+    # shellcheck disable=SC2086
+    "$CC" "${CFLAGS[@]}" "$src" ${flags//-lctxpack/-l:libctxpack.a} -o "$exe" || return 1
+    if needed "$exe" | grep -q libctxpack; then
+        echo "$exe still needs libctxpack:"
+        needed "$exe"
+        return 1
+    fi
+}
+
+run_static() {
+    env -u LD_LIBRARY_PATH "$1"
+}
+
+for src in "$ROOT"/examples/*.c; do
+    name=$(basename "$src" .c)
+    if check "shared_build_$name" build_shared "$src" "$OUT/${name}_shared"; then
+        check "shared_run_$name" run_shared "$OUT/${name}_shared" || true
+    fi
+    if check "static_build_$name" build_static "$src" "$OUT/${name}_static"; then
+        check "static_run_$name" run_static "$OUT/${name}_static" || true
+    fi
+done
+
+# --- the CMake package --------------------------------------------------------------------
+
+# cmake is not needed by anything else; it is installed here (Debian package `cmake`) when
+# missing and apt-get can, otherwise the CMake checks are skipped.
+have_cmake() {
+    command -v cmake >/dev/null && return 0
+    command -v apt-get >/dev/null || return 1
+    local sudo=""
+    [[ $(id -u) -eq 0 ]] || { command -v sudo >/dev/null && sudo="sudo -n"; } || return 1
+    echo "installing cmake with apt-get (log: $LOGS/apt-cmake.log)"
+    {
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends cmake ||
+            { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+                $sudo apt-get install -y -qq --no-install-recommends cmake; }
+    } >"$LOGS/apt-cmake.log" 2>&1
+    command -v cmake >/dev/null
+}
+
+# cmake_configure TREE_PREFIX BUILD_DIR: configures tests/packaging/cmake against the tree.
+cmake_configure() {
+    cmake -S "$ROOT/tests/packaging/cmake" -B "$2" -DCMAKE_PREFIX_PATH="$1" \
+        -DCMAKE_C_COMPILER="$CC" -DCTXPACK_VERSION="$LIB_VERSION" \
+        -DCTXPACK_EXAMPLES="$ROOT/examples"
+}
+
+cmake_build() {
+    cmake_configure "$DEST$PREFIX" "$TMP/cmake" &&
+        cmake --build "$TMP/cmake" --parallel 2
+}
+
+cmake_run() {
+    local exe
+    for exe in "$TMP"/cmake/*_shared; do
+        # CMake's build RPATH points at the installed tree: no LD_LIBRARY_PATH needed.
+        expect "$SONAME of $exe resolves to" \
+            "$(env -u LD_LIBRARY_PATH ldd "$exe" | awk -v so="$SONAME" '$1 == so {print $3}')" \
+            "$LIB/$SONAME" &&
+            env -u LD_LIBRARY_PATH "$exe" || return 1
+    done
+    for exe in "$TMP"/cmake/*_static; do
+        ! needed "$exe" | grep -q libctxpack || { echo "$exe needs libctxpack"; return 1; }
+        env -u LD_LIBRARY_PATH "$exe" || return 1
+    done
+}
+
+CMAKE=0
+if have_cmake; then
+    CMAKE=1
+    if check cmake_build cmake_build; then
+        check cmake_run cmake_run || true
+    fi
+else
+    skip cmake "no cmake and apt-get could not install it"
+fi
+
+# --- overridden directories -------------------------------------------------------------
+
+# A Debian-style multiarch LIBDIR (where CMake looks too), a header subdirectory, and a
+# BINDIR outside PREFIX.
+DEST2="$TMP/dest-overrides"
+MULTIARCH="$("$CC" -print-multiarch 2>/dev/null || true)"
+LIBDIR2="lib64"
+[[ -z "$MULTIARCH" ]] || LIBDIR2="lib/$MULTIARCH"
+OVERRIDES=(PREFIX=/usr LIBDIR="/usr/$LIBDIR2" INCLUDEDIR=/usr/include/ctxpack
+    BINDIR=/opt/ctxpack/bin)
+
+overrides() {
+    "$MAKE" -C "$ROOT" install DESTDIR="$DEST2" "${OVERRIDES[@]}" || return 1
+    local expected
+    expected=$(LC_ALL=C sort <<EOF
+opt/ctxpack/bin/ctxpack 755
+usr/include/ctxpack/ctxpack.h 644
+usr/$LIBDIR2/$REAL_LIB 644
+usr/$LIBDIR2/$SONAME -> $REAL_LIB
+usr/$LIBDIR2/libctxpack.so -> $REAL_LIB
+usr/$LIBDIR2/libctxpack.a 644
+usr/$LIBDIR2/pkgconfig/ctxpack.pc 644
+usr/$LIBDIR2/cmake/ctxpack/ctxpackConfig.cmake 644
+usr/$LIBDIR2/cmake/ctxpack/ctxpackConfigVersion.cmake 644
+EOF
+    )
+    diff -u <(echo "$expected") <(listing "$DEST2") || return 1
+    local pcfile="$DEST2/usr/$LIBDIR2/pkgconfig/ctxpack.pc"
+    if ! grep -qxF "libdir=\${prefix}/$LIBDIR2" "$pcfile" ||
+        ! grep -qxF "includedir=\${prefix}/include/ctxpack" "$pcfile"; then
+        echo "$pcfile:"
+        cat "$pcfile"
+        return 1
+    fi
+    # The CMake package finds its files from its own place (configure checks they exist).
+    if [[ $CMAKE -eq 1 ]]; then
+        cmake_configure "$DEST2/usr" "$TMP/cmake-overrides" || return 1
+    fi
+}
+check directory_overrides overrides || true
+
+# --- uninstall ----------------------------------------------------------------------------
+
+uninstall() {
+    "$MAKE" -C "$ROOT" uninstall DESTDIR="$DEST" PREFIX="$PREFIX" &&
+        "$MAKE" -C "$ROOT" uninstall DESTDIR="$DEST2" "${OVERRIDES[@]}" || return 1
+    local left
+    left=$(find "$DEST" "$DEST2" ! -type d)
+    [[ -z "$left" ]] || { echo "left behind by make uninstall:"; echo "$left"; return 1; }
+}
+check uninstall uninstall || true
+
+# --- the build tree -----------------------------------------------------------------------
+
+build_tree() {
+    expect "$RELEASE_DIR/$SONAME" "$(readlink "$RELEASE_DIR/$SONAME")" "libctxpack.so" &&
+        "$CC" "${CFLAGS[@]}" -I"$ROOT/include" "$ROOT/examples/quickstart.c" \
+            -L"$RELEASE_DIR" -Wl,-rpath,"$RELEASE_DIR" -lctxpack -o "$OUT/build_tree" &&
+        env -u LD_LIBRARY_PATH "$OUT/build_tree"
+}
+check build_tree_link build_tree || true
+
+echo "test-install: $((SECONDS - started)) s"
+summary="$passed passed, $failed failed"
+[[ $skipped -eq 0 ]] || summary+=", $skipped skipped"
+echo "$summary"
+[[ $failed -eq 0 ]]

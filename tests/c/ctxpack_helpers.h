@@ -1,0 +1,73 @@
+// Helpers shared by the C test programs (test_api.c, test_policy.c): item descriptors,
+// item lists, budgets, and checking an error object. Include after ctxpack_test.h.
+#ifndef CTXPACK_HELPERS_H
+#define CTXPACK_HELPERS_H
+
+#include <stdint.h>
+
+#include "ctxpack_test.h"
+
+#define S(lit) ((ctxpack_str){(lit), sizeof(lit) - 1})
+#define NS_PER_DAY INT64_C(86400000000000)
+#define JAN_2024 (INT64_C(1704067200) * INT64_C(1000000000))
+
+// A zero-initialised descriptor with content and tokens.
+static inline ctxpack_item_desc desc(const char *content, int64_t tokens) {
+    ctxpack_item_desc d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.content = ctxpack_str_from_cstr(content);
+    d.tokens = tokens;
+    return d;
+}
+
+// As desc, with a timestamp `day` days after 2024-01-01.
+static inline ctxpack_item_desc desc_at(const char *content, int64_t tokens, int day) {
+    ctxpack_item_desc d = desc(content, tokens);
+    d.timestamp_ns = JAN_2024 + day * NS_PER_DAY;
+    d.has_timestamp = true;
+    return d;
+}
+
+// Checks an error object (code and a message fragment) and frees it.
+static inline void check_error_at(const char *file, int line, ctxpack_error *err,
+                                  ctxpack_status code, const char *needle) {
+    if (err == NULL) {
+        tf_fail(file, line, "an error object was expected");
+        return;
+    }
+    if (ctxpack_error_code(err) != code) {
+        tf_fail(file, line, "error code differs from the returned status");
+    }
+    ctxpack_str msg = ctxpack_error_message(err);
+    if (!tf_str_contains(msg, needle)) {
+        char buf[600];
+        snprintf(buf, sizeof buf, "message \"%.*s\" lacks \"%s\"", (int)msg.len, msg.ptr, needle);
+        tf_fail(file, line, buf);
+    }
+    if (msg.ptr[msg.len] != '\0') {
+        tf_fail(file, line, "message is not NUL-terminated");
+    }
+    ctxpack_error_free(err);
+}
+#define CHECK_ERROR(err, code, needle) check_error_at(__FILE__, __LINE__, (err), (code), (needle))
+
+// A new item list holding `descs` (NULL on failure).
+static inline ctxpack_items *items_of(const ctxpack_item_desc *descs, size_t n) {
+    ctxpack_items *items = NULL;
+    if (ctxpack_items_new(&items, NULL) != CTXPACK_OK) return NULL;
+    if (ctxpack_items_push_many(items, descs, n, NULL) != CTXPACK_OK) {
+        ctxpack_items_free(items);
+        return NULL;
+    }
+    return items;
+}
+
+// A budget without reserve, slots or margin (NULL on failure).
+static inline ctxpack_budget *budget_of(int64_t max_tokens, int64_t target_tokens) {
+    ctxpack_budget *b = NULL;
+    ctxpack_budget_new(max_tokens, target_tokens, 0, NULL, 0, 0.0, &b, NULL);
+    return b;
+}
+
+#endif  // CTXPACK_HELPERS_H

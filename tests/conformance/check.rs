@@ -1,0 +1,487 @@
+//! Compares what an [`Engine`] returns with what a vector expects (08 §7–§9).
+//!
+//! Every function returns `Err(reason)` on the first kind of mismatch it finds; reasons
+//! carry expected and actual values, the first differing position of ordered comparisons
+//! and the ε of score comparisons.
+
+use std::collections::HashSet;
+
+use crate::engine::{Engine, EngineError, EngineResult, ExcludedRecord, ReportRecord};
+use crate::spec::{
+    Case, Component, DiagnosticsExpectation, ExcludedExpectation, FieldValue, IncludedExpectation,
+    ItemSpec, OverflowExpectation, PipelineCase, PipelineExpectation, PlacingCase, ScoringCase,
+    ShortfallSpec, SliceExpectation, SlicingCase,
+};
+
+/// Outcome of one check.
+pub type Check = Result<(), String>;
+
+/// Runs the vector's case on `engine` and compares.
+pub fn check(case: &Case, engine: &dyn Engine) -> Check {
+    match case {
+        Case::ConstructionError(component) => check_construction_error(component, engine),
+        Case::Scoring(c) => check_scoring(c, engine),
+        Case::Slicing(c) => check_slicing(c, engine),
+        Case::Placing(c) => check_placing(c, engine),
+        Case::Pipeline(c) => check_pipeline(c, engine),
+    }
+}
+
+/// 08 §7.1: construction must fail. A configuration that could not even be described
+/// (an unrepresentable value) already counts as a failed construction.
+fn check_construction_error(component: &Result<Component, String>, engine: &dyn Engine) -> Check {
+    let Ok(component) = component else {
+        return Ok(());
+    };
+    match engine.construct(component) {
+        Err(EngineError::Construction(_)) => Ok(()),
+        Err(other) => Err(format!("expected a construction error, got {other}")),
+        Ok(()) => Err("construction succeeded but the vector expects a construction error".into()),
+    }
+}
+
+/// True when `actual` matches `expected` under the strict ε rule (08 §8).
+fn score_matches(actual: f64, expected: f64, epsilon: f64) -> bool {
+    (actual - expected).abs() < epsilon
+}
+
+fn score_mismatch(what: &str, expected: f64, actual: f64, epsilon: f64) -> String {
+    format!(
+        "{what}: expected score {expected:?}, got {actual:?} (|diff| = {:e}, ε = {epsilon:e})",
+        (actual - expected).abs()
+    )
+}
+
+/// 08 §7.1: every item scored against the whole list; every item covered exactly once.
+fn check_scoring(c: &ScoringCase, engine: &dyn Engine) -> Check {
+    if c.expected.len() != c.items.len() {
+        return Err(format!(
+            "strict coverage: {} [[expected]] entries for {} items",
+            c.expected.len(),
+            c.items.len()
+        ));
+    }
+    let scores = engine
+        .score(&c.scorer, &c.items)
+        .map_err(|e| e.to_string())?;
+    if scores.len() != c.items.len() {
+        return Err(format!(
+            "engine returned {} scores for {} items",
+            scores.len(),
+            c.items.len()
+        ));
+    }
+    let mut covered = HashSet::new();
+    let mut mismatches = Vec::new();
+    for (content, expected) in &c.expected {
+        let index = c
+            .items
+            .iter()
+            .position(|i| &i.content == content)
+            .ok_or_else(|| format!("[[expected]] names unknown content {content:?}"))?;
+        if !covered.insert(index) {
+            return Err(format!(
+                "item {content:?} has more than one [[expected]] entry"
+            ));
+        }
+        if !score_matches(scores[index], *expected, c.epsilon) {
+            mismatches.push(score_mismatch(
+                &format!("{content:?}"),
+                *expected,
+                scores[index],
+                c.epsilon,
+            ));
+        }
+    }
+    if mismatches.is_empty() {
+        Ok(())
+    } else {
+        Err(mismatches.join("; "))
+    }
+}
+
+/// Contents of `positions` in `items`, checking that each position is valid and unique.
+fn contents_at<'a>(
+    what: &str,
+    positions: &[usize],
+    contents: &'a [&'a str],
+) -> Result<Vec<&'a str>, String> {
+    let mut seen = HashSet::new();
+    positions
+        .iter()
+        .map(|&p| {
+            if !seen.insert(p) {
+                return Err(format!("{what}: position {p} returned twice"));
+            }
+            contents.get(p).copied().ok_or_else(|| {
+                format!(
+                    "{what}: position {p} is out of range ({} items)",
+                    contents.len()
+                )
+            })
+        })
+        .collect()
+}
+
+/// Exact sequence comparison with the first differing position.
+fn compare_sequence<S: AsRef<str>>(what: &str, expected: &[String], actual: &[S]) -> Check {
+    let actual: Vec<&str> = actual.iter().map(AsRef::as_ref).collect();
+    if expected
+        .iter()
+        .map(String::as_str)
+        .eq(actual.iter().copied())
+    {
+        return Ok(());
+    }
+    let first = expected
+        .iter()
+        .zip(&actual)
+        .take_while(|(e, a)| e == *a)
+        .count();
+    let at = |list: Vec<&str>| {
+        list.get(first)
+            .map_or("<end>".to_string(), |s| format!("{s:?}"))
+    };
+    Err(format!(
+        "{what}: expected {expected:?}, got {actual:?}; first difference at position {first} \
+         (expected {}, got {})",
+        at(expected.iter().map(String::as_str).collect()),
+        at(actual.clone())
+    ))
+}
+
+/// Expects a failed run: only a run error counts.
+fn expect_run_error<T>(result: EngineResult<T>) -> Check {
+    match result {
+        Err(EngineError::Run(_)) => Ok(()),
+        Err(other) => Err(format!("expected the run to fail, but: {other}")),
+        Ok(_) => Err("expected the run to fail, but it succeeded".into()),
+    }
+}
+
+fn compare_count(what: &str, expected: Option<i64>, actual: usize) -> Check {
+    match expected {
+        Some(e) if e != actual as i64 => Err(format!("{what}: expected {e}, got {actual}")),
+        _ => Ok(()),
+    }
+}
+
+/// 08 §7.2: multiset of selected contents, plus the two count-quota counts.
+fn check_slicing(c: &SlicingCase, engine: &dyn Engine) -> Check {
+    let result = engine.slice(&c.slicer, &c.items, &c.budget);
+    let SliceExpectation::Selected {
+        contents,
+        shortfall_count,
+        cap_excluded_count,
+    } = &c.expected
+    else {
+        return expect_run_error(result);
+    };
+    let result = result.map_err(|e| e.to_string())?;
+    let names: Vec<&str> = c.items.iter().map(|s| s.item.content.as_str()).collect();
+    let mut actual = contents_at("selected", &result.selected, &names)?;
+    let mut expected: Vec<&str> = contents.iter().map(String::as_str).collect();
+    actual.sort_unstable();
+    expected.sort_unstable();
+    if actual != expected {
+        return Err(format!(
+            "selected (as multisets): expected {expected:?}, got {actual:?}"
+        ));
+    }
+    contents_at("cap_excluded", &result.cap_excluded, &names)?;
+    compare_count("shortfall_count", *shortfall_count, result.shortfalls.len())?;
+    compare_count(
+        "cap_excluded_count",
+        *cap_excluded_count,
+        result.cap_excluded.len(),
+    )
+}
+
+/// 08 §7.3: exact placed order; the result must be a permutation of the input.
+fn check_placing(c: &PlacingCase, engine: &dyn Engine) -> Check {
+    let placed = engine
+        .place(&c.placer, &c.items)
+        .map_err(|e| e.to_string())?;
+    let names: Vec<&str> = c.items.iter().map(|s| s.item.content.as_str()).collect();
+    let actual = contents_at("placed", &placed, &names)?;
+    if actual.len() != names.len() {
+        return Err(format!(
+            "placer returned {} of {} items",
+            actual.len(),
+            names.len()
+        ));
+    }
+    compare_sequence("ordered_contents", &c.expected, &actual)
+}
+
+/// 08 §7.4–§7.5: exact output order; diagnostics and the overflow extension when present.
+/// The output is taken from an untraced run; a traced run must place the same items.
+fn check_pipeline(c: &PipelineCase, engine: &dyn Engine) -> Check {
+    let untraced = engine.pipeline(&c.pipeline, &c.items, &c.budget, false);
+    let PipelineExpectation::Output {
+        contents,
+        diagnostics,
+        overflow,
+    } = &c.expected
+    else {
+        return expect_run_error(untraced);
+    };
+    let untraced = untraced.map_err(|e| e.to_string())?;
+    let names: Vec<&str> = c.items.iter().map(|i| i.content.as_str()).collect();
+    let placed = contents_at("output", &untraced.placed, &names)?;
+    compare_sequence("expected_output", contents, &placed)?;
+    if let Some(expected) = overflow {
+        check_overflow(expected, untraced.overflow.as_ref(), &names)?;
+    }
+    let Some(expected) = diagnostics else {
+        return Ok(());
+    };
+    let traced = engine
+        .pipeline(&c.pipeline, &c.items, &c.budget, true)
+        .map_err(|e| e.to_string())?;
+    if traced.placed != untraced.placed {
+        let traced_placed = contents_at("traced output", &traced.placed, &names)?;
+        return Err(format!(
+            "traced run placed {traced_placed:?} but the untraced run {placed:?}"
+        ));
+    }
+    let report = traced.report.ok_or("a traced run returned no report")?;
+    check_diagnostics(expected, &report, &c.items, c.epsilon)
+}
+
+fn check_overflow(
+    expected: &OverflowExpectation,
+    actual: Option<&crate::engine::OverflowRecord>,
+    names: &[&str],
+) -> Check {
+    let Some(actual) = actual else {
+        return match expected.tokens_over_budget {
+            0 => Ok(()),
+            t => Err(format!(
+                "overflow: expected an event {t} tokens over budget, got none"
+            )),
+        };
+    };
+    if actual.tokens_over_budget != expected.tokens_over_budget {
+        return Err(format!(
+            "overflow.tokens_over_budget: expected {}, got {}",
+            expected.tokens_over_budget, actual.tokens_over_budget
+        ));
+    }
+    match &expected.contents {
+        Some(contents) => {
+            let items = contents_at("overflowing items", &actual.items, names)?;
+            compare_sequence("overflow.overflowing_contents", contents, &items)
+        }
+        None => Ok(()),
+    }
+}
+
+fn check_diagnostics(
+    expected: &DiagnosticsExpectation,
+    report: &ReportRecord,
+    items: &[ItemSpec],
+    epsilon: f64,
+) -> Check {
+    compare_count(
+        "summary.total_candidates",
+        expected.total_candidates,
+        report.total_candidates as usize,
+    )?;
+    if let Some(e) = expected.total_tokens_considered {
+        if e != report.total_tokens_considered {
+            return Err(format!(
+                "summary.total_tokens_considered: expected {e}, got {}",
+                report.total_tokens_considered
+            ));
+        }
+    }
+    let content = |index: usize| -> Result<&str, String> {
+        items
+            .get(index)
+            .map(|i| i.content.as_str())
+            .ok_or_else(|| format!("report names position {index}, out of range"))
+    };
+    if let Some(included) = &expected.included {
+        let actual = report
+            .included
+            .iter()
+            .map(|r| Ok((content(r.index)?, r.score, r.reason.as_str())))
+            .collect::<Result<Vec<_>, String>>()?;
+        check_included(included, &actual, epsilon)?;
+    }
+    if let Some(excluded) = &expected.excluded {
+        let actual = report
+            .excluded
+            .iter()
+            .map(|r| Ok((content(r.index)?, r)))
+            .collect::<Result<Vec<_>, String>>()?;
+        check_excluded(excluded, &actual, epsilon)?;
+    }
+    match &expected.shortfalls {
+        Some(shortfalls) => check_shortfalls(shortfalls, &report.shortfalls),
+        None => Ok(()),
+    }
+}
+
+/// Equal lengths, or a message listing both sides.
+fn compare_lengths<E, A>(
+    what: &str,
+    expected: &[E],
+    actual: &[A],
+    show: impl Fn(&[A]) -> String,
+) -> Check {
+    if expected.len() == actual.len() {
+        return Ok(());
+    }
+    Err(format!(
+        "{what}: expected {} entries, got {} ({})",
+        expected.len(),
+        actual.len(),
+        show(actual)
+    ))
+}
+
+fn check_included(
+    expected: &[IncludedExpectation],
+    actual: &[(&str, f64, &str)],
+    epsilon: f64,
+) -> Check {
+    compare_lengths("diagnostics.included", expected, actual, |a| {
+        format!(
+            "got {:?}",
+            a.iter()
+                .map(|(c, _, r)| format!("{c}:{r}"))
+                .collect::<Vec<_>>()
+        )
+    })?;
+    for (pos, (e, &(content, score, reason))) in expected.iter().zip(actual).enumerate() {
+        let at = format!("diagnostics.included[{pos}]");
+        if e.content != content {
+            return Err(format!(
+                "{at}.content: expected {:?}, got {content:?}",
+                e.content
+            ));
+        }
+        if let Some(s) = e.score.filter(|&s| !score_matches(score, s, epsilon)) {
+            return Err(score_mismatch(
+                &format!("{at} ({content:?})"),
+                s,
+                score,
+                epsilon,
+            ));
+        }
+        if let Some(r) = e.reason.as_deref().filter(|&r| r != reason) {
+            return Err(format!(
+                "{at}.inclusion_reason ({content:?}): expected {r}, got {reason}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_excluded(
+    expected: &[ExcludedExpectation],
+    actual: &[(&str, &ExcludedRecord)],
+    epsilon: f64,
+) -> Check {
+    compare_lengths("diagnostics.excluded", expected, actual, |a| {
+        format!(
+            "got {:?}",
+            a.iter()
+                .map(|(c, r)| format!("{c}:{}", r.reason.name))
+                .collect::<Vec<_>>()
+        )
+    })?;
+    for (pos, (e, &(content, record))) in expected.iter().zip(actual).enumerate() {
+        let at = format!("diagnostics.excluded[{pos}]");
+        if e.content != content {
+            return Err(format!(
+                "{at}.content: expected {:?}, got {content:?}",
+                e.content
+            ));
+        }
+        if !score_matches(record.score, e.score, epsilon) {
+            return Err(score_mismatch(
+                &format!("{at} ({content:?})"),
+                e.score,
+                record.score,
+                epsilon,
+            ));
+        }
+        if e.reason != record.reason.name {
+            return Err(format!(
+                "{at}.exclusion_reason ({content:?}): expected {}, got {}",
+                e.reason, record.reason.name
+            ));
+        }
+        check_reason_fields(&at, e, record, epsilon)?;
+    }
+    Ok(())
+}
+
+/// Wire fields of each known exclusion variant (06 §7.1). Keys of an excluded entry that
+/// are not fields of its variant are unknown keys and ignored; for a variant this runner
+/// does not know, every extra key is compared.
+fn variant_fields(reason: &str) -> Option<&'static [&'static str]> {
+    Some(match reason {
+        "BudgetExceeded" => &["item_tokens", "available_tokens"],
+        "ScoredTooLow" => &["score", "threshold"],
+        "Deduplicated" => &["deduplicated_against"],
+        "QuotaCapExceeded" => &["kind", "cap", "actual"],
+        "QuotaRequireDisplaced" => &["displaced_by_kind"],
+        "NegativeTokens" => &["tokens"],
+        "PinnedOverride" => &["displaced_by"],
+        "Filtered" => &["filter_name"],
+        "CountCapExceeded" => &["kind", "cap", "count"],
+        "CountRequireCandidatesExhausted" => &["kind"],
+        _ => return None,
+    })
+}
+
+fn check_reason_fields(
+    at: &str,
+    e: &ExcludedExpectation,
+    record: &ExcludedRecord,
+    epsilon: f64,
+) -> Check {
+    let known = variant_fields(&e.reason);
+    for (key, want) in &e.fields {
+        if known.is_some_and(|k| !k.contains(&key.as_str())) {
+            continue;
+        }
+        let got = record.reason.field(key).ok_or_else(|| {
+            format!("{at}.{key}: expected {want}, but the reason has no such field")
+        })?;
+        if !field_matches(want, got, epsilon) {
+            return Err(format!("{at}.{key}: expected {want}, got {got}"));
+        }
+    }
+    Ok(())
+}
+
+/// Integers and strings compare exactly; a float on either side compares by the ε rule.
+fn field_matches(expected: &FieldValue, actual: &FieldValue, epsilon: f64) -> bool {
+    let number = |v: &FieldValue| match v {
+        FieldValue::Int(i) => Some(*i as f64),
+        FieldValue::Float(f) => Some(*f),
+        FieldValue::Str(_) => None,
+    };
+    match (expected, actual) {
+        (FieldValue::Int(a), FieldValue::Int(b)) => a == b,
+        (FieldValue::Str(a), FieldValue::Str(b)) => a == b,
+        _ => match (number(expected), number(actual)) {
+            (Some(a), Some(b)) => score_matches(b, a, epsilon),
+            _ => false,
+        },
+    }
+}
+
+fn check_shortfalls(expected: &[ShortfallSpec], actual: &[ShortfallSpec]) -> Check {
+    if expected == actual {
+        return Ok(());
+    }
+    Err(format!(
+        "diagnostics.shortfalls: expected {expected:?}, got {actual:?}"
+    ))
+}
