@@ -127,11 +127,11 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
         } else {
             ContextSource::new(source)?
         };
-        let tags = array(d.tags, d.tag_count, "tags")?
-            .iter()
-            .enumerate()
-            .map(|(i, t)| element_str(t, || format!("tags[{i}]")).map(str::to_owned))
-            .collect::<FfiResult<Vec<String>>>()?;
+        let tag_array = array(d.tags, d.tag_count, "tags")?;
+        let mut tags = Vec::with_capacity(tag_array.len());
+        for (i, t) in tag_array.iter().enumerate() {
+            tags.push(element_str(t, || format!("tags[{i}]"))?.to_owned());
+        }
         let mut metadata = BTreeMap::new();
         for (i, e) in array(d.metadata, d.metadata_count, "metadata")?
             .iter()

@@ -9,23 +9,39 @@ use crate::model::{ContextKind, ContextSource};
 
 /// One candidate piece of context. Immutable once built; its identity is its position in
 /// the caller's input (decision D15), never its content.
+///
+/// Stored compactly (144 bytes on 64-bit targets): every pipeline stage walks the items,
+/// so fewer bytes per item means fewer cache lines per pass. Optional numbers are a value
+/// and a flag bit (the value is 0 when absent, so equality is unchanged), tags are a boxed
+/// slice, and metadata is boxed only when there is some.
 #[derive(Clone, PartialEq)]
 pub struct ContextItem {
-    content: String,
+    content: Box<str>,
     /// `hash_bytes(content)`, computed once when the item is built (while the content is
     /// still in the cache), so Deduplicate does not read every content again.
     content_hash: u64,
     tokens: i64,
     kind: ContextKind,
     source: ContextSource,
-    priority: Option<i64>,
-    tags: Vec<String>,
-    metadata: BTreeMap<String, String>,
-    timestamp: Option<i64>,
-    future_relevance_hint: Option<f64>,
-    pinned: bool,
-    original_tokens: Option<i64>,
+    tags: Box<[String]>,
+    /// `None` when empty, never `Some` of an empty map.
+    metadata: Option<Box<BTreeMap<String, String>>>,
+    priority: i64,
+    timestamp: i64,
+    original_tokens: i64,
+    future_relevance_hint: f64,
+    /// [`PINNED`] and the `HAS_…` bits of the optional fields.
+    flags: u8,
 }
+
+const PINNED: u8 = 1;
+const HAS_PRIORITY: u8 = 2;
+const HAS_TIMESTAMP: u8 = 4;
+const HAS_HINT: u8 = 8;
+const HAS_ORIGINAL_TOKENS: u8 = 16;
+
+/// The map `metadata()` returns for an item without metadata.
+static NO_METADATA: BTreeMap<String, String> = BTreeMap::new();
 
 impl ContextItem {
     /// Starts building an item with its two required fields.
@@ -33,18 +49,18 @@ impl ContextItem {
     pub fn builder(content: impl Into<String>, tokens: i64) -> ContextItemBuilder {
         ContextItemBuilder {
             item: ContextItem {
-                content: content.into(),
+                content: content.into().into_boxed_str(),
                 content_hash: 0,
                 tokens,
                 kind: ContextKind::default(),
                 source: ContextSource::default(),
-                priority: None,
-                tags: Vec::new(),
-                metadata: BTreeMap::new(),
-                timestamp: None,
-                future_relevance_hint: None,
-                pinned: false,
-                original_tokens: None,
+                tags: Box::default(),
+                metadata: None,
+                priority: 0,
+                timestamp: 0,
+                original_tokens: 0,
+                future_relevance_hint: 0.0,
+                flags: 0,
             },
         }
     }
@@ -52,6 +68,10 @@ impl ContextItem {
     /// Builds an item with every other field at its default.
     pub fn new(content: impl Into<String>, tokens: i64) -> Result<Self> {
         Self::builder(content, tokens).build()
+    }
+
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
     }
 
     /// The text (non-empty UTF-8). Deduplication compares it byte for byte.
@@ -72,7 +92,7 @@ impl ContextItem {
     }
     /// Optional priority; higher is more important.
     pub fn priority(&self) -> Option<i64> {
-        self.priority
+        self.has(HAS_PRIORITY).then_some(self.priority)
     }
     /// Tags in the order given, duplicates kept.
     pub fn tags(&self) -> &[String] {
@@ -80,23 +100,24 @@ impl ContextItem {
     }
     /// String-to-string metadata; only metadata scorers read it.
     pub fn metadata(&self) -> &BTreeMap<String, String> {
-        &self.metadata
+        self.metadata.as_deref().unwrap_or(&NO_METADATA)
     }
     /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14).
     pub fn timestamp(&self) -> Option<i64> {
-        self.timestamp
+        self.has(HAS_TIMESTAMP).then_some(self.timestamp)
     }
     /// Optional hint of future relevance, conventionally in [0, 1]; any f64 is accepted.
     pub fn future_relevance_hint(&self) -> Option<f64> {
-        self.future_relevance_hint
+        self.has(HAS_HINT).then_some(self.future_relevance_hint)
     }
     /// Pinned items bypass scoring and slicing and are always placed.
     pub fn pinned(&self) -> bool {
-        self.pinned
+        self.has(PINNED)
     }
     /// Informational token count before any caller-side truncation.
     pub fn original_tokens(&self) -> Option<i64> {
-        self.original_tokens
+        self.has(HAS_ORIGINAL_TOKENS)
+            .then_some(self.original_tokens)
     }
 
     /// The hash of the content that Deduplicate groups by (equal contents, equal hashes).
@@ -108,17 +129,17 @@ impl ContextItem {
 impl fmt::Debug for ContextItem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ContextItem")
-            .field("content", &self.content)
+            .field("content", &self.content())
             .field("tokens", &self.tokens)
             .field("kind", &self.kind)
             .field("source", &self.source)
-            .field("priority", &self.priority)
-            .field("tags", &self.tags)
-            .field("metadata", &self.metadata)
-            .field("timestamp", &self.timestamp)
-            .field("future_relevance_hint", &self.future_relevance_hint)
-            .field("pinned", &self.pinned)
-            .field("original_tokens", &self.original_tokens)
+            .field("priority", &self.priority())
+            .field("tags", &self.tags())
+            .field("metadata", self.metadata())
+            .field("timestamp", &self.timestamp())
+            .field("future_relevance_hint", &self.future_relevance_hint())
+            .field("pinned", &self.pinned())
+            .field("original_tokens", &self.original_tokens())
             .finish()
     }
 }
@@ -145,7 +166,8 @@ impl ContextItemBuilder {
     /// Sets the priority.
     #[inline]
     pub fn priority(mut self, priority: i64) -> Self {
-        self.item.priority = Some(priority);
+        self.item.priority = priority;
+        self.item.flags |= HAS_PRIORITY;
         self
     }
     /// Replaces the tags.
@@ -161,37 +183,47 @@ impl ContextItemBuilder {
     /// Adds one metadata entry (a later value for the same key replaces the earlier one).
     #[inline]
     pub fn metadata_entry(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.item.metadata.insert(key.into(), value.into());
+        self.item
+            .metadata
+            .get_or_insert_with(Box::default)
+            .insert(key.into(), value.into());
         self
     }
     /// Replaces the metadata map.
     #[inline]
     pub fn metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
-        self.item.metadata = metadata;
+        self.item.metadata = (!metadata.is_empty()).then(|| Box::new(metadata));
         self
     }
     /// Sets the timestamp (nanoseconds since the Unix epoch, UTC).
     #[inline]
     pub fn timestamp(mut self, unix_nanos: i64) -> Self {
-        self.item.timestamp = Some(unix_nanos);
+        self.item.timestamp = unix_nanos;
+        self.item.flags |= HAS_TIMESTAMP;
         self
     }
     /// Sets the future-relevance hint.
     #[inline]
     pub fn future_relevance_hint(mut self, hint: f64) -> Self {
-        self.item.future_relevance_hint = Some(hint);
+        self.item.future_relevance_hint = hint;
+        self.item.flags |= HAS_HINT;
         self
     }
     /// Sets the pinned flag.
     #[inline]
     pub fn pinned(mut self, pinned: bool) -> Self {
-        self.item.pinned = pinned;
+        if pinned {
+            self.item.flags |= PINNED;
+        } else {
+            self.item.flags &= !PINNED;
+        }
         self
     }
     /// Sets the original token count.
     #[inline]
     pub fn original_tokens(mut self, tokens: i64) -> Self {
-        self.item.original_tokens = Some(tokens);
+        self.item.original_tokens = tokens;
+        self.item.flags |= HAS_ORIGINAL_TOKENS;
         self
     }
     /// Finishes the item; empty content fails with [`Error::EmptyContent`].
@@ -236,6 +268,45 @@ mod tests {
         assert!(item.future_relevance_hint().unwrap().is_nan());
         assert!(item.pinned());
         assert_eq!(item.original_tokens(), Some(10));
+    }
+
+    #[test]
+    fn compact_layout_keeps_equality_and_defaults() {
+        assert_eq!(std::mem::size_of::<ContextItem>(), 144);
+        let plain = ContextItem::new("x", 1).unwrap();
+        assert_eq!(plain, ContextItem::new("x", 1).unwrap());
+        assert_ne!(
+            plain,
+            ContextItem::builder("x", 1).priority(0).build().unwrap()
+        );
+        assert_ne!(
+            plain,
+            ContextItem::builder("x", 1).timestamp(0).build().unwrap()
+        );
+        assert_eq!(
+            plain,
+            ContextItem::builder("x", 1)
+                .metadata(BTreeMap::new())
+                .pinned(true)
+                .pinned(false)
+                .build()
+                .unwrap()
+        );
+        let nan = ContextItem::builder("x", 1)
+            .future_relevance_hint(f64::NAN)
+            .build()
+            .unwrap();
+        assert_ne!(
+            nan,
+            nan.clone(),
+            "a NaN hint is unequal, as Option<f64> was"
+        );
+        assert_eq!(
+            format!("{plain:?}"),
+            "ContextItem { content: \"x\", tokens: 1, kind: \"Message\", source: \"Chat\", \
+             priority: None, tags: [], metadata: {}, timestamp: None, \
+             future_relevance_hint: None, pinned: false, original_tokens: None }"
+        );
     }
 
     #[test]
