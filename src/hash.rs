@@ -72,41 +72,36 @@ const LANE_KEYS: [u64; 4] = [
 /// high bits (partitions) and the low bits (table slots) must be well mixed.
 ///
 /// FxHash is one multiply chain, so long strings wait on one multiplication per 8 bytes.
-/// Here four independent lanes take 32 bytes per step (their multiplications overlap),
-/// the remaining words go through one lane, and the length and a final avalanche
-/// (MurmurHash3's fmix64) finish. Not a cryptographic hash: equal hashes are always
+/// Here four independent lanes take 32 bytes per step (their multiplications overlap);
+/// the last partial block is zero-padded, the length is mixed in (so padding cannot
+/// collide with real zero bytes), and the lanes are merged by rotations and finished by
+/// an avalanche (MurmurHash3's fmix64). Not a cryptographic hash: equal hashes are always
 /// confirmed by comparing the bytes.
 pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
     #[inline]
-    fn word(b: &[u8]) -> u64 {
-        u64::from_le_bytes(b.try_into().expect("8-byte word"))
-    }
-    #[inline]
-    fn step(lane: u64, word: u64, key: u64) -> u64 {
-        (lane ^ word).wrapping_mul(key).rotate_left(31)
+    fn absorb(lanes: &mut [u64; 4], block: &[u8]) {
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            let word = u64::from_le_bytes(block[i * 8..i * 8 + 8].try_into().expect("word"));
+            *lane = (*lane ^ word).wrapping_mul(LANE_KEYS[i]).rotate_left(31);
+        }
     }
     let mut lanes = LANE_KEYS;
     let mut blocks = bytes.chunks_exact(32);
     for block in &mut blocks {
-        for (i, lane) in lanes.iter_mut().enumerate() {
-            *lane = step(*lane, word(&block[i * 8..i * 8 + 8]), LANE_KEYS[i]);
-        }
+        absorb(&mut lanes, block);
     }
-    let mut h = bytes.len() as u64;
-    for (lane, key) in lanes.iter().zip(LANE_KEYS) {
-        h = step(h, fmix64(*lane), key);
-    }
-    let mut words = blocks.remainder().chunks_exact(8);
-    for w in &mut words {
-        h = step(h, word(w), LANE_KEYS[0]);
-    }
-    let rest = words.remainder();
+    let rest = blocks.remainder();
     if !rest.is_empty() {
-        let mut last = [0u8; 8];
+        let mut last = [0u8; 32];
         last[..rest.len()].copy_from_slice(rest);
-        h = step(h, u64::from_le_bytes(last), LANE_KEYS[1]);
+        absorb(&mut lanes, &last);
     }
-    fmix64(h)
+    let merged = (bytes.len() as u64).wrapping_mul(LANE_KEYS[0])
+        ^ lanes[0].rotate_left(1)
+        ^ lanes[1].rotate_left(17)
+        ^ lanes[2].rotate_left(33)
+        ^ lanes[3].rotate_left(49);
+    fmix64(merged)
 }
 
 /// `HashMap` with the fast hasher.

@@ -7,7 +7,7 @@ use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, to_str};
 use crate::ffi::versioned::{self, Versioned};
-use crate::model::{ContextItem, ContextKind, ContextSource};
+use crate::model::{ContextItem, ContextKind, ContextSource, ItemFields};
 
 /// A list of items, in the order a pipeline run identifies them: the indices in results
 /// and reports are positions in this list. The library copies every item pushed.
@@ -141,25 +141,24 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
             let value = element_str(&e.value, || format!("metadata[{i}].value"))?;
             metadata.insert(key.to_owned(), value.to_owned());
         }
-        let mut b = ContextItem::builder(content, d.tokens)
-            .kind(kind)
-            .source(source)
-            .tags(tags)
-            .metadata(metadata)
-            .pinned(d.pinned);
-        if d.has_priority {
-            b = b.priority(d.priority);
+        if content.is_empty() {
+            return Err(crate::Error::EmptyContent.into());
         }
-        if d.has_timestamp {
-            b = b.timestamp(d.timestamp_ns);
-        }
-        if d.has_future_relevance_hint {
-            b = b.future_relevance_hint(d.future_relevance_hint);
-        }
-        if d.has_original_tokens {
-            b = b.original_tokens(d.original_tokens);
-        }
-        Ok(b.build()?)
+        Ok(ContextItem::from_fields(ItemFields {
+            content: content.to_owned(),
+            tokens: d.tokens,
+            kind,
+            source,
+            tags,
+            metadata,
+            priority: d.has_priority.then_some(d.priority),
+            timestamp: d.has_timestamp.then_some(d.timestamp_ns),
+            future_relevance_hint: d
+                .has_future_relevance_hint
+                .then_some(d.future_relevance_hint),
+            pinned: d.pinned,
+            original_tokens: d.has_original_tokens.then_some(d.original_tokens),
+        }))
     }
 }
 

@@ -124,6 +124,49 @@ impl ContextItem {
     pub(crate) fn content_hash(&self) -> u64 {
         self.content_hash
     }
+
+    /// An item from every field at once, for callers that have them all at hand (the C
+    /// ABI), so the item is assembled once instead of moving through the builder. The
+    /// caller has checked that `content` is not empty.
+    #[inline(always)]
+    pub(crate) fn from_fields(f: ItemFields) -> ContextItem {
+        debug_assert!(!f.content.is_empty());
+        let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+        let content = f.content.into_boxed_str();
+        ContextItem {
+            content_hash: hash_bytes(content.as_bytes()),
+            content,
+            tokens: f.tokens,
+            kind: f.kind,
+            source: f.source,
+            tags: f.tags.into_boxed_slice(),
+            metadata: (!f.metadata.is_empty()).then(|| Box::new(f.metadata)),
+            priority: f.priority.unwrap_or(0),
+            timestamp: f.timestamp.unwrap_or(0),
+            original_tokens: f.original_tokens.unwrap_or(0),
+            future_relevance_hint: f.future_relevance_hint.unwrap_or(0.0),
+            flags: flag(f.pinned, PINNED)
+                | flag(f.priority.is_some(), HAS_PRIORITY)
+                | flag(f.timestamp.is_some(), HAS_TIMESTAMP)
+                | flag(f.future_relevance_hint.is_some(), HAS_HINT)
+                | flag(f.original_tokens.is_some(), HAS_ORIGINAL_TOKENS),
+        }
+    }
+}
+
+/// Every field of a [`ContextItem`], for [`ContextItem::from_fields`].
+pub(crate) struct ItemFields {
+    pub content: String,
+    pub tokens: i64,
+    pub kind: ContextKind,
+    pub source: ContextSource,
+    pub tags: Vec<String>,
+    pub metadata: BTreeMap<String, String>,
+    pub priority: Option<i64>,
+    pub timestamp: Option<i64>,
+    pub future_relevance_hint: Option<f64>,
+    pub pinned: bool,
+    pub original_tokens: Option<i64>,
 }
 
 impl fmt::Debug for ContextItem {
@@ -307,6 +350,52 @@ mod tests {
              priority: None, tags: [], metadata: {}, timestamp: None, \
              future_relevance_hint: None, pinned: false, original_tokens: None }"
         );
+    }
+
+    #[test]
+    fn from_fields_equals_the_builder() {
+        let mut metadata = BTreeMap::new();
+        metadata.insert("k".to_string(), "v".to_string());
+        let fields = ItemFields {
+            content: "text".into(),
+            tokens: 7,
+            kind: ContextKind::new("Memory").unwrap(),
+            source: ContextSource::new("rag").unwrap(),
+            tags: vec!["a".into(), "A".into()],
+            metadata: metadata.clone(),
+            priority: Some(-3),
+            timestamp: None,
+            future_relevance_hint: Some(0.25),
+            pinned: true,
+            original_tokens: Some(0),
+        };
+        let built = ContextItem::builder("text", 7)
+            .kind(ContextKind::new("Memory").unwrap())
+            .source(ContextSource::new("rag").unwrap())
+            .tags(["a", "A"])
+            .metadata(metadata)
+            .priority(-3)
+            .future_relevance_hint(0.25)
+            .pinned(true)
+            .original_tokens(0)
+            .build()
+            .unwrap();
+        assert_eq!(ContextItem::from_fields(fields), built);
+        let bare = ItemFields {
+            content: "x".into(),
+            tokens: 1,
+            kind: ContextKind::default(),
+            source: ContextSource::default(),
+            tags: Vec::new(),
+            metadata: BTreeMap::new(),
+            priority: None,
+            timestamp: Some(5),
+            future_relevance_hint: None,
+            pinned: false,
+            original_tokens: None,
+        };
+        let built = ContextItem::builder("x", 1).timestamp(5).build().unwrap();
+        assert_eq!(ContextItem::from_fields(bare), built);
     }
 
     #[test]
