@@ -35,11 +35,13 @@ fn keyed_positions(
     items: &[&ContextItem],
     key: impl Fn(&ContextItem) -> Option<i64>,
 ) -> Vec<(u64, usize)> {
-    items
-        .iter()
-        .enumerate()
-        .filter_map(|(position, item)| key(item).map(|k| (i64_order_key(k), position)))
-        .collect()
+    let mut keyed = Vec::with_capacity(items.len());
+    for (position, item) in items.iter().enumerate() {
+        if let Some(k) = key(item) {
+            keyed.push((i64_order_key(k), position));
+        }
+    }
+    keyed
 }
 
 /// Given keyed items sorted by key, gives each one `group_start / (m − 1)`, where
