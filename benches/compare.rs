@@ -1110,7 +1110,7 @@ fn print_row(r: &Row) {
 }
 
 fn short_error(e: &str) -> String {
-    e.split(|c: char| c == '{' || c == '(')
+    e.split(['{', '('])
         .next()
         .unwrap_or(e)
         .trim()

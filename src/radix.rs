@@ -106,7 +106,7 @@ mod tests {
                 .map(|pos| ((rng.next_u64() % spread.max(1)).rotate_left(shift), pos))
                 .collect();
             let mut want = pairs.clone();
-            want.sort_by(|a, b| a.0.cmp(&b.0));
+            want.sort_by_key(|p| p.0);
             let mut got = pairs;
             stable_sort_by_key(&mut got);
             assert_eq!(got, want, "seed {seed}");

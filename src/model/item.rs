@@ -24,7 +24,9 @@ pub struct ContextItem {
     kind: ContextKind,
     source: ContextSource,
     tags: Box<[String]>,
-    /// `None` when empty, never `Some` of an empty map.
+    /// `None` when empty, never `Some` of an empty map. Boxed on purpose: 8 bytes in the
+    /// item instead of the map's 24, for a field most items leave empty.
+    #[allow(clippy::box_collection)]
     metadata: Option<Box<BTreeMap<String, String>>>,
     priority: i64,
     timestamp: i64,
