@@ -37,6 +37,8 @@ test-c:
 
 test-bindings:
 	bindings/cpp/run.sh
+	bindings/go/run.sh
+	bindings/csharp/run.sh
 	bindings/swift/run.sh
 
 test: deps lint test-rust test-c test-install test-bindings

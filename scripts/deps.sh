@@ -3,8 +3,8 @@
 # Idempotent; needs root (or sudo) only when something is actually missing.
 set -euo pipefail
 
-packages=(make pkg-config valgrind cmake g++ binutils clang)
-declare -A provides=([make]=make [pkg-config]=pkg-config [valgrind]=valgrind [cmake]=cmake [g++]=g++ [binutils]=nm [clang]=clang)
+packages=(make pkg-config valgrind cmake g++ binutils clang golang-go mono-devel)
+declare -A provides=([make]=make [pkg-config]=pkg-config [valgrind]=valgrind [cmake]=cmake [g++]=g++ [binutils]=nm [clang]=clang [golang-go]=go [mono-devel]=mcs)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -26,51 +26,10 @@ CXX="${CXX:-g++}"
 CC="${CC:-cc}"
 MODES="${CTXPACK_CPP_MODES:-plain asan}"
 
-passed=0
-failed=0
-mkdir -p "$OUT"
+# shellcheck source=../../tests/harness.sh
+source "$ROOT/tests/harness.sh"
 
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; }
 
-# step NAME COMMAND...: one check; its output is shown only when it fails.
-step() {
-    local name=$1
-    shift
-    if "$@" >"$OUT/$name.log" 2>&1; then
-        pass "$name"
-    else
-        fail "$name"
-        tail -n 60 "$OUT/$name.log" | sed 's/^/    /'
-        return 1
-    fi
-}
-
-# program NAME COMMAND...: runs a test program and adds its "N passed, M failed"; a crash
-# or a sanitizer report (non-zero exit with no failed test) counts as one more failure.
-program() {
-    local name=$1
-    shift
-    local log="$OUT/$name.log"
-    "$@" >"$log" 2>&1
-    local rc=$?
-    local summary p=0 f=0
-    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
-    if [[ -n "$summary" ]]; then
-        p=${summary%% passed*}
-        f=${summary#*passed, }
-        f=${f%% failed*}
-    fi
-    passed=$((passed + p))
-    failed=$((failed + f))
-    if [[ $rc -ne 0 && $f -eq 0 ]]; then failed=$((failed + 1)); fi
-    if [[ $rc -ne 0 || $f -ne 0 ]]; then
-        echo "FAIL $name (exit $rc; ${summary:-no summary})"
-        grep -vE '^ok   ' "$log" | tail -n 80 | sed 's/^/    /'
-    else
-        echo "ok   $name ($summary)"
-    fi
-}
 
 echo "== building libctxpack (target dir $TARGET)"
 if ! (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --lib --features ffi-test-hooks); then
@@ -136,5 +95,4 @@ for mode in $MODES; do
     unset ASAN_OPTIONS UBSAN_OPTIONS
 done
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -25,25 +25,9 @@ OUT="$TARGET/bindings-swift"
 CLANG="${CLANG:-clang}"
 MODULEMAP="$HERE/Sources/CCtxpack/module.modulemap"
 
-passed=0
-failed=0
-mkdir -p "$OUT"
+# shellcheck source=../../tests/harness.sh
+source "$ROOT/tests/harness.sh"
 
-pass() { passed=$((passed + 1)); echo "ok   $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; }
-
-# step NAME COMMAND...: one check; its output is shown only when it fails.
-step() {
-    local name=$1
-    shift
-    if "$@" >"$OUT/$name.log" 2>&1; then
-        pass "$name"
-    else
-        fail "$name"
-        tail -n 60 "$OUT/$name.log" | sed 's/^/    /'
-        return 1
-    fi
-}
 
 echo "== building libctxpack (target dir $TARGET)"
 # Same features as bindings/cpp/run.sh and tests/c/run.sh, so the three share one build.
@@ -100,5 +84,4 @@ else
     echo "note: tree-sitter-swift could not be installed (see $OUT/syntax-venv.log); syntax check skipped"
 fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -1,0 +1,186 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+
+namespace Ctxpack
+{
+    /// <summary>One candidate for the context window (a ContextItem of the specification).
+    /// Optional fields are null when absent.</summary>
+    public sealed class ContextItem
+    {
+        static readonly long UnixEpochTicks = new DateTime(1970, 1, 1, 0, 0, 0, DateTimeKind.Utc).Ticks;
+
+        public ContextItem(string content, long tokens)
+        {
+            Content = content;
+            Tokens = tokens;
+        }
+
+        /// <summary>The text; must not be empty.</summary>
+        public string Content { get; set; }
+
+        /// <summary>Caller-counted tokens; negative items are excluded by a run.</summary>
+        public long Tokens { get; set; }
+
+        /// <summary>The kind; null or empty means "Message".</summary>
+        public string Kind { get; set; }
+
+        /// <summary>The source; null or empty means "Chat".</summary>
+        public string Source { get; set; }
+
+        /// <summary>Priority, higher is more important.</summary>
+        public long? Priority { get; set; }
+
+        /// <summary>Tags, order and duplicates kept.</summary>
+        public IList<string> Tags { get; set; } = new List<string>();
+
+        /// <summary>Metadata key/value pairs (keys are case-sensitive).</summary>
+        public IDictionary<string, string> Metadata { get; set; } = new Dictionary<string, string>();
+
+        /// <summary>The timestamp in nanoseconds since the Unix epoch (UTC), the ABI's unit.</summary>
+        public long? TimestampUnixNanos { get; set; }
+
+        /// <summary>The timestamp as a DateTimeOffset (100 ns resolution; TimestampUnixNanos
+        /// keeps full precision).</summary>
+        public DateTimeOffset? Timestamp
+        {
+            get => TimestampUnixNanos is long ns ? FromUnixNanos(ns) : (DateTimeOffset?)null;
+            set => TimestampUnixNanos = value is DateTimeOffset t ? ToUnixNanos(t) : (long?)null;
+        }
+
+        internal static long ToUnixNanos(DateTimeOffset t) => checked((t.UtcTicks - UnixEpochTicks) * 100);
+
+        internal static DateTimeOffset FromUnixNanos(long ns) => new DateTimeOffset(UnixEpochTicks + ns / 100, TimeSpan.Zero);
+
+        /// <summary>Future-relevance hint, conventionally in [0, 1].</summary>
+        public double? FutureRelevanceHint { get; set; }
+
+        /// <summary>Pinned items bypass scoring and slicing and are always placed.</summary>
+        public bool Pinned { get; set; }
+
+        /// <summary>Informational token count before truncation.</summary>
+        public long? OriginalTokens { get; set; }
+
+        public override string ToString() => $"ContextItem({Content}, {Tokens})";
+
+        /// Builds the descriptor array of `items` in the arena. push_many takes
+        /// descs[0].struct_size as the stride, so every element carries sizeof(ItemDesc).
+        internal static unsafe IntPtr Descriptors(NativeArena arena, IReadOnlyList<ContextItem> items)
+        {
+            var descs = (Native.ItemDesc*)arena.Array<Native.ItemDesc>(items.Count);
+            for (int i = 0; i < items.Count; i++)
+            {
+                var it = items[i] ?? throw new ArgumentNullException(nameof(items), $"item {i} is null");
+                var d = &descs[i];
+                d->StructSize = Native.Size<Native.ItemDesc>();
+                d->Content = arena.Str(it.Content);
+                d->Tokens = it.Tokens;
+                d->Kind = arena.Str(it.Kind);
+                d->Source = arena.Str(it.Source);
+                if (it.Priority is long p) { d->Priority = p; d->HasPriority = 1; }
+                if (it.Tags != null && it.Tags.Count > 0)
+                {
+                    var tags = (Native.Str*)arena.Array<Native.Str>(it.Tags.Count);
+                    for (int k = 0; k < it.Tags.Count; k++) tags[k] = arena.Str(it.Tags[k]);
+                    d->Tags = (IntPtr)tags;
+                    d->TagCount = (UIntPtr)it.Tags.Count;
+                }
+                if (it.Metadata != null && it.Metadata.Count > 0)
+                {
+                    var entries = (Native.MetadataEntry*)arena.Array<Native.MetadataEntry>(it.Metadata.Count);
+                    int k = 0;
+                    foreach (var kv in it.Metadata.OrderBy(kv => kv.Key, StringComparer.Ordinal))
+                    {
+                        entries[k++] = new Native.MetadataEntry { Key = arena.Str(kv.Key), Value = arena.Str(kv.Value) };
+                    }
+                    d->Metadata = (IntPtr)entries;
+                    d->MetadataCount = (UIntPtr)k;
+                }
+                if (it.TimestampUnixNanos is long ts) { d->TimestampNs = ts; d->HasTimestamp = 1; }
+                if (it.FutureRelevanceHint is double h) { d->FutureRelevanceHint = h; d->HasFutureRelevanceHint = 1; }
+                d->Pinned = it.Pinned ? (byte)1 : (byte)0;
+                if (it.OriginalTokens is long o) { d->OriginalTokens = o; d->HasOriginalTokens = 1; }
+            }
+            return (IntPtr)descs;
+        }
+
+        /// Copies the views a callback receives (valid only during the call).
+        internal static unsafe ContextItem[] FromViews(IntPtr views, UIntPtr count)
+        {
+            var vs = (Native.ItemView*)views;
+            var items = new ContextItem[checked((int)count.ToUInt64())];
+            for (int i = 0; i < items.Length; i++)
+            {
+                var v = &vs[i];
+                var it = new ContextItem(Native.ToManaged(v->Content), v->Tokens)
+                {
+                    Kind = Native.ToManaged(v->Kind),
+                    Source = Native.ToManaged(v->Source),
+                    Pinned = v->Pinned != 0,
+                };
+                if (v->HasPriority != 0) it.Priority = v->Priority;
+                var tags = (Native.Str*)v->Tags;
+                for (ulong k = 0; k < v->TagCount.ToUInt64(); k++) it.Tags.Add(Native.ToManaged(tags[k]));
+                var md = (Native.MetadataEntry*)v->Metadata;
+                for (ulong k = 0; k < v->MetadataCount.ToUInt64(); k++)
+                {
+                    it.Metadata[Native.ToManaged(md[k].Key)] = Native.ToManaged(md[k].Value);
+                }
+                if (v->HasTimestamp != 0) it.TimestampUnixNanos = v->TimestampNs;
+                if (v->HasFutureRelevanceHint != 0) it.FutureRelevanceHint = v->FutureRelevanceHint;
+                if (v->HasOriginalTokens != 0) it.OriginalTokens = v->OriginalTokens;
+                items[i] = it;
+            }
+            return items;
+        }
+    }
+
+    /// <summary>A list of items held by the library. Pipeline.Run copies a list of
+    /// ContextItem into a temporary one on every call; an ItemList lets several runs share
+    /// one copy. Concurrent runs may read one list; Push and Clear must not overlap any
+    /// other use.</summary>
+    public sealed class ItemList : IDisposable
+    {
+        internal readonly ItemsHandle Handle;
+
+        public ItemList(IEnumerable<ContextItem> items = null)
+        {
+            Errors.Check(Native.ctxpack_items_new(out Handle, out var error), error);
+            if (items != null)
+            {
+                try { Push(items); }
+                catch { Handle.Dispose(); throw; }
+            }
+        }
+
+        /// <summary>Appends items, all or nothing (an invalid item's message starts with "item
+        /// &lt;index&gt;:").</summary>
+        public void Push(IEnumerable<ContextItem> items)
+        {
+            var list = items as IReadOnlyList<ContextItem> ?? items.ToList();
+            if (list.Count == 0) return;
+            using (var arena = new NativeArena())
+            {
+                var descs = ContextItem.Descriptors(arena, list);
+                Errors.Check(Native.ctxpack_items_push_many(Handle, descs, (UIntPtr)list.Count, out var error), error);
+            }
+        }
+
+        public void Push(params ContextItem[] items) => Push((IEnumerable<ContextItem>)items);
+
+        /// <summary>The number of items.</summary>
+        public int Count
+        {
+            get
+            {
+                Errors.Check(Native.ctxpack_items_len(Handle, out var n));
+                return checked((int)n.ToUInt64());
+            }
+        }
+
+        /// <summary>Removes every item (results of earlier runs are not affected).</summary>
+        public void Clear() => Errors.Check(Native.ctxpack_items_clear(Handle));
+
+        public void Dispose() => Handle.Dispose();
+    }
+}

@@ -1,0 +1,457 @@
+// The C ABI of libctxpack (include/ctxpack.h; rules in docs/ffi.md) as P/Invoke
+// declarations. Everything here is internal: the public API wraps it.
+//
+// Layout rules:
+// * structs are blittable and sequential, so they match the C layout on every platform
+//   the library supports (tests/layout.c and LayoutTests check each offset and size);
+// * a C `bool` field is a `byte` (one byte, 0 or 1); a `bool` parameter or out-parameter
+//   is marshalled as UnmanagedType.U1;
+// * size_t is UIntPtr, pointers are IntPtr, int64_t is long, int32_t enums are int;
+// * handles are SafeHandle subclasses (Handles.cs): the marshaller keeps a handle
+//   referenced for the duration of each call, so a concurrent Dispose or the finalizer
+//   cannot free it while the library uses it.
+using System;
+using System.Runtime.InteropServices;
+
+namespace Ctxpack
+{
+    internal static class Native
+    {
+        internal const string Lib = "ctxpack";
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct Str
+        {
+            public IntPtr Ptr;
+            public UIntPtr Len;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct ReservedSlot
+        {
+            public Str Kind;
+            public long Count;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct MetadataEntry
+        {
+            public Str Key;
+            public Str Value;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct ItemDesc
+        {
+            public UIntPtr StructSize;
+            public Str Content;
+            public long Tokens;
+            public Str Kind;
+            public Str Source;
+            public long Priority;
+            public byte HasPriority;
+            public IntPtr Tags;
+            public UIntPtr TagCount;
+            public IntPtr Metadata;
+            public UIntPtr MetadataCount;
+            public long TimestampNs;
+            public byte HasTimestamp;
+            public double FutureRelevanceHint;
+            public byte HasFutureRelevanceHint;
+            public byte Pinned;
+            public long OriginalTokens;
+            public byte HasOriginalTokens;
+        }
+
+        // The view a callback receives: ItemDesc without struct_size (frozen for 0.x).
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct ItemView
+        {
+            public Str Content;
+            public long Tokens;
+            public Str Kind;
+            public Str Source;
+            public long Priority;
+            public byte HasPriority;
+            public IntPtr Tags;
+            public UIntPtr TagCount;
+            public IntPtr Metadata;
+            public UIntPtr MetadataCount;
+            public long TimestampNs;
+            public byte HasTimestamp;
+            public double FutureRelevanceHint;
+            public byte HasFutureRelevanceHint;
+            public byte Pinned;
+            public long OriginalTokens;
+            public byte HasOriginalTokens;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct PipelineOptions
+        {
+            public UIntPtr StructSize;
+            public byte Deduplication;
+            public int OverflowStrategy;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct RunOptions
+        {
+            public UIntPtr StructSize;
+            public int TraceDetail;
+            public IntPtr OnOverflow;
+            public IntPtr OverflowUserData;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct CallbackError
+        {
+            public Str Message;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct ReportSummary
+        {
+            public UIntPtr StructSize;
+            public UIntPtr IncludedCount;
+            public UIntPtr ExcludedCount;
+            public UIntPtr EventCount;
+            public UIntPtr ShortfallCount;
+            public UIntPtr TotalCandidates;
+            public long TotalTokensConsidered;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct IncludedEntry
+        {
+            public UIntPtr StructSize;
+            public UIntPtr Index;
+            public double Score;
+            public int Reason;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct ExcludedEntry
+        {
+            public UIntPtr StructSize;
+            public UIntPtr Index;
+            public double Score;
+            public int Reason;
+            public Str Name;
+            public long ItemTokens;
+            public long AvailableTokens;
+            public double ReasonScore;
+            public double Threshold;
+            public Str DeduplicatedAgainst;
+            public Str Kind;
+            public long Cap;
+            public long Actual;
+            public Str DisplacedByKind;
+            public long Tokens;
+            public Str DisplacedBy;
+            public Str FilterName;
+            public ulong CountCap;
+            public ulong Count;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct TraceEvent
+        {
+            public UIntPtr StructSize;
+            public int Stage;
+            public double DurationMs;
+            public UIntPtr ItemCount;
+            public Str Message;
+            public byte HasMessage;
+            public UIntPtr ItemIndex;
+            public byte HasItemIndex;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct Shortfall
+        {
+            public UIntPtr StructSize;
+            public Str Kind;
+            public ulong RequiredCount;
+            public ulong SatisfiedCount;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct KindWeight
+        {
+            public Str Kind;
+            public double Weight;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct TagWeight
+        {
+            public Str Tag;
+            public double Weight;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct CompositeChild
+        {
+            public IntPtr Scorer;
+            public double Weight;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct DecayWindow
+        {
+            public long MaxAgeNs;
+            public double Score;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct DecayConfig
+        {
+            public UIntPtr StructSize;
+            public int Curve;
+            public long HalfLifeNs;
+            public long MaxAgeNs;
+            public IntPtr Windows;
+            public UIntPtr WindowCount;
+            public int Clock;
+            public long FixedNowNs;
+            public double NullTimestampScore;
+            public byte HasNullTimestampScore;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct QuotaEntry
+        {
+            public Str Kind;
+            public double Require;
+            public double Cap;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct CountQuotaEntry
+        {
+            public Str Kind;
+            public UIntPtr RequireCount;
+            public UIntPtr CapCount;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct KindQuotaUtilization
+        {
+            public UIntPtr StructSize;
+            public Str Kind;
+            public int Mode;
+            public double Require;
+            public double Cap;
+            public double Actual;
+            public double Utilization;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct SensitivityVariant
+        {
+            public Str Label;
+            public IntPtr Pipeline;
+        }
+
+        // Callbacks (Callbacks.cs). Pointers to views, scores and outputs are IntPtr and
+        // read with unsafe code during the call.
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate int ScoreAllFn(IntPtr userData, IntPtr items, UIntPtr count, IntPtr outScores, IntPtr error);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate int SliceFn(IntPtr userData, IntPtr items, IntPtr scores, UIntPtr count, long targetTokens,
+            long maxTokens, IntPtr outPositions, IntPtr outCount, IntPtr error);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate int PlaceFn(IntPtr userData, IntPtr items, IntPtr scores, UIntPtr count, IntPtr outOrder, IntPtr error);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void DestroyFn(IntPtr userData);
+
+        // ---- general
+
+        [DllImport(Lib)] internal static extern IntPtr ctxpack_version();
+        [DllImport(Lib)] internal static extern IntPtr ctxpack_status_name(int status);
+        [DllImport(Lib)] internal static extern int ctxpack_error_code(IntPtr error);
+        [DllImport(Lib)] internal static extern Str ctxpack_error_message(IntPtr error);
+        [DllImport(Lib)] internal static extern void ctxpack_error_free(IntPtr error);
+
+        // ---- budget and items
+
+        [DllImport(Lib)]
+        internal static extern int ctxpack_budget_new(long maxTokens, long targetTokens, long outputReserve,
+            IntPtr slots, UIntPtr slotCount, double safetyMarginPercent, out BudgetHandle budget, out IntPtr error);
+        [DllImport(Lib)] internal static extern void ctxpack_budget_free(IntPtr budget);
+
+        [DllImport(Lib)] internal static extern int ctxpack_items_new(out ItemsHandle items, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_items_push_many(ItemsHandle items, IntPtr descs, UIntPtr count, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_items_len(ItemsHandle items, out UIntPtr len);
+        [DllImport(Lib)] internal static extern int ctxpack_items_clear(ItemsHandle items);
+        [DllImport(Lib)] internal static extern void ctxpack_items_free(IntPtr items);
+
+        // ---- scorers
+
+        [DllImport(Lib)] internal static extern int ctxpack_scorer_new_kind(out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_scorer_new_kind_weights(IntPtr weights, UIntPtr count, out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_scorer_new_tag(IntPtr weights, UIntPtr count, out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_scorer_new_composite(IntPtr children, UIntPtr count, out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_scorer_new_scaled(ScorerHandle inner, out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_scorer_new_decay(IntPtr config, out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_scorer_new_metadata_trust(double defaultScore, out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_scorer_new_metadata_key(Str key, Str value, double boost, out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_scorer_new_recency(out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_scorer_new_priority(out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_scorer_new_frequency(out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_scorer_new_reflexive(out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_scorer_new_custom_batch(ScoreAllFn scoreAll, IntPtr userData, DestroyFn destroy,
+            out ScorerHandle scorer, out IntPtr error);
+        [DllImport(Lib)] internal static extern void ctxpack_scorer_free(IntPtr scorer);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_scorer_score(ScorerHandle scorer, ItemsHandle items, [Out] double[] scores,
+            UIntPtr capacity, out IntPtr error);
+
+        // ---- slicers
+
+        [DllImport(Lib)] internal static extern int ctxpack_slicer_new_greedy(out SlicerHandle slicer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_slicer_new_knapsack(long bucketSize, ulong tableLimitBytes, out SlicerHandle slicer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_slicer_new_quota(IntPtr entries, UIntPtr count, SlicerHandle inner,
+            out SlicerHandle slicer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_slicer_new_count_quota(IntPtr entries, UIntPtr count, SlicerHandle inner,
+            int scarcity, out SlicerHandle slicer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_slicer_new_count_constrained_knapsack(IntPtr entries, UIntPtr count,
+            long bucketSize, ulong tableLimitBytes, int scarcity, out SlicerHandle slicer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_slicer_new_custom(SliceFn slice, IntPtr userData, DestroyFn destroy,
+            out SlicerHandle slicer, out IntPtr error);
+        [DllImport(Lib)] internal static extern void ctxpack_slicer_free(IntPtr slicer);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_slicer_slice(SlicerHandle slicer, ItemsHandle items, double[] scores,
+            UIntPtr count, BudgetHandle budget, out SliceResultHandle result, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_slice_result_selected(SliceResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_slice_result_cap_excluded(SliceResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_slice_result_shortfall_count(SliceResultHandle result, out UIntPtr count);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_slice_result_shortfall(SliceResultHandle result, UIntPtr i, ref Shortfall shortfall);
+        [DllImport(Lib)] internal static extern void ctxpack_slice_result_free(IntPtr result);
+
+        // ---- placers
+
+        [DllImport(Lib)] internal static extern int ctxpack_placer_new_chronological(out PlacerHandle placer, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_placer_new_u_shaped(out PlacerHandle placer, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_placer_new_custom(PlaceFn place, IntPtr userData, DestroyFn destroy,
+            out PlacerHandle placer, out IntPtr error);
+        [DllImport(Lib)] internal static extern void ctxpack_placer_free(IntPtr placer);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_placer_place(PlacerHandle placer, ItemsHandle items, double[] scores,
+            UIntPtr count, [Out] UIntPtr[] order, out IntPtr error);
+
+        // ---- pipeline and result
+
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_new(ScorerHandle scorer, SlicerHandle slicer, PlacerHandle placer,
+            ref PipelineOptions options, out PipelineHandle pipeline, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_run(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
+            ref RunOptions options, out ResultHandle result, out IntPtr error);
+        [DllImport(Lib)] internal static extern void ctxpack_pipeline_free(IntPtr pipeline);
+
+        [DllImport(Lib)] internal static extern int ctxpack_result_indices(ResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib)] internal static extern int ctxpack_result_scores(ResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib)] internal static extern int ctxpack_result_reasons(ResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_overflow(ResultHandle result, [MarshalAs(UnmanagedType.U1)] out bool present,
+            out long tokensOverBudget, out IntPtr items, out UIntPtr count);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_has_report(ResultHandle result, [MarshalAs(UnmanagedType.U1)] out bool hasReport);
+        [DllImport(Lib)] internal static extern int ctxpack_result_report_summary(ResultHandle result, ref ReportSummary summary);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_report_included(ResultHandle result, UIntPtr i, ref IncludedEntry entry);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_report_excluded(ResultHandle result, UIntPtr i, ref ExcludedEntry entry);
+        [DllImport(Lib)] internal static extern int ctxpack_result_report_event(ResultHandle result, UIntPtr i, ref TraceEvent ev);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_report_shortfall(ResultHandle result, UIntPtr i, ref Shortfall shortfall);
+        [DllImport(Lib)] internal static extern int ctxpack_result_report_json(ResultHandle result, out Str json);
+        [DllImport(Lib)] internal static extern void ctxpack_result_free(IntPtr result);
+
+        // ---- policies
+
+        [DllImport(Lib)] internal static extern UIntPtr ctxpack_preset_count();
+        [DllImport(Lib)] internal static extern int ctxpack_preset_name(UIntPtr index, out Str name);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_new_preset(Str name, out PipelineHandle pipeline, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_new_policy_json(Str json, out PipelineHandle pipeline, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_policy_json(PipelineHandle pipeline, [MarshalAs(UnmanagedType.U1)] bool pretty,
+            out StringHandle json, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_string_value(StringHandle s, out Str value);
+        [DllImport(Lib)] internal static extern void ctxpack_string_free(IntPtr s);
+
+        // ---- analytics
+
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_dry_run(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
+            out ResultHandle result, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_marginal_items(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
+            long slack, [Out] UIntPtr[] positions, UIntPtr capacity, out UIntPtr count, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_min_budget_for(PipelineHandle pipeline, ItemsHandle items, UIntPtr target,
+            long ceiling, [MarshalAs(UnmanagedType.U1)] out bool found, out long budget, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_result_budget_utilization(ResultHandle result, BudgetHandle budget, out double value);
+        [DllImport(Lib)] internal static extern int ctxpack_result_kind_diversity(ResultHandle result, out UIntPtr count);
+        [DllImport(Lib)] internal static extern int ctxpack_result_timestamp_coverage(ResultHandle result, out double value);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_quota_utilization(ResultHandle result, PipelineHandle pipeline, BudgetHandle budget,
+            out QuotaUtilizationHandle utilization, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_quota_utilization_count(QuotaUtilizationHandle utilization, out UIntPtr count);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_quota_utilization_entry(QuotaUtilizationHandle utilization, UIntPtr i, ref KindQuotaUtilization entry);
+        [DllImport(Lib)] internal static extern void ctxpack_quota_utilization_free(IntPtr utilization);
+
+        [DllImport(Lib)]
+        internal static extern int ctxpack_sensitivity_new(ItemsHandle items, BudgetHandle budget, IntPtr variants, UIntPtr count,
+            out SensitivityHandle sensitivity, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_sensitivity_variant_count(SensitivityHandle s, out UIntPtr count);
+        [DllImport(Lib)] internal static extern int ctxpack_sensitivity_variant_label(SensitivityHandle s, UIntPtr i, out Str label);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_sensitivity_variant_result(SensitivityHandle s, UIntPtr i, out ResultHandle result, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_sensitivity_diff_count(SensitivityHandle s, out UIntPtr count);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_sensitivity_diff(SensitivityHandle s, UIntPtr i, out UIntPtr itemIndex, out IntPtr statuses, out UIntPtr count);
+        [DllImport(Lib)] internal static extern void ctxpack_sensitivity_free(IntPtr s);
+
+        // ---- helpers
+
+        internal static UIntPtr Size<T>() where T : struct => (UIntPtr)Marshal.SizeOf(typeof(T));
+
+        /// Copies a UTF-8 string owned by the library (an error, a result).
+        internal static string ToManaged(Str s)
+        {
+            var len = checked((int)s.Len.ToUInt64());
+            if (len == 0) return "";
+            var bytes = new byte[len];
+            Marshal.Copy(s.Ptr, bytes, 0, len);
+            return System.Text.Encoding.UTF8.GetString(bytes);
+        }
+    }
+}

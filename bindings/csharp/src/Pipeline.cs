@@ -1,0 +1,153 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+
+namespace Ctxpack
+{
+    /// <summary>What a run does when the selection exceeds the target.</summary>
+    public enum OverflowStrategy { Throw = 0, Truncate = 1, Proceed = 2 }
+
+    /// <summary>How much a run records for its report.</summary>
+    public enum TraceDetail { None = 0, Stage = 1, Item = 2 }
+
+    /// <summary>A configured scorer, slicer and placer. Immutable; may be run from many threads
+    /// at once (custom components must then be thread-safe).</summary>
+    public sealed class Pipeline : IDisposable
+    {
+        internal readonly PipelineHandle Handle;
+
+        /// <summary>Builds a pipeline; it keeps its own references to the components, which
+        /// may be disposed afterwards. Deduplication removes byte-identical contents.</summary>
+        public Pipeline(Scorer scorer, Slicer slicer, Placer placer, bool deduplication = true,
+            OverflowStrategy overflow = OverflowStrategy.Throw)
+        {
+            var options = new Native.PipelineOptions
+            {
+                StructSize = Native.Size<Native.PipelineOptions>(),
+                Deduplication = deduplication ? (byte)1 : (byte)0,
+                OverflowStrategy = (int)overflow,
+            };
+            Handle = Component.Create((out PipelineHandle h, out IntPtr e) =>
+                Native.ctxpack_pipeline_new(Arg.NotNull(scorer, nameof(scorer)).Handle, Arg.NotNull(slicer, nameof(slicer)).Handle,
+                    Arg.NotNull(placer, nameof(placer)).Handle, ref options, out h, out e));
+        }
+
+        Pipeline(PipelineHandle handle) { Handle = handle; }
+
+        public void Dispose() => Handle.Dispose();
+
+        /// <summary>The preset names, in the order of spec 07 §2 ("Chat", "CodeReview", "Rag",
+        /// "DocumentQa", "ToolUse", "LongRunning", "Debugging").</summary>
+        public static IReadOnlyList<string> Presets
+        {
+            get
+            {
+                var names = new List<string>();
+                for (ulong i = 0; i < Native.ctxpack_preset_count().ToUInt64(); i++)
+                {
+                    Errors.Check(Native.ctxpack_preset_name((UIntPtr)i, out var name));
+                    names.Add(Native.ToManaged(name));
+                }
+                return names;
+            }
+        }
+
+        /// <summary>The pipeline of a preset; the name matches in any ASCII case, with or without
+        /// "-", "_" or a space between words. An unknown name is Status.InvalidArgument.</summary>
+        public static Pipeline FromPreset(string name)
+        {
+            using (var arena = new NativeArena())
+            {
+                var s = arena.Str(Arg.NotNull(name, nameof(name)));
+                return new Pipeline(Component.Create((out PipelineHandle h, out IntPtr e) => Native.ctxpack_pipeline_new_preset(s, out h, out e)));
+            }
+        }
+
+        /// <summary>A pipeline from a policy in its JSON form (docs/policy-json.md). A structural
+        /// problem is Status.InvalidPolicy with the JSON path of the bad field; a value a
+        /// component rejects keeps that component's status.</summary>
+        public static Pipeline FromPolicyJson(string json)
+        {
+            using (var arena = new NativeArena())
+            {
+                var s = arena.Str(Arg.NotNull(json, nameof(json)));
+                return new Pipeline(Component.Create((out PipelineHandle h, out IntPtr e) => Native.ctxpack_pipeline_new_policy_json(s, out h, out e)));
+            }
+        }
+
+        /// <summary>The pipeline's policy as JSON (compact, or indented by two spaces). A custom
+        /// component is Status.InvalidPolicy.</summary>
+        public string ToPolicyJson(bool pretty = false)
+        {
+            Errors.Check(Native.ctxpack_pipeline_policy_json(Handle, pretty, out var json, out var error), error);
+            using (json)
+            {
+                Errors.Check(Native.ctxpack_string_value(json, out var value));
+                return Native.ToManaged(value);
+            }
+        }
+
+        /// <summary>Runs the pipeline over items within budget (the items are copied into a
+        /// temporary list; see the ItemList overload). Thread-safe.</summary>
+        public RunResult Run(IReadOnlyList<ContextItem> items, Budget budget, TraceDetail trace = TraceDetail.None)
+        {
+            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
+            {
+                return Run(list, budget, trace);
+            }
+        }
+
+        /// <summary>Runs the pipeline over an item list; result indices are positions in it.
+        /// Thread-safe as long as nobody pushes to or clears the list meanwhile.</summary>
+        public RunResult Run(ItemList items, Budget budget, TraceDetail trace = TraceDetail.None)
+        {
+            // No overflow callback: the event is in RunResult.Overflow.
+            var options = new Native.RunOptions { StructSize = Native.Size<Native.RunOptions>(), TraceDetail = (int)trace };
+            Errors.Check(Native.ctxpack_pipeline_run(Handle, Arg.NotNull(items, nameof(items)).Handle,
+                Arg.NotNull(budget, nameof(budget)).Handle, ref options, out var result, out var error), error);
+            using (result)
+            {
+                return RunResult.Read(result, Handle, budget.Handle);
+            }
+        }
+
+        /// <summary>A run traced at item detail (spec 07 §4): the result always has a report.</summary>
+        public RunResult DryRun(IReadOnlyList<ContextItem> items, Budget budget)
+        {
+            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
+            {
+                Errors.Check(Native.ctxpack_pipeline_dry_run(Handle, list.Handle, Arg.NotNull(budget, nameof(budget)).Handle,
+                    out var result, out var error), error);
+                using (result) return RunResult.Read(result, Handle, budget.Handle);
+            }
+        }
+
+        /// <summary>The items included under budget that drop out when it shrinks by slack tokens
+        /// (spec 07 §5.1), in placed order. A percentage quota slicer is Status.PipelineConfig.</summary>
+        public int[] MarginalItems(IReadOnlyList<ContextItem> items, Budget budget, long slack)
+        {
+            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
+            {
+                var positions = new UIntPtr[items.Count];
+                Errors.Check(Native.ctxpack_pipeline_marginal_items(Handle, list.Handle, Arg.NotNull(budget, nameof(budget)).Handle,
+                    slack, positions, (UIntPtr)positions.Length, out var count, out var error), error);
+                return positions.Take(checked((int)count.ToUInt64())).Select(p => checked((int)p.ToUInt64())).ToArray();
+            }
+        }
+
+        /// <summary>The smallest budget (max = target, no reserve) in [tokens of items[target],
+        /// ceiling] that includes items[target] (spec 07 §5.2), or null when even the ceiling
+        /// does not. Quota slicers are Status.PipelineConfig; a target outside items or a
+        /// ceiling below its tokens is Status.InvalidArgument.</summary>
+        public long? MinBudgetFor(IReadOnlyList<ContextItem> items, int target, long ceiling)
+        {
+            if (target < 0) throw new ArgumentOutOfRangeException(nameof(target));
+            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
+            {
+                Errors.Check(Native.ctxpack_pipeline_min_budget_for(Handle, list.Handle, (UIntPtr)target, ceiling,
+                    out bool found, out long budget, out var error), error);
+                return found ? budget : (long?)null;
+            }
+        }
+    }
+}

@@ -1,0 +1,282 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Runtime.InteropServices;
+
+namespace Ctxpack
+{
+    /// <summary>Why an item is in the final window.</summary>
+    public enum InclusionReason { Scored = 1, Pinned = 2, ZeroToken = 3 }
+
+    /// <summary>Why an item is not in the final window (spec 06 §7); the wire name is in
+    /// ExcludedEntry.Name.</summary>
+    public enum ExclusionReason
+    {
+        Unknown = 0,
+        BudgetExceeded = 1,
+        ScoredTooLow = 2,
+        Deduplicated = 3,
+        QuotaCapExceeded = 4,
+        QuotaRequireDisplaced = 5,
+        NegativeTokens = 6,
+        PinnedOverride = 7,
+        Filtered = 8,
+        CountCapExceeded = 9,
+        CountRequireCandidatesExhausted = 10,
+    }
+
+    /// <summary>A traced pipeline stage.</summary>
+    public enum PipelineStage { Classify = 0, Score = 1, Deduplicate = 2, Slice = 3, Place = 4 }
+
+    /// <summary>The outcome of a run, copied out of the library's result (which is freed
+    /// before Run returns).</summary>
+    public sealed class RunResult
+    {
+        /// <summary>The selected items as positions in the input, in placed order.</summary>
+        public IReadOnlyList<int> Indices { get; private set; }
+
+        /// <summary>Scores parallel to Indices (1.0 for pinned items).</summary>
+        public IReadOnlyList<double> Scores { get; private set; }
+
+        /// <summary>Inclusion reasons parallel to Indices.</summary>
+        public IReadOnlyList<InclusionReason> Reasons { get; private set; }
+
+        /// <summary>The overflow event of a Proceed run over target, else null.</summary>
+        public OverflowEvent Overflow { get; private set; }
+
+        /// <summary>The report of a traced run, else null.</summary>
+        public SelectionReport Report { get; private set; }
+
+        /// Copies a result; the pipeline and budget of the run feed the report's analytics.
+        internal static unsafe RunResult Read(ResultHandle result, PipelineHandle pipeline, BudgetHandle budget)
+        {
+            Errors.Check(Native.ctxpack_result_indices(result, out var idx, out var n));
+            Errors.Check(Native.ctxpack_result_scores(result, out var sc, out var ns));
+            Errors.Check(Native.ctxpack_result_reasons(result, out var rs, out var nr));
+            var scores = new double[checked((int)ns.ToUInt64())];
+            if (scores.Length > 0) Marshal.Copy(sc, scores, 0, scores.Length);
+            var reasons = new int[checked((int)nr.ToUInt64())];
+            if (reasons.Length > 0) Marshal.Copy(rs, reasons, 0, reasons.Length);
+            var r = new RunResult
+            {
+                Indices = Slicer.Positions(idx, n),
+                Scores = scores,
+                Reasons = reasons.Select(x => (InclusionReason)x).ToArray(),
+            };
+            Errors.Check(Native.ctxpack_result_overflow(result, out bool present, out long over, out var items, out var ni));
+            if (present) r.Overflow = new OverflowEvent(over, Slicer.Positions(items, ni));
+            Errors.Check(Native.ctxpack_result_has_report(result, out bool hasReport));
+            if (hasReport)
+            {
+                r.Report = SelectionReport.Read(result);
+                r.Report.Analytics = ReportAnalytics.Read(result, pipeline, budget);
+            }
+            return r;
+        }
+    }
+
+    /// <summary>The overflow event of a Proceed run.</summary>
+    public sealed class OverflowEvent
+    {
+        internal OverflowEvent(long tokensOverBudget, int[] items) { TokensOverBudget = tokensOverBudget; Items = items; }
+
+        public long TokensOverBudget { get; }
+
+        /// <summary>The merged items (pinned first, then sliced) as positions in the input.</summary>
+        public IReadOnlyList<int> Items { get; }
+    }
+
+    /// <summary>The selection report of a traced run.</summary>
+    public sealed class SelectionReport
+    {
+        public int TotalCandidates { get; private set; }
+
+        /// <summary>Sum of every input item's tokens, negative ones included.</summary>
+        public long TotalTokensConsidered { get; private set; }
+
+        /// <summary>Items in the final window, placed order.</summary>
+        public IReadOnlyList<IncludedEntry> Included { get; private set; }
+
+        /// <summary>Items left out, score descending (ties in recording order).</summary>
+        public IReadOnlyList<ExcludedEntry> Excluded { get; private set; }
+
+        /// <summary>Trace events, in recording order.</summary>
+        public IReadOnlyList<TraceEvent> Events { get; private set; }
+
+        /// <summary>Count requirements a count-quota slicer could not meet.</summary>
+        public IReadOnlyList<Shortfall> Shortfalls { get; private set; }
+
+        /// <summary>The report in the JSON wire form of spec 06 §10.</summary>
+        public string Json { get; private set; }
+
+        /// <summary>The report helpers of spec 07 §7 for this run.</summary>
+        public ReportAnalytics Analytics { get; internal set; }
+
+        // Each entry struct starts with struct_size, set to this binding's size so the
+        // library writes exactly the fields it knows about.
+        internal static SelectionReport Read(ResultHandle result)
+        {
+            var sum = new Native.ReportSummary { StructSize = Native.Size<Native.ReportSummary>() };
+            Errors.Check(Native.ctxpack_result_report_summary(result, ref sum));
+            var included = new List<IncludedEntry>();
+            for (ulong i = 0; i < sum.IncludedCount.ToUInt64(); i++)
+            {
+                var e = new Native.IncludedEntry { StructSize = Native.Size<Native.IncludedEntry>() };
+                Errors.Check(Native.ctxpack_result_report_included(result, (UIntPtr)i, ref e));
+                included.Add(new IncludedEntry(checked((int)e.Index.ToUInt64()), e.Score, (InclusionReason)e.Reason));
+            }
+            var excluded = new List<ExcludedEntry>();
+            for (ulong i = 0; i < sum.ExcludedCount.ToUInt64(); i++)
+            {
+                var e = new Native.ExcludedEntry { StructSize = Native.Size<Native.ExcludedEntry>() };
+                Errors.Check(Native.ctxpack_result_report_excluded(result, (UIntPtr)i, ref e));
+                excluded.Add(new ExcludedEntry(e));
+            }
+            var events = new List<TraceEvent>();
+            for (ulong i = 0; i < sum.EventCount.ToUInt64(); i++)
+            {
+                var e = new Native.TraceEvent { StructSize = Native.Size<Native.TraceEvent>() };
+                Errors.Check(Native.ctxpack_result_report_event(result, (UIntPtr)i, ref e));
+                events.Add(new TraceEvent(e));
+            }
+            var shortfalls = new List<Shortfall>();
+            for (ulong i = 0; i < sum.ShortfallCount.ToUInt64(); i++)
+            {
+                var s = new Native.Shortfall { StructSize = Native.Size<Native.Shortfall>() };
+                Errors.Check(Native.ctxpack_result_report_shortfall(result, (UIntPtr)i, ref s));
+                shortfalls.Add(new Shortfall(s));
+            }
+            Errors.Check(Native.ctxpack_result_report_json(result, out var json));
+            return new SelectionReport
+            {
+                TotalCandidates = checked((int)sum.TotalCandidates.ToUInt64()),
+                TotalTokensConsidered = sum.TotalTokensConsidered,
+                Included = included,
+                Excluded = excluded,
+                Events = events,
+                Shortfalls = shortfalls,
+                Json = Native.ToManaged(json),
+            };
+        }
+    }
+
+    /// <summary>An item in the final window.</summary>
+    public sealed class IncludedEntry
+    {
+        internal IncludedEntry(int index, double score, InclusionReason reason) { Index = index; Score = score; Reason = reason; }
+        public int Index { get; }
+        public double Score { get; }
+        public InclusionReason Reason { get; }
+    }
+
+    /// <summary>An item left out, with its reason and the reason's fields (fields of other
+    /// reasons are zero or empty).</summary>
+    public sealed class ExcludedEntry
+    {
+        internal ExcludedEntry(Native.ExcludedEntry e)
+        {
+            Index = checked((int)e.Index.ToUInt64());
+            Score = e.Score;
+            Reason = (ExclusionReason)e.Reason;
+            Name = Native.ToManaged(e.Name);
+            ItemTokens = e.ItemTokens;
+            AvailableTokens = e.AvailableTokens;
+            ReasonScore = e.ReasonScore;
+            Threshold = e.Threshold;
+            DeduplicatedAgainst = Native.ToManaged(e.DeduplicatedAgainst);
+            Kind = Native.ToManaged(e.Kind);
+            Cap = e.Cap;
+            Actual = e.Actual;
+            DisplacedByKind = Native.ToManaged(e.DisplacedByKind);
+            Tokens = e.Tokens;
+            DisplacedBy = Native.ToManaged(e.DisplacedBy);
+            FilterName = Native.ToManaged(e.FilterName);
+            CountCap = e.CountCap;
+            Count = e.Count;
+        }
+
+        public int Index { get; }
+        /// <summary>The score when excluded (0 for negative-token items).</summary>
+        public double Score { get; }
+        public ExclusionReason Reason { get; }
+        /// <summary>The wire name of the reason ("BudgetExceeded", ...).</summary>
+        public string Name { get; }
+        /// <summary>BudgetExceeded.</summary>
+        public long ItemTokens { get; }
+        /// <summary>BudgetExceeded.</summary>
+        public long AvailableTokens { get; }
+        /// <summary>ScoredTooLow.</summary>
+        public double ReasonScore { get; }
+        /// <summary>ScoredTooLow.</summary>
+        public double Threshold { get; }
+        /// <summary>Deduplicated.</summary>
+        public string DeduplicatedAgainst { get; }
+        /// <summary>QuotaCapExceeded, CountCapExceeded, CountRequireCandidatesExhausted.</summary>
+        public string Kind { get; }
+        /// <summary>QuotaCapExceeded.</summary>
+        public long Cap { get; }
+        /// <summary>QuotaCapExceeded.</summary>
+        public long Actual { get; }
+        /// <summary>QuotaRequireDisplaced.</summary>
+        public string DisplacedByKind { get; }
+        /// <summary>NegativeTokens.</summary>
+        public long Tokens { get; }
+        /// <summary>PinnedOverride: content of the first pinned item.</summary>
+        public string DisplacedBy { get; }
+        /// <summary>Filtered.</summary>
+        public string FilterName { get; }
+        /// <summary>CountCapExceeded.</summary>
+        public ulong CountCap { get; }
+        /// <summary>CountCapExceeded.</summary>
+        public ulong Count { get; }
+    }
+
+    /// <summary>A stage event, or (with TraceDetail.Item) an item event with an ItemIndex.</summary>
+    public sealed class TraceEvent
+    {
+        internal TraceEvent(Native.TraceEvent e)
+        {
+            Stage = (PipelineStage)e.Stage;
+            DurationMs = e.DurationMs;
+            ItemCount = checked((int)e.ItemCount.ToUInt64());
+            Message = e.HasMessage != 0 ? Native.ToManaged(e.Message) : null;
+            ItemIndex = e.HasItemIndex != 0 ? checked((int)e.ItemIndex.ToUInt64()) : (int?)null;
+        }
+
+        public PipelineStage Stage { get; }
+        /// <summary>Wall-clock milliseconds (0 for item events).</summary>
+        public double DurationMs { get; }
+        public int ItemCount { get; }
+        public string Message { get; }
+        public int? ItemIndex { get; }
+    }
+
+    /// <summary>A count requirement a count-quota slicer could not meet.</summary>
+    public sealed class Shortfall
+    {
+        public Shortfall(string kind, ulong requiredCount, ulong satisfiedCount)
+        {
+            Kind = kind; RequiredCount = requiredCount; SatisfiedCount = satisfiedCount;
+        }
+
+        internal Shortfall(Native.Shortfall s) : this(Native.ToManaged(s.Kind), s.RequiredCount, s.SatisfiedCount) { }
+
+        public string Kind { get; }
+        public ulong RequiredCount { get; }
+        public ulong SatisfiedCount { get; }
+
+        public override bool Equals(object obj) =>
+            obj is Shortfall o && o.Kind == Kind && o.RequiredCount == RequiredCount && o.SatisfiedCount == SatisfiedCount;
+
+        public override int GetHashCode() => (Kind ?? "").GetHashCode() ^ RequiredCount.GetHashCode() ^ SatisfiedCount.GetHashCode();
+
+        public override string ToString() => $"{Kind}: {SatisfiedCount}/{RequiredCount}";
+    }
+
+    /// <summary>The library's version.</summary>
+    public static class Library
+    {
+        /// <summary>The version of the loaded library ("MAJOR.MINOR.PATCH").</summary>
+        public static string Version => Marshal.PtrToStringAnsi(Native.ctxpack_version());
+    }
+}

@@ -1,0 +1,3 @@
+module ctxpack.dev/ctxpack
+
+go 1.19

@@ -1,0 +1,212 @@
+package ctxpack
+
+/*
+#include "ctxpack.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sort"
+	"time"
+	"unsafe"
+)
+
+// Item is one candidate for the context window (a ContextItem of the specification).
+// Optional fields are pointers (nil = absent) or, for Timestamp, the zero time.
+type Item struct {
+	// Content is the text; it must not be empty.
+	Content string
+	// Tokens is the caller-counted token count; negative items are excluded by a run.
+	Tokens int64
+	// Kind defaults to "Message" when empty; a whitespace-only kind is an error.
+	Kind string
+	// Source defaults to "Chat" when empty; a whitespace-only source is an error.
+	Source string
+	// Priority, higher is more important.
+	Priority *int64
+	// Tags, order and duplicates kept.
+	Tags []string
+	// Metadata key/value pairs (keys are case-sensitive).
+	Metadata map[string]string
+	// Timestamp; the zero time means none. Must lie within the range of
+	// time.Time.UnixNano (years 1678 to 2262).
+	Timestamp time.Time
+	// FutureRelevanceHint, conventionally in [0, 1].
+	FutureRelevanceHint *float64
+	// Pinned items bypass scoring and slicing and are always placed.
+	Pinned bool
+	// OriginalTokens is an informational token count before truncation.
+	OriginalTokens *int64
+}
+
+// Int64 returns a pointer to v, for the optional fields of Item.
+func Int64(v int64) *int64 { return &v }
+
+// Float64 returns a pointer to v, for the optional fields of Item and DecayConfig.
+func Float64(v float64) *float64 { return &v }
+
+// ItemList is a list of items held by the library. Pipeline.Run copies a []Item into a
+// temporary list on every call; an ItemList lets several runs share one copy.
+// Concurrent runs may read one list; Push and Clear must not overlap any other use.
+type ItemList struct{ h *handle }
+
+// NewItemList creates a list holding items (all or nothing).
+func NewItemList(items ...Item) (*ItemList, error) {
+	var ptr *C.ctxpack_items
+	var cerr *C.ctxpack_error
+	if err := takeError(C.ctxpack_items_new(&ptr, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	l := &ItemList{newHandle(unsafe.Pointer(ptr), func(p unsafe.Pointer) {
+		C.ctxpack_items_free((*C.ctxpack_items)(p))
+	})}
+	if err := l.Push(items...); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *ItemList) ptr() *C.ctxpack_items {
+	if l == nil {
+		return nil
+	}
+	return (*C.ctxpack_items)(l.h.pointer())
+}
+
+// Push appends items, all or nothing; an invalid item's error message starts with
+// "item <index>:".
+func (l *ItemList) Push(items ...Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	var a arena
+	defer a.free()
+	descs := itemDescs(&a, items)
+	var cerr *C.ctxpack_error
+	status := C.ctxpack_items_push_many(l.ptr(), descs, C.size_t(len(items)), &cerr)
+	runtime.KeepAlive(l)
+	return takeError(status, cerr)
+}
+
+// Len returns the number of items in the list.
+func (l *ItemList) Len() (int, error) {
+	var n C.size_t
+	err := check(C.ctxpack_items_len(l.ptr(), &n))
+	runtime.KeepAlive(l)
+	return int(n), err
+}
+
+// Clear removes every item (results of earlier runs are not affected).
+func (l *ItemList) Clear() error {
+	err := check(C.ctxpack_items_clear(l.ptr()))
+	runtime.KeepAlive(l)
+	return err
+}
+
+// Close frees the list. Results of earlier runs stay valid.
+func (l *ItemList) Close() error { return l.h.close() }
+
+// itemDescs builds the descriptor array of items in the arena. ctxpack_items_push_many
+// takes descs[0].struct_size as the stride, so every element carries
+// sizeof(ctxpack_item_desc); the arena memory is zeroed, which the struct_size rule
+// requires for fields this package does not set.
+func itemDescs(a *arena, items []Item) *C.ctxpack_item_desc {
+	descs := cArray[C.ctxpack_item_desc](a, len(items))
+	for i := range items {
+		fillDesc(a, &descs[i], &items[i])
+	}
+	return &descs[0]
+}
+
+func fillDesc(a *arena, d *C.ctxpack_item_desc, it *Item) {
+	d.struct_size = C.size_t(unsafe.Sizeof(*d))
+	d.content = a.str(it.Content)
+	d.tokens = C.int64_t(it.Tokens)
+	d.kind = a.str(it.Kind)
+	d.source = a.str(it.Source)
+	if it.Priority != nil {
+		d.priority, d.has_priority = C.int64_t(*it.Priority), true
+	}
+	if n := len(it.Tags); n > 0 {
+		tags := cArray[C.ctxpack_str](a, n)
+		for i, t := range it.Tags {
+			tags[i] = a.str(t)
+		}
+		d.tags, d.tag_count = &tags[0], C.size_t(n)
+	}
+	if n := len(it.Metadata); n > 0 {
+		keys := make([]string, 0, n)
+		for k := range it.Metadata {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // deterministic order (the library sorts views by key anyway)
+		entries := cArray[C.ctxpack_metadata_entry](a, n)
+		for i, k := range keys {
+			entries[i] = C.ctxpack_metadata_entry{key: a.str(k), value: a.str(it.Metadata[k])}
+		}
+		d.metadata, d.metadata_count = &entries[0], C.size_t(n)
+	}
+	if !it.Timestamp.IsZero() {
+		d.timestamp_ns, d.has_timestamp = C.int64_t(it.Timestamp.UnixNano()), true
+	}
+	if it.FutureRelevanceHint != nil {
+		d.future_relevance_hint, d.has_future_relevance_hint = C.double(*it.FutureRelevanceHint), true
+	}
+	d.pinned = C.bool(it.Pinned)
+	if it.OriginalTokens != nil {
+		d.original_tokens, d.has_original_tokens = C.int64_t(*it.OriginalTokens), true
+	}
+}
+
+// itemsFromViews copies the item views a callback receives (valid only during the
+// call) into Go values.
+func itemsFromViews(views *C.ctxpack_item_view, count C.size_t) []Item {
+	if count == 0 {
+		return nil
+	}
+	vs := unsafe.Slice(views, int(count))
+	items := make([]Item, len(vs))
+	for i := range vs {
+		items[i] = itemFromView(&vs[i])
+	}
+	return items
+}
+
+func itemFromView(v *C.ctxpack_item_view) Item {
+	it := Item{
+		Content: goString(v.content),
+		Tokens:  int64(v.tokens),
+		Kind:    goString(v.kind),
+		Source:  goString(v.source),
+		Pinned:  bool(v.pinned),
+	}
+	if v.has_priority {
+		it.Priority = Int64(int64(v.priority))
+	}
+	if v.tag_count > 0 {
+		tags := unsafe.Slice(v.tags, int(v.tag_count))
+		it.Tags = make([]string, len(tags))
+		for i, t := range tags {
+			it.Tags[i] = goString(t)
+		}
+	}
+	if v.metadata_count > 0 {
+		entries := unsafe.Slice(v.metadata, int(v.metadata_count))
+		it.Metadata = make(map[string]string, len(entries))
+		for _, e := range entries {
+			it.Metadata[goString(e.key)] = goString(e.value)
+		}
+	}
+	if v.has_timestamp {
+		it.Timestamp = time.Unix(0, int64(v.timestamp_ns)).UTC()
+	}
+	if v.has_future_relevance_hint {
+		it.FutureRelevanceHint = Float64(float64(v.future_relevance_hint))
+	}
+	if v.has_original_tokens {
+		it.OriginalTokens = Int64(int64(v.original_tokens))
+	}
+	return it
+}

@@ -1,0 +1,126 @@
+package ctxpack
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "ctxpack.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"unsafe"
+)
+
+// handle owns one reference to a library object. A finalizer releases it when the
+// handle becomes unreachable without Close; Close releases it at once.
+//
+// The wrapper types (Scorer, Pipeline, ...) hold a *handle and call runtime.KeepAlive on
+// themselves after every C call that uses the pointer, so the finalizer cannot free the
+// object while the library is still using it.
+type handle struct {
+	ptr  unsafe.Pointer
+	free func(unsafe.Pointer)
+}
+
+func newHandle(ptr unsafe.Pointer, free func(unsafe.Pointer)) *handle {
+	h := &handle{ptr: ptr, free: free}
+	runtime.SetFinalizer(h, (*handle).release)
+	return h
+}
+
+// pointer is the library pointer, or nil for a nil or closed handle. Passing nil to the
+// library gives CTXPACK_NULL_ARGUMENT (or CTXPACK_PIPELINE_CONFIG for a missing
+// component), never undefined behaviour, so using a closed object is a reported error.
+func (h *handle) pointer() unsafe.Pointer {
+	if h == nil {
+		return nil
+	}
+	return h.ptr
+}
+
+func (h *handle) release() {
+	if h.ptr != nil {
+		h.free(h.ptr)
+		h.ptr = nil
+	}
+}
+
+// close releases the reference; closing twice is a no-op. It must not run concurrently
+// with other uses of the object.
+func (h *handle) close() error {
+	if h != nil {
+		runtime.SetFinalizer(h, nil)
+		h.release()
+	}
+	return nil
+}
+
+// arena holds C memory for the arguments of one library call. The cgo pointer rules
+// forbid passing C a Go pointer to memory that itself holds Go pointers, and every
+// descriptor the ABI takes (items with their strings, tags and metadata; weights; quota
+// entries) holds pointers. So the arguments are built in C memory, which the library
+// copies during the call, and freed right after it.
+type arena struct {
+	blocks []unsafe.Pointer
+	block  unsafe.Pointer
+	used   uintptr
+	size   uintptr
+}
+
+const arenaBlockSize = 16 << 10
+
+// alloc returns n zeroed bytes aligned for any C type (the ABI's structs need at most 8).
+func (a *arena) alloc(n uintptr) unsafe.Pointer {
+	const align = 16
+	if n == 0 {
+		n = 1
+	}
+	start := (a.used + align - 1) &^ (align - 1)
+	if a.block == nil || start+n > a.size {
+		size := uintptr(arenaBlockSize)
+		if n > size {
+			size = n
+		}
+		a.block = C.calloc(1, C.size_t(size))
+		if a.block == nil {
+			panic("ctxpack: out of C memory")
+		}
+		a.blocks = append(a.blocks, a.block)
+		a.size, start = size, 0
+	}
+	a.used = start + n
+	return unsafe.Add(a.block, start)
+}
+
+// str copies s into the arena as a ctxpack_str; "" is {NULL, 0}. The bytes are passed
+// as they are: invalid UTF-8 is reported by the library (CTXPACK_INVALID_UTF8).
+func (a *arena) str(s string) C.ctxpack_str {
+	if len(s) == 0 {
+		return C.ctxpack_str{}
+	}
+	p := a.alloc(uintptr(len(s)))
+	copy(unsafe.Slice((*byte)(p), len(s)), s)
+	return C.ctxpack_str{ptr: (*C.char)(p), len: C.size_t(len(s))}
+}
+
+func (a *arena) free() {
+	for _, b := range a.blocks {
+		C.free(b)
+	}
+	*a = arena{}
+}
+
+// cArray allocates a zeroed C array of n elements of T in the arena.
+func cArray[T any](a *arena, n int) []T {
+	var zero T
+	return unsafe.Slice((*T)(a.alloc(unsafe.Sizeof(zero)*uintptr(n))), n)
+}
+
+// goString copies a string the library returned (owned by a result or an error).
+func goString(s C.ctxpack_str) string {
+	if s.len == 0 {
+		return ""
+	}
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(s.ptr)), int(s.len)))
+}

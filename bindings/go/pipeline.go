@@ -1,0 +1,124 @@
+package ctxpack
+
+/*
+#include "ctxpack.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"unsafe"
+)
+
+// OverflowStrategy is what a run does when the selection exceeds the target.
+type OverflowStrategy int32
+
+const (
+	// OverflowThrow fails the run with StatusOverflow (the default).
+	OverflowThrow OverflowStrategy = C.CTXPACK_OVERFLOW_STRATEGY_THROW
+	// OverflowTruncate drops non-pinned items that do not fit.
+	OverflowTruncate OverflowStrategy = C.CTXPACK_OVERFLOW_STRATEGY_TRUNCATE
+	// OverflowProceed keeps everything and reports the overflow in Result.Overflow.
+	OverflowProceed OverflowStrategy = C.CTXPACK_OVERFLOW_STRATEGY_PROCEED
+)
+
+// Pipeline is a configured scorer, slicer and placer. It is immutable and may be run
+// from many goroutines at once.
+type Pipeline struct{ h *handle }
+
+type pipelineConfig struct {
+	deduplication bool
+	overflow      OverflowStrategy
+}
+
+// PipelineOption sets an option of NewPipeline.
+type PipelineOption func(*pipelineConfig)
+
+// WithDeduplication turns the removal of byte-identical contents on or off (default on).
+func WithDeduplication(on bool) PipelineOption {
+	return func(c *pipelineConfig) { c.deduplication = on }
+}
+
+// WithOverflowStrategy sets the overflow strategy (default OverflowThrow).
+func WithOverflowStrategy(s OverflowStrategy) PipelineOption {
+	return func(c *pipelineConfig) { c.overflow = s }
+}
+
+// NewPipeline builds a pipeline. It keeps its own references to the components, so they
+// may be closed afterwards. A nil component is StatusPipelineConfig.
+func NewPipeline(scorer *Scorer, slicer *Slicer, placer *Placer, opts ...PipelineOption) (*Pipeline, error) {
+	cfg := pipelineConfig{deduplication: true, overflow: OverflowThrow}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	// Go memory is fine here: the struct holds no pointers.
+	copts := C.ctxpack_pipeline_options{deduplication: C.bool(cfg.deduplication), overflow_strategy: C.int32_t(cfg.overflow)}
+	copts.struct_size = C.size_t(unsafe.Sizeof(copts))
+	p, err := newPipeline(func(o **C.ctxpack_pipeline, e **C.ctxpack_error) C.ctxpack_status {
+		return C.ctxpack_pipeline_new(scorer.ptr(), slicer.ptr(), placer.ptr(), &copts, o, e)
+	})
+	runtime.KeepAlive(scorer)
+	runtime.KeepAlive(slicer)
+	runtime.KeepAlive(placer)
+	return p, err
+}
+
+func (p *Pipeline) ptr() *C.ctxpack_pipeline {
+	if p == nil {
+		return nil
+	}
+	return (*C.ctxpack_pipeline)(p.h.pointer())
+}
+
+// Close frees the pipeline. It must not run while a run is in progress.
+func (p *Pipeline) Close() error { return p.h.close() }
+
+// TraceDetail is how much a run records for its report.
+type TraceDetail int32
+
+const (
+	// TraceNone records no report (the default).
+	TraceNone TraceDetail = C.CTXPACK_TRACE_DETAIL_NONE
+	// TraceStage records stage events, included and excluded items, totals, shortfalls.
+	TraceStage TraceDetail = C.CTXPACK_TRACE_DETAIL_STAGE
+	// TraceItem also records one event per inclusion and exclusion.
+	TraceItem TraceDetail = C.CTXPACK_TRACE_DETAIL_ITEM
+)
+
+// RunOptions are the options of one run; nil or the zero value means untraced.
+type RunOptions struct {
+	// Trace makes Result.Report available when not TraceNone.
+	Trace TraceDetail
+}
+
+// Run runs the pipeline over items within budget. The items are copied into a
+// temporary list; use RunList to share one copy between runs. Safe for concurrent use.
+func (p *Pipeline) Run(items []Item, budget *Budget, opts *RunOptions) (Result, error) {
+	list, err := NewItemList(items...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer list.Close()
+	return p.RunList(list, budget, opts)
+}
+
+// RunList runs the pipeline over an item list; result indices are positions in it.
+// Safe for concurrent use, as long as nobody pushes to or clears the list meanwhile.
+func (p *Pipeline) RunList(list *ItemList, budget *Budget, opts *RunOptions) (Result, error) {
+	var copts C.ctxpack_run_options // no Go pointers: no overflow callback (see Result.Overflow)
+	copts.struct_size = C.size_t(unsafe.Sizeof(copts))
+	if opts != nil {
+		copts.trace_detail = C.int32_t(opts.Trace)
+	}
+	var res *C.ctxpack_result
+	var cerr *C.ctxpack_error
+	status := C.ctxpack_pipeline_run(p.ptr(), list.ptr(), budget.ptr(), &copts, &res, &cerr)
+	runtime.KeepAlive(p)
+	runtime.KeepAlive(list)
+	runtime.KeepAlive(budget)
+	if err := takeError(status, cerr); err != nil {
+		return Result{}, err
+	}
+	defer C.ctxpack_result_free(res)
+	return readResult(res, p.ptr(), budget.ptr())
+}

@@ -1,0 +1,91 @@
+package ctxpack
+
+/*
+#include "ctxpack.h"
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"unsafe"
+)
+
+// Placer orders the selected items. Placers are immutable and reference-counted like
+// scorers.
+type Placer struct{ h *handle }
+
+// Close releases this reference to the placer.
+func (p *Placer) Close() error { return p.h.close() }
+
+func (p *Placer) ptr() *C.ctxpack_placer {
+	if p == nil {
+		return nil
+	}
+	return (*C.ctxpack_placer)(p.h.pointer())
+}
+
+func newPlacer(construct func(**C.ctxpack_placer, **C.ctxpack_error) C.ctxpack_status) (*Placer, error) {
+	var ptr *C.ctxpack_placer
+	var cerr *C.ctxpack_error
+	if err := takeError(construct(&ptr, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	return &Placer{newHandle(unsafe.Pointer(ptr), func(p unsafe.Pointer) {
+		C.ctxpack_placer_free((*C.ctxpack_placer)(p))
+	})}, nil
+}
+
+// NewChronologicalPlacer places timestamped items oldest first, then the others; ties
+// by input position.
+func NewChronologicalPlacer() (*Placer, error) {
+	return newPlacer(func(o **C.ctxpack_placer, e **C.ctxpack_error) C.ctxpack_status {
+		return C.ctxpack_placer_new_chronological(o, e)
+	})
+}
+
+// NewUShapedPlacer places the highest scores at both edges, the lowest in the middle.
+func NewUShapedPlacer() (*Placer, error) {
+	return newPlacer(func(o **C.ctxpack_placer, e **C.ctxpack_error) C.ctxpack_status {
+		return C.ctxpack_placer_new_u_shaped(o, e)
+	})
+}
+
+// PlaceFunc is a custom placer: it returns a permutation of 0..len(items)-1, where
+// element k is the position placed k-th. Errors and panics fail the run with
+// StatusCallback; the function must be safe for concurrent use (see ScoreFunc).
+type PlaceFunc func(items []Item, scores []float64) ([]int, error)
+
+// NewCustomPlacer creates a placer that calls fn.
+func NewCustomPlacer(fn PlaceFunc) (*Placer, error) {
+	if fn == nil {
+		return nil, &Error{Status: StatusNullArgument, Message: "place function is nil"}
+	}
+	h := newCallbackHandle(fn)
+	p, err := newPlacer(func(o **C.ctxpack_placer, e **C.ctxpack_error) C.ctxpack_status {
+		return C.ctxpack_go_placer_new(C.uintptr_t(h), o, e)
+	})
+	if err != nil {
+		dropCallbackHandle(h) // a failed constructor does not take user_data
+	}
+	return p, err
+}
+
+// Place runs the placer alone over items with the given scores (one per item) and
+// returns the placement order as positions in items.
+func (p *Placer) Place(items []Item, scores []float64) ([]int, error) {
+	list, err := NewItemList(items...)
+	if err != nil {
+		return nil, err
+	}
+	defer list.Close()
+	order := make([]C.size_t, len(scores))
+	var cerr *C.ctxpack_error
+	status := C.ctxpack_placer_place(p.ptr(), list.ptr(), (*C.double)(firstOf(scores)), C.size_t(len(scores)), firstOf(order), &cerr)
+	runtime.KeepAlive(p)
+	runtime.KeepAlive(list)
+	if err := takeError(status, cerr); err != nil {
+		return nil, err
+	}
+	return goInts(firstOf(order), C.size_t(len(order))), nil
+}

@@ -1,0 +1,281 @@
+package ctxpack
+
+/*
+#include "ctxpack.h"
+*/
+import "C"
+
+import (
+	"strconv"
+	"unsafe"
+)
+
+// Result is the outcome of a run, copied out of the library's result object (which is
+// freed before Run returns).
+type Result struct {
+	// Indices are the selected items as positions in the input, in placed order.
+	Indices []int
+	// Scores are parallel to Indices (1.0 for pinned items).
+	Scores []float64
+	// Reasons are parallel to Indices.
+	Reasons []InclusionReason
+	// Overflow is the overflow event of an OverflowProceed run over target, else nil.
+	Overflow *Overflow
+	// Report is the selection report of a traced run, else nil.
+	Report *Report
+}
+
+// Overflow is the overflow event of an OverflowProceed run.
+type Overflow struct {
+	TokensOverBudget int64
+	// Items are the merged items (pinned first, then sliced) as positions in the input.
+	Items []int
+}
+
+// InclusionReason is why an item is in the final window.
+type InclusionReason int32
+
+const (
+	InclusionScored    InclusionReason = C.CTXPACK_INCLUSION_REASON_SCORED
+	InclusionPinned    InclusionReason = C.CTXPACK_INCLUSION_REASON_PINNED
+	InclusionZeroToken InclusionReason = C.CTXPACK_INCLUSION_REASON_ZERO_TOKEN
+)
+
+// String returns the wire name ("Scored", "Pinned", "ZeroToken").
+func (r InclusionReason) String() string {
+	switch r {
+	case InclusionScored:
+		return "Scored"
+	case InclusionPinned:
+		return "Pinned"
+	case InclusionZeroToken:
+		return "ZeroToken"
+	}
+	return "InclusionReason(" + strconv.Itoa(int(r)) + ")"
+}
+
+// ExclusionReason is why an item is not in the final window (spec 06 §7); the wire name
+// is in ExcludedEntry.Name.
+type ExclusionReason int32
+
+const (
+	ExclusionUnknown                         ExclusionReason = C.CTXPACK_EXCLUSION_REASON_UNKNOWN
+	ExclusionBudgetExceeded                  ExclusionReason = C.CTXPACK_EXCLUSION_REASON_BUDGET_EXCEEDED
+	ExclusionScoredTooLow                    ExclusionReason = C.CTXPACK_EXCLUSION_REASON_SCORED_TOO_LOW
+	ExclusionDeduplicated                    ExclusionReason = C.CTXPACK_EXCLUSION_REASON_DEDUPLICATED
+	ExclusionQuotaCapExceeded                ExclusionReason = C.CTXPACK_EXCLUSION_REASON_QUOTA_CAP_EXCEEDED
+	ExclusionQuotaRequireDisplaced           ExclusionReason = C.CTXPACK_EXCLUSION_REASON_QUOTA_REQUIRE_DISPLACED
+	ExclusionNegativeTokens                  ExclusionReason = C.CTXPACK_EXCLUSION_REASON_NEGATIVE_TOKENS
+	ExclusionPinnedOverride                  ExclusionReason = C.CTXPACK_EXCLUSION_REASON_PINNED_OVERRIDE
+	ExclusionFiltered                        ExclusionReason = C.CTXPACK_EXCLUSION_REASON_FILTERED
+	ExclusionCountCapExceeded                ExclusionReason = C.CTXPACK_EXCLUSION_REASON_COUNT_CAP_EXCEEDED
+	ExclusionCountRequireCandidatesExhausted ExclusionReason = C.CTXPACK_EXCLUSION_REASON_COUNT_REQUIRE_CANDIDATES_EXHAUSTED
+)
+
+// PipelineStage is a traced pipeline stage.
+type PipelineStage int32
+
+const (
+	StageClassify    PipelineStage = C.CTXPACK_PIPELINE_STAGE_CLASSIFY
+	StageScore       PipelineStage = C.CTXPACK_PIPELINE_STAGE_SCORE
+	StageDeduplicate PipelineStage = C.CTXPACK_PIPELINE_STAGE_DEDUPLICATE
+	StageSlice       PipelineStage = C.CTXPACK_PIPELINE_STAGE_SLICE
+	StagePlace       PipelineStage = C.CTXPACK_PIPELINE_STAGE_PLACE
+)
+
+// String returns the stage's name ("Classify", ...).
+func (s PipelineStage) String() string {
+	names := [...]string{"Classify", "Score", "Deduplicate", "Slice", "Place"}
+	if s >= 0 && int(s) < len(names) {
+		return names[s]
+	}
+	return "PipelineStage(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Report is the selection report of a traced run.
+type Report struct {
+	// TotalCandidates is the number of input items.
+	TotalCandidates int
+	// TotalTokensConsidered is the sum of every input item's tokens, negative included.
+	TotalTokensConsidered int64
+	// Included are the items in the final window, in placed order.
+	Included []IncludedEntry
+	// Excluded are the items left out, score descending (ties in recording order).
+	Excluded []ExcludedEntry
+	// Events are the trace events, in recording order.
+	Events []TraceEvent
+	// Shortfalls are the count requirements a count-quota slicer could not meet.
+	Shortfalls []Shortfall
+	// JSON is the report in the wire form of spec 06 §10.
+	JSON string
+	// Analytics are the report helpers of spec 07 §7 for this run.
+	Analytics Analytics
+}
+
+// IncludedEntry is an item in the final window.
+type IncludedEntry struct {
+	Index  int
+	Score  float64
+	Reason InclusionReason
+}
+
+// ExcludedEntry is an item left out, with its reason and the reason's fields; fields
+// of other reasons are zero.
+type ExcludedEntry struct {
+	Index  int
+	Score  float64 // 0 for negative-token items
+	Reason ExclusionReason
+	Name   string // wire name of the reason ("BudgetExceeded", ...)
+
+	ItemTokens, AvailableTokens int64   // BudgetExceeded
+	ReasonScore, Threshold      float64 // ScoredTooLow
+	DeduplicatedAgainst         string  // Deduplicated
+	Kind                        string  // QuotaCapExceeded, CountCapExceeded, CountRequireCandidatesExhausted
+	Cap, Actual                 int64   // QuotaCapExceeded
+	DisplacedByKind             string  // QuotaRequireDisplaced
+	Tokens                      int64   // NegativeTokens
+	DisplacedBy                 string  // PinnedOverride: content of the first pinned item
+	FilterName                  string  // Filtered
+	CountCap, Count             uint64  // CountCapExceeded
+}
+
+// TraceEvent is a stage event, or (with TraceItem) an item event that has an ItemIndex.
+type TraceEvent struct {
+	Stage      PipelineStage
+	DurationMS float64 // 0 for item events
+	ItemCount  int
+	Message    *string
+	ItemIndex  *int
+}
+
+// Shortfall is a count requirement a count-quota slicer could not meet.
+type Shortfall struct {
+	Kind           string
+	RequiredCount  uint64
+	SatisfiedCount uint64
+}
+
+func shortfallFrom(s *C.ctxpack_shortfall) Shortfall {
+	return Shortfall{Kind: goString(s.kind), RequiredCount: uint64(s.required_count), SatisfiedCount: uint64(s.satisfied_count)}
+}
+
+// readResult copies a result; the pipeline and budget of the run feed the report's
+// analytics (the report helpers need them).
+func readResult(res *C.ctxpack_result, p *C.ctxpack_pipeline, b *C.ctxpack_budget) (Result, error) {
+	var out Result
+	var idx *C.size_t
+	var scores *C.double
+	var reasons *C.int32_t
+	var n, ns, nr C.size_t
+	if err := check(C.ctxpack_result_indices(res, &idx, &n)); err != nil {
+		return Result{}, err
+	}
+	if err := check(C.ctxpack_result_scores(res, &scores, &ns)); err != nil {
+		return Result{}, err
+	}
+	if err := check(C.ctxpack_result_reasons(res, &reasons, &nr)); err != nil {
+		return Result{}, err
+	}
+	out.Indices = goInts(idx, n)
+	out.Scores = goFloats(scores, ns)
+	out.Reasons = make([]InclusionReason, int(nr))
+	if nr > 0 {
+		for i, r := range unsafe.Slice(reasons, int(nr)) {
+			out.Reasons[i] = InclusionReason(r)
+		}
+	}
+
+	var present C.bool
+	var over C.int64_t
+	var items *C.size_t
+	var ni C.size_t
+	if err := check(C.ctxpack_result_overflow(res, &present, &over, &items, &ni)); err != nil {
+		return Result{}, err
+	}
+	if present {
+		out.Overflow = &Overflow{TokensOverBudget: int64(over), Items: goInts(items, ni)}
+	}
+
+	var has C.bool
+	if err := check(C.ctxpack_result_has_report(res, &has)); err != nil {
+		return Result{}, err
+	}
+	if has {
+		report, err := readReport(res)
+		if err != nil {
+			return Result{}, err
+		}
+		if report.Analytics, err = readAnalytics(res, p, b); err != nil {
+			return Result{}, err
+		}
+		out.Report = report
+	}
+	return out, nil
+}
+
+// readReport copies the report. Each entry struct starts with struct_size, set to this
+// package's sizeof so the library writes exactly the fields it knows about.
+func readReport(res *C.ctxpack_result) (*Report, error) {
+	var sum C.ctxpack_report_summary
+	sum.struct_size = C.size_t(unsafe.Sizeof(sum))
+	if err := check(C.ctxpack_result_report_summary(res, &sum)); err != nil {
+		return nil, err
+	}
+	r := &Report{TotalCandidates: int(sum.total_candidates), TotalTokensConsidered: int64(sum.total_tokens_considered)}
+
+	for i := C.size_t(0); i < sum.included_count; i++ {
+		var e C.ctxpack_included_entry
+		e.struct_size = C.size_t(unsafe.Sizeof(e))
+		if err := check(C.ctxpack_result_report_included(res, i, &e)); err != nil {
+			return nil, err
+		}
+		r.Included = append(r.Included, IncludedEntry{Index: int(e.index), Score: float64(e.score), Reason: InclusionReason(e.reason)})
+	}
+	for i := C.size_t(0); i < sum.excluded_count; i++ {
+		var e C.ctxpack_excluded_entry
+		e.struct_size = C.size_t(unsafe.Sizeof(e))
+		if err := check(C.ctxpack_result_report_excluded(res, i, &e)); err != nil {
+			return nil, err
+		}
+		r.Excluded = append(r.Excluded, ExcludedEntry{
+			Index: int(e.index), Score: float64(e.score), Reason: ExclusionReason(e.reason), Name: goString(e.name),
+			ItemTokens: int64(e.item_tokens), AvailableTokens: int64(e.available_tokens),
+			ReasonScore: float64(e.reason_score), Threshold: float64(e.threshold),
+			DeduplicatedAgainst: goString(e.deduplicated_against), Kind: goString(e.kind),
+			Cap: int64(e.cap), Actual: int64(e.actual), DisplacedByKind: goString(e.displaced_by_kind),
+			Tokens: int64(e.tokens), DisplacedBy: goString(e.displaced_by), FilterName: goString(e.filter_name),
+			CountCap: uint64(e.count_cap), Count: uint64(e.count),
+		})
+	}
+	for i := C.size_t(0); i < sum.event_count; i++ {
+		var e C.ctxpack_trace_event
+		e.struct_size = C.size_t(unsafe.Sizeof(e))
+		if err := check(C.ctxpack_result_report_event(res, i, &e)); err != nil {
+			return nil, err
+		}
+		ev := TraceEvent{Stage: PipelineStage(e.stage), DurationMS: float64(e.duration_ms), ItemCount: int(e.item_count)}
+		if e.has_message {
+			msg := goString(e.message)
+			ev.Message = &msg
+		}
+		if e.has_item_index {
+			idx := int(e.item_index)
+			ev.ItemIndex = &idx
+		}
+		r.Events = append(r.Events, ev)
+	}
+	for i := C.size_t(0); i < sum.shortfall_count; i++ {
+		var s C.ctxpack_shortfall
+		s.struct_size = C.size_t(unsafe.Sizeof(s))
+		if err := check(C.ctxpack_result_report_shortfall(res, i, &s)); err != nil {
+			return nil, err
+		}
+		r.Shortfalls = append(r.Shortfalls, shortfallFrom(&s))
+	}
+	var js C.ctxpack_str
+	if err := check(C.ctxpack_result_report_json(res, &js)); err != nil {
+		return nil, err
+	}
+	r.JSON = goString(js)
+	return r, nil
+}
