@@ -4,20 +4,29 @@
 //! cargo bench --bench compare                      # the full table (docs/performance.md)
 //! cargo bench --bench compare -- --sizes 100,1000  # fewer sizes
 //! cargo bench --bench compare -- --workloads 1,3b  # some workloads only
-//! cargo bench --bench compare -- --alloc-log       # list every allocation of one untraced run
+//! cargo bench --bench compare -- --quick           # fewer samples per row
+//! cargo bench --bench compare -- --no-ref          # ctxpack only
+//! cargo bench --bench compare -- --wall            # wall-clock instead of thread CPU time
+//! cargo bench --bench compare -- --alloc-log       # list the allocations of one untraced run
+//! cargo bench --bench compare -- --workloads 1 --sizes 100000 --profile 5
+//!                                                  # loop one row for perf (push/run/free split)
 //! ```
 //!
 //! For every workload and size, both libraries get the same generated items. One
 //! measured ctxpack run is everything a C host does: `ctxpack_items_new`,
 //! `ctxpack_items_push_many` (copying every descriptor), `ctxpack_pipeline_run`,
-//! `ctxpack_result_indices` (copied out), `ctxpack_result_free`, `ctxpack_items_free`.
-//! One measured reference run builds its `Vec<cupel::ContextItem>` from the same data,
-//! runs `cupel::Pipeline::run` and drops both. Runs of the two alternate in one process;
-//! the table shows medians. The pipeline, components and budget are built once per
-//! workload (configuration, not per-request work) on both sides.
+//! `ctxpack_result_indices` (copied out), `ctxpack_result_free`, `ctxpack_items_free`,
+//! called through the exported `extern "C"` functions. One measured reference run builds
+//! its `Vec<cupel::ContextItem>` from the same data, runs `cupel::Pipeline::run` (or
+//! `run_traced` for workload 5) and drops both. The pipeline, components and budget are
+//! built once per workload (configuration, not per-request work) on both sides.
 //!
-//! A reference run whose estimate (its time at the previous size, scaled quadratically)
-//! exceeds `--ref-limit` seconds (default 60) is skipped, with a note.
+//! ctxpack runs, reference runs and the sort floor (see [`Floor`]) are sampled alternately
+//! in one process; the table shows medians of thread CPU time (`--wall` for wall-clock
+//! time), which equals wall time for this single-threaded work on an idle machine and is
+//! not inflated by other processes on a busy one. A reference run whose estimate (its time
+//! at the previous size, scaled quadratically) exceeds `--ref-limit` seconds (default 60)
+//! is skipped, with a note.
 //!
 //! Memory: a counting global allocator. "Peak extra" is the highest heap level during one
 //! complete ctxpack run above the level before it; "input" is the caller's own data: the
@@ -756,23 +765,40 @@ fn time<R>(f: impl FnOnce() -> R) -> (R, Duration) {
     (r, Duration::from_nanos(thread_cpu_ns() - start))
 }
 
-/// Time to sort `n` `(f64, u32)` keys once by score descending, then index (the
-/// pipeline's Sort order): the least a selection needs.
-fn sort_floor(n: usize) -> Duration {
-    let mut rng = Rng(n as u64 ^ 0xF100);
-    let keys: Vec<(f64, u32)> = (0..n).map(|i| (rng.unit(), i as u32)).collect();
-    let mut work = keys.clone();
-    let reps = (2_000_000 / n.max(1)).clamp(15, 2001);
-    let mut samples = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        work.copy_from_slice(&keys);
-        let ((), d) = time(|| {
-            work.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            black_box(&work);
-        });
-        samples.push(d);
+/// The floor: the time to sort `n` `(f64, u32)` keys once by score descending, then
+/// index (the pipeline's Sort order), with the standard library's unstable sort: the
+/// least a selection needs. Sampled alternately with the runs of the same row, so it sees
+/// the same machine conditions. Small sorts are timed in batches of fresh copies (sorted
+/// one after another inside one measurement) so the clock's own cost does not count.
+struct Floor {
+    keys: Vec<(f64, u32)>,
+    batch: Vec<Vec<(f64, u32)>>,
+}
+
+impl Floor {
+    fn new(n: usize) -> Self {
+        let mut rng = Rng(n as u64 ^ 0xF100);
+        let keys: Vec<(f64, u32)> = (0..n).map(|i| (rng.unit(), i as u32)).collect();
+        let copies = (20_000 / n.max(1)).max(1);
+        Self {
+            batch: vec![keys.clone(); copies],
+            keys,
+        }
     }
-    median(&mut samples)
+
+    fn sample(&mut self) -> Duration {
+        for copy in &mut self.batch {
+            copy.copy_from_slice(&self.keys);
+        }
+        let batch = &mut self.batch;
+        let ((), d) = time(|| {
+            for copy in batch.iter_mut() {
+                copy.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            }
+            black_box(&batch);
+        });
+        d / self.batch.len() as u32
+    }
 }
 
 fn fmt_time(d: Duration) -> String {
@@ -938,13 +964,8 @@ fn compare_selection(ctx: &[usize], reference: &[String], specs: &[Spec]) -> &'s
     }
 }
 
-fn measure(
-    w: Workload,
-    n: usize,
-    floor: Duration,
-    o: &Options,
-    last_ref: &mut Option<(usize, f64)>,
-) -> Row {
+fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64)>) -> Row {
+    let mut floor = Floor::new(n);
     let specs = w.items(n);
     let descs = descriptors(&specs);
     let setup = ctx_setup(w, &specs);
@@ -990,6 +1011,7 @@ fn measure(
     }
 
     let mut ctx_samples = vec![t0];
+    let mut floor_samples = vec![floor.sample()];
     let mut untraced_samples = Vec::new();
     let reps = ctx_samples_target.max(ref_reps);
     for i in 0..reps {
@@ -997,6 +1019,7 @@ fn measure(
             let (r, d) = time(|| ctx_run(&setup, &descs, trace));
             black_box(r.ok());
             ctx_samples.push(d);
+            floor_samples.push(floor.sample());
             if traced {
                 let (r, d) = time(|| ctx_run(&setup, &descs, 0));
                 black_box(r.ok());
@@ -1027,7 +1050,7 @@ fn measure(
         ctx: median(&mut ctx_samples),
         ctx_samples: ctx_samples.len(),
         reference,
-        floor,
+        floor: median(&mut floor_samples),
         peak: stats.peak,
         input: descs.input_bytes,
         same,
@@ -1110,11 +1133,7 @@ fn print_row(r: &Row) {
 }
 
 fn short_error(e: &str) -> String {
-    e.split(['{', '('])
-        .next()
-        .unwrap_or(e)
-        .trim()
-        .to_string()
+    e.split(['{', '(']).next().unwrap_or(e).trim().to_string()
 }
 
 fn fmt_n(n: usize) -> String {
@@ -1397,11 +1416,10 @@ fn main() {
     println!();
     println!("| workload | N | ctxpack | reference | ref / ctxpack | sort floor | ctxpack / floor | peak extra memory | peak / input | same selection | notes |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    let floors: HashMap<usize, Duration> = o.sizes.iter().map(|&n| (n, sort_floor(n))).collect();
     for &w in &o.workloads {
         let mut last_ref = None;
         for &n in &o.sizes {
-            let row = measure(w, n, floors[&n], &o, &mut last_ref);
+            let row = measure(w, n, &o, &mut last_ref);
             print_row(&row);
         }
     }
