@@ -30,6 +30,7 @@ lint:
 
 test-rust:
 	$(CARGO) test --release
+	$(CARGO) bench --bench compare --no-run
 	CTXPACK_CONFORMANCE_ENGINE=ffi $(CARGO) test --release --test conformance
 
 test-c:

@@ -51,6 +51,59 @@ impl Hasher for FxHasher {
     }
 }
 
+/// MurmurHash3's final avalanche: every input bit affects every output bit.
+#[inline]
+fn fmix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+const LANE_KEYS: [u64; 4] = [
+    0x9e37_79b9_7f4a_7c15,
+    0xc2b2_ae3d_27d4_eb4f,
+    0x1656_67b1_9e37_79f9,
+    0x85eb_ca77_c2b2_ae63,
+];
+
+/// Hashes a byte string whose hash is used for grouping (Deduplicate), where both the
+/// high bits (partitions) and the low bits (table slots) must be well mixed.
+///
+/// FxHash is one multiply chain, so long strings wait on one multiplication per 8 bytes.
+/// Here four independent lanes take 32 bytes per step (their multiplications overlap);
+/// the last partial block is zero-padded, the length is mixed in (so padding cannot
+/// collide with real zero bytes), and the lanes are merged by rotations and finished by
+/// an avalanche (MurmurHash3's fmix64). Not a cryptographic hash: equal hashes are always
+/// confirmed by comparing the bytes.
+pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
+    #[inline]
+    fn absorb(lanes: &mut [u64; 4], block: &[u8]) {
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            let word = u64::from_le_bytes(block[i * 8..i * 8 + 8].try_into().expect("word"));
+            *lane = (*lane ^ word).wrapping_mul(LANE_KEYS[i]).rotate_left(31);
+        }
+    }
+    let mut lanes = LANE_KEYS;
+    let mut blocks = bytes.chunks_exact(32);
+    for block in &mut blocks {
+        absorb(&mut lanes, block);
+    }
+    let rest = blocks.remainder();
+    if !rest.is_empty() {
+        let mut last = [0u8; 32];
+        last[..rest.len()].copy_from_slice(rest);
+        absorb(&mut lanes, &last);
+    }
+    let merged = (bytes.len() as u64).wrapping_mul(LANE_KEYS[0])
+        ^ lanes[0].rotate_left(1)
+        ^ lanes[1].rotate_left(17)
+        ^ lanes[2].rotate_left(33)
+        ^ lanes[3].rotate_left(49);
+    fmix64(merged)
+}
+
 /// `HashMap` with the fast hasher.
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
@@ -63,6 +116,39 @@ mod tests {
         let mut h = FxHasher::default();
         v.hash(&mut h);
         h.finish()
+    }
+
+    #[test]
+    fn hash_bytes_separates_lengths_blocks_and_spreads_bits() {
+        let long = "x".repeat(100);
+        assert_eq!(
+            hash_bytes(long.as_bytes()),
+            hash_bytes(long.clone().as_bytes())
+        );
+        // Trailing zero bytes, lengths around the block and word sizes.
+        let mut seen = std::collections::HashSet::new();
+        for len in 0..80 {
+            assert!(
+                seen.insert(hash_bytes(&vec![0u8; len])),
+                "zeros of length {len}"
+            );
+        }
+        // Swapped 32-byte blocks differ.
+        let a: Vec<u8> = (0..64).collect();
+        let mut b = a[32..].to_vec();
+        b.extend_from_slice(&a[..32]);
+        assert_ne!(hash_bytes(&a), hash_bytes(&b));
+        // Similar strings spread over the top 8 bits and the low 8 bits alike.
+        let (mut top, mut low) = ([0u32; 256], [0u32; 256]);
+        for i in 0..25_600 {
+            let h = hash_bytes(format!("message {i}: some text").as_bytes());
+            top[(h >> 56) as usize] += 1;
+            low[(h & 0xff) as usize] += 1;
+        }
+        assert!(
+            top.iter().chain(&low).all(|&c| (50..=160).contains(&c)),
+            "{top:?} {low:?}"
+        );
     }
 
     #[test]

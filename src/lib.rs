@@ -21,6 +21,7 @@ pub mod model;
 pub mod pipeline;
 pub mod placer;
 pub mod policy;
+mod radix;
 pub mod scorer;
 pub mod slicer;
 

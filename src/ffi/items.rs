@@ -1,12 +1,13 @@
 //! The item list handle and the item descriptor.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, to_str};
 use crate::ffi::versioned::{self, Versioned};
-use crate::model::{ContextItem, ContextKind, ContextSource};
+use crate::model::{ContextItem, ContextKind, ContextSource, ItemFields};
 
 /// A list of items, in the order a pipeline run identifies them: the indices in results
 /// and reports are positions in this list. The library copies every item pushed.
@@ -91,50 +92,73 @@ unsafe impl Versioned for ctxpack_item_desc {
     const NAME: &'static str = "ctxpack_item_desc";
 }
 
-/// Converts a descriptor into an item (copying every string).
+/// Reads a string that is one element of an array argument. The name of the element
+/// (`tags[3]`) is formatted only when the string is invalid.
+///
+/// # Safety
+/// As for [`to_str`].
+unsafe fn element_str<'a>(s: &ctxpack_str, name: impl FnOnce() -> String) -> FfiResult<&'a str> {
+    // SAFETY (both calls): forwarded from the caller.
+    match unsafe { to_str(s, "") } {
+        Ok(text) => Ok(text),
+        // Rare: read again to report the error under the element's name.
+        Err(_) => unsafe { to_str(s, &name()) },
+    }
+}
+
+/// Converts a descriptor into an item (copying every string). Every argument is read and
+/// checked first; the item is then assembled in one go.
 ///
 /// # Safety
 /// The descriptor's pointers are valid for their lengths.
 unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
     // SAFETY (whole body): the descriptor's pointers are valid by the caller's contract.
     unsafe {
-        let mut b = ContextItem::builder(to_str(&d.content, "content")?, d.tokens);
+        let content = to_str(&d.content, "content")?;
         let kind = to_str(&d.kind, "kind")?;
-        if !kind.is_empty() {
-            b = b.kind(ContextKind::new(kind)?);
-        }
+        let kind = if kind.is_empty() {
+            ContextKind::default()
+        } else {
+            ContextKind::new(kind)?
+        };
         let source = to_str(&d.source, "source")?;
-        if !source.is_empty() {
-            b = b.source(ContextSource::new(source)?);
+        let source = if source.is_empty() {
+            ContextSource::default()
+        } else {
+            ContextSource::new(source)?
+        };
+        let tag_array = array(d.tags, d.tag_count, "tags")?;
+        let mut tags = Vec::with_capacity(tag_array.len());
+        for (i, t) in tag_array.iter().enumerate() {
+            tags.push(element_str(t, || format!("tags[{i}]"))?.to_owned());
         }
-        if d.has_priority {
-            b = b.priority(d.priority);
-        }
-        let tags = array(d.tags, d.tag_count, "tags")?;
-        let tags: Vec<&str> = tags
-            .iter()
-            .enumerate()
-            .map(|(i, t)| to_str(t, &format!("tags[{i}]")))
-            .collect::<FfiResult<_>>()?;
-        b = b.tags(tags);
+        let mut metadata = BTreeMap::new();
         for (i, e) in array(d.metadata, d.metadata_count, "metadata")?
             .iter()
             .enumerate()
         {
-            let key = to_str(&e.key, &format!("metadata[{i}].key"))?;
-            let value = to_str(&e.value, &format!("metadata[{i}].value"))?;
-            b = b.metadata_entry(key, value);
+            let key = element_str(&e.key, || format!("metadata[{i}].key"))?;
+            let value = element_str(&e.value, || format!("metadata[{i}].value"))?;
+            metadata.insert(key.to_owned(), value.to_owned());
         }
-        if d.has_timestamp {
-            b = b.timestamp(d.timestamp_ns);
+        if content.is_empty() {
+            return Err(crate::Error::EmptyContent.into());
         }
-        if d.has_future_relevance_hint {
-            b = b.future_relevance_hint(d.future_relevance_hint);
-        }
-        if d.has_original_tokens {
-            b = b.original_tokens(d.original_tokens);
-        }
-        Ok(b.pinned(d.pinned).build()?)
+        Ok(ContextItem::from_fields(ItemFields {
+            content: content.to_owned(),
+            tokens: d.tokens,
+            kind,
+            source,
+            tags,
+            metadata,
+            priority: d.has_priority.then_some(d.priority),
+            timestamp: d.has_timestamp.then_some(d.timestamp_ns),
+            future_relevance_hint: d
+                .has_future_relevance_hint
+                .then_some(d.future_relevance_hint),
+            pinned: d.pinned,
+            original_tokens: d.has_original_tokens.then_some(d.original_tokens),
+        }))
     }
 }
 
@@ -144,7 +168,38 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
 /// `descs` holds more than `index` descriptors.
 unsafe fn read_item(descs: *const ctxpack_item_desc, index: usize) -> FfiResult<ContextItem> {
     // SAFETY: forwarded from the caller.
-    unsafe { to_item(&versioned::read_element(descs, index, "descs")?) }
+    unsafe {
+        match in_place(descs, index) {
+            Some(desc) => to_item(desc),
+            None => to_item(&versioned::read_element(descs, index, "descs")?),
+        }
+    }
+}
+
+/// Descriptor `index` read where it lies, without copying it, in the common case that
+/// needs no conversion: an aligned array whose stride is this library's
+/// `sizeof(ctxpack_item_desc)` and whose element carries that `struct_size`. `None`
+/// otherwise, and `versioned::read_element` does the checked copy (and reports errors).
+///
+/// # Safety
+/// `descs` is NULL or holds more than `index` descriptors.
+unsafe fn in_place<'a>(
+    descs: *const ctxpack_item_desc,
+    index: usize,
+) -> Option<&'a ctxpack_item_desc> {
+    const SIZE: usize = std::mem::size_of::<ctxpack_item_desc>();
+    if descs.is_null() || descs as usize % std::mem::align_of::<ctxpack_item_desc>() != 0 {
+        return None;
+    }
+    // SAFETY: the array holds more than `index` elements; with this stride (checked
+    // below through element 0's `struct_size`) element `index` is `descs.add(index)`.
+    unsafe {
+        if (*descs).struct_size != SIZE {
+            return None;
+        }
+        let element = &*descs.add(index);
+        (element.struct_size == SIZE).then_some(element)
+    }
 }
 
 /// Creates an empty item list.
@@ -185,11 +240,21 @@ pub unsafe extern "C" fn ctxpack_items_push_many(
 ) -> ctxpack_status {
     // SAFETY: pointers are NULL or valid by the caller's contract.
     guard(out_error, || unsafe {
-        let list = handles::borrow_mut(items, "items")?;
-        let new: Vec<ContextItem> = (0..count)
-            .map(|i| read_item(descs, i).map_err(|e| e.context(format_args!("item {i}"))))
-            .collect::<FfiResult<_>>()?;
-        Arc::make_mut(list).extend(new);
+        let list = Arc::make_mut(handles::borrow_mut(items, "items")?);
+        // Items go straight into the list; a failure truncates it back (all or nothing).
+        let start = list.len();
+        // Only a hint: a count the caller's array cannot back fails at its first bad
+        // descriptor, not here.
+        let _ = list.try_reserve(count);
+        for i in 0..count {
+            match read_item(descs, i) {
+                Ok(item) => list.push(item),
+                Err(e) => {
+                    list.truncate(start);
+                    return Err(e.context(format_args!("item {i}")));
+                }
+            }
+        }
         Ok(())
     })
 }

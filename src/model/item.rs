@@ -1,43 +1,68 @@
 //! ContextItem: one candidate piece of context (spec 01 §1).
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use crate::error::{Error, Result};
+use crate::hash::hash_bytes;
 use crate::model::{ContextKind, ContextSource};
 
 /// One candidate piece of context. Immutable once built; its identity is its position in
 /// the caller's input (decision D15), never its content.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Stored compactly (144 bytes on 64-bit targets): every pipeline stage walks the items,
+/// so fewer bytes per item means fewer cache lines per pass. Optional numbers are a value
+/// and a flag bit (the value is 0 when absent, so equality is unchanged), tags are a boxed
+/// slice, and metadata is boxed only when there is some.
+#[derive(Clone, PartialEq)]
 pub struct ContextItem {
-    content: String,
+    content: Box<str>,
+    /// `hash_bytes(content)`, computed once when the item is built (while the content is
+    /// still in the cache), so Deduplicate does not read every content again.
+    content_hash: u64,
     tokens: i64,
     kind: ContextKind,
     source: ContextSource,
-    priority: Option<i64>,
-    tags: Vec<String>,
-    metadata: BTreeMap<String, String>,
-    timestamp: Option<i64>,
-    future_relevance_hint: Option<f64>,
-    pinned: bool,
-    original_tokens: Option<i64>,
+    tags: Box<[String]>,
+    /// `None` when empty, never `Some` of an empty map. Boxed on purpose: 8 bytes in the
+    /// item instead of the map's 24, for a field most items leave empty.
+    #[allow(clippy::box_collection)]
+    metadata: Option<Box<BTreeMap<String, String>>>,
+    priority: i64,
+    timestamp: i64,
+    original_tokens: i64,
+    future_relevance_hint: f64,
+    /// [`PINNED`] and the `HAS_…` bits of the optional fields.
+    flags: u8,
 }
+
+const PINNED: u8 = 1;
+const HAS_PRIORITY: u8 = 2;
+const HAS_TIMESTAMP: u8 = 4;
+const HAS_HINT: u8 = 8;
+const HAS_ORIGINAL_TOKENS: u8 = 16;
+
+/// The map `metadata()` returns for an item without metadata.
+static NO_METADATA: BTreeMap<String, String> = BTreeMap::new();
 
 impl ContextItem {
     /// Starts building an item with its two required fields.
+    #[inline]
     pub fn builder(content: impl Into<String>, tokens: i64) -> ContextItemBuilder {
         ContextItemBuilder {
             item: ContextItem {
-                content: content.into(),
+                content: content.into().into_boxed_str(),
+                content_hash: 0,
                 tokens,
                 kind: ContextKind::default(),
                 source: ContextSource::default(),
-                priority: None,
-                tags: Vec::new(),
-                metadata: BTreeMap::new(),
-                timestamp: None,
-                future_relevance_hint: None,
-                pinned: false,
-                original_tokens: None,
+                tags: Box::default(),
+                metadata: None,
+                priority: 0,
+                timestamp: 0,
+                original_tokens: 0,
+                future_relevance_hint: 0.0,
+                flags: 0,
             },
         }
     }
@@ -45,6 +70,10 @@ impl ContextItem {
     /// Builds an item with every other field at its default.
     pub fn new(content: impl Into<String>, tokens: i64) -> Result<Self> {
         Self::builder(content, tokens).build()
+    }
+
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
     }
 
     /// The text (non-empty UTF-8). Deduplication compares it byte for byte.
@@ -65,7 +94,7 @@ impl ContextItem {
     }
     /// Optional priority; higher is more important.
     pub fn priority(&self) -> Option<i64> {
-        self.priority
+        self.has(HAS_PRIORITY).then_some(self.priority)
     }
     /// Tags in the order given, duplicates kept.
     pub fn tags(&self) -> &[String] {
@@ -73,23 +102,90 @@ impl ContextItem {
     }
     /// String-to-string metadata; only metadata scorers read it.
     pub fn metadata(&self) -> &BTreeMap<String, String> {
-        &self.metadata
+        self.metadata.as_deref().unwrap_or(&NO_METADATA)
     }
     /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14).
     pub fn timestamp(&self) -> Option<i64> {
-        self.timestamp
+        self.has(HAS_TIMESTAMP).then_some(self.timestamp)
     }
     /// Optional hint of future relevance, conventionally in [0, 1]; any f64 is accepted.
     pub fn future_relevance_hint(&self) -> Option<f64> {
-        self.future_relevance_hint
+        self.has(HAS_HINT).then_some(self.future_relevance_hint)
     }
     /// Pinned items bypass scoring and slicing and are always placed.
     pub fn pinned(&self) -> bool {
-        self.pinned
+        self.has(PINNED)
     }
     /// Informational token count before any caller-side truncation.
     pub fn original_tokens(&self) -> Option<i64> {
-        self.original_tokens
+        self.has(HAS_ORIGINAL_TOKENS)
+            .then_some(self.original_tokens)
+    }
+
+    /// The hash of the content that Deduplicate groups by (equal contents, equal hashes).
+    pub(crate) fn content_hash(&self) -> u64 {
+        self.content_hash
+    }
+
+    /// An item from every field at once, for callers that have them all at hand (the C
+    /// ABI), so the item is assembled once instead of moving through the builder. The
+    /// caller has checked that `content` is not empty.
+    #[inline(always)]
+    pub(crate) fn from_fields(f: ItemFields) -> ContextItem {
+        debug_assert!(!f.content.is_empty());
+        let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+        let content = f.content.into_boxed_str();
+        ContextItem {
+            content_hash: hash_bytes(content.as_bytes()),
+            content,
+            tokens: f.tokens,
+            kind: f.kind,
+            source: f.source,
+            tags: f.tags.into_boxed_slice(),
+            metadata: (!f.metadata.is_empty()).then(|| Box::new(f.metadata)),
+            priority: f.priority.unwrap_or(0),
+            timestamp: f.timestamp.unwrap_or(0),
+            original_tokens: f.original_tokens.unwrap_or(0),
+            future_relevance_hint: f.future_relevance_hint.unwrap_or(0.0),
+            flags: flag(f.pinned, PINNED)
+                | flag(f.priority.is_some(), HAS_PRIORITY)
+                | flag(f.timestamp.is_some(), HAS_TIMESTAMP)
+                | flag(f.future_relevance_hint.is_some(), HAS_HINT)
+                | flag(f.original_tokens.is_some(), HAS_ORIGINAL_TOKENS),
+        }
+    }
+}
+
+/// Every field of a [`ContextItem`], for [`ContextItem::from_fields`].
+pub(crate) struct ItemFields {
+    pub content: String,
+    pub tokens: i64,
+    pub kind: ContextKind,
+    pub source: ContextSource,
+    pub tags: Vec<String>,
+    pub metadata: BTreeMap<String, String>,
+    pub priority: Option<i64>,
+    pub timestamp: Option<i64>,
+    pub future_relevance_hint: Option<f64>,
+    pub pinned: bool,
+    pub original_tokens: Option<i64>,
+}
+
+impl fmt::Debug for ContextItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ContextItem")
+            .field("content", &self.content())
+            .field("tokens", &self.tokens)
+            .field("kind", &self.kind)
+            .field("source", &self.source)
+            .field("priority", &self.priority())
+            .field("tags", &self.tags())
+            .field("metadata", self.metadata())
+            .field("timestamp", &self.timestamp())
+            .field("future_relevance_hint", &self.future_relevance_hint())
+            .field("pinned", &self.pinned())
+            .field("original_tokens", &self.original_tokens())
+            .finish()
     }
 }
 
@@ -101,21 +197,26 @@ pub struct ContextItemBuilder {
 
 impl ContextItemBuilder {
     /// Sets the kind.
+    #[inline]
     pub fn kind(mut self, kind: ContextKind) -> Self {
         self.item.kind = kind;
         self
     }
     /// Sets the source.
+    #[inline]
     pub fn source(mut self, source: ContextSource) -> Self {
         self.item.source = source;
         self
     }
     /// Sets the priority.
+    #[inline]
     pub fn priority(mut self, priority: i64) -> Self {
-        self.item.priority = Some(priority);
+        self.item.priority = priority;
+        self.item.flags |= HAS_PRIORITY;
         self
     }
     /// Replaces the tags.
+    #[inline]
     pub fn tags<I, S>(mut self, tags: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -125,40 +226,58 @@ impl ContextItemBuilder {
         self
     }
     /// Adds one metadata entry (a later value for the same key replaces the earlier one).
+    #[inline]
     pub fn metadata_entry(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.item.metadata.insert(key.into(), value.into());
+        self.item
+            .metadata
+            .get_or_insert_with(Box::default)
+            .insert(key.into(), value.into());
         self
     }
     /// Replaces the metadata map.
+    #[inline]
     pub fn metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
-        self.item.metadata = metadata;
+        self.item.metadata = (!metadata.is_empty()).then(|| Box::new(metadata));
         self
     }
     /// Sets the timestamp (nanoseconds since the Unix epoch, UTC).
+    #[inline]
     pub fn timestamp(mut self, unix_nanos: i64) -> Self {
-        self.item.timestamp = Some(unix_nanos);
+        self.item.timestamp = unix_nanos;
+        self.item.flags |= HAS_TIMESTAMP;
         self
     }
     /// Sets the future-relevance hint.
+    #[inline]
     pub fn future_relevance_hint(mut self, hint: f64) -> Self {
-        self.item.future_relevance_hint = Some(hint);
+        self.item.future_relevance_hint = hint;
+        self.item.flags |= HAS_HINT;
         self
     }
     /// Sets the pinned flag.
+    #[inline]
     pub fn pinned(mut self, pinned: bool) -> Self {
-        self.item.pinned = pinned;
+        if pinned {
+            self.item.flags |= PINNED;
+        } else {
+            self.item.flags &= !PINNED;
+        }
         self
     }
     /// Sets the original token count.
+    #[inline]
     pub fn original_tokens(mut self, tokens: i64) -> Self {
-        self.item.original_tokens = Some(tokens);
+        self.item.original_tokens = tokens;
+        self.item.flags |= HAS_ORIGINAL_TOKENS;
         self
     }
     /// Finishes the item; empty content fails with [`Error::EmptyContent`].
-    pub fn build(self) -> Result<ContextItem> {
+    #[inline]
+    pub fn build(mut self) -> Result<ContextItem> {
         if self.item.content.is_empty() {
             return Err(Error::EmptyContent);
         }
+        self.item.content_hash = hash_bytes(self.item.content.as_bytes());
         Ok(self.item)
     }
 }
@@ -194,6 +313,107 @@ mod tests {
         assert!(item.future_relevance_hint().unwrap().is_nan());
         assert!(item.pinned());
         assert_eq!(item.original_tokens(), Some(10));
+    }
+
+    #[test]
+    fn compact_layout_keeps_equality_and_defaults() {
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(std::mem::size_of::<ContextItem>(), 144);
+        let plain = ContextItem::new("x", 1).unwrap();
+        assert_eq!(plain, ContextItem::new("x", 1).unwrap());
+        assert_ne!(
+            plain,
+            ContextItem::builder("x", 1).priority(0).build().unwrap()
+        );
+        assert_ne!(
+            plain,
+            ContextItem::builder("x", 1).timestamp(0).build().unwrap()
+        );
+        assert_eq!(
+            plain,
+            ContextItem::builder("x", 1)
+                .metadata(BTreeMap::new())
+                .pinned(true)
+                .pinned(false)
+                .build()
+                .unwrap()
+        );
+        let nan = ContextItem::builder("x", 1)
+            .future_relevance_hint(f64::NAN)
+            .build()
+            .unwrap();
+        assert_ne!(
+            nan,
+            nan.clone(),
+            "a NaN hint is unequal, as Option<f64> was"
+        );
+        assert_eq!(
+            format!("{plain:?}"),
+            "ContextItem { content: \"x\", tokens: 1, kind: \"Message\", source: \"Chat\", \
+             priority: None, tags: [], metadata: {}, timestamp: None, \
+             future_relevance_hint: None, pinned: false, original_tokens: None }"
+        );
+    }
+
+    #[test]
+    fn from_fields_equals_the_builder() {
+        let mut metadata = BTreeMap::new();
+        metadata.insert("k".to_string(), "v".to_string());
+        let fields = ItemFields {
+            content: "text".into(),
+            tokens: 7,
+            kind: ContextKind::new("Memory").unwrap(),
+            source: ContextSource::new("rag").unwrap(),
+            tags: vec!["a".into(), "A".into()],
+            metadata: metadata.clone(),
+            priority: Some(-3),
+            timestamp: None,
+            future_relevance_hint: Some(0.25),
+            pinned: true,
+            original_tokens: Some(0),
+        };
+        let built = ContextItem::builder("text", 7)
+            .kind(ContextKind::new("Memory").unwrap())
+            .source(ContextSource::new("rag").unwrap())
+            .tags(["a", "A"])
+            .metadata(metadata)
+            .priority(-3)
+            .future_relevance_hint(0.25)
+            .pinned(true)
+            .original_tokens(0)
+            .build()
+            .unwrap();
+        assert_eq!(ContextItem::from_fields(fields), built);
+        let bare = ItemFields {
+            content: "x".into(),
+            tokens: 1,
+            kind: ContextKind::default(),
+            source: ContextSource::default(),
+            tags: Vec::new(),
+            metadata: BTreeMap::new(),
+            priority: None,
+            timestamp: Some(5),
+            future_relevance_hint: None,
+            pinned: false,
+            original_tokens: None,
+        };
+        let built = ContextItem::builder("x", 1).timestamp(5).build().unwrap();
+        assert_eq!(ContextItem::from_fields(bare), built);
+    }
+
+    #[test]
+    fn content_hash_follows_the_content() {
+        let a = ContextItem::new("same text", 1).unwrap();
+        let b = ContextItem::builder(String::from("same text"), 9)
+            .pinned(true)
+            .build()
+            .unwrap();
+        let c = ContextItem::new("other text", 1).unwrap();
+        assert_eq!(a.content_hash(), b.content_hash());
+        assert_eq!(a.content_hash(), hash_bytes(b"same text"));
+        assert_ne!(a.content_hash(), c.content_hash());
+        assert_eq!(a.clone().content_hash(), a.content_hash());
+        assert!(!format!("{a:?}").contains("hash"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! ContextKind and ContextSource: open string enumerations compared with ASCII case
 //! folding (spec 01 §3).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
@@ -26,20 +27,31 @@ fn is_blank(s: &str) -> bool {
     s.trim().is_empty()
 }
 
+/// The static copy of `s` when it is spelled exactly like one of `known`.
+fn well_known(s: &str, known: &[&'static str]) -> Option<&'static str> {
+    known.iter().copied().find(|k| *k == s)
+}
+
 macro_rules! folded_string_type {
-    ($(#[$doc:meta])* $name:ident, $err:expr, $default:expr) => {
+    ($(#[$doc:meta])* $name:ident, $err:expr, $default:expr, $known:expr) => {
         $(#[$doc])*
+        ///
+        /// A value spelled exactly like one of the well-known names points to a static
+        /// string instead of allocating one.
         #[derive(Clone)]
-        pub struct $name(String);
+        pub struct $name(Cow<'static, str>);
 
         impl $name {
             /// Builds a value; empty or whitespace-only strings (Unicode White_Space) are rejected.
-            pub fn new(value: impl Into<String>) -> Result<Self> {
+            pub fn new(value: impl AsRef<str> + Into<String>) -> Result<Self> {
+                if let Some(known) = well_known(value.as_ref(), &$known) {
+                    return Ok(Self(Cow::Borrowed(known)));
+                }
                 let value = value.into();
                 if is_blank(&value) {
                     return Err($err);
                 }
-                Ok(Self(value))
+                Ok(Self(Cow::Owned(value)))
             }
 
             /// The original spelling, as given.
@@ -55,7 +67,7 @@ macro_rules! folded_string_type {
 
         impl Default for $name {
             fn default() -> Self {
-                Self($default.to_string())
+                Self(Cow::Borrowed($default))
             }
         }
 
@@ -92,7 +104,14 @@ folded_string_type!(
     /// other non-blank string). Equality and hashing fold ASCII case; the spelling is kept.
     ContextKind,
     Error::EmptyKind,
-    ContextKind::MESSAGE
+    ContextKind::MESSAGE,
+    [
+        ContextKind::MESSAGE,
+        ContextKind::DOCUMENT,
+        ContextKind::TOOL_OUTPUT,
+        ContextKind::MEMORY,
+        ContextKind::SYSTEM_PROMPT,
+    ]
 );
 
 folded_string_type!(
@@ -100,7 +119,8 @@ folded_string_type!(
     /// Equality and hashing fold ASCII case; the spelling is kept.
     ContextSource,
     Error::EmptySource,
-    ContextSource::CHAT
+    ContextSource::CHAT,
+    [ContextSource::CHAT, ContextSource::TOOL, ContextSource::RAG]
 );
 
 impl ContextKind {
@@ -154,6 +174,23 @@ mod tests {
         );
         assert_eq!(ContextSource::new("  ").unwrap_err(), Error::EmptySource);
         assert!(ContextSource::new(" x ").is_ok());
+    }
+
+    #[test]
+    fn well_known_spellings_are_static_and_behave_like_others() {
+        let known = ContextKind::new("Memory").unwrap();
+        let owned = ContextKind::new(String::from("memory")).unwrap();
+        assert!(matches!(known.0, Cow::Borrowed(_)));
+        assert!(matches!(owned.0, Cow::Owned(_)));
+        assert_eq!(known, owned);
+        assert_eq!((known.as_str(), owned.as_str()), ("Memory", "memory"));
+        let set: HashSet<_> = [known, owned].into_iter().collect();
+        assert_eq!(set.len(), 1);
+        assert!(matches!(
+            ContextSource::new("Rag").unwrap().0,
+            Cow::Borrowed("Rag")
+        ));
+        assert!(matches!(ContextKind::default().0, Cow::Borrowed("Message")));
     }
 
     #[test]

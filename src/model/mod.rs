@@ -8,6 +8,7 @@ mod kind;
 mod timestamp;
 
 pub use budget::ContextBudget;
+pub(crate) use item::ItemFields;
 pub use item::{ContextItem, ContextItemBuilder};
 pub use json::{item_from_json_object, read_items, ItemReadError};
 pub use kind::{fold_ascii, ContextKind, ContextSource};

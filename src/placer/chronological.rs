@@ -6,6 +6,7 @@ use std::any::Any;
 use crate::error::Result;
 use crate::model::ScoredItem;
 use crate::placer::Placer;
+use crate::radix::{i64_order_key, stable_sort_by_key};
 
 /// Orders items by ascending timestamp; items without one go last. Scores are ignored.
 #[derive(Debug, Clone, Copy, Default)]
@@ -20,18 +21,21 @@ impl ChronologicalPlacer {
 
 impl Placer for ChronologicalPlacer {
     fn place(&self, items: &[ScoredItem<'_>]) -> Result<Vec<usize>> {
-        // Key: (has no timestamp, timestamp, position). Position makes it a strict total
-        // order, so an unstable sort gives the same result as a stable one (rule C5).
-        let mut keyed: Vec<(bool, i64, usize)> = items
-            .iter()
-            .enumerate()
-            .map(|(pos, s)| match s.item.timestamp() {
-                Some(ts) => (false, ts, pos),
-                None => (true, 0, pos),
-            })
-            .collect();
-        keyed.sort_unstable();
-        Ok(keyed.into_iter().map(|(_, _, pos)| pos).collect())
+        // Order: (has no timestamp, timestamp, position). The timestamped items, taken in
+        // position order and sorted stably by timestamp, come first; the others follow in
+        // position order (rule C5).
+        let mut timed: Vec<(u64, usize)> = Vec::with_capacity(items.len());
+        let mut untimed = Vec::new();
+        for (pos, s) in items.iter().enumerate() {
+            match s.item.timestamp() {
+                Some(ts) => timed.push((i64_order_key(ts), pos)),
+                None => untimed.push(pos),
+            }
+        }
+        stable_sort_by_key(&mut timed);
+        let mut order: Vec<usize> = timed.into_iter().map(|(_, pos)| pos).collect();
+        order.extend(untimed);
+        Ok(order)
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -1,11 +1,11 @@
 //! UShapedPlacer (seed): the highest scores at both edges, the lowest in the middle.
 
 use std::any::Any;
-use std::cmp::Ordering;
 
 use crate::error::Result;
 use crate::model::ScoredItem;
 use crate::placer::Placer;
+use crate::radix::{f64_order_key, stable_sort_by_key};
 
 /// Rank items by score descending (total order, ties by position); even ranks fill from
 /// the left edge, odd ranks from the right edge.
@@ -22,11 +22,17 @@ impl UShapedPlacer {
 impl Placer for UShapedPlacer {
     fn place(&self, items: &[ScoredItem<'_>]) -> Result<Vec<usize>> {
         let n = items.len();
-        let mut ranked: Vec<usize> = (0..n).collect();
-        ranked.sort_unstable_by(|&a, &b| descending_score_then_position(items, a, b));
+        // Built in position order and sorted stably by descending score: (score
+        // descending, position ascending).
+        let mut ranked: Vec<(u64, usize)> = items
+            .iter()
+            .enumerate()
+            .map(|(pos, s)| (!f64_order_key(s.score), pos))
+            .collect();
+        stable_sort_by_key(&mut ranked);
         let mut out = vec![0usize; n];
         let (mut left, mut right) = (0usize, n);
-        for (rank, pos) in ranked.into_iter().enumerate() {
+        for (rank, (_, pos)) in ranked.into_iter().enumerate() {
             if rank % 2 == 0 {
                 out[left] = pos;
                 left += 1;
@@ -41,10 +47,6 @@ impl Placer for UShapedPlacer {
     fn as_any(&self) -> &dyn Any {
         self
     }
-}
-
-fn descending_score_then_position(items: &[ScoredItem<'_>], a: usize, b: usize) -> Ordering {
-    items[b].score.total_cmp(&items[a].score).then(a.cmp(&b))
 }
 
 #[cfg(test)]

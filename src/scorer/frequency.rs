@@ -1,12 +1,11 @@
 //! FrequencyScorer: share of peers with a common tag (spec 03 §2.5, §5.2).
 
-use std::any::Any;
-use std::borrow::Cow;
-use std::collections::HashMap;
-
 use crate::error::Result;
+use crate::hash::FastMap;
 use crate::model::ContextItem;
 use crate::scorer::{check_one_slot_per_item, Scorer};
+use std::any::Any;
+use std::borrow::Cow;
 
 /// FrequencyScorer: the share of the *other* items that have at least one tag in common
 /// with this item.
@@ -16,9 +15,11 @@ use crate::scorer::{check_one_slot_per_item, Scorer};
 /// tagless peers included. An item without tags, or the only item, scores 0.0. No
 /// configuration.
 ///
-/// One pass builds an index from each folded tag to the items carrying it, then counts
-/// each distinct tag set's peers once: linear when items share few tag sets, at worst
-/// quadratic (the per-item form is quadratic times the tag-list products).
+/// One pass builds an index from each folded tag to the items carrying it and groups the
+/// items by their (folded, deduplicated) tag set; each distinct set's peers are then
+/// counted once, by inclusion and exclusion over subset counts when the sets are small
+/// (near-linear), otherwise by walking posting lists (at worst quadratic; the per-item
+/// form is quadratic times the tag-list products), whichever visits fewer entries.
 #[derive(Debug, Clone, Default)]
 pub struct FrequencyScorer;
 
@@ -37,25 +38,109 @@ impl Scorer for FrequencyScorer {
             return Ok(());
         }
         let index = TagIndex::build(items);
+        let sets = distinct_tag_sets(&index.item_tag_sets);
+        let unions = if subset_counting_pays(&sets, &index.postings) {
+            unions_by_subset_counts(&sets)
+        } else {
+            unions_by_postings(&sets, &index.postings, items.len())
+        };
         // Counts stay far below 2^53, so both conversions are exact.
         let peers = (items.len() - 1) as f64;
-        let mut counter = UnionCounter::new(items.len());
-        let mut counted: HashMap<&[usize], usize> = HashMap::new();
         for (slot, tag_set) in out.iter_mut().zip(&index.item_tag_sets) {
-            if tag_set.is_empty() {
-                continue;
+            if !tag_set.is_empty() {
+                // The union holds the scored item itself: every other member is a peer.
+                *slot = (unions[tag_set.as_slice()] - 1) as f64 / peers;
             }
-            let union = *counted
-                .entry(tag_set.as_slice())
-                .or_insert_with(|| counter.union_size(tag_set, &index.postings));
-            // The union holds the scored item itself: every other member is a peer.
-            *slot = (union - 1) as f64 / peers;
         }
         Ok(())
     }
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+/// The distinct non-empty tag sets and how many items carry each.
+fn distinct_tag_sets(item_tag_sets: &[Vec<usize>]) -> FastMap<&[usize], usize> {
+    let mut sets: FastMap<&[usize], usize> = FastMap::default();
+    for set in item_tag_sets.iter().filter(|s| !s.is_empty()) {
+        *sets.entry(set.as_slice()).or_insert(0) += 1;
+    }
+    sets
+}
+
+/// Sets of up to this many tags can use subset counting.
+const SUBSET_MAX_TAGS: usize = 8;
+
+/// Whether subset counting (spec 03 §5.2 (b)) is cheaper than walking posting lists
+/// (§5.2 (a)): every set small enough, and fewer subset visits than posting visits.
+fn subset_counting_pays(sets: &FastMap<&[usize], usize>, postings: &[Vec<usize>]) -> bool {
+    let mut subset_visits: usize = 0;
+    let mut posting_visits: usize = 0;
+    for set in sets.keys() {
+        if set.len() > SUBSET_MAX_TAGS {
+            return false;
+        }
+        subset_visits += 2 << set.len(); // one insertion and one lookup per subset
+        posting_visits += set.iter().map(|&t| postings[t].len()).sum::<usize>();
+    }
+    subset_visits <= posting_visits
+}
+
+/// For each distinct set F, the number of items whose set meets F, by walking the
+/// posting lists of F's tags with visit stamps (spec 03 §5.2 (a)).
+fn unions_by_postings<'a>(
+    sets: &FastMap<&'a [usize], usize>,
+    postings: &[Vec<usize>],
+    item_count: usize,
+) -> FastMap<&'a [usize], usize> {
+    let mut counter = UnionCounter::new(item_count);
+    sets.keys()
+        .map(|&set| (set, counter.union_size(set, postings)))
+        .collect()
+}
+
+/// A subset of at most [`SUBSET_MAX_TAGS`] tag ids, ascending, padded with `u32::MAX`.
+type SubsetKey = [u32; SUBSET_MAX_TAGS];
+
+/// The subset of `set` (ascending ids) selected by the bits of `mask`.
+fn subset_key(set: &[usize], mask: u32) -> SubsetKey {
+    let mut key = [u32::MAX; SUBSET_MAX_TAGS];
+    let mut len = 0;
+    for (bit, &tag) in set.iter().enumerate() {
+        if mask >> bit & 1 == 1 {
+            key[len] = tag as u32;
+            len += 1;
+        }
+    }
+    key
+}
+
+/// For each distinct set F, the number of items whose set meets F, by inclusion and
+/// exclusion over subset counts (spec 03 §5.2 (b)): with `cnt[S]` the number of items
+/// whose set contains S, `|{ j : F_j ∩ F ≠ ∅ }| = Σ over non-empty S ⊆ F of
+/// (−1)^(|S|+1) · cnt[S]`. Exact integer arithmetic; every set has at most
+/// [`SUBSET_MAX_TAGS`] tags.
+fn unions_by_subset_counts<'a>(sets: &FastMap<&'a [usize], usize>) -> FastMap<&'a [usize], usize> {
+    let mut counts: FastMap<SubsetKey, i64> = FastMap::default();
+    for (&set, &items) in sets {
+        for mask in 1..1u32 << set.len() {
+            *counts.entry(subset_key(set, mask)).or_insert(0) += items as i64;
+        }
+    }
+    sets.keys()
+        .map(|&set| {
+            let mut union: i64 = 0;
+            for mask in 1..1u32 << set.len() {
+                let count = counts[&subset_key(set, mask)];
+                if mask.count_ones() % 2 == 1 {
+                    union += count;
+                } else {
+                    union -= count;
+                }
+            }
+            (set, union as usize)
+        })
+        .collect()
 }
 
 /// The folded tags of every item as sorted, deduplicated tag ids, and for every tag id the
@@ -67,7 +152,7 @@ struct TagIndex {
 
 impl TagIndex {
     fn build(items: &[&ContextItem]) -> Self {
-        let mut ids: HashMap<Cow<'_, str>, usize> = HashMap::new();
+        let mut ids: FastMap<Cow<'_, str>, usize> = FastMap::default();
         let mut postings: Vec<Vec<usize>> = Vec::new();
         let mut item_tag_sets = Vec::with_capacity(items.len());
         for (position, item) in items.iter().enumerate() {
@@ -228,6 +313,56 @@ mod tests {
             got.iter().all(|s| *s == 1.0),
             "every item shares y or Y with all others"
         );
+    }
+
+    #[test]
+    fn both_union_methods_agree() {
+        for seed in 0..300 {
+            let mut rng = Rng::new(seed);
+            let n = 1 + rng.below(200) as usize;
+            let vocabulary = 1 + rng.below(12);
+            let item_tag_sets: Vec<Vec<usize>> = (0..n)
+                .map(|_| {
+                    let mut set: Vec<usize> = (0..rng.below(SUBSET_MAX_TAGS as u64 + 1))
+                        .map(|_| rng.below(vocabulary) as usize)
+                        .collect();
+                    set.sort_unstable();
+                    set.dedup();
+                    set
+                })
+                .collect();
+            let mut postings = vec![Vec::new(); vocabulary as usize];
+            for (pos, set) in item_tag_sets.iter().enumerate() {
+                for &t in set {
+                    postings[t].push(pos);
+                }
+            }
+            let sets = distinct_tag_sets(&item_tag_sets);
+            let by_subsets = unions_by_subset_counts(&sets);
+            let by_postings = unions_by_postings(&sets, &postings, n);
+            assert_eq!(by_subsets, by_postings, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn large_tag_sets_walk_postings() {
+        // 9 tags exceed the subset limit; the scores still match the per-item form.
+        let nine: Vec<String> = (0..9).map(|t| format!("t{t}")).collect();
+        let items = items_from(30, |i| {
+            let tags: Vec<String> = if i % 3 == 0 {
+                nine.clone()
+            } else {
+                vec![format!("t{}", i % 11)]
+            };
+            ContextItem::builder(format!("item{i}"), 1)
+                .tags(tags)
+                .build()
+                .unwrap()
+        });
+        let want: Vec<f64> = (0..items.len())
+            .map(|i| naive_frequency(i, &items))
+            .collect();
+        assert_bits_eq(0, &run(&FrequencyScorer::new(), &items), &want);
     }
 
     #[test]

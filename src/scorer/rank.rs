@@ -7,13 +7,14 @@
 
 use crate::error::Result;
 use crate::model::ContextItem;
+use crate::radix::{i64_order_key, stable_sort_by_key};
 use crate::scorer::check_one_slot_per_item;
 
 /// Writes the rank score of every item into `out`, ranking by `key` (`None` = unranked).
-pub(super) fn rank_scores<K: Ord>(
+pub(super) fn rank_scores(
     items: &[&ContextItem],
     out: &mut [f64],
-    key: impl Fn(&ContextItem) -> Option<K>,
+    key: impl Fn(&ContextItem) -> Option<i64>,
 ) -> Result<()> {
     check_one_slot_per_item(items, out)?;
     out.fill(0.0);
@@ -22,23 +23,25 @@ pub(super) fn rank_scores<K: Ord>(
         0 => {}
         1 => out[keyed[0].1] = 1.0,
         _ => {
-            keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            stable_sort_by_key(&mut keyed);
             write_tie_group_ranks(&keyed, out);
         }
     }
     Ok(())
 }
 
-/// The (key, position) pairs of the items that have a key, in input order.
-fn keyed_positions<K>(
+/// The (order key, position) pairs of the items that have a key, in input order.
+fn keyed_positions(
     items: &[&ContextItem],
-    key: impl Fn(&ContextItem) -> Option<K>,
-) -> Vec<(K, usize)> {
-    items
-        .iter()
-        .enumerate()
-        .filter_map(|(position, item)| key(item).map(|k| (k, position)))
-        .collect()
+    key: impl Fn(&ContextItem) -> Option<i64>,
+) -> Vec<(u64, usize)> {
+    let mut keyed = Vec::with_capacity(items.len());
+    for (position, item) in items.iter().enumerate() {
+        if let Some(k) = key(item) {
+            keyed.push((i64_order_key(k), position));
+        }
+    }
+    keyed
 }
 
 /// Given keyed items sorted by key, gives each one `group_start / (m − 1)`, where

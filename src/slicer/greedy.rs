@@ -4,6 +4,7 @@ use std::any::Any;
 
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ScoredItem};
+use crate::radix::{f64_order_key, stable_sort_by_key};
 use crate::slicer::{SliceOutcome, Slicer};
 
 /// GreedySlice: value-density greedy fill (spec 04 §2).
@@ -34,8 +35,10 @@ impl Slicer for GreedySlice {
         if items.is_empty() || target <= 0 {
             return Ok(SliceOutcome::default());
         }
-        let order = density_order(items);
-        let selected = fill(items, &order, target)?;
+        // One pass reads every item (the only one that touches the items themselves).
+        let tokens: Vec<i64> = items.iter().map(|s| s.item.tokens()).collect();
+        let order = density_order(items, &tokens);
+        let selected = fill(&tokens, &order, target)?;
         Ok(SliceOutcome {
             selected,
             ..SliceOutcome::default()
@@ -48,45 +51,34 @@ impl Slicer for GreedySlice {
 }
 
 /// Value density of one item: `score / tokens` as an f64 division, `f64::MAX` for zero tokens.
-fn density(item: &ScoredItem<'_>) -> f64 {
-    match item.item.tokens() {
+fn density(score: f64, tokens: i64) -> f64 {
+    match tokens {
         0 => f64::MAX,
-        tokens => item.score / tokens as f64,
+        tokens => score / tokens as f64,
     }
 }
 
-/// Maps an f64 to a u64 whose unsigned order is the IEEE total order (`f64::total_cmp`).
-fn total_order_key(x: f64) -> u64 {
-    let bits = x.to_bits();
-    if bits >> 63 == 1 {
-        // Negative (including -0.0 and negative NaNs): reverse the magnitude order.
-        !bits
-    } else {
-        bits | (1 << 63)
-    }
-}
-
-/// Positions ordered by density descending (total order), then position ascending.
-///
-/// Each position becomes one `u128` whose high half is the inverted density key and whose
-/// low half is the position, so a plain unstable sort of distinct integers yields exactly
-/// the `(density desc, position asc)` order without a comparator closure.
-fn density_order(items: &[ScoredItem<'_>]) -> Vec<usize> {
-    let mut keys: Vec<u128> = items
+/// Positions ordered by density descending (total order), then position ascending: the
+/// pairs are built in position order and sorted stably by the inverted total-order key of
+/// the density.
+fn density_order(items: &[ScoredItem<'_>], tokens: &[i64]) -> Vec<usize> {
+    let mut keys: Vec<(u64, usize)> = items
         .iter()
+        .zip(tokens)
         .enumerate()
-        .map(|(pos, item)| (u128::from(!total_order_key(density(item))) << 64) | pos as u128)
+        .map(|(pos, (item, &t))| (!f64_order_key(density(item.score, t)), pos))
         .collect();
-    keys.sort_unstable();
-    keys.into_iter().map(|k| k as u64 as usize).collect()
+    stable_sort_by_key(&mut keys);
+    keys.into_iter().map(|(_, pos)| pos).collect()
 }
 
-/// The single greedy pass over `order` with `target > 0` tokens of room.
-fn fill(items: &[ScoredItem<'_>], order: &[usize], target: i64) -> Result<Vec<usize>> {
+/// The single greedy pass over `order` with `target > 0` tokens of room (`tokens[pos]`
+/// is the token count of position `pos`).
+fn fill(tokens: &[i64], order: &[usize], target: i64) -> Result<Vec<usize>> {
     let mut room = target;
     let mut selected = Vec::new();
     for &pos in order {
-        let tokens = items[pos].item.tokens();
+        let tokens = tokens[pos];
         if tokens == 0 {
             selected.push(pos);
         } else if tokens <= room {
@@ -255,14 +247,11 @@ mod tests {
         for a in values {
             for b in values {
                 let want = a.total_cmp(&b);
-                let got = total_order_key(a).cmp(&total_order_key(b));
+                let got = f64_order_key(a).cmp(&f64_order_key(b));
                 assert_eq!(got, want, "{a} vs {b}");
             }
         }
-        assert_eq!(
-            total_order_key(-0.0).cmp(&total_order_key(0.0)),
-            Ordering::Less
-        );
+        assert_eq!(f64_order_key(-0.0).cmp(&f64_order_key(0.0)), Ordering::Less);
     }
 
     #[test]

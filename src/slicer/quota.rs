@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{checked_token_sum, Error, Result};
+use crate::hash::FastMap;
 use crate::model::{fold_ascii, ContextBudget, ContextKind, ScoredItem};
 use crate::slicer::shared::{append_mapped, reject_duplicate_kinds};
 use crate::slicer::{SliceOutcome, Slicer};
@@ -136,25 +137,47 @@ fn percent_of(pct: f64, target: i64) -> i64 {
     ((pct / 100.0) * target as f64).floor() as i64
 }
 
+/// Up to this many kinds, partitions are found by a linear scan.
+const LINEAR_SCAN_MAX: usize = 8;
+
 /// Groups positions by kind (first-seen spelling), sorted by folded name, with token mass.
+///
+/// A few kinds are found by scanning the partitions (comparing under ASCII case folding);
+/// past [`LINEAR_SCAN_MAX`] kinds a hash map on the folded kind takes over.
 fn partition<'k>(items: &[ScoredItem<'k>]) -> Result<Vec<Partition<'k>>> {
-    let mut index: HashMap<&ContextKind, usize> = HashMap::new();
+    let mut index: FastMap<&ContextKind, usize> = FastMap::default();
     let mut parts: Vec<Partition<'k>> = Vec::new();
     for (pos, scored) in items.iter().enumerate() {
         let kind = scored.item.kind();
-        let slot = *index.entry(kind).or_insert_with(|| {
-            parts.push(Partition {
-                kind,
-                members: Vec::new(),
-                mass: 0,
-            });
-            parts.len() - 1
-        });
-        parts[slot].members.push(pos);
-    }
-    for part in &mut parts {
-        let tokens = part.members.iter().map(|&p| items[p].item.tokens());
-        part.mass = checked_token_sum(tokens, "QuotaSlice kind token mass")?;
+        let found = if parts.len() <= LINEAR_SCAN_MAX {
+            parts.iter().position(|p| p.kind == kind)
+        } else {
+            index.get(kind).copied()
+        };
+        let slot = match found {
+            Some(slot) => slot,
+            None => {
+                parts.push(Partition {
+                    kind,
+                    members: Vec::new(),
+                    mass: 0,
+                });
+                if parts.len() == LINEAR_SCAN_MAX + 1 {
+                    index.extend(parts.iter().enumerate().map(|(i, p)| (p.kind, i)));
+                } else if parts.len() > LINEAR_SCAN_MAX {
+                    index.insert(kind, parts.len() - 1);
+                }
+                parts.len() - 1
+            }
+        };
+        // The running mass of each kind, summed in position order as a separate pass
+        // over the kind's members would, in the same pass (one visit per item).
+        let part = &mut parts[slot];
+        part.members.push(pos);
+        part.mass = checked_token_sum(
+            [part.mass, scored.item.tokens()],
+            "QuotaSlice kind token mass",
+        )?;
     }
     // Ascending ASCII-lowercased name, byte-wise (D12); folded names are distinct.
     parts.sort_by_cached_key(|part| fold_ascii(part.kind.as_str()));

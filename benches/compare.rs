@@ -1,0 +1,1477 @@
+//! ctxpack (through its C ABI) against the reference crate `cupel` 1.2.0, side by side.
+//!
+//! ```sh
+//! cargo bench --bench compare                      # the full table (docs/performance.md)
+//! cargo bench --bench compare -- --sizes 100,1000  # fewer sizes
+//! cargo bench --bench compare -- --workloads 1,3b  # some workloads only
+//! cargo bench --bench compare -- --quick           # fewer samples per row
+//! cargo bench --bench compare -- --no-ref          # ctxpack only
+//! cargo bench --bench compare -- --wall            # wall-clock instead of thread CPU time
+//! cargo bench --bench compare -- --alloc-log       # list the allocations of one untraced run
+//! cargo bench --bench compare -- --workloads 1 --sizes 100000 --profile 5
+//!                                                  # loop one row for perf (push/run/free split)
+//! ```
+//!
+//! For every workload and size, both libraries get the same generated items. One
+//! measured ctxpack run is everything a C host does: `ctxpack_items_new`,
+//! `ctxpack_items_push_many` (copying every descriptor), `ctxpack_pipeline_run`,
+//! `ctxpack_result_indices` (copied out), `ctxpack_result_free`, `ctxpack_items_free`,
+//! called through the exported `extern "C"` functions. One measured reference run builds
+//! its `Vec<cupel::ContextItem>` from the same data, runs `cupel::Pipeline::run` (or
+//! `run_traced` for workload 5) and drops both. The pipeline, components and budget are
+//! built once per workload (configuration, not per-request work) on both sides.
+//!
+//! ctxpack runs, reference runs and the sort floor (see [`Floor`]) are sampled alternately
+//! in one process; the table shows medians of thread CPU time (`--wall` for wall-clock
+//! time), which equals wall time for this single-threaded work on an idle machine and is
+//! not inflated by other processes on a busy one. A reference run whose estimate (its time
+//! at the previous size, scaled quadratically) exceeds `--ref-limit` seconds (default 60)
+//! is skipped, with a note.
+//!
+//! Memory: a counting global allocator. "Peak extra" is the highest heap level during one
+//! complete ctxpack run above the level before it; "input" is the caller's own data: the
+//! descriptor array plus every string and array the descriptors point to.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
+use std::ffi::c_char;
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use ctxpack::ffi::*;
+
+// ---------------------------------------------------------------------------------------
+// Counting allocator
+// ---------------------------------------------------------------------------------------
+
+/// Counts heap use while `ENABLED`; costs one relaxed load per call otherwise, so timed
+/// runs are not slowed down (memory is measured on separate, untimed runs).
+struct Counting;
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+static CURRENT: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+static BYTES: AtomicUsize = AtomicUsize::new(0);
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+static LOG_ON: AtomicBool = AtomicBool::new(false);
+static LOG_LEN: AtomicUsize = AtomicUsize::new(0);
+static LOG: [AtomicUsize; 256] = [const { AtomicUsize::new(0) }; 256];
+
+fn on_alloc(size: usize) {
+    if !ENABLED.load(Relaxed) {
+        return;
+    }
+    let now = CURRENT.fetch_add(size as isize, Relaxed) + size as isize;
+    PEAK.fetch_max(now, Relaxed);
+    COUNT.fetch_add(1, Relaxed);
+    BYTES.fetch_add(size, Relaxed);
+    LARGEST.fetch_max(size, Relaxed);
+    if LOG_ON.load(Relaxed) {
+        let i = LOG_LEN.fetch_add(1, Relaxed);
+        if i < LOG.len() {
+            LOG[i].store(size, Relaxed);
+        }
+    }
+}
+
+fn on_free(size: usize) {
+    if ENABLED.load(Relaxed) {
+        CURRENT.fetch_sub(size as isize, Relaxed);
+    }
+}
+
+// SAFETY: forwards to the system allocator; the bookkeeping never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        on_alloc(layout.size());
+        // SAFETY: forwarded.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        on_alloc(layout.size());
+        // SAFETY: forwarded.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        on_free(layout.size());
+        // SAFETY: forwarded.
+        unsafe { System.dealloc(p, layout) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        on_free(layout.size());
+        on_alloc(new_size);
+        // SAFETY: forwarded.
+        unsafe { System.realloc(p, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// What the allocator saw during one closure call.
+#[derive(Debug, Clone, Copy, Default)]
+struct AllocStats {
+    /// Highest heap level above the level at the start.
+    peak: usize,
+    /// Number of allocations (a realloc counts as one).
+    count: usize,
+    /// Bytes requested in total.
+    bytes: usize,
+    /// The largest single allocation.
+    largest: usize,
+}
+
+fn counted<R>(f: impl FnOnce() -> R) -> (R, AllocStats) {
+    CURRENT.store(0, Relaxed);
+    PEAK.store(0, Relaxed);
+    COUNT.store(0, Relaxed);
+    BYTES.store(0, Relaxed);
+    LARGEST.store(0, Relaxed);
+    ENABLED.store(true, Relaxed);
+    let r = f();
+    ENABLED.store(false, Relaxed);
+    let stats = AllocStats {
+        peak: PEAK.load(Relaxed).max(0) as usize,
+        count: COUNT.load(Relaxed),
+        bytes: BYTES.load(Relaxed),
+        largest: LARGEST.load(Relaxed),
+    };
+    (r, stats)
+}
+
+// ---------------------------------------------------------------------------------------
+// Generated inputs
+// ---------------------------------------------------------------------------------------
+
+/// SplitMix64: small, deterministic, good enough for test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn chance(&mut self, p: f64) -> bool {
+        self.unit() < p
+    }
+}
+
+/// One item as the caller holds it.
+struct Spec {
+    content: String,
+    tokens: i64,
+    kind: &'static str,
+    source: &'static str,
+    priority: Option<i64>,
+    tags: Vec<String>,
+    timestamp: Option<i64>,
+    hint: Option<f64>,
+}
+
+const WORDS: [&str; 32] = [
+    "the",
+    "context",
+    "window",
+    "model",
+    "token",
+    "budget",
+    "retrieval",
+    "answer",
+    "user",
+    "assistant",
+    "query",
+    "document",
+    "summary",
+    "function",
+    "result",
+    "error",
+    "file",
+    "search",
+    "index",
+    "memory",
+    "prompt",
+    "policy",
+    "score",
+    "rank",
+    "slice",
+    "place",
+    "quota",
+    "report",
+    "value",
+    "update",
+    "review",
+    "plan",
+];
+
+const TOPICS: [&str; 24] = [
+    "rust", "Rust", "python", "api", "API", "billing", "auth", "database", "cache", "deploy", "ci",
+    "docs", "latency", "memory", "gpu", "search", "ranking", "security", "logging", "metrics",
+    "ui", "mobile", "pricing", "legal",
+];
+
+/// Unique text of 40 to 400 bytes (mean about 220); tokens = ceil(bytes / 4).
+fn text(rng: &mut Rng, label: &str, i: usize) -> (String, i64) {
+    let len = 40 + rng.below(361) as usize;
+    let mut s = String::with_capacity(len + 16);
+    let _ = write!(s, "{label} {i}:");
+    while s.len() < len {
+        s.push(' ');
+        s.push_str(WORDS[rng.below(WORDS.len() as u64) as usize]);
+    }
+    let tokens = s.len().div_ceil(4) as i64;
+    (s, tokens)
+}
+
+const T0: i64 = 1_700_000_000_000_000_000;
+const SECOND: i64 = 1_000_000_000;
+
+fn pick_kind(rng: &mut Rng, table: &[(&'static str, f64)]) -> &'static str {
+    let mut x = rng.unit();
+    for &(kind, p) in table {
+        if x < p {
+            return kind;
+        }
+        x -= p;
+    }
+    table[table.len() - 1].0
+}
+
+/// Chat: messages with distinct timestamps (2 % without), mostly `Message`.
+fn chat_items(n: usize, seed: u64, with_priority: bool) -> Vec<Spec> {
+    let mut rng = Rng(seed);
+    let kinds = [
+        ("Message", 0.85),
+        ("ToolOutput", 0.10),
+        ("Memory", 0.04),
+        ("Document", 0.01),
+    ];
+    (0..n)
+        .map(|i| {
+            let (content, tokens) = text(&mut rng, "msg", i);
+            let kind = pick_kind(&mut rng, &kinds);
+            Spec {
+                content,
+                tokens,
+                kind,
+                source: if kind == "ToolOutput" { "Tool" } else { "Chat" },
+                priority: (with_priority && rng.chance(0.9)).then(|| rng.below(10) as i64),
+                tags: Vec::new(),
+                timestamp: (!rng.chance(0.02))
+                    .then(|| T0 + i as i64 * SECOND + rng.below(SECOND as u64) as i64),
+                hint: None,
+            }
+        })
+        .collect()
+}
+
+/// RAG: retrieved chunks with 1–3 topic tags (24 topics, case variants included) and a
+/// future-relevance hint (10 % without).
+fn rag_items(n: usize, seed: u64) -> Vec<Spec> {
+    let mut rng = Rng(seed);
+    let kinds = [("Document", 0.80), ("Memory", 0.15), ("ToolOutput", 0.05)];
+    (0..n)
+        .map(|i| {
+            let (content, tokens) = text(&mut rng, "chunk", i);
+            let tag_count = 1 + rng.below(3) as usize;
+            Spec {
+                content,
+                tokens,
+                kind: pick_kind(&mut rng, &kinds),
+                source: "Rag",
+                priority: None,
+                tags: (0..tag_count)
+                    .map(|_| TOPICS[rng.below(TOPICS.len() as u64) as usize].to_string())
+                    .collect(),
+                timestamp: None,
+                hint: (!rng.chance(0.1)).then(|| rng.unit()),
+            }
+        })
+        .collect()
+}
+
+/// Quota: three kinds in proportions 60 / 25 / 15, chat-like otherwise.
+fn quota_items(n: usize, seed: u64) -> Vec<Spec> {
+    let mut items = chat_items(n, seed, false);
+    let mut rng = Rng(seed ^ 0x5555);
+    let kinds = [("Message", 0.60), ("Document", 0.25), ("ToolOutput", 0.15)];
+    for it in &mut items {
+        it.kind = pick_kind(&mut rng, &kinds);
+        it.source = if it.kind == "ToolOutput" {
+            "Tool"
+        } else {
+            "Chat"
+        };
+    }
+    items
+}
+
+/// The caller's descriptor array (pointing into the specs) and its byte count.
+struct Descs {
+    descs: Vec<ctxpack_item_desc>,
+    _tags: Vec<Vec<ctxpack_str>>,
+    input_bytes: usize,
+}
+
+fn cstr(s: &str) -> ctxpack_str {
+    ctxpack_str {
+        ptr: s.as_ptr().cast::<c_char>(),
+        len: s.len(),
+    }
+}
+
+fn descriptors(specs: &[Spec]) -> Descs {
+    let tags: Vec<Vec<ctxpack_str>> = specs
+        .iter()
+        .map(|s| s.tags.iter().map(|t| cstr(t)).collect())
+        .collect();
+    let mut input_bytes = 0usize;
+    let descs = specs
+        .iter()
+        .zip(&tags)
+        .map(|(s, t)| {
+            input_bytes += std::mem::size_of::<ctxpack_item_desc>()
+                + s.content.len()
+                + s.kind.len()
+                + s.source.len()
+                + s.tags.iter().map(String::len).sum::<usize>()
+                + t.len() * std::mem::size_of::<ctxpack_str>();
+            ctxpack_item_desc {
+                struct_size: std::mem::size_of::<ctxpack_item_desc>(),
+                content: cstr(&s.content),
+                tokens: s.tokens,
+                kind: cstr(s.kind),
+                source: cstr(s.source),
+                priority: s.priority.unwrap_or(0),
+                has_priority: s.priority.is_some(),
+                tags: if t.is_empty() {
+                    ptr::null()
+                } else {
+                    t.as_ptr()
+                },
+                tag_count: t.len(),
+                metadata: ptr::null(),
+                metadata_count: 0,
+                timestamp_ns: s.timestamp.unwrap_or(0),
+                has_timestamp: s.timestamp.is_some(),
+                future_relevance_hint: s.hint.unwrap_or(0.0),
+                has_future_relevance_hint: s.hint.is_some(),
+                pinned: false,
+                original_tokens: 0,
+                has_original_tokens: false,
+            }
+        })
+        .collect();
+    Descs {
+        descs,
+        _tags: tags,
+        input_bytes,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Workloads
+// ---------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Workload {
+    /// Composite recency 3 + kind 1, greedy, chronological.
+    Chat,
+    /// Reflexive 3 + kind 1 + frequency 1 over tagged items, greedy, u-shaped.
+    Rag,
+    /// Priority 1 + recency 1, knapsack with this bucket size, chronological.
+    Knapsack(i64),
+    /// Recency 3 + kind 1, QuotaSlice over three kinds with a greedy inner slicer,
+    /// chronological.
+    Quota,
+    /// The chat workload traced at Item detail.
+    ChatTraced,
+}
+
+impl Workload {
+    fn id(self) -> &'static str {
+        match self {
+            Workload::Chat => "1",
+            Workload::Rag => "2",
+            Workload::Knapsack(100) => "3",
+            Workload::Knapsack(_) => "3b",
+            Workload::Quota => "4",
+            Workload::ChatTraced => "5",
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Workload::Chat => "chat",
+            Workload::Rag => "rag",
+            Workload::Knapsack(100) => "knapsack q=100",
+            Workload::Knapsack(_) => "knapsack q=10",
+            Workload::Quota => "quota",
+            Workload::ChatTraced => "chat, traced (Item)",
+        }
+    }
+    fn items(self, n: usize) -> Vec<Spec> {
+        let seed = 0xC0FFEE ^ n as u64;
+        match self {
+            Workload::Chat | Workload::ChatTraced => chat_items(n, seed, false),
+            Workload::Rag => rag_items(n, seed),
+            Workload::Knapsack(_) => chat_items(n, seed, true),
+            Workload::Quota => quota_items(n, seed),
+        }
+    }
+}
+
+const QUOTAS: [(&str, f64, f64); 3] = [
+    ("Message", 30.0, 70.0),
+    ("Document", 10.0, 40.0),
+    ("ToolOutput", 5.0, 20.0),
+];
+
+/// Budget: target 20 % of the total tokens, max 25 %, no reserve.
+fn budget_numbers(specs: &[Spec]) -> (i64, i64) {
+    let total: i64 = specs.iter().map(|s| s.tokens).sum();
+    (total / 4, total / 5)
+}
+
+// ---------------------------------------------------------------------------------------
+// ctxpack through the C ABI
+// ---------------------------------------------------------------------------------------
+
+fn ok(status: ctxpack_status, error: *mut ctxpack_error) -> Result<(), String> {
+    if status == ctxpack_status::CTXPACK_OK {
+        return Ok(());
+    }
+    // SAFETY: `error` is the error object the failed call stored (or NULL).
+    unsafe {
+        let m = ctxpack_error_message(error);
+        let text = String::from_utf8_lossy(std::slice::from_raw_parts(m.ptr.cast::<u8>(), m.len))
+            .into_owned();
+        ctxpack_error_free(error);
+        Err(format!("{status:?}: {text}"))
+    }
+}
+
+/// Calls a constructor `f(&mut out, &mut error)`.
+fn make<T>(f: impl FnOnce(*mut *mut T, *mut *mut ctxpack_error) -> ctxpack_status) -> *mut T {
+    let mut out = ptr::null_mut();
+    let mut error = ptr::null_mut();
+    ok(f(&mut out, &mut error), error).expect("constructor");
+    out
+}
+
+struct CtxSetup {
+    pipeline: *mut ctxpack_pipeline,
+    budget: *mut ctxpack_budget,
+}
+
+impl Drop for CtxSetup {
+    fn drop(&mut self) {
+        // SAFETY: both handles came from successful constructors.
+        unsafe {
+            ctxpack_pipeline_free(self.pipeline);
+            ctxpack_budget_free(self.budget);
+        }
+    }
+}
+
+fn composite(children: &[(*mut ctxpack_scorer, f64)]) -> *mut ctxpack_scorer {
+    let entries: Vec<ctxpack_composite_child> = children
+        .iter()
+        .map(|&(scorer, weight)| ctxpack_composite_child { scorer, weight })
+        .collect();
+    // SAFETY: valid array of live scorers.
+    let s =
+        make(|o, e| unsafe { ctxpack_scorer_new_composite(entries.as_ptr(), entries.len(), o, e) });
+    for &(child, _) in children {
+        // SAFETY: the composite keeps its own reference.
+        unsafe { ctxpack_scorer_free(child) };
+    }
+    s
+}
+
+fn ctx_setup(w: Workload, specs: &[Spec]) -> CtxSetup {
+    // SAFETY (whole body): every pointer passed is valid or a live handle.
+    unsafe {
+        let recency = || make(|o, e| ctxpack_scorer_new_recency(o, e));
+        let kind = || make(|o, e| ctxpack_scorer_new_kind(o, e));
+        let greedy = || make(|o, e| ctxpack_slicer_new_greedy(o, e));
+        let (scorer, slicer, placer) = match w {
+            Workload::Chat | Workload::ChatTraced => (
+                composite(&[(recency(), 3.0), (kind(), 1.0)]),
+                greedy(),
+                make(|o, e| ctxpack_placer_new_chronological(o, e)),
+            ),
+            Workload::Rag => (
+                composite(&[
+                    (make(|o, e| ctxpack_scorer_new_reflexive(o, e)), 3.0),
+                    (kind(), 1.0),
+                    (make(|o, e| ctxpack_scorer_new_frequency(o, e)), 1.0),
+                ]),
+                greedy(),
+                make(|o, e| ctxpack_placer_new_u_shaped(o, e)),
+            ),
+            Workload::Knapsack(q) => (
+                composite(&[
+                    (make(|o, e| ctxpack_scorer_new_priority(o, e)), 1.0),
+                    (recency(), 1.0),
+                ]),
+                make(|o, e| ctxpack_slicer_new_knapsack(q, 0, o, e)),
+                make(|o, e| ctxpack_placer_new_chronological(o, e)),
+            ),
+            Workload::Quota => {
+                let inner = greedy();
+                let entries: Vec<ctxpack_quota_entry> = QUOTAS
+                    .iter()
+                    .map(|&(k, require, cap)| ctxpack_quota_entry {
+                        kind: cstr(k),
+                        require,
+                        cap,
+                    })
+                    .collect();
+                let quota = make(|o, e| {
+                    ctxpack_slicer_new_quota(entries.as_ptr(), entries.len(), inner, o, e)
+                });
+                ctxpack_slicer_free(inner);
+                (
+                    composite(&[(recency(), 3.0), (kind(), 1.0)]),
+                    quota,
+                    make(|o, e| ctxpack_placer_new_chronological(o, e)),
+                )
+            }
+        };
+        let pipeline = make(|o, e| ctxpack_pipeline_new(scorer, slicer, placer, ptr::null(), o, e));
+        ctxpack_scorer_free(scorer);
+        ctxpack_slicer_free(slicer);
+        ctxpack_placer_free(placer);
+        let (max, target) = budget_numbers(specs);
+        let budget = make(|o, e| ctxpack_budget_new(max, target, 0, ptr::null(), 0, 0.0, o, e));
+        CtxSetup { pipeline, budget }
+    }
+}
+
+/// One complete ctxpack run as a C host does it; the selected indices or the error.
+fn ctx_run(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<usize>, String> {
+    // SAFETY (whole body): handles are live, arrays valid for their lengths.
+    unsafe {
+        let items = make(|o, e| ctxpack_items_new(o, e));
+        let mut error = ptr::null_mut();
+        let pushed = ok(
+            ctxpack_items_push_many(items, descs.descs.as_ptr(), descs.descs.len(), &mut error),
+            error,
+        );
+        let options = ctxpack_run_options {
+            struct_size: std::mem::size_of::<ctxpack_run_options>(),
+            trace_detail: trace,
+            on_overflow: None,
+            overflow_user_data: ptr::null_mut(),
+        };
+        let options_ptr = if trace == 0 {
+            ptr::null()
+        } else {
+            &options as *const _
+        };
+        let mut result = ptr::null_mut();
+        let mut error = ptr::null_mut();
+        let outcome = pushed.and_then(|()| {
+            ok(
+                ctxpack_pipeline_run(
+                    setup.pipeline,
+                    items,
+                    setup.budget,
+                    options_ptr,
+                    &mut result,
+                    &mut error,
+                ),
+                error,
+            )
+        });
+        let selection = outcome.map(|()| {
+            let (mut p, mut len) = (ptr::null(), 0usize);
+            ok(
+                ctxpack_result_indices(result, &mut p, &mut len),
+                ptr::null_mut(),
+            )
+            .expect("indices");
+            let indices = std::slice::from_raw_parts(p, len).to_vec();
+            ctxpack_result_free(result);
+            indices
+        });
+        ctxpack_items_free(items);
+        selection
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The reference
+// ---------------------------------------------------------------------------------------
+
+fn ref_pipeline(w: Workload) -> cupel::Pipeline {
+    use cupel::*;
+    let composite = |children: Vec<(Box<dyn Scorer>, f64)>| -> Box<dyn Scorer> {
+        Box::new(CompositeScorer::new(children).expect("composite"))
+    };
+    let chat = || {
+        composite(vec![
+            (Box::new(RecencyScorer), 3.0),
+            (Box::new(KindScorer::with_default_weights()), 1.0),
+        ])
+    };
+    let (scorer, slicer, placer): (Box<dyn Scorer>, Box<dyn Slicer>, Box<dyn Placer>) = match w {
+        Workload::Chat | Workload::ChatTraced => {
+            (chat(), Box::new(GreedySlice), Box::new(ChronologicalPlacer))
+        }
+        Workload::Rag => (
+            composite(vec![
+                (Box::new(ReflexiveScorer), 3.0),
+                (Box::new(KindScorer::with_default_weights()), 1.0),
+                (Box::new(FrequencyScorer), 1.0),
+            ]),
+            Box::new(GreedySlice),
+            Box::new(UShapedPlacer),
+        ),
+        Workload::Knapsack(q) => (
+            composite(vec![
+                (Box::new(PriorityScorer), 1.0),
+                (Box::new(RecencyScorer), 1.0),
+            ]),
+            Box::new(KnapsackSlice::new(q).expect("knapsack")),
+            Box::new(ChronologicalPlacer),
+        ),
+        Workload::Quota => {
+            let entries = QUOTAS
+                .iter()
+                .map(|&(k, r, c)| QuotaEntry::new(ContextKind::new(k).unwrap(), r, c).unwrap())
+                .collect();
+            (
+                chat(),
+                Box::new(QuotaSlice::new(entries, Box::new(GreedySlice)).expect("quota")),
+                Box::new(ChronologicalPlacer),
+            )
+        }
+    };
+    Pipeline::builder()
+        .scorer(scorer)
+        .slicer(slicer)
+        .placer(placer)
+        .build()
+        .expect("reference pipeline")
+}
+
+fn ref_budget(specs: &[Spec]) -> cupel::ContextBudget {
+    let (max, target) = budget_numbers(specs);
+    cupel::ContextBudget::new(max, target, 0, HashMap::new(), 0.0).expect("budget")
+}
+
+fn ref_items(specs: &[Spec]) -> Vec<cupel::ContextItem> {
+    specs
+        .iter()
+        .map(|s| {
+            let mut b = cupel::ContextItemBuilder::new(s.content.clone(), s.tokens)
+                .kind(cupel::ContextKind::new(s.kind).unwrap())
+                .source(cupel::ContextSource::new(s.source).unwrap());
+            if let Some(p) = s.priority {
+                b = b.priority(p);
+            }
+            if !s.tags.is_empty() {
+                b = b.tags(s.tags.clone());
+            }
+            if let Some(t) = s.timestamp {
+                b = b.timestamp(chrono::DateTime::<chrono::Utc>::from_timestamp_nanos(t));
+            }
+            if let Some(h) = s.hint {
+                b = b.future_relevance_hint(h);
+            }
+            b.build().expect("reference item")
+        })
+        .collect()
+}
+
+/// One complete reference run; the selected contents or the error.
+fn ref_run(
+    pipeline: &cupel::Pipeline,
+    budget: &cupel::ContextBudget,
+    specs: &[Spec],
+    traced: bool,
+) -> Result<Vec<String>, String> {
+    let items = ref_items(specs);
+    let out = if traced {
+        let mut collector = cupel::DiagnosticTraceCollector::new(cupel::TraceDetailLevel::Item);
+        let r = pipeline.run_traced(&items, budget, &mut collector);
+        black_box(collector.into_report());
+        r
+    } else {
+        pipeline.run(&items, budget)
+    };
+    out.map(|sel| sel.iter().map(|i| i.content().to_owned()).collect())
+        .map_err(|e| format!("{e:?}"))
+}
+
+// ---------------------------------------------------------------------------------------
+// Measurement
+// ---------------------------------------------------------------------------------------
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+#[repr(C)]
+struct Timespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+
+/// CPU time of the calling thread (`CLOCK_THREAD_CPUTIME_ID`), in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer; the clock id exists on Linux.
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Which clock the samples use (see `--wall`).
+static WALL: AtomicBool = AtomicBool::new(false);
+
+/// Times one call: thread CPU time by default (stable on a shared machine; equal to
+/// wall time for this single-threaded work when the machine is idle), or wall time.
+fn time<R>(f: impl FnOnce() -> R) -> (R, Duration) {
+    if WALL.load(Relaxed) {
+        let start = Instant::now();
+        let r = f();
+        return (r, start.elapsed());
+    }
+    let start = thread_cpu_ns();
+    let r = f();
+    (r, Duration::from_nanos(thread_cpu_ns() - start))
+}
+
+/// The floor: the time to sort `n` `(f64, u32)` keys once by score descending, then
+/// index (the pipeline's Sort order), with the standard library's unstable sort: the
+/// least a selection needs. Sampled alternately with the runs of the same row, so it sees
+/// the same machine conditions. Small sorts are timed in batches of fresh copies (sorted
+/// one after another inside one measurement) so the clock's own cost does not count.
+struct Floor {
+    keys: Vec<(f64, u32)>,
+    batch: Vec<Vec<(f64, u32)>>,
+}
+
+impl Floor {
+    fn new(n: usize) -> Self {
+        let mut rng = Rng(n as u64 ^ 0xF100);
+        let keys: Vec<(f64, u32)> = (0..n).map(|i| (rng.unit(), i as u32)).collect();
+        let copies = (20_000 / n.max(1)).max(1);
+        Self {
+            batch: vec![keys.clone(); copies],
+            keys,
+        }
+    }
+
+    fn sample(&mut self) -> Duration {
+        for copy in &mut self.batch {
+            copy.copy_from_slice(&self.keys);
+        }
+        let batch = &mut self.batch;
+        let ((), d) = time(|| {
+            for copy in batch.iter_mut() {
+                copy.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            }
+            black_box(&batch);
+        });
+        d / self.batch.len() as u32
+    }
+}
+
+fn fmt_time(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 1e-3 {
+        format!("{:.2} ms", s * 1e3)
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
+}
+
+fn fmt_bytes(b: usize) -> String {
+    let b = b as f64;
+    if b >= 1024.0 * 1024.0 {
+        format!("{:.1} MiB", b / (1024.0 * 1024.0))
+    } else if b >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{b:.0} B")
+    }
+}
+
+struct Options {
+    sizes: Vec<usize>,
+    workloads: Vec<Workload>,
+    ref_limit: f64,
+    alloc_log: bool,
+    /// Seconds of ctxpack samples per row (the reference gets at most as many samples).
+    ctx_budget: f64,
+    ref_budget: f64,
+    /// Loop the first workload at the first size for this many seconds (for perf).
+    profile: Option<f64>,
+}
+
+fn parse_options() -> Options {
+    let mut o = Options {
+        sizes: vec![100, 1_000, 10_000, 100_000],
+        workloads: vec![
+            Workload::Chat,
+            Workload::Rag,
+            Workload::Knapsack(100),
+            Workload::Knapsack(10),
+            Workload::Quota,
+            Workload::ChatTraced,
+        ],
+        ref_limit: 60.0,
+        alloc_log: false,
+        ctx_budget: 1.5,
+        ref_budget: 6.0,
+        profile: None,
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < args.len() {
+        let value = || args.get(i + 1).cloned().unwrap_or_default();
+        match args[i].as_str() {
+            "--sizes" => {
+                o.sizes = value()
+                    .split(',')
+                    .map(|s| s.trim().parse().expect("size"))
+                    .collect();
+                i += 1;
+            }
+            "--workloads" => {
+                o.workloads = value()
+                    .split(',')
+                    .map(|s| match s.trim() {
+                        "1" => Workload::Chat,
+                        "2" => Workload::Rag,
+                        "3" => Workload::Knapsack(100),
+                        "3b" => Workload::Knapsack(10),
+                        "4" => Workload::Quota,
+                        "5" => Workload::ChatTraced,
+                        other => panic!("unknown workload {other}"),
+                    })
+                    .collect();
+                i += 1;
+            }
+            "--ref-limit" => {
+                o.ref_limit = value().parse().expect("seconds");
+                i += 1;
+            }
+            "--quick" => {
+                o.ctx_budget = 0.3;
+                o.ref_budget = 1.0;
+            }
+            "--alloc-log" => o.alloc_log = true,
+            "--no-ref" => o.ref_limit = -1.0,
+            "--wall" => WALL.store(true, Relaxed),
+            "--profile" => {
+                o.profile = Some(value().parse().expect("seconds"));
+                i += 1;
+            }
+            _ => {} // `--bench` and the like, passed by cargo
+        }
+        i += 1;
+    }
+    o
+}
+
+/// One table row.
+struct Row {
+    workload: Workload,
+    n: usize,
+    /// Median time of a complete run (to the refusal, when ctxpack refuses).
+    ctx: Duration,
+    ctx_samples: usize,
+    reference: RefOutcome,
+    floor: Duration,
+    peak: usize,
+    input: usize,
+    same: &'static str,
+    /// Workload 5: the untraced median measured alongside.
+    untraced: Option<Duration>,
+    ctx_error: Option<String>,
+}
+
+enum RefOutcome {
+    Ran { median: Duration, samples: usize },
+    Failed { after: Duration, error: String },
+    Skipped { estimate: f64 },
+}
+
+/// Compares ctxpack's placed indices with the reference's placed contents (contents are
+/// unique in every workload). The reference crate places the sliced items in its
+/// slicer's output order before the placer runs, and the chronological placer keeps
+/// that order among items without a timestamp, where ctxpack uses input order (decision
+/// D2); that difference is named rather than reported as a disagreement.
+fn compare_selection(ctx: &[usize], reference: &[String], specs: &[Spec]) -> &'static str {
+    let by_content: HashMap<&str, usize> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.content.as_str(), i))
+        .collect();
+    let theirs: Vec<usize> = reference.iter().map(|c| by_content[c.as_str()]).collect();
+    if theirs == ctx {
+        return "yes";
+    }
+    let (mut a, mut b) = (theirs, ctx.to_vec());
+    a.sort_unstable();
+    b.sort_unstable();
+    if a != b {
+        return "DIFFERENT";
+    }
+    let timed = |v: &[usize]| -> Vec<usize> {
+        v.iter()
+            .copied()
+            .filter(|&i| specs[i].timestamp.is_some())
+            .collect()
+    };
+    let untimed_tail = |v: &[usize]| {
+        v.iter()
+            .skip_while(|&&i| specs[i].timestamp.is_some())
+            .all(|&i| specs[i].timestamp.is_none())
+    };
+    let theirs: Vec<usize> = reference.iter().map(|c| by_content[c.as_str()]).collect();
+    if timed(&theirs) == timed(ctx) && untimed_tail(&theirs) && untimed_tail(ctx) {
+        "yes¹"
+    } else {
+        "same set, other order"
+    }
+}
+
+fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64)>) -> Row {
+    let mut floor = Floor::new(n);
+    let specs = w.items(n);
+    let descs = descriptors(&specs);
+    let setup = ctx_setup(w, &specs);
+    let trace = if w == Workload::ChatTraced { 2 } else { 0 };
+    let traced = w == Workload::ChatTraced;
+    let ref_pipe = ref_pipeline(w);
+    let ref_budget = ref_budget(&specs);
+
+    // Memory, on a separate untimed run (warms up as well).
+    let (first, stats) = counted(|| ctx_run(&setup, &descs, trace));
+    let (ctx_out, t0) = time(|| ctx_run(&setup, &descs, trace));
+    let ctx_samples_target = ((o.ctx_budget / t0.as_secs_f64().max(1e-7)) as usize).clamp(5, 2001);
+
+    // Reference: skip when the quadratic estimate from the previous size is too long.
+    let estimate = last_ref.map(|(m, secs)| secs * (n as f64 / m as f64).powi(2));
+    let mut reference = match estimate {
+        _ if o.ref_limit < 0.0 => RefOutcome::Skipped { estimate: f64::NAN },
+        Some(e) if e > o.ref_limit => RefOutcome::Skipped { estimate: e },
+        _ => RefOutcome::Ran {
+            median: Duration::ZERO,
+            samples: 0,
+        },
+    };
+    let mut ref_samples = Vec::new();
+    let mut ref_selection = None;
+    let mut ref_reps = 0;
+    if let RefOutcome::Ran { .. } = reference {
+        let (r, d) = time(|| ref_run(&ref_pipe, &ref_budget, &specs, traced));
+        *last_ref = Some((n, d.as_secs_f64()));
+        match r {
+            Ok(sel) => {
+                ref_selection = Some(sel);
+                if d.as_secs_f64() < 0.2 {
+                    // that one was a warm-up
+                } else {
+                    ref_samples.push(d);
+                }
+                ref_reps = ((o.ref_budget / d.as_secs_f64().max(1e-7)) as usize)
+                    .clamp(1, ctx_samples_target);
+            }
+            Err(error) => reference = RefOutcome::Failed { after: d, error },
+        }
+    }
+
+    let mut ctx_samples = vec![t0];
+    let mut floor_samples = vec![floor.sample()];
+    let mut untraced_samples = Vec::new();
+    let reps = ctx_samples_target.max(ref_reps);
+    for i in 0..reps {
+        if i < ctx_samples_target {
+            let (r, d) = time(|| ctx_run(&setup, &descs, trace));
+            black_box(r.ok());
+            ctx_samples.push(d);
+            floor_samples.push(floor.sample());
+            if traced {
+                let (r, d) = time(|| ctx_run(&setup, &descs, 0));
+                black_box(r.ok());
+                untraced_samples.push(d);
+            }
+        }
+        if ref_samples.len() < ref_reps && matches!(reference, RefOutcome::Ran { .. }) {
+            let (r, d) = time(|| ref_run(&ref_pipe, &ref_budget, &specs, traced));
+            black_box(r.ok());
+            ref_samples.push(d);
+        }
+    }
+    if let RefOutcome::Ran { .. } = reference {
+        let samples = ref_samples.len();
+        reference = RefOutcome::Ran {
+            median: median(&mut ref_samples),
+            samples,
+        };
+    }
+    let same = match (&first, &ref_selection) {
+        (Ok(c), Some(r)) => compare_selection(c, r, &specs),
+        _ => "—",
+    };
+    let ctx_error = ctx_out.err();
+    Row {
+        workload: w,
+        n,
+        ctx: median(&mut ctx_samples),
+        ctx_samples: ctx_samples.len(),
+        reference,
+        floor: median(&mut floor_samples),
+        peak: stats.peak,
+        input: descs.input_bytes,
+        same,
+        untraced: (!untraced_samples.is_empty()).then(|| median(&mut untraced_samples)),
+        ctx_error,
+    }
+}
+
+fn print_row(r: &Row) {
+    let refused = r.ctx_error.is_some();
+    let ctx = if refused {
+        format!("refused after {}", fmt_time(r.ctx))
+    } else {
+        fmt_time(r.ctx)
+    };
+    let (reference, ratio) = match &r.reference {
+        RefOutcome::Ran { median, .. } => (
+            fmt_time(*median),
+            if refused {
+                "—".into()
+            } else {
+                format!("{:.1}×", median.as_secs_f64() / r.ctx.as_secs_f64())
+            },
+        ),
+        RefOutcome::Failed { after, error } => (
+            format!("{} after {}", short_error(error), fmt_time(*after)),
+            "—".into(),
+        ),
+        RefOutcome::Skipped { estimate } if estimate.is_nan() => ("not run".into(), "—".into()),
+        RefOutcome::Skipped { estimate } => (format!("skipped (est. {estimate:.0} s)"), "—".into()),
+    };
+    let floor_mult = if refused {
+        "—".into()
+    } else {
+        format!("{:.1}×", r.ctx.as_secs_f64() / r.floor.as_secs_f64())
+    };
+    let mut notes = String::new();
+    if let Some(u) = r.untraced {
+        let _ = write!(
+            notes,
+            "untraced {}, traced / untraced {:.2}×",
+            fmt_time(u),
+            r.ctx.as_secs_f64() / u.as_secs_f64()
+        );
+    }
+    if let Some(e) = &r.ctx_error {
+        let _ = write!(
+            notes,
+            "{}",
+            e.trim_start_matches("CTXPACK_TABLE_TOO_LARGE: ")
+        );
+    }
+    println!(
+        "| {} {} | {} | {} | {} | {} | {} | {} | {} | {:.1}× | {} | {} |",
+        r.workload.id(),
+        r.workload.name(),
+        fmt_n(r.n),
+        ctx,
+        reference,
+        ratio,
+        fmt_time(r.floor),
+        floor_mult,
+        fmt_bytes(r.peak),
+        r.peak as f64 / r.input as f64,
+        r.same,
+        notes
+    );
+    let ref_samples = match r.reference {
+        RefOutcome::Ran { samples, .. } => samples,
+        _ => 0,
+    };
+    eprintln!(
+        "  [{} {}: {} ctxpack samples, {} reference samples, input {}]",
+        r.workload.id(),
+        r.n,
+        r.ctx_samples,
+        ref_samples,
+        fmt_bytes(r.input)
+    );
+}
+
+fn short_error(e: &str) -> String {
+    e.split(['{', '(']).next().unwrap_or(e).trim().to_string()
+}
+
+fn fmt_n(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Extra evidence: knapsack keep table, diagnostics allocations
+// ---------------------------------------------------------------------------------------
+
+/// The largest single allocation of one knapsack slice (the keep table on both sides),
+/// measured on the same scored items through each library's slicer alone.
+fn knapsack_tables(sizes: &[usize]) {
+    println!();
+    println!("Knapsack keep table (workload 3 items, bucket 100, one slice through each library's slicer alone)");
+    println!();
+    println!("| N | rows × (cap + 1) | ctxpack keep table | reference keep table | ctxpack / reference | largest allocation: ctxpack / reference |");
+    println!("|---|---|---|---|---|---|");
+    for &n in sizes {
+        let specs = Workload::Knapsack(100).items(n);
+        let (_, target) = budget_numbers(&specs);
+        let cap = target / 100;
+        let cells = n as u64 * (cap as u64 + 1);
+        if cells > 50_000_000 {
+            println!(
+                "| {} | {} | — | refuses (TableTooLarge) | — | — |",
+                fmt_n(n),
+                cells
+            );
+            continue;
+        }
+        // Scores as the pipeline would give them do not matter for the table size.
+        let mut rng = Rng(7);
+        let scores: Vec<f64> = (0..n).map(|_| rng.unit()).collect();
+        let descs = descriptors(&specs);
+        // SAFETY (block): valid arrays and live handles.
+        let ours = unsafe {
+            let items = make(|o, e| ctxpack_items_new(o, e));
+            ok(
+                ctxpack_items_push_many(items, descs.descs.as_ptr(), n, ptr::null_mut()),
+                ptr::null_mut(),
+            )
+            .unwrap();
+            let slicer = make(|o, e| ctxpack_slicer_new_knapsack(100, 0, o, e));
+            let (max, target) = budget_numbers(&specs);
+            let budget = make(|o, e| ctxpack_budget_new(max, target, 0, ptr::null(), 0, 0.0, o, e));
+            let (_, stats) = counted(|| {
+                let r = make(|o, e| {
+                    ctxpack_slicer_slice(slicer, items, scores.as_ptr(), n, budget, o, e)
+                });
+                ctxpack_slice_result_free(r);
+            });
+            ctxpack_slicer_free(slicer);
+            ctxpack_budget_free(budget);
+            ctxpack_items_free(items);
+            stats.largest
+        };
+        let theirs = {
+            use cupel::Slicer as _;
+            let items = ref_items(&specs);
+            let scored: Vec<cupel::ScoredItem> = items
+                .iter()
+                .zip(&scores)
+                .map(|(item, &score)| cupel::ScoredItem {
+                    item: item.clone(),
+                    score,
+                })
+                .collect();
+            let slicer = cupel::KnapsackSlice::new(100).unwrap();
+            let budget = ref_budget(&specs);
+            let (r, stats) = counted(|| slicer.slice(&scored, &budget).map(|v| v.len()));
+            r.expect("reference knapsack");
+            stats.largest
+        };
+        // The tables as each implementation sizes them: ctxpack a bitset over the
+        // candidates that can set a bit (value > 0, weight <= cap), in 64-bit words; the
+        // reference a `Vec<bool>` over every positive-token candidate.
+        let active = specs
+            .iter()
+            .zip(&scores)
+            .filter(|(s, &score)| (score * 10000.0).floor() > 0.0 && (s.tokens + 99) / 100 <= cap)
+            .count() as u64;
+        let our_table = (active * (cap as u64 + 1)).div_ceil(64) * 8;
+        let their_table = cells;
+        println!(
+            "| {} | {} | {} | {} | 1/{:.1} | {} / {} |",
+            fmt_n(n),
+            cells,
+            fmt_bytes(our_table as usize),
+            fmt_bytes(their_table as usize),
+            their_table as f64 / our_table as f64,
+            fmt_bytes(ours),
+            fmt_bytes(theirs),
+        );
+    }
+}
+
+/// Allocations of `ctxpack_pipeline_run` alone (items already pushed): untraced, traced
+/// at Item detail, and the Rust API's untraced `Pipeline::run` on the same items.
+fn diagnostics_allocations(sizes: &[usize], log: bool) {
+    use ctxpack::placer::ChronologicalPlacer;
+    use ctxpack::scorer::{CompositeScorer, KindScorer, RecencyScorer};
+    use ctxpack::slicer::GreedySlice;
+    use std::sync::Arc;
+    println!();
+    println!("Allocations of one chat run (workload 1) after the items are pushed");
+    println!();
+    println!("| N | C ABI untraced | Rust API untraced | C ABI traced (Item) |");
+    println!("|---|---|---|---|");
+    let rust_pipeline = ctxpack::Pipeline::builder()
+        .scorer(Arc::new(
+            CompositeScorer::new(vec![
+                (Arc::new(RecencyScorer::new()), 3.0),
+                (Arc::new(KindScorer::new()), 1.0),
+            ])
+            .unwrap(),
+        ))
+        .slicer(Arc::new(GreedySlice::new()))
+        .placer(Arc::new(ChronologicalPlacer::new()))
+        .build()
+        .unwrap();
+    for &n in sizes {
+        let specs = Workload::Chat.items(n);
+        let descs = descriptors(&specs);
+        let setup = ctx_setup(Workload::Chat, &specs);
+        let options = ctxpack_run_options {
+            struct_size: std::mem::size_of::<ctxpack_run_options>(),
+            trace_detail: 2,
+            on_overflow: None,
+            overflow_user_data: ptr::null_mut(),
+        };
+        // SAFETY (block): valid arrays and live handles.
+        let (untraced, traced) = unsafe {
+            let items = make(|o, e| ctxpack_items_new(o, e));
+            ok(
+                ctxpack_items_push_many(items, descs.descs.as_ptr(), n, ptr::null_mut()),
+                ptr::null_mut(),
+            )
+            .unwrap();
+            let run = |opts: *const ctxpack_run_options| {
+                counted(|| {
+                    let r = make(|o, e| {
+                        ctxpack_pipeline_run(setup.pipeline, items, setup.budget, opts, o, e)
+                    });
+                    ctxpack_result_free(r);
+                })
+                .1
+            };
+            if log && n == 1_000 {
+                LOG_LEN.store(0, Relaxed);
+                LOG_ON.store(true, Relaxed);
+                run(ptr::null());
+                LOG_ON.store(false, Relaxed);
+                let len = LOG_LEN.load(Relaxed).min(LOG.len());
+                let sizes: Vec<usize> = LOG[..len].iter().map(|a| a.load(Relaxed)).collect();
+                eprintln!(
+                    "allocation sizes of one untraced C-ABI run at N = 1000, in order: {sizes:?}"
+                );
+            }
+            let u = run(ptr::null());
+            let t = run(&options);
+            ctxpack_items_free(items);
+            (u, t)
+        };
+        let rust_items: Vec<ctxpack::ContextItem> = specs
+            .iter()
+            .map(|s| {
+                let mut b = ctxpack::ContextItem::builder(s.content.as_str(), s.tokens)
+                    .kind(ctxpack::ContextKind::new(s.kind).unwrap())
+                    .source(ctxpack::ContextSource::new(s.source).unwrap());
+                if let Some(t) = s.timestamp {
+                    b = b.timestamp(t);
+                }
+                b.build().unwrap()
+            })
+            .collect();
+        let budget = {
+            let (max, target) = budget_numbers(&specs);
+            ctxpack::ContextBudget::new(max, target).unwrap()
+        };
+        let (_, rust) = counted(|| black_box(rust_pipeline.run(&rust_items, &budget).unwrap()));
+        println!(
+            "| {} | {} allocations, {} | {} allocations, {} | {} allocations, {} |",
+            fmt_n(n),
+            untraced.count,
+            fmt_bytes(untraced.bytes),
+            rust.count,
+            fmt_bytes(rust.bytes),
+            traced.count,
+            fmt_bytes(traced.bytes)
+        );
+    }
+}
+
+fn main() {
+    let o = parse_options();
+    let clock = if WALL.load(Relaxed) {
+        "wall-clock"
+    } else {
+        "thread CPU"
+    };
+    if let Some(secs) = o.profile {
+        let (w, n) = (o.workloads[0], o.sizes[0]);
+        let specs = w.items(n);
+        let descs = descriptors(&specs);
+        let setup = ctx_setup(w, &specs);
+        let trace = if w == Workload::ChatTraced { 2 } else { 0 };
+        let start = Instant::now();
+        let cpu0 = process_cpu_seconds();
+        let mut runs = 0;
+        // `--profile 0` runs once and skips the phase timing (for valgrind).
+        if secs == 0.0 {
+            black_box(ctx_run(&setup, &descs, trace).ok());
+            return;
+        }
+        while start.elapsed().as_secs_f64() < secs {
+            black_box(ctx_run(&setup, &descs, trace).ok());
+            runs += 1;
+        }
+        let cpu = process_cpu_seconds() - cpu0;
+        // Phases of one run, CPU time, medians of 15.
+        let mut phases = [Vec::new(), Vec::new(), Vec::new()];
+        for _ in 0..15 {
+            // SAFETY (block): live handles, valid descriptor array.
+            unsafe {
+                let t0 = thread_cpu_ns();
+                let items = make(|o, e| ctxpack_items_new(o, e));
+                ok(
+                    ctxpack_items_push_many(items, descs.descs.as_ptr(), n, ptr::null_mut()),
+                    ptr::null_mut(),
+                )
+                .unwrap();
+                let t1 = thread_cpu_ns();
+                let mut result = ptr::null_mut();
+                let status = ctxpack_pipeline_run(
+                    setup.pipeline,
+                    items,
+                    setup.budget,
+                    ptr::null(),
+                    &mut result,
+                    ptr::null_mut(),
+                );
+                ctxpack_result_free(result);
+                black_box(status);
+                let t2 = thread_cpu_ns();
+                ctxpack_items_free(items);
+                let t3 = thread_cpu_ns();
+                phases[0].push(Duration::from_nanos(t1 - t0));
+                phases[1].push(Duration::from_nanos(t2 - t1));
+                phases[2].push(Duration::from_nanos(t3 - t2));
+            }
+        }
+        println!(
+            "push {}, run {}, free {}",
+            fmt_time(median(&mut phases[0])),
+            fmt_time(median(&mut phases[1])),
+            fmt_time(median(&mut phases[2]))
+        );
+        println!(
+            "{runs} runs, {} wall, {} CPU per run",
+            fmt_time(start.elapsed() / runs),
+            fmt_time(Duration::from_secs_f64(cpu / f64::from(runs)))
+        );
+        return;
+    }
+    println!(
+        "ctxpack {} (C ABI) vs cupel 1.2.0; {}; medians of {clock} time; load average {}",
+        env!("CARGO_PKG_VERSION"),
+        machine(),
+        load_average()
+    );
+    println!();
+    println!("| workload | N | ctxpack | reference | ref / ctxpack | sort floor | ctxpack / floor | peak extra memory | peak / input | same selection | notes |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for &w in &o.workloads {
+        let mut last_ref = None;
+        for &n in &o.sizes {
+            let row = measure(w, n, &o, &mut last_ref);
+            print_row(&row);
+        }
+    }
+    if o.workloads.contains(&Workload::Knapsack(100)) {
+        knapsack_tables(&o.sizes);
+    }
+    if o.workloads.contains(&Workload::ChatTraced) {
+        diagnostics_allocations(&o.sizes, o.alloc_log);
+    }
+    println!();
+    println!("load average at the end: {}", load_average());
+}
+
+/// User + system CPU time of this process (Linux, 10 ms resolution): for `--profile`,
+/// where a loaded machine makes wall time noisy.
+fn process_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "{cpu}, {cores} cores, {} {}",
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    )
+}
