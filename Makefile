@@ -45,7 +45,7 @@ test-bindings:
 test-fuzz-build:
 	scripts/fuzz.sh check
 
-test: deps lint test-rust test-c test-install test-bindings test-fuzz-build
+test: deps lint test-fuzz-build test-rust test-c test-install test-bindings
 	@echo "make test: all suites passed"
 
 # ---------------------------------------------------------------------------------------
