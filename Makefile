@@ -11,7 +11,7 @@
 
 CARGO ?= cargo
 
-.PHONY: all build test test-rust test-c test-bindings lint demo deps install uninstall test-install
+.PHONY: all build test test-rust test-c test-bindings test-fuzz-build lint demo deps install uninstall test-install
 
 all: build
 
@@ -42,7 +42,10 @@ test-bindings:
 	bindings/csharp/run.sh
 	bindings/swift/run.sh
 
-test: deps lint test-rust test-c test-install test-bindings
+test-fuzz-build:
+	scripts/fuzz.sh check
+
+test: deps lint test-fuzz-build test-rust test-c test-install test-bindings
 	@echo "make test: all suites passed"
 
 # ---------------------------------------------------------------------------------------
