@@ -20,7 +20,7 @@ fn input(k: usize) -> (Vec<ContextItem>, ContextBudget) {
         "Memory",
         "SystemPrompt",
     ];
-    let mut state = k as u64 * 0x9E37_79B9_7F4A_7C15 + 1;
+    let mut state = (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut next = move || {
         state ^= state << 13;
         state ^= state >> 7;
