@@ -1,7 +1,8 @@
-//! A fast, non-cryptographic hasher for the engine's internal maps (contents in
-//! Deduplicate, folded kinds in the slicers). The maps are built from one run's own input
-//! and dropped at the end of it, so HashDoS resistance buys nothing here, while SipHash
-//! over every content string dominated the Deduplicate stage.
+//! Fast, non-cryptographic hashing for the engine: [`FastMap`] (FxHash) for the small
+//! internal maps (kind weights, Frequency's tag sets), and [`hash_bytes`] for the content
+//! hash every item carries, which Deduplicate groups by. The maps are built from one
+//! run's own input and dropped at the end of it, so HashDoS resistance buys nothing here,
+//! while SipHash over every content string dominated the Deduplicate stage.
 
 use std::hash::{BuildHasherDefault, Hasher};
 
