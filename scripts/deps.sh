@@ -15,7 +15,23 @@ if ((${#missing[@]})); then
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     echo "deps: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq
-    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Another install (unattended-upgrades, a second checkout's tests) may hold the package
+    # manager's lock: wait for it, up to CTXPACK_APT_WAIT seconds (default 300), instead of
+    # failing at once. apt waits on the dpkg lock itself; the retry loop also covers the
+    # lists lock of `apt-get update`.
+    wait_s=${CTXPACK_APT_WAIT:-300}
+    apt_get() {
+        local deadline=$((SECONDS + wait_s))
+        until $sudo apt-get -o DPkg::Lock::Timeout="$wait_s" "$@"; do
+            if ((SECONDS >= deadline)); then
+                echo "deps: apt-get $1 kept failing for ${wait_s}s (is another install stuck?)" >&2
+                return 1
+            fi
+            echo "deps: apt-get $1 failed (package manager busy?); retrying in 10 s" >&2
+            sleep 10
+        done
+    }
+    apt_get update -qq
+    apt_get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true

@@ -3,12 +3,16 @@
 //! Runs every `*.toml` vector (format: `shared/spec/08-conformance-format.md`) found, in
 //! sorted order, under
 //!
-//! 1. `tests/vectors/` of this crate (the project's own vectors),
-//! 2. `../shared/conformance/` next to the crate, when that folder exists,
-//! 3. every directory listed in `CTXPACK_CONFORMANCE_DIRS` (colon-separated), recursively.
+//! 1. `tests/vectors/` of this crate: the project's own vectors, and the Cupel conformance
+//!    suite 1.0.0's required tier in `tests/vectors/cupel-1.0.0/required/` (copied with its
+//!    licence notice, so a fresh clone runs it),
+//! 2. every directory listed in `CTXPACK_CONFORMANCE_DIRS` (colon-separated), recursively
+//!    (for example the suite's optional tier).
 //!
-//! The tier is `required` or `optional` when the path has a folder of that name, otherwise
-//! `project`. Each failing vector gets one line with its path, name and reason; then come a
+//! The tier is `required` or `optional` when the path below its root has a folder of that
+//! name (for the extra directories, also the directory's own path), otherwise `project`.
+//! When no required-tier vector is found at all, the runner prints a loud warning and the
+//! level `none`. Each failing vector gets one line with its path, name and reason; then come a
 //! per-tier summary, the conformance level, and finally the line `N passed, M failed`. The
 //! exit status is non-zero when any vector fails or none ran. A vector that cannot be
 //! parsed, misses a required key, names an unknown stage or component, or panics in the
@@ -140,7 +144,8 @@ struct Root {
     path: PathBuf,
     /// Shown in front of its files.
     label: String,
-    /// The project's own vectors: always tier `project`, whatever the path above them.
+    /// The repository's own folder: its tier comes only from the path below it, whatever
+    /// the folders above the checkout are called.
     own: bool,
 }
 
@@ -153,10 +158,6 @@ fn roots() -> Vec<Root> {
         own,
     };
     let mut roots = vec![root(manifest.join("tests/vectors"), "tests/vectors", true)];
-    let shared = manifest.join("../shared/conformance");
-    if shared.is_dir() {
-        roots.push(root(shared, "../shared/conformance", false));
-    }
     if let Ok(dirs) = env::var("CTXPACK_CONFORMANCE_DIRS") {
         roots.extend(
             dirs.split(':')
@@ -195,13 +196,9 @@ fn discover() -> (Vec<VectorFile>, Vec<Outcome>) {
                 continue;
             }
             let relative = path.strip_prefix(&root.path).unwrap_or(&path);
-            let tier = if root.own {
-                Tier::Project
-            } else {
-                tier_in(relative)
-                    .or_else(|| tier_in(&root.path))
-                    .unwrap_or(Tier::Project)
-            };
+            let tier = tier_in(relative)
+                .or_else(|| (!root.own).then(|| tier_in(&root.path)).flatten())
+                .unwrap_or(Tier::Project);
             files.push(VectorFile {
                 display: format!("{}/{}", root.label, relative.display()),
                 tier,
@@ -329,6 +326,14 @@ fn report(outcomes: &[Outcome], engine: &str) -> ExitCode {
     println!("--- conformance summary ({engine} engine, suite {SUITE_VERSION}) ---");
     for (tier, (passed, failed)) in &tiers {
         println!("{:>9}: {passed} passed, {failed} failed", tier.label());
+    }
+    if tiers.get(&Tier::Required).is_none_or(|c| c.0 + c.1 == 0) {
+        println!();
+        println!("{}", "!".repeat(78));
+        println!("WARNING: no required-tier conformance vector was found; conformance is NOT shown.");
+        println!("Expected the Cupel suite in tests/vectors/cupel-1.0.0/required/.");
+        println!("{}", "!".repeat(78));
+        println!();
     }
     println!("level: {}", level(&tiers));
     let passed: usize = tiers.values().map(|c| c.0).sum();

@@ -13,8 +13,8 @@
 #
 # Environment: CARGO_TARGET_DIR (default ./target), CXX (default g++), CC (default cc),
 # CTXPACK_CPP_MODES (default "plain asan"), CTXPACK_VECTOR_DIRS (colon-separated folders
-# of pipeline vectors; default: ../shared/conformance/{required,optional}/pipeline and
-# tests/vectors/pipeline, those that exist).
+# of pipeline vectors; default: tests/vectors/cupel-1.0.0/required/pipeline and
+# tests/vectors/pipeline).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -45,8 +45,7 @@ vector_dirs=()
 if [[ -n "${CTXPACK_VECTOR_DIRS:-}" ]]; then
     IFS=: read -r -a vector_dirs <<<"$CTXPACK_VECTOR_DIRS"
 else
-    for d in "$ROOT/../shared/conformance/required/pipeline" "$ROOT/../shared/conformance/optional/pipeline" \
-        "$ROOT/tests/vectors/pipeline"; do
+    for d in "$ROOT/tests/vectors/cupel-1.0.0/required/pipeline" "$ROOT/tests/vectors/pipeline"; do
         [[ -d "$d" ]] && vector_dirs+=("$(cd "$d" && pwd)")
     done
 fi

@@ -2,8 +2,8 @@ package ctxpack_test
 
 // Runs the conformance vectors (format: shared/spec/08-conformance-format.md) through the
 // Go binding: every *.toml under
-//   ../../tests/vectors            (the project's vectors, when present),
-//   ../../../shared/conformance    (the shared suite, when present),
+//   ../../tests/vectors            (the project's vectors and, in cupel-1.0.0/, the
+//                                  Cupel suite's required tier),
 //   each directory of CTXPACK_CONFORMANCE_DIRS (colon-separated; must exist).
 // Pipeline vectors run through Pipeline.Run: output order, diagnostics (summary,
 // included, excluded with the reason's fields, shortfalls), the overflow event and
@@ -29,7 +29,7 @@ import (
 
 func vectorRoots(t *testing.T) []string {
 	var roots []string
-	for _, dir := range []string{"../../tests/vectors", "../../../shared/conformance"} {
+	for _, dir := range []string{"../../tests/vectors"} {
 		if st, err := os.Stat(dir); err == nil && st.IsDir() {
 			roots = append(roots, dir)
 		} else {
@@ -115,7 +115,7 @@ func TestConformanceVectors(t *testing.T) {
 	t.Logf("vectors by stage: %v", counts)
 	// The shared suite alone has eight required pipeline vectors.
 	if counts["pipeline"] < 3 {
-		t.Fatalf("found %d pipeline vectors; expected the shared suite (../../../shared/conformance) or CTXPACK_CONFORMANCE_DIRS", counts["pipeline"])
+		t.Fatalf("found %d pipeline vectors; expected the Cupel suite in ../../tests/vectors/cupel-1.0.0", counts["pipeline"])
 	}
 }
 

@@ -1,7 +1,7 @@
 // Runs the conformance vectors (format: shared/spec/08-conformance-format.md) through the
 // C# binding: every *.toml under
-//   <repo>/tests/vectors           (the project's vectors, when present),
-//   <repo>/../shared/conformance   (the shared suite, when present),
+//   <repo>/tests/vectors           (the project's vectors and, in cupel-1.0.0/, the
+//                                  Cupel suite's required tier),
 //   each directory of CTXPACK_CONFORMANCE_DIRS (colon-separated; must exist).
 // <repo> is CTXPACK_REPO_ROOT (run.sh sets it) or found above the test program.
 // Pipeline vectors run through Pipeline.Run: output order, diagnostics (summary, included,
@@ -65,7 +65,7 @@ namespace Ctxpack.Tests
 
         static IEnumerable<string> Roots()
         {
-            foreach (var dir in new[] { Path.Combine(RepoRoot, "tests/vectors"), Path.Combine(RepoRoot, "../shared/conformance") })
+            foreach (var dir in new[] { Path.Combine(RepoRoot, "tests/vectors") })
             {
                 if (Directory.Exists(dir)) yield return dir;
             }
@@ -113,7 +113,7 @@ namespace Ctxpack.Tests
             Console.WriteLine($"       {total - failures.Count} of {total} vectors reproduced ({string.Join(", ", counts.Select(kv => $"{kv.Key} {kv.Value}"))})");
             // The shared suite alone has eight required pipeline vectors.
             counts.TryGetValue("pipeline", out var pipelines);
-            Assert.True(pipelines >= 3, $"found {pipelines} pipeline vectors; expected the shared suite (../shared/conformance) or CTXPACK_CONFORMANCE_DIRS");
+            Assert.True(pipelines >= 3, $"found {pipelines} pipeline vectors; expected the Cupel suite in tests/vectors/cupel-1.0.0");
             Assert.True(failures.Count == 0, $"{failures.Count} of {total} vectors failed");
         }
 
