@@ -46,11 +46,15 @@ type KindQuotaUtilization struct {
 	Utilization float64
 }
 
-func readAnalytics(res *C.ctxpack_result, p *C.ctxpack_pipeline, b *C.ctxpack_budget) (Analytics, error) {
+// readAnalytics computes the report helpers of a traced result; the quota and budget
+// helpers need the run's pipeline and budget.
+func readAnalytics(res *C.ctxpack_result, p *Pipeline, b *Budget) (Analytics, error) {
+	defer runtime.KeepAlive(p)
+	defer runtime.KeepAlive(b)
 	var a Analytics
 	var budgetUse, coverage C.double
 	var kinds C.size_t
-	if err := check(C.ctxpack_result_budget_utilization(res, b, &budgetUse)); err != nil {
+	if err := check(C.ctxpack_result_budget_utilization(res, b.ptr(), &budgetUse)); err != nil {
 		return a, err
 	}
 	if err := check(C.ctxpack_result_kind_diversity(res, &kinds)); err != nil {
@@ -63,7 +67,7 @@ func readAnalytics(res *C.ctxpack_result, p *C.ctxpack_pipeline, b *C.ctxpack_bu
 
 	var qu *C.ctxpack_quota_utilization
 	var cerr *C.ctxpack_error
-	if err := takeError(C.ctxpack_result_quota_utilization(res, p, b, &qu, &cerr), cerr); err != nil {
+	if err := takeError(C.ctxpack_result_quota_utilization(res, p.ptr(), b.ptr(), &qu, &cerr), cerr); err != nil {
 		return a, err
 	}
 	defer C.ctxpack_quota_utilization_free(qu)
@@ -88,6 +92,8 @@ func readAnalytics(res *C.ctxpack_result, p *C.ctxpack_pipeline, b *C.ctxpack_bu
 // DryRun runs the pipeline traced at item detail (spec 07 §4): the Result always has a
 // Report. Safe for concurrent use.
 func (p *Pipeline) DryRun(items []Item, budget *Budget) (Result, error) {
+	defer runtime.KeepAlive(p)
+	defer runtime.KeepAlive(budget)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return Result{}, err
@@ -96,20 +102,19 @@ func (p *Pipeline) DryRun(items []Item, budget *Budget) (Result, error) {
 	var res *C.ctxpack_result
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_pipeline_dry_run(p.ptr(), list.ptr(), budget.ptr(), &res, &cerr)
-	defer runtime.KeepAlive(p)
-	defer runtime.KeepAlive(list)
-	defer runtime.KeepAlive(budget)
 	if err := takeError(status, cerr); err != nil {
 		return Result{}, err
 	}
 	defer C.ctxpack_result_free(res)
-	return readResult(res, p.ptr(), budget.ptr())
+	return readResult(res, p, budget)
 }
 
 // MarginalItems returns the items included under budget that drop out when it shrinks
 // by slack tokens (spec 07 §5.1), in placed order. A percentage quota slicer is
 // StatusPipelineConfig (the inclusion is not monotonic).
 func (p *Pipeline) MarginalItems(items []Item, budget *Budget, slack int64) ([]int, error) {
+	defer runtime.KeepAlive(p)
+	defer runtime.KeepAlive(budget)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return nil, err
@@ -120,9 +125,6 @@ func (p *Pipeline) MarginalItems(items []Item, budget *Budget, slack int64) ([]i
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_pipeline_marginal_items(p.ptr(), list.ptr(), budget.ptr(), C.int64_t(slack),
 		firstOf(positions), C.size_t(len(positions)), &n, &cerr)
-	runtime.KeepAlive(p)
-	runtime.KeepAlive(list)
-	runtime.KeepAlive(budget)
 	if err := takeError(status, cerr); err != nil {
 		return nil, err
 	}
@@ -134,6 +136,7 @@ func (p *Pipeline) MarginalItems(items []Item, budget *Budget, slack int64) ([]i
 // whether there is one. Quota slicers are StatusPipelineConfig; a target outside items
 // or a ceiling below its tokens is StatusInvalidArgument.
 func (p *Pipeline) MinBudgetFor(items []Item, target int, ceiling int64) (budget int64, found bool, err error) {
+	defer runtime.KeepAlive(p)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return 0, false, err
@@ -146,8 +149,6 @@ func (p *Pipeline) MinBudgetFor(items []Item, target int, ceiling int64) (budget
 	var cbudget C.int64_t
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_pipeline_min_budget_for(p.ptr(), list.ptr(), C.size_t(target), C.int64_t(ceiling), &cfound, &cbudget, &cerr)
-	runtime.KeepAlive(p)
-	runtime.KeepAlive(list)
 	if err := takeError(status, cerr); err != nil {
 		return 0, false, err
 	}
@@ -188,6 +189,8 @@ type Swing struct {
 // CompareSensitivity dry-runs two or more labelled pipelines over the same items and
 // budget (spec 07 §6) and lists the items whose inclusion swings between them.
 func CompareSensitivity(items []Item, budget *Budget, variants ...SensitivityVariant) (Sensitivity, error) {
+	defer runtime.KeepAlive(budget)
+	defer runtime.KeepAlive(variants)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return Sensitivity{}, err
@@ -202,9 +205,6 @@ func CompareSensitivity(items []Item, budget *Budget, variants ...SensitivityVar
 	var sens *C.ctxpack_sensitivity
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_sensitivity_new(list.ptr(), budget.ptr(), firstOf(cv), C.size_t(len(cv)), &sens, &cerr)
-	defer runtime.KeepAlive(variants)
-	defer runtime.KeepAlive(list)
-	defer runtime.KeepAlive(budget)
 	if err := takeError(status, cerr); err != nil {
 		return Sensitivity{}, err
 	}
@@ -224,7 +224,7 @@ func CompareSensitivity(items []Item, budget *Budget, variants ...SensitivityVar
 		if err := takeError(C.ctxpack_sensitivity_variant_result(sens, i, &res, &cerr), cerr); err != nil {
 			return Sensitivity{}, err
 		}
-		r, err := readResult(res, variants[i].Pipeline.ptr(), budget.ptr())
+		r, err := readResult(res, variants[i].Pipeline, budget)
 		C.ctxpack_result_free(res)
 		if err != nil {
 			return Sensitivity{}, err

@@ -78,6 +78,7 @@ func (l *ItemList) ptr() *C.ctxpack_items {
 // Push appends items, all or nothing; an invalid item's error message starts with
 // "item <index>:".
 func (l *ItemList) Push(items ...Item) error {
+	defer runtime.KeepAlive(l)
 	if len(items) == 0 {
 		return nil
 	}
@@ -85,24 +86,21 @@ func (l *ItemList) Push(items ...Item) error {
 	defer a.free()
 	descs := itemDescs(&a, items)
 	var cerr *C.ctxpack_error
-	status := C.ctxpack_items_push_many(l.ptr(), descs, C.size_t(len(items)), &cerr)
-	runtime.KeepAlive(l)
-	return takeError(status, cerr)
+	return takeError(C.ctxpack_items_push_many(l.ptr(), descs, C.size_t(len(items)), &cerr), cerr)
 }
 
 // Len returns the number of items in the list.
 func (l *ItemList) Len() (int, error) {
+	defer runtime.KeepAlive(l)
 	var n C.size_t
 	err := check(C.ctxpack_items_len(l.ptr(), &n))
-	runtime.KeepAlive(l)
 	return int(n), err
 }
 
 // Clear removes every item (results of earlier runs are not affected).
 func (l *ItemList) Clear() error {
-	err := check(C.ctxpack_items_clear(l.ptr()))
-	runtime.KeepAlive(l)
-	return err
+	defer runtime.KeepAlive(l)
+	return check(C.ctxpack_items_clear(l.ptr()))
 }
 
 // Close frees the list. Results of earlier runs stay valid.

@@ -15,9 +15,17 @@ import (
 // handle owns one reference to a library object. A finalizer releases it when the
 // handle becomes unreachable without Close; Close releases it at once.
 //
-// The wrapper types (Scorer, Pipeline, ...) hold a *handle and call runtime.KeepAlive on
-// themselves after every C call that uses the pointer, so the finalizer cannot free the
-// object while the library is still using it.
+// The wrapper types (Scorer, Pipeline, ...) hold a *handle, and the finalizer may run as
+// soon as the wrapper is unreachable, which can be in the middle of a method that still
+// has C calls to make with its pointer (reading a result, computing analytics). So every
+// function that takes an object's pointer (x.ptr()) starts with
+//
+//	defer runtime.KeepAlive(x)
+//
+// (or registers `defer x.Close()` for an object it owns) before the first use: x then
+// stays reachable until the function returns, whatever follows. Helpers that make C
+// calls take the Go objects, not their pointers, and follow the same rule.
+// keepalive_test.go checks the rule on every function of the package.
 type handle struct {
 	ptr  unsafe.Pointer
 	free func(unsafe.Pointer)

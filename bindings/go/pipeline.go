@@ -47,6 +47,9 @@ func WithOverflowStrategy(s OverflowStrategy) PipelineOption {
 // NewPipeline builds a pipeline. It keeps its own references to the components, so they
 // may be closed afterwards. A nil component is StatusPipelineConfig.
 func NewPipeline(scorer *Scorer, slicer *Slicer, placer *Placer, opts ...PipelineOption) (*Pipeline, error) {
+	defer runtime.KeepAlive(scorer)
+	defer runtime.KeepAlive(slicer)
+	defer runtime.KeepAlive(placer)
 	cfg := pipelineConfig{deduplication: true, overflow: OverflowThrow}
 	for _, o := range opts {
 		o(&cfg)
@@ -54,13 +57,9 @@ func NewPipeline(scorer *Scorer, slicer *Slicer, placer *Placer, opts ...Pipelin
 	// Go memory is fine here: the struct holds no pointers.
 	copts := C.ctxpack_pipeline_options{deduplication: C.bool(cfg.deduplication), overflow_strategy: C.int32_t(cfg.overflow)}
 	copts.struct_size = C.size_t(unsafe.Sizeof(copts))
-	p, err := newPipeline(func(o **C.ctxpack_pipeline, e **C.ctxpack_error) C.ctxpack_status {
+	return newPipeline(func(o **C.ctxpack_pipeline, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_pipeline_new(scorer.ptr(), slicer.ptr(), placer.ptr(), &copts, o, e)
 	})
-	runtime.KeepAlive(scorer)
-	runtime.KeepAlive(slicer)
-	runtime.KeepAlive(placer)
-	return p, err
 }
 
 func (p *Pipeline) ptr() *C.ctxpack_pipeline {
@@ -105,6 +104,9 @@ func (p *Pipeline) Run(items []Item, budget *Budget, opts *RunOptions) (Result, 
 // RunList runs the pipeline over an item list; result indices are positions in it.
 // Safe for concurrent use, as long as nobody pushes to or clears the list meanwhile.
 func (p *Pipeline) RunList(list *ItemList, budget *Budget, opts *RunOptions) (Result, error) {
+	defer runtime.KeepAlive(p)
+	defer runtime.KeepAlive(list)
+	defer runtime.KeepAlive(budget)
 	var copts C.ctxpack_run_options // no Go pointers: no overflow callback (see Result.Overflow)
 	copts.struct_size = C.size_t(unsafe.Sizeof(copts))
 	if opts != nil {
@@ -113,12 +115,9 @@ func (p *Pipeline) RunList(list *ItemList, budget *Budget, opts *RunOptions) (Re
 	var res *C.ctxpack_result
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_pipeline_run(p.ptr(), list.ptr(), budget.ptr(), &copts, &res, &cerr)
-	runtime.KeepAlive(p)
-	runtime.KeepAlive(list)
-	runtime.KeepAlive(budget)
 	if err := takeError(status, cerr); err != nil {
 		return Result{}, err
 	}
 	defer C.ctxpack_result_free(res)
-	return readResult(res, p.ptr(), budget.ptr())
+	return readResult(res, p, budget)
 }

@@ -74,6 +74,7 @@ func NewCustomPlacer(fn PlaceFunc) (*Placer, error) {
 // Place runs the placer alone over items with the given scores (one per item) and
 // returns the placement order as positions in items.
 func (p *Placer) Place(items []Item, scores []float64) ([]int, error) {
+	defer runtime.KeepAlive(p)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return nil, err
@@ -82,8 +83,6 @@ func (p *Placer) Place(items []Item, scores []float64) ([]int, error) {
 	order := make([]C.size_t, len(scores))
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_placer_place(p.ptr(), list.ptr(), (*C.double)(firstOf(scores)), C.size_t(len(scores)), firstOf(order), &cerr)
-	runtime.KeepAlive(p)
-	runtime.KeepAlive(list)
 	if err := takeError(status, cerr); err != nil {
 		return nil, err
 	}

@@ -68,10 +68,10 @@ func NewPipelineFromPolicyJSON(json string) (*Pipeline, error) {
 // A pipeline with a custom component (or another shape the JSON form cannot express) is
 // StatusInvalidPolicy.
 func (p *Pipeline) PolicyJSON(pretty bool) (string, error) {
+	defer runtime.KeepAlive(p)
 	var str *C.ctxpack_string
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_pipeline_policy_json(p.ptr(), C.bool(pretty), &str, &cerr)
-	runtime.KeepAlive(p)
 	if err := takeError(status, cerr); err != nil {
 		return "", err
 	}

@@ -160,8 +160,9 @@ func shortfallFrom(s *C.ctxpack_shortfall) Shortfall {
 }
 
 // readResult copies a result; the pipeline and budget of the run feed the report's
-// analytics (the report helpers need them).
-func readResult(res *C.ctxpack_result, p *C.ctxpack_pipeline, b *C.ctxpack_budget) (Result, error) {
+// analytics (the report helpers need them). They are passed as the Go objects, not as
+// library pointers, so that they stay reachable until the helpers' last C call.
+func readResult(res *C.ctxpack_result, p *Pipeline, b *Budget) (Result, error) {
 	var out Result
 	var idx *C.size_t
 	var scores *C.double

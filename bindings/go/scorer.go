@@ -115,26 +115,24 @@ type WeightedScorer struct {
 // NewCompositeScorer is the weighted sum of its children's scores (CompositeScorer). The
 // composite keeps its own reference to each child.
 func NewCompositeScorer(children ...WeightedScorer) (*Scorer, error) {
+	defer runtime.KeepAlive(children)
 	var a arena
 	defer a.free()
 	cs := cArray[C.ctxpack_composite_child](&a, len(children))
 	for i, c := range children {
 		cs[i] = C.ctxpack_composite_child{scorer: c.Scorer.ptr(), weight: C.double(c.Weight)}
 	}
-	s, err := newScorer(func(o **C.ctxpack_scorer, e **C.ctxpack_error) C.ctxpack_status {
+	return newScorer(func(o **C.ctxpack_scorer, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_scorer_new_composite(firstOf(cs), C.size_t(len(cs)), o, e)
 	})
-	runtime.KeepAlive(children)
-	return s, err
 }
 
 // NewScaledScorer min-max normalises the scores of inner (ScaledScorer).
 func NewScaledScorer(inner *Scorer) (*Scorer, error) {
-	s, err := newScorer(func(o **C.ctxpack_scorer, e **C.ctxpack_error) C.ctxpack_status {
+	defer runtime.KeepAlive(inner)
+	return newScorer(func(o **C.ctxpack_scorer, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_scorer_new_scaled(inner.ptr(), o, e)
 	})
-	runtime.KeepAlive(inner)
-	return s, err
 }
 
 // DecayCurve is the curve of a decay scorer; build one with ExponentialDecay,
@@ -254,6 +252,7 @@ func NewCustomScorer(fn ScoreFunc) (*Scorer, error) {
 // Score scores every item against the whole list, in list order (the scorer contract:
 // pinned and negative-token items are scored like any other here).
 func (s *Scorer) Score(items []Item) ([]float64, error) {
+	defer runtime.KeepAlive(s)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return nil, err
@@ -262,8 +261,6 @@ func (s *Scorer) Score(items []Item) ([]float64, error) {
 	scores := make([]float64, len(items))
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_scorer_score(s.ptr(), list.ptr(), (*C.double)(firstOf(scores)), C.size_t(len(scores)), &cerr)
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(list)
 	if err := takeError(status, cerr); err != nil {
 		return nil, err
 	}

@@ -94,30 +94,28 @@ func NewKnapsackSlicer(bucketSize int64, tableLimitBytes uint64) (*Slicer, error
 // NewQuotaSlicer applies per-kind percentage budgets around inner (QuotaSlice), which it
 // keeps a reference to.
 func NewQuotaSlicer(inner *Slicer, entries ...QuotaEntry) (*Slicer, error) {
+	defer runtime.KeepAlive(inner)
 	var a arena
 	defer a.free()
 	es := cArray[C.ctxpack_quota_entry](&a, len(entries))
 	for i, q := range entries {
 		es[i] = C.ctxpack_quota_entry{kind: a.str(q.Kind), require: C.double(q.Require), cap: C.double(q.Cap)}
 	}
-	s, err := newSlicer(func(o **C.ctxpack_slicer, e **C.ctxpack_error) C.ctxpack_status {
+	return newSlicer(func(o **C.ctxpack_slicer, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_slicer_new_quota(firstOf(es), C.size_t(len(es)), inner.ptr(), o, e)
 	})
-	runtime.KeepAlive(inner)
-	return s, err
 }
 
 // NewCountQuotaSlicer commits RequireCount items per kind, lets inner (not a knapsack)
 // fill the rest and enforces the caps (CountQuotaSlice).
 func NewCountQuotaSlicer(inner *Slicer, scarcity Scarcity, entries ...CountQuotaEntry) (*Slicer, error) {
+	defer runtime.KeepAlive(inner)
 	var a arena
 	defer a.free()
 	es := countEntries(&a, entries)
-	s, err := newSlicer(func(o **C.ctxpack_slicer, e **C.ctxpack_error) C.ctxpack_status {
+	return newSlicer(func(o **C.ctxpack_slicer, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_slicer_new_count_quota(firstOf(es), C.size_t(len(es)), inner.ptr(), C.int32_t(scarcity), o, e)
 	})
-	runtime.KeepAlive(inner)
-	return s, err
 }
 
 // NewCountConstrainedKnapsackSlicer applies count quotas with a knapsack for the rest
@@ -166,6 +164,8 @@ type SliceResult struct {
 // Slice runs the slicer alone over items with the given scores (one per item), against
 // budget exactly as given (no pinned-item or reserve adjustment).
 func (s *Slicer) Slice(items []Item, scores []float64, budget *Budget) (SliceResult, error) {
+	defer runtime.KeepAlive(s)
+	defer runtime.KeepAlive(budget)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return SliceResult{}, err
@@ -174,9 +174,6 @@ func (s *Slicer) Slice(items []Item, scores []float64, budget *Budget) (SliceRes
 	var res *C.ctxpack_slice_result
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_slicer_slice(s.ptr(), list.ptr(), (*C.double)(firstOf(scores)), C.size_t(len(scores)), budget.ptr(), &res, &cerr)
-	runtime.KeepAlive(s)
-	runtime.KeepAlive(list)
-	runtime.KeepAlive(budget)
 	if err := takeError(status, cerr); err != nil {
 		return SliceResult{}, err
 	}

@@ -561,8 +561,15 @@ inline Shortfall to_shortfall(const ctxpack_shortfall &s) {
 
 class Scorer;
 
-// A child of a composite scorer with its raw weight (normalised by the sum).
+// A child of a composite scorer with its raw weight (normalised by the sum). It refers to
+// the Scorer, so it cannot be made from a temporary: `v.push_back({Scorer::recency(), 1})`
+// would keep a reference to a Scorer destroyed (its handle freed) at the end of that
+// statement, and `Scorer::composite(v)` would pass the freed handle to the library. Keep
+// the Scorer in a variable that outlives the composite's construction.
 struct WeightedScorer {
+    WeightedScorer(const Scorer &scorer, double weight) noexcept : scorer(scorer), weight(weight) {}
+    WeightedScorer(Scorer &&, double) = delete;
+
     const Scorer &scorer;
     double weight;
 };

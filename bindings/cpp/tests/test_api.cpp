@@ -224,6 +224,27 @@ static_assert(std::is_nothrow_move_constructible_v<Scorer> && std::is_nothrow_mo
 static_assert(std::is_nothrow_move_constructible_v<Placer> && std::is_nothrow_move_constructible_v<Pipeline>);
 static_assert(std::is_nothrow_move_constructible_v<Result> && std::is_nothrow_move_constructible_v<Budget>);
 
+// Views must not outlive their owners. A composite child refers to its Scorer, so it binds
+// to lvalues only: from a temporary it would dangle (and hand a freed handle to the
+// library) as soon as the statement that made it ends.
+template <typename S, typename = void>
+struct weighted_scorer_from : std::false_type {};
+template <typename S>
+struct weighted_scorer_from<S, std::void_t<decltype(WeightedScorer{std::declval<S>(), 1.0})>> : std::true_type {};
+static_assert(weighted_scorer_from<const Scorer &>::value && weighted_scorer_from<Scorer &>::value);
+static_assert(!weighted_scorer_from<Scorer>::value && !weighted_scorer_from<Scorer &&>::value);
+
+// The accessors that return views into a Result compile on an lvalue only, not on a
+// temporary that would be destroyed (and its result freed) before the view is used.
+template <typename R, typename = void>
+struct has_result_views : std::false_type {};
+template <typename R>
+struct has_result_views<R, std::void_t<decltype(std::declval<R>().indices()), decltype(std::declval<R>().scores()),
+                                       decltype(std::declval<R>().overflow()), decltype(std::declval<R>().json())>>
+    : std::true_type {};
+static_assert(has_result_views<const Result &>::value && has_result_views<Result &>::value);
+static_assert(!has_result_views<Result>::value && !has_result_views<Result &&>::value);
+
 TEST(moves_transfer_the_handle) {
     Items items = four_messages();
     ctxpack_items *raw = items.native();
