@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers of the shell test drivers (tests/c/run.sh, bindings/*/run.sh). A driver
 # sources it and calls `start NAME` first; it ends with `finish`, whose last line is
 # "N passed, M failed" and whose status is non-zero on any failure.
@@ -7,6 +8,7 @@
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+# shellcheck disable=SC2034 # used by the drivers
 LIBDIR="$TARGET/debug"
 passed=0
 failed=0

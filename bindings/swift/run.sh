@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and tests the Swift binding with a real Swift toolchain: Swift 6.0.3, Debian 13's
-# `swiftlang`, in a Debian trixie root that swift-root.sh creates on first use (about 3–5
+# `swiftlang`, in a Debian trixie root that swift-root.sh creates on first use (a few
 # minutes, 2.6 GB, under ~/.cache/ctxpack) and reuses afterwards.
 #   * the system-library module CCtxpack (Sources/CCtxpack/module.modulemap) is loaded
 #     by clang -fmodules on the host, the way Swift's ClangImporter loads it:
@@ -87,7 +87,7 @@ fi
 # `make install`), and the output of the C quickstart, which the Swift quickstart must
 # reproduce.
 prepare() {
-    rm -rf "$OUT/lib" && mkdir -p "$OUT/lib/pkgconfig" "$OUT/home" "$OUT/tmp" &&
+    rm -rf "${OUT:?}/lib" && mkdir -p "$OUT/lib/pkgconfig" "$OUT/home" "$OUT/tmp" &&
         cp "$LIBDIR/libctxpack.so" "$OUT/lib/libctxpack.so" &&
         ln -s libctxpack.so "$OUT/lib/libctxpack.so.0" &&
         printf '%s\n' "Name: ctxpack" "Description: libctxpack of the checkout in /ctxpack/src" \
@@ -125,7 +125,8 @@ in_root() {
 SWIFTPM=(--scratch-path /ctxpack/out/build -Xlinker -rpath -Xlinker /ctxpack/out/lib)
 
 step swift_version in_root swift --version && sed 's/^/    /' "$OUT/swift_version.log"
-step swift_build in_root swift build --build-tests -Xswiftc -warnings-as-errors "${SWIFTPM[@]}"
+# The tests run only after a clean build (--skip-build would run the previous binaries).
+step swift_build in_root swift build --build-tests -Xswiftc -warnings-as-errors "${SWIFTPM[@]}" || finish
 
 # xctest COMMAND...: runs `swift test` and closes its output with the harness's summary
 # line, counted from XCTest's "Test Case '...' passed|failed|skipped" lines.

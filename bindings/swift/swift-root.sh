@@ -15,7 +15,7 @@
 #     COMMAND starts with a clean environment (PATH, HOME=/root, LANG=C.UTF-8); prefix
 #     it with `env NAME=VALUE...` for more.
 #
-# Creation (about 5 minutes and 3.5 GB; the log is the root's path + ".log"): debootstrap
+# Creation (a few minutes and 2.6 GB; the log is the root's path + ".log"): debootstrap
 # --variant=minbase from the Debian mirror the host's apt uses (CTXPACK_DEBIAN_MIRROR
 # overrides it), then apt-get install --no-install-recommends of the packages below,
 # and apt's caches are emptied. All of it happens in ROOT.partial, which is renamed to
@@ -82,7 +82,7 @@ create() {
     local from
     from=$(mirror)
     command -v debootstrap >/dev/null || die "debootstrap is not installed (scripts/deps.sh installs it)"
-    echo "swift-root: creating $ROOTFS (Debian $SUITE from $from, then ${PACKAGES[*]}; about 5 minutes; log: $log)"
+    echo "swift-root: creating $ROOTFS (Debian $SUITE from $from, then ${PACKAGES[*]}; a few minutes; log: $log)"
     # Nothing is ever mounted below these folders outside a private namespace, so a
     # recursive removal is safe; --one-file-system guards against surprises anyway.
     rm -rf --one-file-system "$partial" "$ROOTFS"
@@ -116,7 +116,8 @@ ensure() {
         complete || create
         flock -s "$lock"
     fi
-    LOCK_FD=$lock
+    # The descriptor stays open, and the shared lock held, until this process and the
+    # command it runs have ended.
 }
 
 # in_namespace ROOT CWD [ro|rw HOST GUEST]... -- COMMAND...: COMMAND inside ROOT, in a
