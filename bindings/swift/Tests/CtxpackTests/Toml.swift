@@ -223,47 +223,46 @@ private struct ValueReader {
         throw TomlError("unterminated string")
     }
 
-    mutating func array() throws -> TomlValue {
-        i += 1  // [
-        var elements: [TomlValue] = []
+    /// Reads the comma-separated elements of an array or inline table up to `close` (the
+    /// opening bracket is at `i`); `element` reads one.
+    mutating func elements(until close: Character, _ element: (inout ValueReader) throws -> Void) throws {
+        i += 1
         while true {
             skipBlank()
-            guard !atEnd else { throw TomlError("unterminated array") }
-            if peek == UInt8(ascii: "]") {
+            guard !atEnd else { throw TomlError("no closing \(close)") }
+            if peek == UInt8(ascii: close.unicodeScalars.first!) {
                 i += 1
-                return .array(elements)
+                return
             }
-            elements.append(try value())
+            try element(&self)
             skipBlank()
             if !atEnd && peek == UInt8(ascii: ",") { i += 1 }
         }
     }
 
+    mutating func array() throws -> TomlValue {
+        var values: [TomlValue] = []
+        try elements(until: "]") { values.append(try $0.value()) }
+        return .array(values)
+    }
+
     mutating func inlineTable() throws -> TomlValue {
-        i += 1  // {
         let table = TomlTable()
-        while true {
-            skipBlank()
-            guard !atEnd else { throw TomlError("unterminated inline table") }
-            if peek == UInt8(ascii: "}") {
-                i += 1
-                return .table(table)
-            }
+        try elements(until: "}") { reader in
             let key: String
-            if peek == UInt8(ascii: "\"") || peek == UInt8(ascii: "'") {
-                key = try string()
+            if reader.peek == UInt8(ascii: "\"") || reader.peek == UInt8(ascii: "'") {
+                key = try reader.string()
             } else {
-                let start = i
-                while !atEnd && peek != UInt8(ascii: "=") && peek != UInt8(ascii: " ") { i += 1 }
-                key = String(decoding: s[start..<i], as: UTF8.self)
+                let start = reader.i
+                while !reader.atEnd && reader.peek != UInt8(ascii: "=") && reader.peek != UInt8(ascii: " ") { reader.i += 1 }
+                key = String(decoding: reader.s[start..<reader.i], as: UTF8.self)
             }
-            skipBlank()
-            guard !atEnd && peek == UInt8(ascii: "=") else { throw TomlError("expected = in inline table") }
-            i += 1
-            table.set(key, try value())
-            skipBlank()
-            if !atEnd && peek == UInt8(ascii: ",") { i += 1 }
+            reader.skipBlank()
+            guard !reader.atEnd && reader.peek == UInt8(ascii: "=") else { throw TomlError("expected = in inline table") }
+            reader.i += 1
+            table.set(key, try reader.value())
         }
+        return .table(table)
     }
 
     /// A boolean, date-time or number: the text up to the next delimiter.

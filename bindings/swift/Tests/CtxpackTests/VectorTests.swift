@@ -26,22 +26,16 @@ extension TomlTable {
         guard let v = self[key] else { throw VectorError("missing key '\(key)'") }
         return v
     }
-    func string(_ key: String) throws -> String {
-        guard let s = try value(key).string else { throw VectorError("'\(key)' is not a string") }
-        return s
+    /// The value of `key` read by `read` (a property of TomlValue such as `\.string`); a
+    /// missing key or a value of another type is an error.
+    func required<T>(_ key: String, _ read: (TomlValue) -> T?) throws -> T {
+        guard let typed = read(try value(key)) else { throw VectorError("'\(key)' has the wrong type") }
+        return typed
     }
-    func integer(_ key: String) throws -> Int64 {
-        guard let i = try value(key).integer else { throw VectorError("'\(key)' is not an integer") }
-        return i
-    }
-    func number(_ key: String) throws -> Double {
-        guard let d = try value(key).number else { throw VectorError("'\(key)' is not a number") }
-        return d
-    }
-    func table(_ key: String) throws -> TomlTable {
-        guard let t = try value(key).table else { throw VectorError("'\(key)' is not a table") }
-        return t
-    }
+    func string(_ key: String) throws -> String { try required(key, \.string) }
+    func integer(_ key: String) throws -> Int64 { try required(key, \.integer) }
+    func number(_ key: String) throws -> Double { try required(key, \.number) }
+    func table(_ key: String) throws -> TomlTable { try required(key, \.table) }
     /// An array of tables (an empty inline array counts); missing is empty.
     func tables(_ key: String) throws -> [TomlTable] {
         guard let v = self[key] else { return [] }
@@ -51,18 +45,11 @@ extension TomlTable {
             return t
         }
     }
-    /// The value of `key` read by `read` (a property of TomlValue such as `\.string`), or
-    /// nil when the key is missing; a value of another type is an error.
+    /// As `required`, but nil when the key is missing.
     func optional<T>(_ key: String, _ read: (TomlValue) -> T?) throws -> T? {
-        guard let v = self[key] else { return nil }
-        guard let typed = read(v) else { throw VectorError("'\(key)' has the wrong type") }
-        return typed
+        self[key] == nil ? nil : try required(key, read)
     }
-    func bool(_ key: String, default value: Bool) throws -> Bool {
-        guard let v = self[key] else { return value }
-        guard let b = v.boolean else { throw VectorError("'\(key)' is not a boolean") }
-        return b
-    }
+    func bool(_ key: String, default value: Bool) throws -> Bool { try optional(key, \.boolean) ?? value }
 }
 
 // MARK: - building the inputs
@@ -79,14 +66,10 @@ func vectorItem(_ t: TomlTable) throws -> Item {
         guard let s = $0.string else { throw VectorError("a tag is not a string") }
         return s
     }
-    let timestamp: Int64? = try t["timestamp"].map {
-        guard let ns = $0.dateTime else { throw VectorError("'timestamp' is not a date-time") }
-        return ns
-    }
     return Item(
         content: try t.string("content"), tokens: try t.integer("tokens"),
         kind: try t.optional("kind", \.string) ?? "", source: try t.optional("source", \.string) ?? "",
-        priority: try t.optional("priority", \.integer), tags: tags, metadata: metadata, timestampNs: timestamp,
+        priority: try t.optional("priority", \.integer), tags: tags, metadata: metadata, timestampNs: try t.optional("timestamp", \.dateTime),
         futureRelevanceHint: try t.optional("futureRelevanceHint", \.number),
         pinned: try t.bool("pinned", default: false), originalTokens: try t.optional("original_tokens", \.integer))
 }
@@ -142,10 +125,7 @@ func vectorScorer(_ config: TomlTable) throws -> Scorer {
             })
         case let other: throw VectorError("unknown decay curve \(other)")
         }
-        guard let now = try config.value("reference_time").dateTime else {
-            throw VectorError("'reference_time' is not a date-time")
-        }
-        return try Scorer.decay(curve, fixedNowNs: now,
+        return try Scorer.decay(curve, fixedNowNs: config.required("reference_time", \.dateTime),
                                 nullTimestampScore: config.optional("null_timestamp_score", \.number))
     default: throw VectorError("unknown scorer \(type)")
     }
