@@ -3,12 +3,17 @@
 # Idempotent; needs root (or sudo) only when something is actually missing.
 set -euo pipefail
 
-packages=(make pkg-config valgrind cmake g++ binutils clang golang-go mono-devel)
-declare -A provides=([make]=make [pkg-config]=pkg-config [valgrind]=valgrind [cmake]=cmake [g++]=g++ [binutils]=nm [clang]=clang [golang-go]=go [mono-devel]=mcs)
+# debootstrap creates the Debian 13 root holding the Swift toolchain
+# (bindings/swift/swift-root.sh; it also needs util-linux's flock and unshare, which every
+# Debian system has).
+packages=(make pkg-config valgrind cmake g++ binutils clang golang-go mono-devel debootstrap)
+declare -A provides=([make]=make [pkg-config]=pkg-config [valgrind]=valgrind [cmake]=cmake [g++]=g++ [binutils]=nm
+    [clang]=clang [golang-go]=go [mono-devel]=mcs [debootstrap]=debootstrap)
 
 missing=()
 for p in "${packages[@]}"; do
-    command -v "${provides[$p]}" >/dev/null 2>&1 || missing+=("$p")
+    # /usr/sbin is not on every user's PATH.
+    command -v "${provides[$p]}" >/dev/null 2>&1 || [ -x "/usr/sbin/${provides[$p]}" ] || missing+=("$p")
 done
 if ((${#missing[@]})); then
     sudo=""

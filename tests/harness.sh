@@ -1,10 +1,31 @@
-# Shared helpers of the shell test drivers (tests/c/run.sh, bindings/*/run.sh). Source it
-# after setting OUT, the folder for per-step logs. Every driver ends with `finish`, whose
-# last line is "N passed, M failed" and whose status is non-zero on any failure.
+# shellcheck shell=bash
+# Shared helpers of the shell test drivers (tests/c/run.sh, bindings/*/run.sh). A driver
+# sources it and calls `start NAME` first; it ends with `finish`, whose last line is
+# "N passed, M failed" and whose status is non-zero on any failure.
+#
+# Sourcing sets ROOT (the checkout), TARGET (CARGO_TARGET_DIR, default ROOT/target) and
+# LIBDIR (TARGET/debug, where `start` builds libctxpack).
 
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+# shellcheck disable=SC2034 # used by the drivers
+LIBDIR="$TARGET/debug"
 passed=0
 failed=0
-mkdir -p "$OUT"
+
+# start NAME: per-step logs go to OUT=TARGET/NAME; builds libctxpack into LIBDIR. Every
+# driver tests the same build (debug, with the `ffi-test-hooks` feature so that status
+# tests can reach CTXPACK_PANIC through a real run), so cargo builds it once for all of
+# them. A failed build ends the driver with "0 passed, 1 failed".
+start() {
+    OUT="$TARGET/$1"
+    mkdir -p "$OUT"
+    echo "== building libctxpack (debug, ffi-test-hooks) in $TARGET"
+    if ! (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --lib --features ffi-test-hooks); then
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+}
 
 pass() { passed=$((passed + 1)); echo "ok   $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1"; }

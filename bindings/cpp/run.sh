@@ -18,24 +18,13 @@
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-LIBDIR="$TARGET/debug"
-OUT="$TARGET/bindings-cpp"
 CXX="${CXX:-g++}"
 CC="${CC:-cc}"
 MODES="${CTXPACK_CPP_MODES:-plain asan}"
 
 # shellcheck source=../../tests/harness.sh
-source "$ROOT/tests/harness.sh"
-
-
-
-echo "== building libctxpack (target dir $TARGET)"
-if ! (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --lib --features ffi-test-hooks); then
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+source "$HERE/../../tests/harness.sh"
+start bindings-cpp
 
 CXXFLAGS="-std=c++17 -Wall -Wextra -Werror -pedantic -g -pthread -I$ROOT/include -I$HERE/include"
 LDFLAGS="-L$LIBDIR -Wl,-rpath,$LIBDIR -lctxpack"

@@ -14,23 +14,20 @@
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-LIBDIR="$TARGET/debug"
-OUT="$TARGET/csharp-tests"
 CC="${CC:-cc}"
 MCS="${MCS:-mcs}"
 MONO="${MONO:-mono}"
-mkdir -p "$OUT"
+
+# The library build; the test program counts and prints the results itself.
+# shellcheck source=../../tests/harness.sh
+source "$HERE/../../tests/harness.sh"
+start csharp-tests
 
 die() {
     echo "$1"
     echo "0 passed, 1 failed"
     exit 1
 }
-
-echo "== building libctxpack (debug, ffi-test-hooks) in $TARGET"
-(cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --quiet --features ffi-test-hooks) || die "cargo build failed"
 
 echo "== struct layouts and the C quickstart"
 awk '/^typedef struct [a-z_]+ \{/ { name = $3; inside = 1; print "S(" name ")"; next }

@@ -16,23 +16,19 @@
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-LIBDIR="$TARGET/debug"
 GO="${GO:-go}"
-LOGS="$TARGET/go-tests"
 TAGS="-tags=ctxpack_testhooks"
 
-OUT="$LOGS"
 # shellcheck source=../../tests/harness.sh
-source "$ROOT/tests/harness.sh"
+source "$HERE/../../tests/harness.sh"
+start go-tests
 
 # gotest NAME FLAGS...: `go test -v` and its PASS/FAIL counts; a build failure or a crash
 # (non-zero exit without a failing test) counts as one failure.
 gotest() {
     local name=$1
     shift
-    local log="$LOGS/$name.log"
+    local log="$OUT/$name.log"
     (cd "$HERE" && "$GO" test -count=1 -v "$TAGS" "$@" ./...) >"$log" 2>&1
     local rc=$?
     local p f
@@ -50,12 +46,6 @@ gotest() {
         grep -E -A12 '^ *--- FAIL|^panic:|^FAIL|WARNING: DATA RACE|cannot|undefined' "$log" | head -n 80 | sed 's/^/    /'
     fi
 }
-
-echo "== building libctxpack (debug, ffi-test-hooks) in $TARGET"
-if ! (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --quiet --features ffi-test-hooks); then
-    echo "0 passed, 1 failed"
-    exit 1
-fi
 
 # The package's default #cgo LDFLAGS point at target/release; these come first and win.
 # The status tests inject a panic into the library; keep its report to one line.

@@ -1,4 +1,4 @@
-// swift-tools-version:5.5
+// swift-tools-version:6.0
 // ctxpack for Swift: a system-library target over the C ABI (CCtxpack) and a thin Swift
 // wrapper (Ctxpack). See README.md for finding the header and the library.
 import PackageDescription

@@ -1,46 +1,50 @@
 #!/usr/bin/env bash
-# Checks the Swift binding as far as a machine without a Swift toolchain can:
+# Builds and tests the Swift binding with a real Swift toolchain: Swift 6.0.3, Debian 13's
+# `swiftlang`, in a Debian trixie root that swift-root.sh creates on first use (a few
+# minutes, 2.6 GB, under ~/.cache/ctxpack) and reuses afterwards.
 #   * the system-library module CCtxpack (Sources/CCtxpack/module.modulemap) is loaded
-#     by clang -fmodules, the way Swift's ClangImporter loads it: check/module_check.c
-#     imports it (as C with `#pragma clang module import`, and as Objective-C with
-#     `@import`), is compiled with -Wall -Wextra -Werror and no implicit module maps, and
-#     runs a small selection against the real library;
-#   * without the module map the same file does not compile (so the declarations really
-#     come from the module), and the object file carries the module's `link "ctxpack"`
-#     autolink entry;
-#   * every Swift source parses with the tree-sitter Swift grammar (syntax only; the
-#     grammar comes from PyPI, `tree-sitter` and `tree-sitter-swift`, installed into a
-#     venv under the target dir; skipped with a note when it cannot be installed).
-# The Swift sources are NOT compiled or type-checked here: see README.md.
-# The last line is "N passed, M failed"; the exit status is non-zero on any failure.
+#     by clang -fmodules on the host, the way Swift's ClangImporter loads it:
+#     check/module_check.c imports it (as C with `#pragma clang module import`, and as
+#     Objective-C with `@import`), is compiled with -Wall -Wextra -Werror and no implicit
+#     module maps, and runs a small selection; without the module map it must not
+#     compile, and its object file carries the module's `link "ctxpack"` entry;
+#   * `swift build --build-tests -Xswiftc -warnings-as-errors` builds the package and its
+#     tests in Swift 6 language mode (strict concurrency checking), inside the root,
+#     against the libctxpack built here;
+#   * `swift test` runs the XCTests: each test case passed counts one, each failed or
+#     skipped one counts one failure (run.sh gives the tests everything they need, so
+#     nothing may be skipped).
+# The last line is "N passed, M failed"; the exit status is non-zero on any failure,
+# a compile error included.
 #
-# Environment: CARGO_TARGET_DIR (default ./target), CLANG (default clang).
+# Inside the root (paths the Swift tests see; swift-root.sh explains the mounts):
+#   /ctxpack/src        this checkout, read-only
+#   /ctxpack/out        TARGET/bindings-swift: build products (build/), the library
+#                       (lib/libctxpack.so, a copy, and its soname link libctxpack.so.0),
+#                       the C quickstart's output
+#   /ctxpack/shared     ../shared of the checkout, read-only, when it exists (the shared
+#                       conformance vectors)
+#   /ctxpack/vectors/N  each folder of CTXPACK_VECTOR_DIRS, read-only
+#
+# Environment: CARGO_TARGET_DIR (default ./target), CLANG (default clang), CC (default
+# cc), CTXPACK_VECTOR_DIRS (colon-separated folders of pipeline vectors replacing the
+# defaults: tests/vectors/pipeline and ../shared/conformance/{required,optional}/pipeline),
+# CTXPACK_SWIFT_ROOT and CTXPACK_DEBIAN_MIRROR (see swift-root.sh).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-LIBDIR="$TARGET/debug"
-OUT="$TARGET/bindings-swift"
 CLANG="${CLANG:-clang}"
+CC="${CC:-cc}"
 MODULEMAP="$HERE/Sources/CCtxpack/module.modulemap"
 
 # shellcheck source=../../tests/harness.sh
-source "$ROOT/tests/harness.sh"
-
-
-echo "== building libctxpack (target dir $TARGET)"
-# Same features as bindings/cpp/run.sh and tests/c/run.sh, so the three share one build.
-if ! (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --lib --features ffi-test-hooks); then
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+source "$HERE/../../tests/harness.sh"
+start bindings-swift
 
 echo "== module map (clang -fmodules)"
 if ! command -v "$CLANG" >/dev/null; then
     fail "clang_available (install Debian's clang package)"
-    echo "$passed passed, $failed failed"
-    exit 1
+    finish
 fi
 
 MODFLAGS="-fmodules -fno-implicit-module-maps -fmodules-cache-path=$OUT/module-cache -Wall -Wextra -Werror"
@@ -71,17 +75,72 @@ autolink_entry() {
 }
 step module_links_ctxpack autolink_entry
 
-echo "== Swift sources (tree-sitter syntax check)"
-VENV="$OUT/syntax-venv"
-if [[ ! -x "$VENV/bin/python" ]] || ! "$VENV/bin/python" -c "import tree_sitter, tree_sitter_swift" 2>/dev/null; then
-    python3 -m venv "$VENV" >/dev/null 2>&1 &&
-        "$VENV/bin/pip" install -q tree-sitter tree-sitter-swift >"$OUT/syntax-venv.log" 2>&1
+echo "== Swift toolchain"
+# The first use creates the root (its progress goes to the console and to a log).
+if ! "$HERE/swift-root.sh" ensure; then
+    fail swift_root
+    finish
 fi
-if "$VENV/bin/python" -c "import tree_sitter, tree_sitter_swift" 2>/dev/null; then
-    step swift_syntax "$VENV/bin/python" "$HERE/check/swift_syntax.py" "$HERE/Package.swift" \
-        "$HERE"/Sources/Ctxpack/*.swift "$HERE"/Tests/CtxpackTests/*.swift
-else
-    echo "note: tree-sitter-swift could not be installed (see $OUT/syntax-venv.log); syntax check skipped"
+
+# What the package and its tests get: the library under its soname with a pkg-config
+# file (the system-library target finds the header and the library through it, as after
+# `make install`), and the output of the C quickstart, which the Swift quickstart must
+# reproduce.
+prepare() {
+    rm -rf "${OUT:?}/lib" && mkdir -p "$OUT/lib/pkgconfig" "$OUT/home" "$OUT/tmp" &&
+        cp "$LIBDIR/libctxpack.so" "$OUT/lib/libctxpack.so" &&
+        ln -s libctxpack.so "$OUT/lib/libctxpack.so.0" &&
+        printf '%s\n' "Name: ctxpack" "Description: libctxpack of the checkout in /ctxpack/src" \
+            "Version: $(awk -F'"' '/^version *=/ { print $2; exit }' "$ROOT/Cargo.toml")" \
+            "Cflags: -I/ctxpack/src/include" "Libs: -L/ctxpack/out/lib -lctxpack" >"$OUT/lib/pkgconfig/ctxpack.pc" &&
+        "$CC" -std=c99 -I"$ROOT/include" "$ROOT/examples/quickstart.c" -o "$OUT/quickstart_c" \
+            -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lctxpack &&
+        "$OUT/quickstart_c" >"$OUT/quickstart_c.txt"
+}
+step swift_inputs prepare || finish
+
+mounts=(--ro "$ROOT" /ctxpack/src --rw "$OUT" /ctxpack/out)
+[[ -d "$ROOT/../shared" ]] && mounts+=(--ro "$ROOT/../shared" /ctxpack/shared)
+guest_vectors=""
+if [[ -n "${CTXPACK_VECTOR_DIRS:-}" ]]; then
+    IFS=: read -r -a dirs <<<"$CTXPACK_VECTOR_DIRS"
+    for i in "${!dirs[@]}"; do
+        mounts+=(--ro "${dirs[i]}" "/ctxpack/vectors/$i")
+        guest_vectors+="${guest_vectors:+:}/ctxpack/vectors/$i"
+    done
 fi
+
+# in_root COMMAND...: COMMAND in the package folder inside the root, with the test
+# environment.
+in_root() {
+    "$HERE/swift-root.sh" run "${mounts[@]}" --cd /ctxpack/src/bindings/swift -- \
+        env HOME=/ctxpack/out/home TMPDIR=/ctxpack/out/tmp PKG_CONFIG_PATH=/ctxpack/out/lib/pkgconfig \
+        RUST_BACKTRACE=0 CTXPACK_TEST_HOOKS=1 \
+        CTXPACK_QUICKSTART_C_OUTPUT=/ctxpack/out/quickstart_c.txt \
+        ${guest_vectors:+CTXPACK_VECTOR_DIRS="$guest_vectors"} "$@"
+}
+
+# Build products stay in /ctxpack/out (the checkout is read-only); the test binary finds
+# the library through its run path.
+SWIFTPM=(--scratch-path /ctxpack/out/build -Xlinker -rpath -Xlinker /ctxpack/out/lib)
+
+step swift_version in_root swift --version && sed 's/^/    /' "$OUT/swift_version.log"
+# The tests run only after a clean build (--skip-build would run the previous binaries).
+step swift_build in_root swift build --build-tests -Xswiftc -warnings-as-errors "${SWIFTPM[@]}" || finish
+
+# xctest COMMAND...: runs `swift test` and closes its output with the harness's summary
+# line, counted from XCTest's "Test Case '...' passed|failed|skipped" lines.
+xctest() {
+    local out="$OUT/xctest.txt"
+    "$@" 2>&1 | tee "$out"
+    local rc=${PIPESTATUS[0]}
+    local p f s
+    p=$(grep -cE "^Test Case '.*' passed" "$out")
+    f=$(grep -cE "^Test Case '.*' failed" "$out")
+    s=$(grep -cE "^Test Case '.*' skipped" "$out")
+    echo "$p passed, $((f + s)) failed"
+    return "$rc"
+}
+program swift_test xctest in_root swift test --skip-build "${SWIFTPM[@]}"
 
 finish

@@ -14,24 +14,13 @@
 # "plain asan valgrind"; valgrind is skipped with a note when it is not installed).
 set -uo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-LIBDIR="$TARGET/debug"
-OUT="$TARGET/ctests"
 CC="${CC:-cc}"
 CXX="${CXX:-c++}"
 MODES="${CTXPACK_C_MODES:-plain asan valgrind}"
 
-# shellcheck source=../../tests/harness.sh
-source "$ROOT/tests/harness.sh"
-
-
-
-echo "== building libctxpack (target dir $TARGET)"
-if ! (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --lib --features ffi-test-hooks); then
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+# shellcheck source=../harness.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../harness.sh"
+start ctests
 
 INC="-I$ROOT/include -I$ROOT/tests/c"
 WARN="-Wall -Wextra -Werror -pedantic"

@@ -1,6 +1,6 @@
 // Checks the SwiftPM system-library module CCtxpack (Sources/CCtxpack/module.modulemap)
-// without a Swift toolchain: Swift's ClangImporter loads a module map the same way clang
-// -fmodules does. This file imports the module (never the header directly), then runs
+// with the host's clang, before the Swift toolchain sees it: Swift's ClangImporter loads
+// a module map the same way clang -fmodules does. This file imports the module (never the header directly), then runs
 // a tiny selection through it. bindings/swift/run.sh compiles it as C (with
 // `#pragma clang module import`) and as Objective-C (with `@import`), with
 // -fno-implicit-module-maps -fmodule-map-file=..., so only that module map can supply

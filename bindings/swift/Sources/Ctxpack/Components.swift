@@ -4,21 +4,27 @@ import CCtxpack
 // component: a composite, scaled or quota component and a pipeline keep their own, so a
 // component may go into many of them and be released whenever Swift is done with it.
 // The numeric values of the enumerations below are the header's and never change.
+//
+// The classes are `@unchecked Sendable`: their only stored property is a handle that is
+// never reassigned, to a component the library never changes after construction and
+// allows to be used from many threads at once (docs/ffi.md, "Threads"). Closures of
+// custom components are `@Sendable` for the same reason: concurrent runs call them
+// concurrently.
 
-public enum Scarcity: Int32 {
+public enum Scarcity: Int32, Sendable {
     case degrade = 0
     case `throw` = 1
 }
 
 /// The curve of a decay scorer. Durations are nanoseconds.
-public enum DecayCurve {
+public enum DecayCurve: Sendable {
     case exponential(halfLifeNs: Int64)
     case window(maxAgeNs: Int64)
     /// Windows youngest first: the score of the first window with `age < maxAgeNs`.
     case step([(maxAgeNs: Int64, score: Double)])
 }
 
-public struct QuotaEntry {
+public struct QuotaEntry: Sendable {
     public var kind: String
     public var require: Double  // percent of the target, [0, 100]
     public var cap: Double  // percent of the target, [require, 100]
@@ -29,7 +35,7 @@ public struct QuotaEntry {
     }
 }
 
-public struct CountQuotaEntry {
+public struct CountQuotaEntry: Sendable {
     public var kind: String
     public var requireCount: Int
     public var capCount: Int
@@ -41,11 +47,16 @@ public struct CountQuotaEntry {
 }
 
 /// A per-item scorer: the score of `items[index]`, computed against all of `items`.
-public typealias ScoreItemClosure = (_ items: ItemsView, _ index: Int) throws -> Double
+public typealias ScoreItemClosure = @Sendable (_ items: ItemsView, _ index: Int) throws -> Double
+/// A slicer: the positions in `items` to keep (each at most once, any order). `items`
+/// are the candidates sorted by score, highest first, with their `scores`; the budget is
+/// the run's effective one.
+public typealias SliceClosure = @Sendable (_ items: ItemsView, _ scores: [Double], _ targetTokens: Int64,
+                                           _ maxTokens: Int64) throws -> [Int]
 /// A placer: a permutation of `0..<items.count`, the position placed first first.
-public typealias PlaceClosure = (_ items: ItemsView, _ scores: [Double]) throws -> [Int]
+public typealias PlaceClosure = @Sendable (_ items: ItemsView, _ scores: [Double]) throws -> [Int]
 
-public final class Scorer {
+public final class Scorer: @unchecked Sendable {
     let handle: OpaquePointer
 
     init(_ handle: OpaquePointer) { self.handle = handle }
@@ -155,7 +166,7 @@ private let scoreItemThunk: ctxpack_score_item_fn = { userData, items, count, in
     }
 }
 
-public final class Slicer {
+public final class Slicer: @unchecked Sendable {
     let handle: OpaquePointer
 
     init(_ handle: OpaquePointer) { self.handle = handle }
@@ -202,6 +213,14 @@ public final class Slicer {
         }
     }
 
+    /// A slicer implemented by a closure. Positions out of range or repeated fail the run
+    /// with `Status.callback`; a thrown error fails it with the error's description.
+    public static func custom(_ slice: @escaping SliceClosure) throws -> Slicer {
+        try Slicer(createCustom(slice) { userData, out, error in
+            ctxpack_slicer_new_custom(sliceThunk, userData, releaseCallbackBox, out, error)
+        })
+    }
+
     private static func countEntries(_ entries: [CountQuotaEntry], _ arena: CArena) -> [ctxpack_count_quota_entry] {
         entries.map {
             ctxpack_count_quota_entry(kind: arena.str($0.kind), require_count: $0.requireCount, cap_count: $0.capCount)
@@ -209,7 +228,19 @@ public final class Slicer {
     }
 }
 
-public final class Placer {
+private let sliceThunk: ctxpack_slice_fn = { userData, items, scores, count, target, max, outPositions, outCount,
+    failure in
+    let slice = CallbackBox<SliceClosure>.unbox(userData)
+    return reportingFailure(failure) {
+        let chosen = try slice(ItemsView(items, count: count), doubles(scores, count), target, max)
+        // The buffer holds `count` positions; the library checks the values.
+        guard chosen.count <= count else { throw CallbackCountError(what: "slicer", returned: chosen.count, limit: count) }
+        for (k, position) in chosen.enumerated() { outPositions![k] = position }
+        outCount!.pointee = chosen.count
+    }
+}
+
+public final class Placer: @unchecked Sendable {
     let handle: OpaquePointer
 
     init(_ handle: OpaquePointer) { self.handle = handle }
@@ -230,18 +261,19 @@ public final class Placer {
     }
 }
 
-/// A placer closure that did not return one position per item.
-struct PlacementCountError: Error, CustomStringConvertible {
-    let returned: Int, expected: Int
-    var description: String { "custom placer returned \(returned) positions for \(expected) items" }
+/// A closure that returned more positions than its buffer holds (a slicer), or not one
+/// per item (a placer).
+struct CallbackCountError: Error, CustomStringConvertible {
+    let what: String, returned: Int, limit: Int
+    var description: String { "custom \(what) returned \(returned) positions for \(limit) items" }
 }
 
 private let placeThunk: ctxpack_place_fn = { userData, items, scores, count, outOrder, failure in
     let place = CallbackBox<PlaceClosure>.unbox(userData)
     return reportingFailure(failure) {
-        let order = try place(ItemsView(items, count: count), Array(UnsafeBufferPointer(start: scores, count: count)))
+        let order = try place(ItemsView(items, count: count), doubles(scores, count))
         // The buffer holds exactly `count` positions; the library checks the values.
-        guard order.count == count else { throw PlacementCountError(returned: order.count, expected: count) }
+        guard order.count == count else { throw CallbackCountError(what: "placer", returned: order.count, limit: count) }
         for (k, position) in order.enumerated() { outOrder![k] = position }
     }
 }

@@ -2,7 +2,7 @@ import CCtxpack
 
 /// A `ctxpack_status` value. A struct rather than an enum so that a status added by a
 /// newer library still has a value (and a name, from the library).
-public struct Status: RawRepresentable, Hashable, CustomStringConvertible {
+public struct Status: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
@@ -44,7 +44,7 @@ public struct Status: RawRepresentable, Hashable, CustomStringConvertible {
 }
 
 /// A failed call: its status and the library's message.
-public struct CtxpackError: Error, CustomStringConvertible {
+public struct CtxpackError: Error, Sendable, CustomStringConvertible {
     public let status: Status
     public let message: String
 

@@ -10,6 +10,11 @@ func string(_ s: ctxpack_str) -> String {
     return String(decoding: UnsafeRawBufferPointer(start: ptr, count: s.len), as: UTF8.self)
 }
 
+/// A copy of a C array of `count` doubles (`ptr` may be NULL when `count` is 0).
+func doubles(_ ptr: UnsafePointer<Double>?, _ count: Int) -> [Double] {
+    Array(UnsafeBufferPointer(start: count > 0 ? ptr : nil, count: count))
+}
+
 /// A heap copy of `bytes` as C characters (at least one byte is allocated). Going
 /// through raw memory keeps it right whether CChar is signed or not.
 func copyCString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar> {

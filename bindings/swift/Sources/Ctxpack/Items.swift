@@ -2,7 +2,7 @@ import CCtxpack
 
 /// One candidate item: every field of the data model. An empty `kind` or `source` means
 /// the default (`Message`, `Chat`). The library copies everything when it is appended.
-public struct Item {
+public struct Item: Sendable {
     public var content: String
     public var tokens: Int64
     public var kind: String
@@ -107,8 +107,9 @@ public final class Items {
     }
 }
 
-/// A validated token budget; immutable.
-public final class Budget {
+/// A validated token budget; immutable, and usable from many threads at once (see
+/// Components.swift on `@unchecked Sendable`).
+public final class Budget: @unchecked Sendable {
     let handle: OpaquePointer
 
     public init(

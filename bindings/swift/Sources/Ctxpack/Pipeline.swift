@@ -1,18 +1,18 @@
 import CCtxpack
 
-public enum OverflowStrategy: Int32 {
+public enum OverflowStrategy: Int32, Sendable {
     case `throw` = 0
     case truncate = 1
     case proceed = 2
 }
 
-public enum TraceDetail: Int32 {
+public enum TraceDetail: Int32, Sendable {
     case none = 0
     case stage = 1
     case item = 2
 }
 
-public enum InclusionReason: Int32 {
+public enum InclusionReason: Int32, Sendable {
     /// A value this version does not know (not in the C enumeration).
     case unknown = 0
     case scored = 1
@@ -20,7 +20,7 @@ public enum InclusionReason: Int32 {
     case zeroToken = 3
 }
 
-public enum ExclusionReason: Int32 {
+public enum ExclusionReason: Int32, Sendable {
     case unknown = 0
     case budgetExceeded = 1
     case scoredTooLow = 2
@@ -34,12 +34,12 @@ public enum ExclusionReason: Int32 {
     case countRequireCandidatesExhausted = 10
 }
 
-public struct ReportSummary {
+public struct ReportSummary: Sendable {
     public let totalCandidates: Int
     public let totalTokensConsidered: Int64
 }
 
-public struct IncludedEntry {
+public struct IncludedEntry: Sendable {
     public let index: Int  // position in the caller's item list
     public let score: Double
     public let reason: InclusionReason
@@ -47,7 +47,7 @@ public struct IncludedEntry {
 
 /// An excluded item with its reason and every field of the reason (fields of other
 /// reasons are zero or empty).
-public struct ExcludedEntry {
+public struct ExcludedEntry: Sendable {
     public let index: Int
     public let score: Double
     public let reason: ExclusionReason
@@ -68,7 +68,7 @@ public struct ExcludedEntry {
     public let count: UInt64
 }
 
-public enum PipelineStage: Int32 {
+public enum PipelineStage: Int32, Sendable {
     case classify = 0
     case score = 1
     case deduplicate = 2
@@ -76,7 +76,7 @@ public enum PipelineStage: Int32 {
     case place = 4
 }
 
-public struct TraceEvent {
+public struct TraceEvent: Sendable {
     public let stage: PipelineStage?  // nil: a stage this version does not know
     public let durationMs: Double
     public let itemCount: Int
@@ -84,14 +84,14 @@ public struct TraceEvent {
     public let itemIndex: Int?
 }
 
-public struct Shortfall {
+public struct Shortfall: Sendable {
     public let kind: String
     public let requiredCount: UInt64
     public let satisfiedCount: UInt64
 }
 
 /// The selection report of a traced run.
-public struct Report {
+public struct Report: Sendable {
     public let summary: ReportSummary
     public let included: [IncludedEntry]
     public let excluded: [ExcludedEntry]
@@ -102,7 +102,7 @@ public struct Report {
 }
 
 /// The outcome of a run, copied out of the library's result (which is freed at once).
-public struct RunResult {
+public struct RunResult: Sendable {
     /// The selected items as positions in the caller's list, in placed order.
     public let indices: [Int]
     /// Their scores (1.0 for pinned items), parallel to `indices`.
@@ -114,8 +114,9 @@ public struct RunResult {
     public let report: Report?
 }
 
-/// Scorer + slicer + placer + options; immutable, and safe to run from many threads.
-public final class Pipeline {
+/// Scorer + slicer + placer + options; immutable, and safe to run from many threads (see
+/// Components.swift on `@unchecked Sendable`).
+public final class Pipeline: @unchecked Sendable {
     let handle: OpaquePointer
 
     /// The pipeline keeps its own reference to each component.
