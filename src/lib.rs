@@ -13,6 +13,7 @@
 
 pub mod analytics;
 pub mod diagnostics;
+mod downcast;
 pub mod error;
 #[allow(unsafe_code)]
 pub mod ffi;

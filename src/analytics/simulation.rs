@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::Pipeline;
+use crate::slicer::QuotaSlice;
 
 /// The guard message of [`marginal_items`] for a percentage QuotaSlice (the references'
 /// text).
@@ -39,8 +40,7 @@ pub fn marginal_items(
     budget: &ContextBudget,
     slack: i64,
 ) -> Result<Vec<usize>> {
-    let slicer = pipeline.slicer();
-    if slicer.is_quota() {
+    if pipeline.slicer().as_any().is::<QuotaSlice>() {
         return Err(Error::PipelineConfig(MSG_MARGINAL_QUOTA.into()));
     }
     if slack == 0 {
@@ -78,8 +78,10 @@ pub fn marginal_items(
 /// position `target` is included (.NET `FindMinBudgetFor`), or `None` when even `ceiling`
 /// does not include it.
 ///
-/// * Refuses QuotaSlice, CountQuotaSlice and CountConstrainedKnapsackSlice with
-///   [`Error::PipelineConfig`] ([`MSG_MIN_BUDGET`]), then checks that `target` is a
+/// * Refuses a slicer that is not monotonic in the budget
+///   ([`Slicer::monotonic_in_budget`](crate::slicer::Slicer::monotonic_in_budget): QuotaSlice,
+///   CountQuotaSlice, CountConstrainedKnapsackSlice) with [`Error::PipelineConfig`]
+///   ([`MSG_MIN_BUDGET`]), then checks that `target` is a
 ///   position of `items` and that `ceiling >= items[target].tokens`
 ///   ([`Error::InvalidArgument`]), in that order.
 /// * Each probe is a dry run with `max = target = b`, no reserve, no slots, no margin;
@@ -95,8 +97,7 @@ pub fn min_budget_for(
     target: usize,
     ceiling: i64,
 ) -> Result<Option<i64>> {
-    let slicer = pipeline.slicer();
-    if slicer.is_quota() || slicer.is_count_quota() {
+    if !pipeline.slicer().monotonic_in_budget() {
         return Err(Error::PipelineConfig(MSG_MIN_BUDGET.into()));
     }
     let Some(item) = items.get(target) else {
@@ -144,7 +145,8 @@ mod tests {
     use crate::placer::ChronologicalPlacer;
     use crate::scorer::ReflexiveScorer;
     use crate::slicer::{
-        CountQuotaSlice, GreedySlice, KnapsackSlice, ScarcityBehavior, SliceOutcome, Slicer,
+        CountConstrainedKnapsackSlice, CountQuotaSlice, GreedySlice, KnapsackSlice, QuotaSlice,
+        ScarcityBehavior, SliceOutcome, Slicer,
     };
 
     /// An item whose score under ReflexiveScorer is `score`.
@@ -169,30 +171,36 @@ mod tests {
         pipeline(Arc::new(GreedySlice::new()), true)
     }
 
-    /// A slicer that only answers the capability queries; running it is a test failure.
+    /// A custom slicer that declares itself non-monotonic; running it is a test failure.
     #[derive(Debug)]
-    struct Flagged {
-        quota: bool,
-        count_quota: bool,
-    }
+    struct NonMonotonic;
 
-    impl Slicer for Flagged {
+    impl Slicer for NonMonotonic {
         fn slice(&self, _: &[ScoredItem<'_>], _: &ContextBudget) -> Result<SliceOutcome> {
             panic!("the guard must refuse this slicer before any run")
         }
-        fn is_quota(&self) -> bool {
-            self.quota
-        }
-        fn is_count_quota(&self) -> bool {
-            self.count_quota
-        }
-        fn as_any(&self) -> &dyn std::any::Any {
-            self
+        fn monotonic_in_budget(&self) -> bool {
+            false
         }
     }
 
-    fn flagged(quota: bool, count_quota: bool) -> Pipeline {
-        pipeline(Arc::new(Flagged { quota, count_quota }), true)
+    fn quota() -> Pipeline {
+        let inner = Arc::new(GreedySlice::new());
+        pipeline(Arc::new(QuotaSlice::new(vec![], inner).unwrap()), true)
+    }
+
+    fn count_quota() -> Pipeline {
+        let inner = Arc::new(GreedySlice::new());
+        let slicer = CountQuotaSlice::new(vec![], inner, ScarcityBehavior::Degrade).unwrap();
+        pipeline(Arc::new(slicer), true)
+    }
+
+    fn count_constrained_knapsack() -> Pipeline {
+        let knapsack = KnapsackSlice::new(1).unwrap();
+        let slicer =
+            CountConstrainedKnapsackSlice::new(vec![], knapsack, ScarcityBehavior::Degrade)
+                .unwrap();
+        pipeline(Arc::new(slicer), true)
     }
 
     #[test]
@@ -201,31 +209,33 @@ mod tests {
         let budget = ContextBudget::new(100, 100).unwrap();
         let config = |m: &str| Error::PipelineConfig(m.into());
         assert_eq!(
-            marginal_items(&flagged(true, false), &items, &budget, 5),
+            marginal_items(&quota(), &items, &budget, 5),
             Err(config(MSG_MARGINAL_QUOTA))
         );
         // Count quotas are not guarded for marginal items (07 §5.1).
-        let count_quota = CountQuotaSlice::new(
-            vec![],
-            Arc::new(GreedySlice::new()),
-            ScarcityBehavior::Degrade,
-        )
-        .unwrap();
-        let p = pipeline(Arc::new(count_quota), true);
-        assert_eq!(marginal_items(&p, &items, &budget, 5), Ok(vec![]));
+        assert_eq!(
+            marginal_items(&count_quota(), &items, &budget, 5),
+            Ok(vec![])
+        );
         // The guard comes before the slack = 0 shortcut.
         assert_eq!(
-            marginal_items(&flagged(true, false), &items, &budget, 0),
+            marginal_items(&quota(), &items, &budget, 0),
             Err(config(MSG_MARGINAL_QUOTA))
         );
-        for (q, c) in [(true, false), (false, true)] {
+        let non_monotonic = pipeline(Arc::new(NonMonotonic), true);
+        for p in [
+            quota(),
+            count_quota(),
+            count_constrained_knapsack(),
+            non_monotonic,
+        ] {
             assert_eq!(
-                min_budget_for(&flagged(q, c), &items, 0, 100),
+                min_budget_for(&p, &items, 0, 100),
                 Err(config(MSG_MIN_BUDGET))
             );
             // The guard comes before the argument checks.
             assert_eq!(
-                min_budget_for(&flagged(q, c), &items, 7, -1),
+                min_budget_for(&p, &items, 7, -1),
                 Err(config(MSG_MIN_BUDGET))
             );
         }

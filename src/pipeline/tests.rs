@@ -1,7 +1,6 @@
 //! Pipeline tests with test-local components, so each stage's rules are checked
 //! independently of the built-in scorers and slicers.
 
-use std::any::Any;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -23,9 +22,6 @@ impl Scorer for HintScorer {
             *o = item.future_relevance_hint().unwrap_or(0.0);
         }
         Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -53,9 +49,6 @@ impl Slicer for FirstFit {
     fn count_caps(&self) -> &[(ContextKind, usize)] {
         &self.caps
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// A slicer that returns whatever positions it was built with.
@@ -69,9 +62,6 @@ impl Slicer for FixedSlicer {
             ..Default::default()
         })
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// A placer that returns a fixed order.
@@ -81,9 +71,6 @@ struct FixedPlacer(Vec<usize>);
 impl Placer for FixedPlacer {
     fn place(&self, _: &[ScoredItem<'_>]) -> Result<Vec<usize>> {
         Ok(self.0.clone())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

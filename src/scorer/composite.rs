@@ -1,6 +1,5 @@
 //! CompositeScorer: weighted mean of child scorers (spec 03 §2.7, §5.4).
 
-use std::any::Any;
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -84,9 +83,6 @@ impl Scorer for CompositeScorer {
             accumulate_weighted(out, &child_scores, *weight);
         }
         Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -4,7 +4,6 @@ use crate::error::Result;
 use crate::hash::FastMap;
 use crate::model::ContextItem;
 use crate::scorer::{check_one_slot_per_item, Scorer};
-use std::any::Any;
 use std::borrow::Cow;
 
 /// FrequencyScorer: the share of the *other* items that have at least one tag in common
@@ -53,9 +52,6 @@ impl Scorer for FrequencyScorer {
             }
         }
         Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

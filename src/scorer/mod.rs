@@ -4,7 +4,6 @@
 //! rank by sorting, build one tag index, or run an inner scorer once per pass; the spec's
 //! per-item `score(item, allItems)` is the special case (see [`PerItemScorer`]).
 
-use std::any::Any;
 use std::fmt;
 
 use crate::error::{Error, Result};
@@ -45,12 +44,12 @@ pub use tag::TagScorer;
 /// whole of `items`; identity is position. Scorers are pure: the same `items` give the same
 /// scores. A built-in scorer fails only when `out` and `items` differ in length
 /// ([`Error::InvalidArgument`]); a custom scorer may return an error, which fails the run.
-pub trait Scorer: Send + Sync + fmt::Debug {
+///
+/// Every scorer also has `as_any()` (through a blanket implementation, never written by
+/// hand), which lets policy code recognise the built-in scorers by downcasting.
+pub trait Scorer: crate::downcast::AsAny + Send + Sync + fmt::Debug {
     /// Writes one score per item into `out` (`out.len() == items.len()`).
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()>;
-
-    /// Lets policy code recognise built-in scorers.
-    fn as_any(&self) -> &dyn Any;
 }
 
 /// Writes `score(item)` into `out` for every item: the batch pass of an absolute scorer,

@@ -1,6 +1,5 @@
 //! ScaledScorer: min-max normalisation of an inner scorer (spec 03 §2.8, §5.3).
 
-use std::any::Any;
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -69,9 +68,6 @@ impl Scorer for ScaledScorer {
             *score = rescale(*score, lo, hi);
         }
         Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -1,8 +1,6 @@
 //! Shared helpers for the scorer tests: item builders, random inputs for the property
 //! tests, a scorer with fixed per-position scores, and bit-exact comparison.
 
-use std::any::Any;
-
 use crate::error::Result;
 use crate::model::{ContextItem, ContextKind};
 use crate::scorer::Scorer;
@@ -70,9 +68,6 @@ impl Scorer for FixedScores {
         );
         out.copy_from_slice(&self.0);
         Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

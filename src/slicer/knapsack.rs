@@ -1,7 +1,6 @@
 //! KnapsackSlice (spec 04 §3): 0/1 knapsack by dynamic programming over a discretised
 //! capacity, with the memory guard of decision D11 and the exact shortcuts of 04 §9.2.
 
-use std::any::Any;
 use std::cell::Cell;
 
 use crate::error::{Error, Result};
@@ -129,14 +128,6 @@ impl Slicer for KnapsackSlice {
             selected,
             ..SliceOutcome::default()
         })
-    }
-
-    fn is_knapsack(&self) -> bool {
-        true
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -315,7 +306,7 @@ mod tests {
         let d = KnapsackSlice::default();
         assert_eq!(d, knap(DEFAULT_BUCKET_SIZE));
         assert_eq!(d.table_limit_bytes(), 256 * 1024 * 1024);
-        assert!(d.is_knapsack() && !d.is_quota() && !d.is_count_quota());
+        assert!(d.monotonic_in_budget() && d.count_caps().is_empty());
     }
 
     #[test]

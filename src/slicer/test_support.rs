@@ -1,7 +1,6 @@
 //! Test-only helpers shared by the slicer tests: item fixtures, budgets, naive reference
 //! algorithms.
 
-use std::any::Any;
 use std::sync::Mutex;
 
 use crate::error::Result;
@@ -81,9 +80,6 @@ impl Slicer for Recorder {
             selected: (0..items.len()).collect(),
             ..Default::default()
         })
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
