@@ -184,6 +184,3 @@ impl PipelineBuilder {
         })
     }
 }
-
-#[cfg(test)]
-mod tests;

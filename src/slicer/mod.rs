@@ -13,8 +13,6 @@ use crate::model::{ContextBudget, ContextKind, ScoredItem};
 mod count_common;
 mod count_constrained_knapsack;
 mod count_quota;
-#[cfg(test)]
-mod differential;
 mod greedy;
 mod knapsack;
 mod quota;

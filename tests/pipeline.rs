@@ -4,13 +4,13 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use crate::diagnostics::{ExclusionReason, InclusionReason, PipelineStage, TraceDetail};
-use crate::error::{Error, ErrorCode, Result};
-use crate::model::{ContextBudget, ContextItem, ContextKind, OverflowStrategy, ScoredItem};
-use crate::pipeline::{Pipeline, RunOptions};
-use crate::placer::{ChronologicalPlacer, Placer, UShapedPlacer};
-use crate::scorer::Scorer;
-use crate::slicer::{SliceOutcome, Slicer};
+use ctxpack::diagnostics::{ExclusionReason, InclusionReason, PipelineStage, TraceDetail};
+use ctxpack::model::{ContextBudget, ContextItem, ContextKind, OverflowStrategy, ScoredItem};
+use ctxpack::pipeline::{Pipeline, RunOptions};
+use ctxpack::placer::{ChronologicalPlacer, Placer, UShapedPlacer};
+use ctxpack::scorer::Scorer;
+use ctxpack::slicer::{SliceOutcome, Slicer};
+use ctxpack::{Error, ErrorCode, Result};
 
 /// Scores each item with its future-relevance hint (0.0 when absent).
 #[derive(Debug)]
@@ -115,7 +115,7 @@ fn traced(
     items: &[ContextItem],
     budget: &ContextBudget,
     detail: TraceDetail,
-) -> crate::pipeline::Selection {
+) -> ctxpack::pipeline::Selection {
     p.run_with(
         items,
         budget,
@@ -353,7 +353,7 @@ fn proceed_reports_the_overflow_event_and_throw_fails() {
         OverflowStrategy::Proceed,
     );
     let seen = RefCell::new(Vec::new());
-    let callback = |e: &crate::diagnostics::OverflowEvent| seen.borrow_mut().push(e.clone());
+    let callback = |e: &ctxpack::diagnostics::OverflowEvent| seen.borrow_mut().push(e.clone());
     let options = RunOptions {
         trace: TraceDetail::Stage,
         on_overflow: Some(&callback),
