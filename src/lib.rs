@@ -26,7 +26,9 @@ mod radix;
 pub mod scorer;
 pub mod slicer;
 
+/// The seeded generator the unit tests share with the integration tests and the benchmark.
 #[cfg(test)]
+#[path = "../tests/common/rng.rs"]
 pub(crate) mod testutil;
 
 pub use error::{Error, ErrorCode, Result};

@@ -150,7 +150,7 @@ impl KeyShape {
 /// Up to four tags, duplicates possible; mostly from [`TAG_POOL`], sometimes from a wide
 /// pool of distinct tags so that many items share nothing.
 fn random_tags(rng: &mut Rng) -> Vec<String> {
-    let count = rng.below(5) as usize;
+    let count = rng.below(5);
     (0..count)
         .map(|_| {
             if rng.chance(0.3) {
@@ -164,8 +164,8 @@ fn random_tags(rng: &mut Rng) -> Vec<String> {
 
 /// A random list of up to `max_len` items with random timestamps, priorities, tags, kinds
 /// and hints (the distributions vary per call so ties and gaps both occur).
-pub(crate) fn random_items(rng: &mut Rng, max_len: u64) -> Vec<ContextItem> {
-    let n = rng.below(max_len + 1) as usize;
+pub(crate) fn random_items(rng: &mut Rng, max_len: usize) -> Vec<ContextItem> {
+    let n = rng.below(max_len + 1);
     let timestamps = KeyShape::random(rng);
     let priorities = KeyShape::random(rng);
     let no_tags = *rng.pick(&[0.0, 0.3, 0.8]);

@@ -266,7 +266,7 @@ mod tests {
         ];
         for seed in 0..3000u64 {
             let mut rng = Rng::new(seed);
-            let n = rng.below(30) as usize;
+            let n = rng.below(30);
             let specs: Vec<(i64, f64)> = (0..n)
                 .map(|_| {
                     let tokens = match rng.below(10) {

@@ -528,7 +528,7 @@ mod tests {
         let (mut dp_runs, mut early_exits) = (0, 0);
         for seed in 0..4000u64 {
             let mut rng = Rng::new(seed);
-            let n = rng.below(16) as usize;
+            let n = rng.below(16);
             let q = *rng.pick(&BUCKETS);
             let extreme = rng.chance(0.05);
             let specs: Vec<(i64, f64)> = (0..n)
@@ -581,7 +581,7 @@ mod tests {
     fn random_guard_matches_the_formula() {
         for seed in 0..1000u64 {
             let mut rng = Rng::new(seed);
-            let n = rng.below(12) as usize;
+            let n = rng.below(12);
             let specs: Vec<(i64, f64)> = (0..n).map(|_| (rng.range(-2, 30), rng.unit())).collect();
             let fx = Fixture::from_tokens_scores(&specs);
             let items = fx.scored();

@@ -524,7 +524,7 @@ mod tests {
         const KINDS: [&str; 5] = ["a", "A", "b", "c", "Doc"];
         for seed in 0..800u64 {
             let mut rng = Rng::new(seed);
-            let n = rng.below(20) as usize;
+            let n = rng.below(20);
             let specs: Vec<(String, i64, String, f64)> = (0..n)
                 .map(|i| {
                     (
