@@ -34,6 +34,36 @@ allocations. Use a GreedySlice or KnapsackSlice inner slicer for budget simulati
 ///   ctxpack honours them (D1), keeping them makes both runs comparable. An invalid
 ///   smaller budget fails with [`Error::InvalidBudget`].
 /// * Items are matched by position (D15), so duplicate contents are told apart.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use ctxpack::analytics::marginal_items;
+/// use ctxpack::placer::UShapedPlacer;
+/// use ctxpack::scorer::ReflexiveScorer;
+/// use ctxpack::slicer::GreedySlice;
+/// use ctxpack::{ContextBudget, ContextItem, Pipeline};
+///
+/// let items: Vec<ContextItem> = [("a", 50, 0.9), ("b", 60, 0.2), ("c", 40, 0.5)]
+///     .into_iter()
+///     .map(|(content, tokens, hint)| {
+///         ContextItem::builder(content, tokens)
+///             .future_relevance_hint(hint)
+///             .build()
+///     })
+///     .collect::<Result<_, _>>()?;
+/// let pipeline = Pipeline::builder()
+///     .scorer(Arc::new(ReflexiveScorer::new()))
+///     .slicer(Arc::new(GreedySlice::new()))
+///     .placer(Arc::new(UShapedPlacer::new()))
+///     .build()?;
+/// // Greedy by score per token: "a" and "c" fill 90 of 100 tokens. At 80, "c" no longer
+/// // fits after "a"; at 40, "a" does not fit and "c" alone does.
+/// let budget = ContextBudget::new(100, 100)?;
+/// assert_eq!(marginal_items(&pipeline, &items, &budget, 20)?, [2]);
+/// assert_eq!(marginal_items(&pipeline, &items, &budget, 60)?, [0]);
+/// # Ok::<(), ctxpack::Error>(())
+/// ```
 pub fn marginal_items(
     pipeline: &Pipeline,
     items: &[ContextItem],
@@ -91,6 +121,29 @@ pub fn marginal_items(
 ///   answer is 100 when 100 suffices). At most ⌈log₂(ceiling − tokens)⌉ + 2 dry runs.
 /// * Errors of a probe propagate (pinned items above a probe, a Throw overflow, a negative
 ///   probe budget for a negative-token target).
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use ctxpack::analytics::min_budget_for;
+/// use ctxpack::placer::ChronologicalPlacer;
+/// use ctxpack::scorer::ReflexiveScorer;
+/// use ctxpack::slicer::GreedySlice;
+/// use ctxpack::{ContextItem, Pipeline};
+///
+/// let hinted = |tokens, hint| ContextItem::builder("x", tokens).future_relevance_hint(hint);
+/// let items = [hinted(50, 0.9).build()?, hinted(60, 0.2).build()?, hinted(40, 0.5).build()?];
+/// let pipeline = Pipeline::builder()
+///     .scorer(Arc::new(ReflexiveScorer::new()))
+///     .slicer(Arc::new(GreedySlice::new()))
+///     .placer(Arc::new(ChronologicalPlacer::new()))
+///     .deduplication(false) // the three contents are equal
+///     .build()?;
+/// // Greedy takes the other two first (better score per token): item 1 needs 50 + 40 + 60.
+/// assert_eq!(min_budget_for(&pipeline, &items, 1, 1000)?, Some(150));
+/// assert_eq!(min_budget_for(&pipeline, &items, 1, 149)?, None);
+/// # Ok::<(), ctxpack::Error>(())
+/// ```
 pub fn min_budget_for(
     pipeline: &Pipeline,
     items: &[ContextItem],
