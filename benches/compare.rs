@@ -43,6 +43,10 @@ use std::time::{Duration, Instant};
 
 use ctxpack::ffi::*;
 
+#[path = "../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 // ---------------------------------------------------------------------------------------
 // Counting allocator
 // ---------------------------------------------------------------------------------------
@@ -147,28 +151,6 @@ fn counted<R>(f: impl FnOnce() -> R) -> (R, AllocStats) {
 // Generated inputs
 // ---------------------------------------------------------------------------------------
 
-/// SplitMix64: small, deterministic, good enough for test data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        self.unit() < p
-    }
-}
-
 /// One item as the caller holds it.
 struct Spec {
     content: String,
@@ -224,12 +206,12 @@ const TOPICS: [&str; 24] = [
 
 /// Unique text of 40 to 400 bytes (mean about 220); tokens = ceil(bytes / 4).
 fn text(rng: &mut Rng, label: &str, i: usize) -> (String, i64) {
-    let len = 40 + rng.below(361) as usize;
+    let len = 40 + rng.below(361);
     let mut s = String::with_capacity(len + 16);
     let _ = write!(s, "{label} {i}:");
     while s.len() < len {
         s.push(' ');
-        s.push_str(WORDS[rng.below(WORDS.len() as u64) as usize]);
+        s.push_str(WORDS[rng.below(WORDS.len())]);
     }
     let tokens = s.len().div_ceil(4) as i64;
     (s, tokens)
@@ -251,7 +233,7 @@ fn pick_kind(rng: &mut Rng, table: &[(&'static str, f64)]) -> &'static str {
 
 /// Chat: messages with distinct timestamps (2 % without), mostly `Message`.
 fn chat_items(n: usize, seed: u64, with_priority: bool) -> Vec<Spec> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let kinds = [
         ("Message", 0.85),
         ("ToolOutput", 0.10),
@@ -270,7 +252,7 @@ fn chat_items(n: usize, seed: u64, with_priority: bool) -> Vec<Spec> {
                 priority: (with_priority && rng.chance(0.9)).then(|| rng.below(10) as i64),
                 tags: Vec::new(),
                 timestamp: (!rng.chance(0.02))
-                    .then(|| T0 + i as i64 * SECOND + rng.below(SECOND as u64) as i64),
+                    .then(|| T0 + i as i64 * SECOND + rng.below(SECOND as usize) as i64),
                 hint: None,
             }
         })
@@ -280,12 +262,12 @@ fn chat_items(n: usize, seed: u64, with_priority: bool) -> Vec<Spec> {
 /// RAG: retrieved chunks with 1–3 topic tags (24 topics, case variants included) and a
 /// future-relevance hint (10 % without).
 fn rag_items(n: usize, seed: u64) -> Vec<Spec> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let kinds = [("Document", 0.80), ("Memory", 0.15), ("ToolOutput", 0.05)];
     (0..n)
         .map(|i| {
             let (content, tokens) = text(&mut rng, "chunk", i);
-            let tag_count = 1 + rng.below(3) as usize;
+            let tag_count = 1 + rng.below(3);
             Spec {
                 content,
                 tokens,
@@ -293,7 +275,7 @@ fn rag_items(n: usize, seed: u64) -> Vec<Spec> {
                 source: "Rag",
                 priority: None,
                 tags: (0..tag_count)
-                    .map(|_| TOPICS[rng.below(TOPICS.len() as u64) as usize].to_string())
+                    .map(|_| TOPICS[rng.below(TOPICS.len())].to_string())
                     .collect(),
                 timestamp: None,
                 hint: (!rng.chance(0.1)).then(|| rng.unit()),
@@ -305,7 +287,7 @@ fn rag_items(n: usize, seed: u64) -> Vec<Spec> {
 /// Quota: three kinds in proportions 60 / 25 / 15, chat-like otherwise.
 fn quota_items(n: usize, seed: u64) -> Vec<Spec> {
     let mut items = chat_items(n, seed, false);
-    let mut rng = Rng(seed ^ 0x5555);
+    let mut rng = Rng::new(seed ^ 0x5555);
     let kinds = [("Message", 0.60), ("Document", 0.25), ("ToolOutput", 0.15)];
     for it in &mut items {
         it.kind = pick_kind(&mut rng, &kinds);
@@ -777,7 +759,7 @@ struct Floor {
 
 impl Floor {
     fn new(n: usize) -> Self {
-        let mut rng = Rng(n as u64 ^ 0xF100);
+        let mut rng = Rng::new(n as u64 ^ 0xF100);
         let keys: Vec<(f64, u32)> = (0..n).map(|i| (rng.unit(), i as u32)).collect();
         let copies = (20_000 / n.max(1)).max(1);
         Self {
@@ -1174,7 +1156,7 @@ fn knapsack_tables(sizes: &[usize]) {
             continue;
         }
         // Scores as the pipeline would give them do not matter for the table size.
-        let mut rng = Rng(7);
+        let mut rng = Rng::new(7);
         let scores: Vec<f64> = (0..n).map(|_| rng.unit()).collect();
         let descs = descriptors(&specs);
         // SAFETY (block): valid arrays and live handles.

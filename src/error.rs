@@ -3,64 +3,86 @@
 //! Every variant maps to an [`ErrorCode`] whose numeric value never changes between
 //! releases; the C ABI exposes these values as `ctxpack_status`.
 
-/// Stable numeric identity of an error kind. `0` is reserved for success.
+/// The one table of the core error kinds: the [`Error`] and [`ErrorCode`] variant, its
+/// stable number, and the name of the C ABI's `ctxpack_status` with the same number.
 ///
-/// The values are part of the C ABI: never renumber a variant, only append.
-#[repr(i32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorCode {
-    /// An item was built with empty content.
-    EmptyContent = 1,
-    /// A kind was empty or whitespace-only.
-    EmptyKind = 2,
-    /// A source was empty or whitespace-only.
-    EmptySource = 3,
-    /// A budget failed one of its seven validation rules.
-    InvalidBudget = 4,
-    /// Pinned items need more tokens than `max_tokens - output_reserve`.
-    PinnedExceedsBudget = 5,
-    /// The merged selection exceeds the target under the Throw strategy.
-    Overflow = 6,
-    /// A scorer configuration is invalid.
-    ScorerConfig = 7,
-    /// A slicer configuration is invalid.
-    SlicerConfig = 8,
-    /// A pipeline is missing a component or is otherwise misconfigured.
-    PipelineConfig = 9,
-    /// A knapsack keep table would exceed the memory guard.
-    TableTooLarge = 10,
-    /// A count-quota slicer under Throw found too few candidates of a required kind.
-    CountRequirementUnmet = 11,
-    /// A caller-supplied callback failed or returned an invalid result.
-    Callback = 12,
-    /// A token sum does not fit in a signed 64-bit integer.
-    TokenOverflow = 13,
-    /// A policy (JSON or value) is invalid.
-    InvalidPolicy = 14,
-    /// An argument is invalid (out of range, malformed, or inconsistent).
-    InvalidArgument = 15,
+/// `ErrorCode`, `ErrorCode::ALL`, [`Error::code`] and the C layer's conversions are all
+/// derived from it: adding a kind is one line here, the `Error` variant (its payload and
+/// message), and the `ctxpack_status` enumerator (written out in `src/ffi/status.rs` so
+/// that cbindgen sees it); the compiler reports any of them that is missing. Numbers are
+/// part of the C ABI: never renumber, only append.
+///
+/// Invoked with the name of a macro, it calls that macro with the table.
+macro_rules! core_error_kinds {
+    ($then:ident) => {
+        $then! {
+            /// An item was built with empty content.
+            EmptyContent = 1 => CTXPACK_EMPTY_CONTENT,
+            /// A kind was empty or whitespace-only.
+            EmptyKind = 2 => CTXPACK_EMPTY_KIND,
+            /// A source was empty or whitespace-only.
+            EmptySource = 3 => CTXPACK_EMPTY_SOURCE,
+            /// A budget failed one of its seven validation rules.
+            InvalidBudget = 4 => CTXPACK_INVALID_BUDGET,
+            /// Pinned items need more tokens than `max_tokens - output_reserve`.
+            PinnedExceedsBudget = 5 => CTXPACK_PINNED_EXCEEDS_BUDGET,
+            /// The merged selection exceeds the target under the Throw strategy.
+            Overflow = 6 => CTXPACK_OVERFLOW,
+            /// A scorer configuration is invalid.
+            ScorerConfig = 7 => CTXPACK_SCORER_CONFIG,
+            /// A slicer configuration is invalid.
+            SlicerConfig = 8 => CTXPACK_SLICER_CONFIG,
+            /// A pipeline is missing a component or is otherwise misconfigured.
+            PipelineConfig = 9 => CTXPACK_PIPELINE_CONFIG,
+            /// A knapsack keep table would exceed the memory guard.
+            TableTooLarge = 10 => CTXPACK_TABLE_TOO_LARGE,
+            /// A count-quota slicer under Throw found too few candidates of a required kind.
+            CountRequirementUnmet = 11 => CTXPACK_COUNT_REQUIREMENT_UNMET,
+            /// A caller-supplied callback failed or returned an invalid result.
+            Callback = 12 => CTXPACK_CALLBACK,
+            /// A token sum does not fit in a signed 64-bit integer.
+            TokenOverflow = 13 => CTXPACK_TOKEN_OVERFLOW,
+            /// A policy (JSON or value) is invalid.
+            InvalidPolicy = 14 => CTXPACK_INVALID_POLICY,
+            /// An argument is invalid (out of range, malformed, or inconsistent).
+            InvalidArgument = 15 => CTXPACK_INVALID_ARGUMENT,
+        }
+    };
 }
+pub(crate) use core_error_kinds;
+
+/// Defines [`ErrorCode`] and [`Error::code`] from the table.
+macro_rules! define_error_code {
+    ($($(#[doc = $doc:literal])* $kind:ident = $value:literal => $status:ident,)*) => {
+        /// Stable numeric identity of an error kind. `0` is reserved for success.
+        ///
+        /// The values are part of the C ABI: never renumber a variant, only append (hence
+        /// `#[non_exhaustive]`).
+        #[repr(i32)]
+        #[non_exhaustive]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $($(#[doc = $doc])* $kind = $value,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in numeric order.
+            pub const ALL: [ErrorCode; [$($value),*].len()] = [$(ErrorCode::$kind),*];
+        }
+
+        impl Error {
+            /// The stable code of this error.
+            pub fn code(&self) -> ErrorCode {
+                match self {
+                    $(Error::$kind { .. } => ErrorCode::$kind,)*
+                }
+            }
+        }
+    };
+}
+core_error_kinds!(define_error_code);
 
 impl ErrorCode {
-    /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 15] = [
-        ErrorCode::EmptyContent,
-        ErrorCode::EmptyKind,
-        ErrorCode::EmptySource,
-        ErrorCode::InvalidBudget,
-        ErrorCode::PinnedExceedsBudget,
-        ErrorCode::Overflow,
-        ErrorCode::ScorerConfig,
-        ErrorCode::SlicerConfig,
-        ErrorCode::PipelineConfig,
-        ErrorCode::TableTooLarge,
-        ErrorCode::CountRequirementUnmet,
-        ErrorCode::Callback,
-        ErrorCode::TokenOverflow,
-        ErrorCode::InvalidPolicy,
-        ErrorCode::InvalidArgument,
-    ];
-
     /// The numeric value exposed through the C ABI.
     pub fn value(self) -> i32 {
         self as i32
@@ -68,7 +90,12 @@ impl ErrorCode {
 }
 
 /// Every way a ctxpack operation can fail. Messages carry the numbers involved.
+///
+/// Each variant has a row, under the same name, in this module's table of error kinds,
+/// which gives its [`ErrorCode`]; variants are only ever appended, hence
+/// `#[non_exhaustive]`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An item was built with empty content.
     #[error("content must be non-empty")]
@@ -150,29 +177,6 @@ pub enum Error {
     /// An argument is invalid.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
-}
-
-impl Error {
-    /// The stable code of this error.
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            Error::EmptyContent => ErrorCode::EmptyContent,
-            Error::EmptyKind => ErrorCode::EmptyKind,
-            Error::EmptySource => ErrorCode::EmptySource,
-            Error::InvalidBudget(_) => ErrorCode::InvalidBudget,
-            Error::PinnedExceedsBudget { .. } => ErrorCode::PinnedExceedsBudget,
-            Error::Overflow { .. } => ErrorCode::Overflow,
-            Error::ScorerConfig(_) => ErrorCode::ScorerConfig,
-            Error::SlicerConfig(_) => ErrorCode::SlicerConfig,
-            Error::PipelineConfig(_) => ErrorCode::PipelineConfig,
-            Error::TableTooLarge { .. } => ErrorCode::TableTooLarge,
-            Error::CountRequirementUnmet { .. } => ErrorCode::CountRequirementUnmet,
-            Error::Callback(_) => ErrorCode::Callback,
-            Error::TokenOverflow(_) => ErrorCode::TokenOverflow,
-            Error::InvalidPolicy(_) => ErrorCode::InvalidPolicy,
-            Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
-        }
-    }
 }
 
 /// Result alias used throughout the crate.

@@ -8,11 +8,60 @@
 //! The modules follow the specification: [`model`], [`pipeline`], [`scorer`], [`slicer`],
 //! [`placer`], [`diagnostics`]; declarative [`policy`] configurations and [`analytics`]
 //! build on them. The C ABI lives in its own module tree on top.
+//!
+//! # Quickstart
+//!
+//! Three items, a chat-style pipeline, the selected window (the README's Rust quickstart,
+//! also `cargo run --example quickstart`):
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use ctxpack::placer::ChronologicalPlacer;
+//! use ctxpack::scorer::{CompositeScorer, KindScorer, RecencyScorer, Scorer};
+//! use ctxpack::slicer::GreedySlice;
+//! use ctxpack::{ContextBudget, ContextItem, ContextKind, Pipeline};
+//!
+//! let items = vec![
+//!     ContextItem::builder("You are a helpful assistant.", 8)
+//!         .kind(ContextKind::new("SystemPrompt")?)
+//!         .pinned(true)
+//!         .build()?,
+//!     ContextItem::builder("User: what changed in v2?", 9)
+//!         .timestamp(1_700_000_000_000_000_000)
+//!         .build()?,
+//!     ContextItem::builder("Release notes for v2 ...", 300)
+//!         .kind(ContextKind::new("Document")?)
+//!         .timestamp(1_690_000_000_000_000_000)
+//!         .build()?,
+//! ];
+//! let recency: Arc<dyn Scorer> = Arc::new(RecencyScorer::new());
+//! let kind: Arc<dyn Scorer> = Arc::new(KindScorer::new());
+//! let pipeline = Pipeline::builder()
+//!     .scorer(Arc::new(CompositeScorer::new(vec![
+//!         (recency, 3.0),
+//!         (kind, 1.0),
+//!     ])?))
+//!     .slicer(Arc::new(GreedySlice::new()))
+//!     .placer(Arc::new(ChronologicalPlacer::new()))
+//!     .build()?;
+//! let selection = pipeline.run(&items, &ContextBudget::new(4096, 3000)?)?;
+//! for &i in &selection.indices {
+//!     println!("{}", items[i].content());
+//! }
+//! # Ok::<(), ctxpack::Error>(())
+//! ```
+//!
+//! Or start from a preset or a policy file ([`policy::Policy`]). Run with
+//! [`RunOptions`] and a [`diagnostics::TraceDetail`] above `None` to get a
+//! [`diagnostics::SelectionReport`] explaining every inclusion and exclusion;
+//! [`analytics`] has budget simulation, policy sensitivity and report metrics.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod analytics;
 pub mod diagnostics;
+mod downcast;
 pub mod error;
 #[allow(unsafe_code)]
 pub mod ffi;
@@ -25,7 +74,9 @@ mod radix;
 pub mod scorer;
 pub mod slicer;
 
+/// The seeded generator the unit tests share with the integration tests and the benchmark.
 #[cfg(test)]
+#[path = "../tests/common/rng.rs"]
 pub(crate) mod testutil;
 
 pub use error::{Error, ErrorCode, Result};

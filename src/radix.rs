@@ -96,8 +96,8 @@ mod tests {
         for seed in 0..300 {
             let mut rng = Rng::new(seed);
             let n = match seed % 3 {
-                0 => rng.below(300) as usize,
-                1 => 200 + rng.below(3_000) as usize,
+                0 => rng.below(300),
+                1 => 200 + rng.below(3_000),
                 _ => 20_000,
             };
             let spread = *rng.pick(&[1u64, 2, 50, 1 << 20, u64::MAX]);

@@ -8,6 +8,10 @@ use ctxpack::diagnostics::TraceDetail;
 use ctxpack::policy::Policy;
 use ctxpack::{ContextBudget, ContextItem, ContextKind, Pipeline, RunOptions, Selection};
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 const THREADS: usize = 16;
 const RUNS_PER_THREAD: usize = 1_000;
 
@@ -20,17 +24,11 @@ fn input(k: usize) -> (Vec<ContextItem>, ContextBudget) {
         "Memory",
         "SystemPrompt",
     ];
-    let mut state = (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = Rng::new(k as u64);
     let n = 5 + (k % 40);
     let items = (0..n)
         .map(|i| {
-            let r = next();
+            let r = rng.next_u64();
             ContextItem::builder(
                 format!("item {} of input {k}", r % 23),
                 (r % 300) as i64 - 5,

@@ -35,7 +35,7 @@ mod placers;
 mod reference;
 #[path = "differential/report.rs"]
 mod report;
-#[path = "differential/rng.rs"]
+#[path = "common/rng.rs"]
 mod rng;
 #[path = "differential/scorers.rs"]
 mod scorers;

@@ -2,7 +2,6 @@
 //! huge inputs, extreme token counts and budgets, bad configuration values, and custom
 //! components that misbehave. Nothing may panic; every failure is a documented error.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use ctxpack::diagnostics::TraceDetail;
@@ -252,17 +251,11 @@ impl Slicer for Fixed {
             ..Default::default()
         })
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 impl Placer for Fixed {
     fn place(&self, _: &[ScoredItem<'_>]) -> ctxpack::Result<Vec<usize>> {
         Ok(self.0.clone())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

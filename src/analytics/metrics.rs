@@ -130,6 +130,49 @@ pub struct KindQuotaUtilization {
 /// (ordinal, case-sensitive, stable). Included items are grouped by kind ASCII
 /// case-insensitively; the percentage mode divides by the caller's original target, not
 /// the effective one. A slicer without constraints gives an empty list.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use ctxpack::analytics::{quota_utilization, QuotaMode};
+/// use ctxpack::placer::ChronologicalPlacer;
+/// use ctxpack::scorer::ReflexiveScorer;
+/// use ctxpack::slicer::{CountQuotaEntry, CountQuotaSlice, GreedySlice, ScarcityBehavior};
+/// use ctxpack::{ContextBudget, ContextItem, ContextKind, Pipeline};
+///
+/// let memory = ContextKind::new("Memory")?;
+/// let item = |content: &str, kind: &ContextKind, hint| {
+///     ContextItem::builder(content, 10)
+///         .kind(kind.clone())
+///         .future_relevance_hint(hint)
+///         .build()
+/// };
+/// let items = [
+///     item("m1", &memory, 0.9)?,
+///     item("m2", &memory, 0.8)?,
+///     item("m3", &memory, 0.7)?,
+///     item("note", &ContextKind::new("Message")?, 0.1)?,
+/// ];
+/// // At least one memory, at most two.
+/// let entries = vec![CountQuotaEntry::new(memory.clone(), 1, 2)?];
+/// let slicer = Arc::new(CountQuotaSlice::new(
+///     entries,
+///     Arc::new(GreedySlice::new()),
+///     ScarcityBehavior::Degrade,
+/// )?);
+/// let pipeline = Pipeline::builder()
+///     .scorer(Arc::new(ReflexiveScorer::new()))
+///     .slicer(slicer.clone())
+///     .placer(Arc::new(ChronologicalPlacer::new()))
+///     .build()?;
+/// let budget = ContextBudget::new(100, 100)?;
+/// let report = pipeline.dry_run(&items, &budget)?; // m1, m2 and the note; m3 hits the cap
+/// let usage = quota_utilization(&report, &items, slicer.as_ref(), &budget)?;
+/// assert_eq!(usage.len(), 1);
+/// assert_eq!((usage[0].mode, usage[0].actual, usage[0].cap), (QuotaMode::Count, 2.0, 2.0));
+/// assert_eq!(usage[0].utilization, 1.0);
+/// # Ok::<(), ctxpack::Error>(())
+/// ```
 pub fn quota_utilization(
     report: &SelectionReport,
     items: &[ContextItem],

@@ -10,6 +10,39 @@
 //! Items are identified by their position in the caller's input everywhere (D15): results
 //! name items by index, and comparisons between runs match items by index, never by
 //! content. Errors of the underlying dry runs propagate unchanged.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use ctxpack::analytics::{budget_utilization, kind_diversity, timestamp_coverage};
+//! use ctxpack::placer::ChronologicalPlacer;
+//! use ctxpack::scorer::ReflexiveScorer;
+//! use ctxpack::slicer::GreedySlice;
+//! use ctxpack::{ContextBudget, ContextItem, ContextKind, Pipeline};
+//!
+//! let items = [
+//!     ContextItem::builder("a", 50)
+//!         .future_relevance_hint(0.9)
+//!         .timestamp(1_700_000_000_000_000_000)
+//!         .build()?,
+//!     ContextItem::builder("b", 60).future_relevance_hint(0.2).build()?,
+//!     ContextItem::builder("c", 40)
+//!         .future_relevance_hint(0.5)
+//!         .kind(ContextKind::new("Document")?)
+//!         .build()?,
+//! ];
+//! let pipeline = Pipeline::builder()
+//!     .scorer(Arc::new(ReflexiveScorer::new()))
+//!     .slicer(Arc::new(GreedySlice::new()))
+//!     .placer(Arc::new(ChronologicalPlacer::new()))
+//!     .build()?;
+//! let budget = ContextBudget::new(100, 100)?;
+//! let report = pipeline.dry_run(&items, &budget)?; // includes "a" and "c"
+//! assert_eq!(budget_utilization(&report, &items, &budget)?, 0.9); // 90 of 100 tokens
+//! assert_eq!(kind_diversity(&report, &items)?, 2); // Message, Document
+//! assert_eq!(timestamp_coverage(&report, &items)?, 0.5); // only "a" has a timestamp
+//! # Ok::<(), ctxpack::Error>(())
+//! ```
 
 mod metrics;
 mod sensitivity;

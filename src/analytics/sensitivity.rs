@@ -51,6 +51,23 @@ pub struct SensitivityReport {
 /// Items are matched by position (D15), not by content as in the references, so duplicate
 /// contents cannot create false swings, and `diffs` follow the input order of the items
 /// (the references give first-seen or hash order).
+///
+/// ```
+/// use ctxpack::analytics::policy_sensitivity;
+/// use ctxpack::policy::Policy;
+/// use ctxpack::{ContextBudget, ContextItem};
+///
+/// let items = [ContextItem::new("hello", 10)?, ContextItem::new("world", 20)?];
+/// let (chat, rag) = (Policy::preset("chat")?, Policy::preset("rag")?);
+/// let budget = ContextBudget::new(1000, 1000)?;
+/// let report = policy_sensitivity(&items, &budget, &[("chat", &chat), ("rag", &rag)])?;
+/// assert_eq!(report.variants[1].label, "rag");
+/// assert!(report.diffs.is_empty()); // everything fits under both policies
+///
+/// // At least two variants are required.
+/// assert!(policy_sensitivity(&items, &budget, &[("chat", &chat)]).is_err());
+/// # Ok::<(), ctxpack::Error>(())
+/// ```
 pub fn policy_sensitivity(
     items: &[ContextItem],
     budget: &ContextBudget,
@@ -62,6 +79,45 @@ pub fn policy_sensitivity(
 /// Compares pipelines, which can hold components a policy cannot express (count quotas
 /// with custom inner slicers, custom scorers, …). Same rules as [`policy_sensitivity`],
 /// including the two-variant minimum (which the crate's pipeline form does not enforce).
+///
+/// Greedy slicing against the optimal knapsack on the same items:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use ctxpack::analytics::{pipeline_sensitivity, ItemStatus};
+/// use ctxpack::placer::ChronologicalPlacer;
+/// use ctxpack::scorer::ReflexiveScorer;
+/// use ctxpack::slicer::{GreedySlice, KnapsackSlice, Slicer};
+/// use ctxpack::{ContextBudget, ContextItem, Pipeline};
+///
+/// let items = [
+///     ContextItem::builder("a", 60).future_relevance_hint(0.9).build()?,
+///     ContextItem::builder("b", 50).future_relevance_hint(0.6).build()?,
+///     ContextItem::builder("c", 50).future_relevance_hint(0.6).build()?,
+/// ];
+/// let with = |slicer: Arc<dyn Slicer>| {
+///     Pipeline::builder()
+///         .scorer(Arc::new(ReflexiveScorer::new()))
+///         .slicer(slicer)
+///         .placer(Arc::new(ChronologicalPlacer::new()))
+///         .build()
+/// };
+/// let greedy = with(Arc::new(GreedySlice::new()))?;
+/// let knapsack = with(Arc::new(KnapsackSlice::new(1)?))?;
+/// let budget = ContextBudget::new(100, 100)?;
+/// // Greedy takes "a" (best score per token), then nothing else fits; the knapsack finds
+/// // "b" + "c" (1.2 > 0.9). Every item swings.
+/// let report = pipeline_sensitivity(&items, &budget, &[("greedy", &greedy), ("knapsack", &knapsack)])?;
+/// assert_eq!(report.variants.len(), 2);
+/// let swinging: Vec<usize> = report.diffs.iter().map(|d| d.index).collect();
+/// assert_eq!(swinging, [0, 1, 2]);
+/// assert_eq!(
+///     report.diffs[0].statuses,
+///     [("greedy".to_string(), ItemStatus::Included), ("knapsack".to_string(), ItemStatus::Excluded)]
+/// );
+/// # Ok::<(), ctxpack::Error>(())
+/// ```
 pub fn pipeline_sensitivity(
     items: &[ContextItem],
     budget: &ContextBudget,

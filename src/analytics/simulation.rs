@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::Pipeline;
+use crate::slicer::QuotaSlice;
 
 /// The guard message of [`marginal_items`] for a percentage QuotaSlice (the references'
 /// text).
@@ -33,14 +34,43 @@ allocations. Use a GreedySlice or KnapsackSlice inner slicer for budget simulati
 ///   ctxpack honours them (D1), keeping them makes both runs comparable. An invalid
 ///   smaller budget fails with [`Error::InvalidBudget`].
 /// * Items are matched by position (D15), so duplicate contents are told apart.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use ctxpack::analytics::marginal_items;
+/// use ctxpack::placer::UShapedPlacer;
+/// use ctxpack::scorer::ReflexiveScorer;
+/// use ctxpack::slicer::GreedySlice;
+/// use ctxpack::{ContextBudget, ContextItem, Pipeline};
+///
+/// let items: Vec<ContextItem> = [("a", 50, 0.9), ("b", 60, 0.2), ("c", 40, 0.5)]
+///     .into_iter()
+///     .map(|(content, tokens, hint)| {
+///         ContextItem::builder(content, tokens)
+///             .future_relevance_hint(hint)
+///             .build()
+///     })
+///     .collect::<Result<_, _>>()?;
+/// let pipeline = Pipeline::builder()
+///     .scorer(Arc::new(ReflexiveScorer::new()))
+///     .slicer(Arc::new(GreedySlice::new()))
+///     .placer(Arc::new(UShapedPlacer::new()))
+///     .build()?;
+/// // Greedy by score per token: "a" and "c" fill 90 of 100 tokens. At 80, "c" no longer
+/// // fits after "a"; at 40, "a" does not fit and "c" alone does.
+/// let budget = ContextBudget::new(100, 100)?;
+/// assert_eq!(marginal_items(&pipeline, &items, &budget, 20)?, [2]);
+/// assert_eq!(marginal_items(&pipeline, &items, &budget, 60)?, [0]);
+/// # Ok::<(), ctxpack::Error>(())
+/// ```
 pub fn marginal_items(
     pipeline: &Pipeline,
     items: &[ContextItem],
     budget: &ContextBudget,
     slack: i64,
 ) -> Result<Vec<usize>> {
-    let slicer = pipeline.slicer();
-    if slicer.is_quota() {
+    if pipeline.slicer().as_any().is::<QuotaSlice>() {
         return Err(Error::PipelineConfig(MSG_MARGINAL_QUOTA.into()));
     }
     if slack == 0 {
@@ -78,8 +108,10 @@ pub fn marginal_items(
 /// position `target` is included (.NET `FindMinBudgetFor`), or `None` when even `ceiling`
 /// does not include it.
 ///
-/// * Refuses QuotaSlice, CountQuotaSlice and CountConstrainedKnapsackSlice with
-///   [`Error::PipelineConfig`] ([`MSG_MIN_BUDGET`]), then checks that `target` is a
+/// * Refuses a slicer that is not monotonic in the budget
+///   ([`Slicer::monotonic_in_budget`](crate::slicer::Slicer::monotonic_in_budget): QuotaSlice,
+///   CountQuotaSlice, CountConstrainedKnapsackSlice) with [`Error::PipelineConfig`]
+///   ([`MSG_MIN_BUDGET`]), then checks that `target` is a
 ///   position of `items` and that `ceiling >= items[target].tokens`
 ///   ([`Error::InvalidArgument`]), in that order.
 /// * Each probe is a dry run with `max = target = b`, no reserve, no slots, no margin;
@@ -89,14 +121,36 @@ pub fn marginal_items(
 ///   answer is 100 when 100 suffices). At most ⌈log₂(ceiling − tokens)⌉ + 2 dry runs.
 /// * Errors of a probe propagate (pinned items above a probe, a Throw overflow, a negative
 ///   probe budget for a negative-token target).
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use ctxpack::analytics::min_budget_for;
+/// use ctxpack::placer::ChronologicalPlacer;
+/// use ctxpack::scorer::ReflexiveScorer;
+/// use ctxpack::slicer::GreedySlice;
+/// use ctxpack::{ContextItem, Pipeline};
+///
+/// let hinted = |tokens, hint| ContextItem::builder("x", tokens).future_relevance_hint(hint);
+/// let items = [hinted(50, 0.9).build()?, hinted(60, 0.2).build()?, hinted(40, 0.5).build()?];
+/// let pipeline = Pipeline::builder()
+///     .scorer(Arc::new(ReflexiveScorer::new()))
+///     .slicer(Arc::new(GreedySlice::new()))
+///     .placer(Arc::new(ChronologicalPlacer::new()))
+///     .deduplication(false) // the three contents are equal
+///     .build()?;
+/// // Greedy takes the other two first (better score per token): item 1 needs 50 + 40 + 60.
+/// assert_eq!(min_budget_for(&pipeline, &items, 1, 1000)?, Some(150));
+/// assert_eq!(min_budget_for(&pipeline, &items, 1, 149)?, None);
+/// # Ok::<(), ctxpack::Error>(())
+/// ```
 pub fn min_budget_for(
     pipeline: &Pipeline,
     items: &[ContextItem],
     target: usize,
     ceiling: i64,
 ) -> Result<Option<i64>> {
-    let slicer = pipeline.slicer();
-    if slicer.is_quota() || slicer.is_count_quota() {
+    if !pipeline.slicer().monotonic_in_budget() {
         return Err(Error::PipelineConfig(MSG_MIN_BUDGET.into()));
     }
     let Some(item) = items.get(target) else {
@@ -144,7 +198,8 @@ mod tests {
     use crate::placer::ChronologicalPlacer;
     use crate::scorer::ReflexiveScorer;
     use crate::slicer::{
-        CountQuotaSlice, GreedySlice, KnapsackSlice, ScarcityBehavior, SliceOutcome, Slicer,
+        CountConstrainedKnapsackSlice, CountQuotaSlice, GreedySlice, KnapsackSlice, QuotaSlice,
+        ScarcityBehavior, SliceOutcome, Slicer,
     };
 
     /// An item whose score under ReflexiveScorer is `score`.
@@ -169,30 +224,36 @@ mod tests {
         pipeline(Arc::new(GreedySlice::new()), true)
     }
 
-    /// A slicer that only answers the capability queries; running it is a test failure.
+    /// A custom slicer that declares itself non-monotonic; running it is a test failure.
     #[derive(Debug)]
-    struct Flagged {
-        quota: bool,
-        count_quota: bool,
-    }
+    struct NonMonotonic;
 
-    impl Slicer for Flagged {
+    impl Slicer for NonMonotonic {
         fn slice(&self, _: &[ScoredItem<'_>], _: &ContextBudget) -> Result<SliceOutcome> {
             panic!("the guard must refuse this slicer before any run")
         }
-        fn is_quota(&self) -> bool {
-            self.quota
-        }
-        fn is_count_quota(&self) -> bool {
-            self.count_quota
-        }
-        fn as_any(&self) -> &dyn std::any::Any {
-            self
+        fn monotonic_in_budget(&self) -> bool {
+            false
         }
     }
 
-    fn flagged(quota: bool, count_quota: bool) -> Pipeline {
-        pipeline(Arc::new(Flagged { quota, count_quota }), true)
+    fn quota() -> Pipeline {
+        let inner = Arc::new(GreedySlice::new());
+        pipeline(Arc::new(QuotaSlice::new(vec![], inner).unwrap()), true)
+    }
+
+    fn count_quota() -> Pipeline {
+        let inner = Arc::new(GreedySlice::new());
+        let slicer = CountQuotaSlice::new(vec![], inner, ScarcityBehavior::Degrade).unwrap();
+        pipeline(Arc::new(slicer), true)
+    }
+
+    fn count_constrained_knapsack() -> Pipeline {
+        let knapsack = KnapsackSlice::new(1).unwrap();
+        let slicer =
+            CountConstrainedKnapsackSlice::new(vec![], knapsack, ScarcityBehavior::Degrade)
+                .unwrap();
+        pipeline(Arc::new(slicer), true)
     }
 
     #[test]
@@ -201,31 +262,33 @@ mod tests {
         let budget = ContextBudget::new(100, 100).unwrap();
         let config = |m: &str| Error::PipelineConfig(m.into());
         assert_eq!(
-            marginal_items(&flagged(true, false), &items, &budget, 5),
+            marginal_items(&quota(), &items, &budget, 5),
             Err(config(MSG_MARGINAL_QUOTA))
         );
         // Count quotas are not guarded for marginal items (07 §5.1).
-        let count_quota = CountQuotaSlice::new(
-            vec![],
-            Arc::new(GreedySlice::new()),
-            ScarcityBehavior::Degrade,
-        )
-        .unwrap();
-        let p = pipeline(Arc::new(count_quota), true);
-        assert_eq!(marginal_items(&p, &items, &budget, 5), Ok(vec![]));
+        assert_eq!(
+            marginal_items(&count_quota(), &items, &budget, 5),
+            Ok(vec![])
+        );
         // The guard comes before the slack = 0 shortcut.
         assert_eq!(
-            marginal_items(&flagged(true, false), &items, &budget, 0),
+            marginal_items(&quota(), &items, &budget, 0),
             Err(config(MSG_MARGINAL_QUOTA))
         );
-        for (q, c) in [(true, false), (false, true)] {
+        let non_monotonic = pipeline(Arc::new(NonMonotonic), true);
+        for p in [
+            quota(),
+            count_quota(),
+            count_constrained_knapsack(),
+            non_monotonic,
+        ] {
             assert_eq!(
-                min_budget_for(&flagged(q, c), &items, 0, 100),
+                min_budget_for(&p, &items, 0, 100),
                 Err(config(MSG_MIN_BUDGET))
             );
             // The guard comes before the argument checks.
             assert_eq!(
-                min_budget_for(&flagged(q, c), &items, 7, -1),
+                min_budget_for(&p, &items, 7, -1),
                 Err(config(MSG_MIN_BUDGET))
             );
         }

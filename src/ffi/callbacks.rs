@@ -7,7 +7,6 @@
 //! `user_data`. `destroy` is called exactly once, on whichever thread drops the last
 //! reference, after every other call has returned.
 
-use std::any::Any;
 use std::ffi::{c_int, c_void};
 use std::fmt;
 
@@ -342,10 +341,6 @@ impl Scorer for CustomScorer {
             ))),
         }
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// A slicer implemented by a C callback.
@@ -418,10 +413,6 @@ impl Slicer for CustomSlicer {
             ..SliceOutcome::default()
         })
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// A placer implemented by a C callback.
@@ -466,9 +457,5 @@ impl Placer for CustomPlacer {
             ))
         })?;
         Ok(order)
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }

@@ -66,90 +66,68 @@ pub enum ctxpack_status {
     CTXPACK_PANIC = 105,
 }
 
-impl ctxpack_status {
-    /// Every status, in numeric order.
-    pub const ALL: [ctxpack_status; 22] = {
-        use ctxpack_status::*;
-        [
-            CTXPACK_OK,
-            CTXPACK_EMPTY_CONTENT,
-            CTXPACK_EMPTY_KIND,
-            CTXPACK_EMPTY_SOURCE,
-            CTXPACK_INVALID_BUDGET,
-            CTXPACK_PINNED_EXCEEDS_BUDGET,
-            CTXPACK_OVERFLOW,
-            CTXPACK_SCORER_CONFIG,
-            CTXPACK_SLICER_CONFIG,
-            CTXPACK_PIPELINE_CONFIG,
-            CTXPACK_TABLE_TOO_LARGE,
-            CTXPACK_COUNT_REQUIREMENT_UNMET,
-            CTXPACK_CALLBACK,
-            CTXPACK_TOKEN_OVERFLOW,
-            CTXPACK_INVALID_POLICY,
-            CTXPACK_INVALID_ARGUMENT,
-            CTXPACK_NULL_ARGUMENT,
-            CTXPACK_INVALID_UTF8,
-            CTXPACK_WRONG_HANDLE_TYPE,
-            CTXPACK_OUT_OF_RANGE,
-            CTXPACK_NO_REPORT,
-            CTXPACK_PANIC,
-        ]
-    };
-
-    /// The status of a core error code (same number).
-    pub fn from_code(code: ErrorCode) -> Self {
-        use ctxpack_status::*;
-        match code {
-            ErrorCode::EmptyContent => CTXPACK_EMPTY_CONTENT,
-            ErrorCode::EmptyKind => CTXPACK_EMPTY_KIND,
-            ErrorCode::EmptySource => CTXPACK_EMPTY_SOURCE,
-            ErrorCode::InvalidBudget => CTXPACK_INVALID_BUDGET,
-            ErrorCode::PinnedExceedsBudget => CTXPACK_PINNED_EXCEEDS_BUDGET,
-            ErrorCode::Overflow => CTXPACK_OVERFLOW,
-            ErrorCode::ScorerConfig => CTXPACK_SCORER_CONFIG,
-            ErrorCode::SlicerConfig => CTXPACK_SLICER_CONFIG,
-            ErrorCode::PipelineConfig => CTXPACK_PIPELINE_CONFIG,
-            ErrorCode::TableTooLarge => CTXPACK_TABLE_TOO_LARGE,
-            ErrorCode::CountRequirementUnmet => CTXPACK_COUNT_REQUIREMENT_UNMET,
-            ErrorCode::Callback => CTXPACK_CALLBACK,
-            ErrorCode::TokenOverflow => CTXPACK_TOKEN_OVERFLOW,
-            ErrorCode::InvalidPolicy => CTXPACK_INVALID_POLICY,
-            ErrorCode::InvalidArgument => CTXPACK_INVALID_ARGUMENT,
+/// The statuses of the C interface itself, in numeric order, after the core kinds of the
+/// table in `crate::error`. Adding one: its enumerator above and one name here.
+macro_rules! interface_statuses {
+    ($then:ident, $($args:tt)*) => {
+        $then! {
+            $($args)*
+            interface: [
+                CTXPACK_NULL_ARGUMENT,
+                CTXPACK_INVALID_UTF8,
+                CTXPACK_WRONG_HANDLE_TYPE,
+                CTXPACK_OUT_OF_RANGE,
+                CTXPACK_NO_REPORT,
+                CTXPACK_PANIC,
+            ]
         }
-    }
+    };
+}
 
+/// Receives the core table and adds the interface statuses.
+macro_rules! with_core_kinds {
+    ($($(#[doc = $doc:literal])* $kind:ident = $value:literal => $status:ident,)*) => {
+        interface_statuses!(derive_status_items, core: [$($kind => $status),*]);
+    };
+}
+
+/// Defines `ALL`, `from_code` and `c_name`; their matches are exhaustive, so an
+/// enumerator missing from the lists does not compile.
+macro_rules! derive_status_items {
+    (core: [$($kind:ident => $status:ident),*] interface: [$($interface:ident),* $(,)?]) => {
+        impl ctxpack_status {
+            /// Every status, in numeric order.
+            pub const ALL: [ctxpack_status; 1 + [$(stringify!($status)),*].len()
+                + [$(stringify!($interface)),*].len()] = [
+                ctxpack_status::CTXPACK_OK,
+                $(ctxpack_status::$status,)*
+                $(ctxpack_status::$interface,)*
+            ];
+
+            /// The status of a core error code (same number).
+            pub fn from_code(code: ErrorCode) -> Self {
+                match code {
+                    $(ErrorCode::$kind => ctxpack_status::$status,)*
+                }
+            }
+
+            /// The C name of the status (`"CTXPACK_OK"`, ...), NUL-terminated.
+            fn c_name(self) -> &'static str {
+                match self {
+                    ctxpack_status::CTXPACK_OK => "CTXPACK_OK\0",
+                    $(ctxpack_status::$status => concat!(stringify!($status), "\0"),)*
+                    $(ctxpack_status::$interface => concat!(stringify!($interface), "\0"),)*
+                }
+            }
+        }
+    };
+}
+crate::error::core_error_kinds!(with_core_kinds);
+
+impl ctxpack_status {
     /// The status with this number, if any.
     pub fn from_i32(value: i32) -> Option<Self> {
         Self::ALL.iter().copied().find(|s| *s as i32 == value)
-    }
-
-    /// The C name of the status (`"CTXPACK_OK"`, ...), NUL-terminated.
-    fn c_name(self) -> &'static str {
-        use ctxpack_status::*;
-        match self {
-            CTXPACK_OK => "CTXPACK_OK\0",
-            CTXPACK_EMPTY_CONTENT => "CTXPACK_EMPTY_CONTENT\0",
-            CTXPACK_EMPTY_KIND => "CTXPACK_EMPTY_KIND\0",
-            CTXPACK_EMPTY_SOURCE => "CTXPACK_EMPTY_SOURCE\0",
-            CTXPACK_INVALID_BUDGET => "CTXPACK_INVALID_BUDGET\0",
-            CTXPACK_PINNED_EXCEEDS_BUDGET => "CTXPACK_PINNED_EXCEEDS_BUDGET\0",
-            CTXPACK_OVERFLOW => "CTXPACK_OVERFLOW\0",
-            CTXPACK_SCORER_CONFIG => "CTXPACK_SCORER_CONFIG\0",
-            CTXPACK_SLICER_CONFIG => "CTXPACK_SLICER_CONFIG\0",
-            CTXPACK_PIPELINE_CONFIG => "CTXPACK_PIPELINE_CONFIG\0",
-            CTXPACK_TABLE_TOO_LARGE => "CTXPACK_TABLE_TOO_LARGE\0",
-            CTXPACK_COUNT_REQUIREMENT_UNMET => "CTXPACK_COUNT_REQUIREMENT_UNMET\0",
-            CTXPACK_CALLBACK => "CTXPACK_CALLBACK\0",
-            CTXPACK_TOKEN_OVERFLOW => "CTXPACK_TOKEN_OVERFLOW\0",
-            CTXPACK_INVALID_POLICY => "CTXPACK_INVALID_POLICY\0",
-            CTXPACK_INVALID_ARGUMENT => "CTXPACK_INVALID_ARGUMENT\0",
-            CTXPACK_NULL_ARGUMENT => "CTXPACK_NULL_ARGUMENT\0",
-            CTXPACK_INVALID_UTF8 => "CTXPACK_INVALID_UTF8\0",
-            CTXPACK_WRONG_HANDLE_TYPE => "CTXPACK_WRONG_HANDLE_TYPE\0",
-            CTXPACK_OUT_OF_RANGE => "CTXPACK_OUT_OF_RANGE\0",
-            CTXPACK_NO_REPORT => "CTXPACK_NO_REPORT\0",
-            CTXPACK_PANIC => "CTXPACK_PANIC\0",
-        }
     }
 }
 
@@ -302,17 +280,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_status_is_listed_once_in_numeric_order_with_its_c_name() {
+        assert_eq!(ctxpack_status::ALL[0], ctxpack_status::CTXPACK_OK);
+        for pair in ctxpack_status::ALL.windows(2) {
+            assert!((pair[0] as i32) < (pair[1] as i32), "{pair:?}");
+        }
+        for s in ctxpack_status::ALL {
+            assert_eq!(s.c_name(), format!("{s:?}\0"));
+        }
+    }
+
+    #[test]
     fn core_codes_keep_their_numbers() {
         for code in ErrorCode::ALL {
             assert_eq!(ctxpack_status::from_code(code) as i32, code.value());
         }
+        let core = ErrorCode::ALL.len();
         for (i, s) in ctxpack_status::ALL.iter().enumerate() {
             assert_eq!(ctxpack_status::from_i32(*s as i32), Some(*s));
-            if i > 0 && i <= 15 {
+            if i > 0 && i <= core {
                 assert_eq!(*s as i32, i as i32);
             }
         }
-        assert_eq!(ctxpack_status::from_i32(16), None);
+        // The core kinds are dense from 1; the next number is not a status yet.
+        assert_eq!(ctxpack_status::from_i32(core as i32 + 1), None);
+        assert_eq!(ctxpack_status::from_i32(-1), None);
     }
 
     #[test]

@@ -4,10 +4,9 @@
 //! complete run. (`CTXPACK_INVALID_POLICY` itself is reached through the policy
 //! functions.)
 
-use std::any::Any;
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::ffi::handles;
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError};
@@ -18,42 +17,43 @@ use crate::scorer::Scorer;
 #[derive(Debug)]
 struct Faulty(Option<i32>);
 
+/// The core error with this code number, if there is one.
 fn error_for(code: i32) -> Option<Error> {
-    let m = || format!("injected error {code}");
+    let code = ErrorCode::ALL.into_iter().find(|c| c.value() == code)?;
+    let m = || format!("injected error {}", code.value());
     Some(match code {
-        1 => Error::EmptyContent,
-        2 => Error::EmptyKind,
-        3 => Error::EmptySource,
-        4 => Error::InvalidBudget(m()),
-        5 => Error::PinnedExceedsBudget {
+        ErrorCode::EmptyContent => Error::EmptyContent,
+        ErrorCode::EmptyKind => Error::EmptyKind,
+        ErrorCode::EmptySource => Error::EmptySource,
+        ErrorCode::InvalidBudget => Error::InvalidBudget(m()),
+        ErrorCode::PinnedExceedsBudget => Error::PinnedExceedsBudget {
             pinned_tokens: 1,
             available: 0,
         },
-        6 => Error::Overflow {
+        ErrorCode::Overflow => Error::Overflow {
             merged_tokens: 1,
             target_tokens: 0,
         },
-        7 => Error::ScorerConfig(m()),
-        8 => Error::SlicerConfig(m()),
-        9 => Error::PipelineConfig(m()),
-        10 => Error::TableTooLarge {
+        ErrorCode::ScorerConfig => Error::ScorerConfig(m()),
+        ErrorCode::SlicerConfig => Error::SlicerConfig(m()),
+        ErrorCode::PipelineConfig => Error::PipelineConfig(m()),
+        ErrorCode::TableTooLarge => Error::TableTooLarge {
             candidates: 1,
             capacity: 1,
             cells: 2,
             bytes: 1,
             limit: 0,
         },
-        11 => Error::CountRequirementUnmet {
+        ErrorCode::CountRequirementUnmet => Error::CountRequirementUnmet {
             slicer: "test",
             kind: m(),
             satisfied: 0,
             required: 1,
         },
-        12 => Error::Callback(m()),
-        13 => Error::TokenOverflow(m()),
-        14 => Error::InvalidPolicy(m()),
-        15 => Error::InvalidArgument(m()),
-        _ => return None,
+        ErrorCode::Callback => Error::Callback(m()),
+        ErrorCode::TokenOverflow => Error::TokenOverflow(m()),
+        ErrorCode::InvalidPolicy => Error::InvalidPolicy(m()),
+        ErrorCode::InvalidArgument => Error::InvalidArgument(m()),
     })
 }
 
@@ -64,13 +64,10 @@ impl Scorer for Faulty {
             Some(code) => Err(error_for(code).expect("validated at construction")),
         }
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// A scorer whose runs fail: with a panic when `code` is 0, else with the core error
-/// whose `ErrorCode` is `code` (1 to 15).
+/// whose `ErrorCode` is `code` (any core code).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_test_scorer_new_faulty(
     code: i32,

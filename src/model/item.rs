@@ -10,6 +10,27 @@ use crate::model::{ContextKind, ContextSource};
 /// One candidate piece of context. Immutable once built; its identity is its position in
 /// the caller's input (decision D15), never its content.
 ///
+/// ```
+/// use ctxpack::{ContextItem, ContextKind, ErrorCode};
+///
+/// let item = ContextItem::builder("Refund policy: 30 days.", 12)
+///     .kind(ContextKind::new("Document")?)
+///     .tags(["billing"])
+///     .priority(5)
+///     .timestamp(1_700_000_000_000_000_000) // nanoseconds since the Unix epoch, UTC
+///     .build()?;
+/// assert_eq!(item.tokens(), 12);
+/// assert_eq!(item.kind().as_str(), "Document");
+/// assert_eq!(item.kind(), &ContextKind::new("document")?); // ASCII case-insensitive
+/// assert_eq!(item.priority(), Some(5));
+/// assert!(!item.pinned());
+///
+/// // Invalid input is an error, never a panic.
+/// let err = ContextItem::new("", 1).unwrap_err();
+/// assert_eq!(err.code(), ErrorCode::EmptyContent);
+/// # Ok::<(), ctxpack::Error>(())
+/// ```
+///
 /// Stored compactly (144 bytes on 64-bit targets): every pipeline stage walks the items,
 /// so fewer bytes per item means fewer cache lines per pass. Optional numbers are a value
 /// and a flag bit (the value is 0 when absent, so equality is unchanged), tags are a boxed

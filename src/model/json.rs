@@ -145,11 +145,6 @@ impl Location {
     }
 }
 
-/// Builds one item from a JSON object.
-pub fn item_from_json_object(value: &Value) -> Result<ContextItem, ItemReadError> {
-    item_from_value(value, &Location { line: 1, item: 0 })
-}
-
 fn item_from_value(value: &Value, at: &Location) -> Result<ContextItem, ItemReadError> {
     let Value::Object(map) = value else {
         return Err(at.error(

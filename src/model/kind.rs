@@ -8,7 +8,7 @@ use std::hash::{Hash, Hasher};
 use crate::error::{Error, Result};
 
 /// Maps ASCII `A`–`Z` to `a`–`z`; every other byte is unchanged.
-pub fn fold_ascii(s: &str) -> String {
+pub(crate) fn fold_ascii(s: &str) -> String {
     s.to_ascii_lowercase()
 }
 

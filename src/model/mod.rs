@@ -10,9 +10,10 @@ mod timestamp;
 pub use budget::ContextBudget;
 pub(crate) use item::ItemFields;
 pub use item::{ContextItem, ContextItemBuilder};
-pub use json::{item_from_json_object, read_items, ItemReadError};
-pub use kind::{fold_ascii, ContextKind, ContextSource};
-pub use timestamp::{civil_from_days, days_from_civil, format_rfc3339, parse_rfc3339};
+pub use json::{read_items, ItemReadError};
+pub(crate) use kind::fold_ascii;
+pub use kind::{ContextKind, ContextSource};
+pub use timestamp::{format_rfc3339, parse_rfc3339};
 
 /// What the Place stage does when the merged selection exceeds `target_tokens`
 /// (spec 01 §5, 02 §7.3). The C ABI numbers the values 0, 1, 2 in this order.

@@ -227,13 +227,13 @@ mod tests {
         for seed in 0..400 {
             let mut rng = Rng::new(seed);
             let n = match seed % 4 {
-                0 => rng.below(12) as usize,
-                1 => rng.below(300) as usize,
-                _ => 500 + rng.below(3000) as usize,
+                0 => rng.below(12),
+                1 => rng.below(300),
+                _ => 500 + rng.below(3000),
             };
-            let distinct = 1 + rng.below(n.max(1) as u64 * 2) as usize;
+            let distinct = 1 + rng.below(n.max(1) * 2);
             let contents: Vec<String> = (0..n)
-                .map(|_| format!("c{}", rng.below(distinct as u64)))
+                .map(|_| format!("c{}", rng.below(distinct)))
                 .collect();
             let scores: Vec<f64> = (0..n)
                 .map(|_| match rng.below(6) {

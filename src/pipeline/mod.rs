@@ -20,6 +20,46 @@ mod slice;
 mod sort;
 
 /// A configured pipeline: scorer, slicer, placer, deduplication flag, overflow strategy.
+///
+/// Greedy slicing by score per token, with each item's relevance hint as its score:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use ctxpack::diagnostics::ExclusionReason;
+/// use ctxpack::placer::ChronologicalPlacer;
+/// use ctxpack::scorer::ReflexiveScorer;
+/// use ctxpack::slicer::GreedySlice;
+/// use ctxpack::{ContextBudget, ContextItem, Pipeline};
+///
+/// let item = |content: &str, tokens, hint| {
+///     ContextItem::builder(content, tokens)
+///         .future_relevance_hint(hint)
+///         .build()
+/// };
+/// let items = [item("a", 50, 0.9)?, item("b", 60, 0.2)?, item("c", 40, 0.5)?];
+/// let pipeline = Pipeline::builder()
+///     .scorer(Arc::new(ReflexiveScorer::new()))
+///     .slicer(Arc::new(GreedySlice::new()))
+///     .placer(Arc::new(ChronologicalPlacer::new()))
+///     .build()?;
+/// let budget = ContextBudget::new(100, 100)?; // max_tokens, target_tokens
+///
+/// // "a" (0.9 for 50 tokens) and "c" (0.5 for 40) fit; "b" would need 60 more.
+/// let selection = pipeline.run(&items, &budget)?;
+/// assert_eq!(selection.indices, [0, 2]); // positions in `items`, in placed order
+/// assert_eq!(selection.scores, [0.9, 0.5]);
+///
+/// // The same run, explained.
+/// let report = pipeline.dry_run(&items, &budget)?;
+/// assert_eq!(report.excluded.len(), 1);
+/// assert_eq!(report.excluded[0].index, 1);
+/// assert!(matches!(
+///     report.excluded[0].reason,
+///     ExclusionReason::BudgetExceeded { item_tokens: 60, available_tokens: 10 }
+/// ));
+/// # Ok::<(), ctxpack::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Pipeline {
     scorer: Arc<dyn Scorer>,
@@ -125,6 +165,31 @@ impl Pipeline {
 
 /// Builder for [`Pipeline`]. Scorer, slicer and placer are required; deduplication
 /// defaults to true and the overflow strategy to Throw.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use ctxpack::placer::UShapedPlacer;
+/// use ctxpack::scorer::PriorityScorer;
+/// use ctxpack::slicer::KnapsackSlice;
+/// use ctxpack::{ErrorCode, OverflowStrategy, Pipeline};
+///
+/// let pipeline = Pipeline::builder()
+///     .scorer(Arc::new(PriorityScorer::new()))
+///     .slicer(Arc::new(KnapsackSlice::new(10)?)) // bucket size 10 tokens
+///     .placer(Arc::new(UShapedPlacer::new()))
+///     .deduplication(false)
+///     .overflow_strategy(OverflowStrategy::Truncate)
+///     .build()?;
+/// assert!(!pipeline.deduplication());
+/// assert_eq!(pipeline.overflow_strategy(), OverflowStrategy::Truncate);
+///
+/// // A missing component is an error, not a panic.
+/// let err = Pipeline::builder().build().unwrap_err();
+/// assert_eq!(err.code(), ErrorCode::PipelineConfig);
+/// assert_eq!(err.to_string(), "invalid pipeline configuration: scorer is required");
+/// # Ok::<(), ctxpack::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct PipelineBuilder {
     scorer: Option<Arc<dyn Scorer>>,
@@ -184,6 +249,3 @@ impl PipelineBuilder {
         })
     }
 }
-
-#[cfg(test)]
-mod tests;

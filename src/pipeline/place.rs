@@ -18,17 +18,31 @@ pub(super) struct Placed {
     pub overflow: Option<OverflowEvent>,
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What Place takes from the pipeline and the run, besides the candidates.
+#[derive(Clone, Copy)]
+pub(super) struct PlaceContext<'a> {
+    pub placer: &'a dyn Placer,
+    pub strategy: OverflowStrategy,
+    pub on_overflow: Option<&'a dyn Fn(&OverflowEvent)>,
+    pub items: &'a [ContextItem],
+    pub budget: &'a ContextBudget,
+}
+
+/// Merges the pinned positions (first) and the sliced candidates, applies the overflow
+/// strategy and lets the placer order the result.
 pub(super) fn place<C: Collector>(
-    placer: &dyn Placer,
-    strategy: OverflowStrategy,
-    items: &[ContextItem],
+    context: PlaceContext<'_>,
     pinned: &[usize],
     sliced: Vec<Candidate>,
-    budget: &ContextBudget,
-    on_overflow: Option<&dyn Fn(&OverflowEvent)>,
     collector: &mut C,
 ) -> Result<Placed> {
+    let PlaceContext {
+        placer,
+        strategy,
+        on_overflow,
+        items,
+        budget,
+    } = context;
     collector.begin_stage();
     let mut merged: Vec<Candidate> = Vec::with_capacity(pinned.len() + sliced.len());
     merged.extend(pinned.iter().map(|&index| Candidate { index, score: 1.0 }));

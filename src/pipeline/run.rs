@@ -6,7 +6,7 @@ use crate::error::{checked_token_sum, Result};
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::classify::classify;
 use crate::pipeline::deduplicate::deduplicate;
-use crate::pipeline::place::{place, Placed};
+use crate::pipeline::place::{place, PlaceContext, Placed};
 use crate::pipeline::score::score;
 use crate::pipeline::slice::{slice, PinnedContext};
 use crate::pipeline::sort::sort_by_score;
@@ -67,14 +67,12 @@ fn run_stages<C: Collector>(
         &pinned,
         collector,
     )?;
-    place(
-        pipeline.placer.as_ref(),
-        pipeline.overflow_strategy,
+    let context = PlaceContext {
+        placer: pipeline.placer.as_ref(),
+        strategy: pipeline.overflow_strategy,
+        on_overflow: options.on_overflow,
         items,
-        &classified.pinned,
-        sliced,
         budget,
-        options.on_overflow,
-        collector,
-    )
+    };
+    place(context, &classified.pinned, sliced, collector)
 }

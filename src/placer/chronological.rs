@@ -1,8 +1,6 @@
 //! ChronologicalPlacer (spec 05 §2): timestamped items oldest first, then the rest;
 //! ties by input position.
 
-use std::any::Any;
-
 use crate::error::Result;
 use crate::model::ScoredItem;
 use crate::placer::Placer;
@@ -36,10 +34,6 @@ impl Placer for ChronologicalPlacer {
         let mut order: Vec<usize> = timed.into_iter().map(|(_, pos)| pos).collect();
         order.extend(untimed);
         Ok(order)
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -1,6 +1,5 @@
 //! Placers (spec chapter 05 and the UShapedPlacer seed): the trait and both built-ins.
 
-use std::any::Any;
 use std::fmt;
 
 use crate::error::Result;
@@ -17,10 +16,10 @@ pub use u_shaped::UShapedPlacer;
 /// Contract (spec 05 §1.2): return a permutation of `0..items.len()` (position `k` of the
 /// result names the input position placed k-th); deterministic; ties broken by input
 /// position. The pipeline checks that the result is a permutation.
-pub trait Placer: Send + Sync + fmt::Debug {
+///
+/// Every placer also has `as_any()` (through a blanket implementation, never written by
+/// hand), which lets policy code recognise the built-in placers by downcasting.
+pub trait Placer: crate::downcast::AsAny + Send + Sync + fmt::Debug {
     /// Returns the placement order as input positions.
     fn place(&self, items: &[ScoredItem<'_>]) -> Result<Vec<usize>>;
-
-    /// Lets policy code recognise built-in placers.
-    fn as_any(&self) -> &dyn Any;
 }

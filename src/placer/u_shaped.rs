@@ -1,7 +1,5 @@
 //! UShapedPlacer (seed): the highest scores at both edges, the lowest in the middle.
 
-use std::any::Any;
-
 use crate::error::Result;
 use crate::model::ScoredItem;
 use crate::placer::Placer;
@@ -42,10 +40,6 @@ impl Placer for UShapedPlacer {
             }
         }
         Ok(out)
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

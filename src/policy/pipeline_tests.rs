@@ -481,9 +481,6 @@ fn custom_components_cannot_be_expressed() {
                 ..Default::default()
             })
         }
-        fn as_any(&self) -> &dyn std::any::Any {
-            self
-        }
     }
     let recency: Arc<dyn Scorer> = Arc::new(RecencyScorer::new());
     let p = hand_built(recency.clone(), Arc::new(TakeAll), chrono.clone());
@@ -503,9 +500,6 @@ fn custom_components_cannot_be_expressed() {
     impl Placer for Reverse {
         fn place(&self, items: &[crate::model::ScoredItem<'_>]) -> crate::Result<Vec<usize>> {
             Ok((0..items.len()).rev().collect())
-        }
-        fn as_any(&self) -> &dyn std::any::Any {
-            self
         }
     }
     let p = hand_built(recency.clone(), greedy.clone(), Arc::new(Reverse));

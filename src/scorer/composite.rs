@@ -1,6 +1,5 @@
 //! CompositeScorer: weighted mean of child scorers (spec 03 §2.7, §5.4).
 
-use std::any::Any;
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -84,9 +83,6 @@ impl Scorer for CompositeScorer {
             accumulate_weighted(out, &child_scores, *weight);
         }
         Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -220,8 +216,8 @@ mod tests {
     fn fast_path_matches_naive_bit_for_bit_with_fixed_children() {
         for seed in 40_000..45_000 {
             let mut rng = Rng::new(seed);
-            let n = rng.below(20) as usize;
-            let child_count = 1 + rng.below(5) as usize;
+            let n = rng.below(20);
+            let child_count = 1 + rng.below(5);
             let special = *rng.pick(&[0.0, 0.1, 0.5]);
             let tables: Vec<Vec<f64>> = (0..child_count)
                 .map(|_| (0..n).map(|_| random_float(&mut rng, special)).collect())

@@ -1,6 +1,5 @@
 //! DecayScorer: freshness by age against a clock (spec 03 §2.10, decisions D9, D14, D16).
 
-use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -214,9 +213,6 @@ impl Scorer for DecayScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
         let now_ns = self.clock.now_unix_nanos();
         score_each(items, out, |item| self.score_item(item, now_ns))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

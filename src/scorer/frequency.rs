@@ -4,7 +4,6 @@ use crate::error::Result;
 use crate::hash::FastMap;
 use crate::model::ContextItem;
 use crate::scorer::{check_one_slot_per_item, Scorer};
-use std::any::Any;
 use std::borrow::Cow;
 
 /// FrequencyScorer: the share of the *other* items that have at least one tag in common
@@ -53,9 +52,6 @@ impl Scorer for FrequencyScorer {
             }
         }
         Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -319,19 +315,19 @@ mod tests {
     fn both_union_methods_agree() {
         for seed in 0..300 {
             let mut rng = Rng::new(seed);
-            let n = 1 + rng.below(200) as usize;
+            let n = 1 + rng.below(200);
             let vocabulary = 1 + rng.below(12);
             let item_tag_sets: Vec<Vec<usize>> = (0..n)
                 .map(|_| {
-                    let mut set: Vec<usize> = (0..rng.below(SUBSET_MAX_TAGS as u64 + 1))
-                        .map(|_| rng.below(vocabulary) as usize)
+                    let mut set: Vec<usize> = (0..rng.below(SUBSET_MAX_TAGS + 1))
+                        .map(|_| rng.below(vocabulary))
                         .collect();
                     set.sort_unstable();
                     set.dedup();
                     set
                 })
                 .collect();
-            let mut postings = vec![Vec::new(); vocabulary as usize];
+            let mut postings = vec![Vec::new(); vocabulary];
             for (pos, set) in item_tag_sets.iter().enumerate() {
                 for &t in set {
                     postings[t].push(pos);

@@ -1,7 +1,5 @@
 //! KindScorer: a weight per item kind (spec 03 §2.3).
 
-use std::any::Any;
-
 use crate::error::Result;
 use crate::hash::FastMap;
 use crate::model::{ContextItem, ContextKind};
@@ -92,9 +90,6 @@ impl Default for KindScorer {
 impl Scorer for KindScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
         score_each(items, out, |item| self.score_item(item))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

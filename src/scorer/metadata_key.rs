@@ -1,7 +1,5 @@
 //! MetadataKeyScorer: a boost when one metadata entry matches (spec 03 §2.11).
 
-use std::any::Any;
-
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::{config_error, score_each, Scorer};
@@ -57,9 +55,6 @@ impl MetadataKeyScorer {
 impl Scorer for MetadataKeyScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
         score_each(items, out, |item| self.score_item(item))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

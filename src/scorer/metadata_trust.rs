@@ -1,7 +1,5 @@
 //! MetadataTrustScorer: the `cupel:trust` metadata value, clamped (spec 03 §2.9).
 
-use std::any::Any;
-
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::reflexive::clamp_unit;
@@ -61,9 +59,6 @@ impl Default for MetadataTrustScorer {
 impl Scorer for MetadataTrustScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
         score_each(items, out, |item| self.score_item(item))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -4,7 +4,6 @@
 //! rank by sorting, build one tag index, or run an inner scorer once per pass; the spec's
 //! per-item `score(item, allItems)` is the special case (see [`PerItemScorer`]).
 
-use std::any::Any;
 use std::fmt;
 
 use crate::error::{Error, Result};
@@ -45,12 +44,44 @@ pub use tag::TagScorer;
 /// whole of `items`; identity is position. Scorers are pure: the same `items` give the same
 /// scores. A built-in scorer fails only when `out` and `items` differ in length
 /// ([`Error::InvalidArgument`]); a custom scorer may return an error, which fails the run.
-pub trait Scorer: Send + Sync + fmt::Debug {
+///
+/// Every scorer also has `as_any()` (through a blanket implementation, never written by
+/// hand), which lets policy code recognise the built-in scorers by downcasting.
+///
+/// A custom scorer that prefers short items:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use ctxpack::scorer::Scorer;
+/// use ctxpack::{ContextItem, Result};
+///
+/// #[derive(Debug)]
+/// struct Brevity;
+///
+/// impl Scorer for Brevity {
+///     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
+///         for (slot, item) in out.iter_mut().zip(items) {
+///             *slot = 1.0 / (1.0 + item.tokens().max(0) as f64);
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// let items = [ContextItem::new("short", 1)?, ContextItem::new("longer", 3)?];
+/// let refs: Vec<&ContextItem> = items.iter().collect();
+/// let mut scores = [0.0; 2];
+/// Brevity.score_all(&refs, &mut scores)?;
+/// assert_eq!(scores, [0.5, 0.25]);
+///
+/// // Pipelines hold scorers as `Arc<dyn Scorer>`; `as_any()` recovers the type.
+/// let scorer: Arc<dyn Scorer> = Arc::new(Brevity);
+/// assert!(scorer.as_any().is::<Brevity>());
+/// # Ok::<(), ctxpack::Error>(())
+/// ```
+pub trait Scorer: crate::downcast::AsAny + Send + Sync + fmt::Debug {
     /// Writes one score per item into `out` (`out.len() == items.len()`).
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()>;
-
-    /// Lets policy code recognise built-in scorers.
-    fn as_any(&self) -> &dyn Any;
 }
 
 /// Writes `score(item)` into `out` for every item: the batch pass of an absolute scorer,

@@ -1,6 +1,5 @@
 //! PerItemScorer: adapts a per-item function to the batch trait (spec 03 §1, decision D9).
 
-use std::any::Any;
 use std::fmt;
 
 use crate::error::{Error, Result};
@@ -57,9 +56,6 @@ where
             *slot = require_finite(position, (self.f)(position, items)?)?;
         }
         Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -1,7 +1,5 @@
 //! PriorityScorer: rank by priority (spec 03 §2.2).
 
-use std::any::Any;
-
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::rank::rank_scores;
@@ -26,9 +24,6 @@ impl PriorityScorer {
 impl Scorer for PriorityScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
         rank_scores(items, out, ContextItem::priority)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

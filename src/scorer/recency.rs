@@ -1,7 +1,5 @@
 //! RecencyScorer: rank by timestamp (spec 03 §2.1).
 
-use std::any::Any;
-
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::rank::rank_scores;
@@ -26,9 +24,6 @@ impl RecencyScorer {
 impl Scorer for RecencyScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
         rank_scores(items, out, ContextItem::timestamp)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -1,7 +1,5 @@
 //! ReflexiveScorer: the future-relevance hint, clamped (spec 03 §2.6).
 
-use std::any::Any;
-
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::{score_each, Scorer};
@@ -39,9 +37,6 @@ impl Scorer for ReflexiveScorer {
         score_each(items, out, |item| {
             clamped_hint(item.future_relevance_hint())
         })
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -1,6 +1,5 @@
 //! ScaledScorer: min-max normalisation of an inner scorer (spec 03 §2.8, §5.3).
 
-use std::any::Any;
 use std::sync::Arc;
 
 use crate::error::Result;
@@ -69,9 +68,6 @@ impl Scorer for ScaledScorer {
             *score = rescale(*score, lo, hi);
         }
         Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -174,7 +170,7 @@ mod tests {
     fn fast_path_matches_naive_bit_for_bit_with_special_inner_scores() {
         for seed in 30_000..35_000 {
             let mut rng = Rng::new(seed);
-            let n = rng.below(30) as usize;
+            let n = rng.below(30);
             let special = *rng.pick(&[0.0, 0.2, 0.6, 1.0]);
             let values: Vec<f64> = (0..n).map(|_| random_float(&mut rng, special)).collect();
             let scorer = ScaledScorer::new(Arc::new(FixedScores(values.clone())));

@@ -1,6 +1,5 @@
 //! TagScorer: matched tag weights over the total weight (spec 03 §2.4).
 
-use std::any::Any;
 use std::collections::HashMap;
 
 use crate::error::Result;
@@ -67,9 +66,6 @@ impl TagScorer {
 impl Scorer for TagScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
         score_each(items, out, |item| self.score_item(item))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -1,8 +1,6 @@
 //! Shared helpers for the scorer tests: item builders, random inputs for the property
 //! tests, a scorer with fixed per-position scores, and bit-exact comparison.
 
-use std::any::Any;
-
 use crate::error::Result;
 use crate::model::{ContextItem, ContextKind};
 use crate::scorer::Scorer;
@@ -70,9 +68,6 @@ impl Scorer for FixedScores {
         );
         out.copy_from_slice(&self.0);
         Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -155,7 +150,7 @@ impl KeyShape {
 /// Up to four tags, duplicates possible; mostly from [`TAG_POOL`], sometimes from a wide
 /// pool of distinct tags so that many items share nothing.
 fn random_tags(rng: &mut Rng) -> Vec<String> {
-    let count = rng.below(5) as usize;
+    let count = rng.below(5);
     (0..count)
         .map(|_| {
             if rng.chance(0.3) {
@@ -169,8 +164,8 @@ fn random_tags(rng: &mut Rng) -> Vec<String> {
 
 /// A random list of up to `max_len` items with random timestamps, priorities, tags, kinds
 /// and hints (the distributions vary per call so ties and gaps both occur).
-pub(crate) fn random_items(rng: &mut Rng, max_len: u64) -> Vec<ContextItem> {
-    let n = rng.below(max_len + 1) as usize;
+pub(crate) fn random_items(rng: &mut Rng, max_len: usize) -> Vec<ContextItem> {
+    let n = rng.below(max_len + 1);
     let timestamps = KeyShape::random(rng);
     let priorities = KeyShape::random(rng);
     let no_tags = *rng.pick(&[0.0, 0.3, 0.8]);

@@ -1,8 +1,6 @@
 //! CountConstrainedKnapsackSlice (spec 04 §7): count quotas with a knapsack engine for
 //! Phase 2 and a score re-sort before the caps.
 
-use std::any::Any;
-
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextKind, ScoredItem};
 use crate::slicer::count_common::CountQuotas;
@@ -21,7 +19,8 @@ use crate::slicer::{CountQuotaEntry, KnapsackSlice, ScarcityBehavior, SliceOutco
 /// Scores are looked up by position. The reference implementations look them up by content,
 /// which differs only when the remaining items repeat a content with different scores.
 ///
-/// A [`crate::Error::TableTooLarge`] from the knapsack propagates. `is_knapsack()` is false.
+/// A [`crate::Error::TableTooLarge`] from the knapsack propagates. It is not a
+/// [`KnapsackSlice`] itself: CountQuotaSlice accepts it as an inner slicer.
 #[derive(Debug, Clone)]
 pub struct CountConstrainedKnapsackSlice {
     quotas: CountQuotas,
@@ -89,12 +88,8 @@ impl Slicer for CountConstrainedKnapsackSlice {
         self.quotas.caps()
     }
 
-    fn is_count_quota(&self) -> bool {
-        true
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn monotonic_in_budget(&self) -> bool {
+        false
     }
 }
 
@@ -143,7 +138,7 @@ mod tests {
         assert_eq!(s.knapsack(), &knapsack);
         assert_eq!(s.scarcity(), ScarcityBehavior::Throw);
         assert_eq!(s.count_caps(), &[(kind("tool"), 2), (kind("memory"), 1)]);
-        assert!(s.is_count_quota() && !s.is_knapsack() && !s.is_quota());
+        assert!(!s.monotonic_in_budget());
     }
 
     #[test]

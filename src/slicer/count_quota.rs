@@ -1,13 +1,12 @@
 //! CountQuotaSlice (spec 04 §5–§6, D10): commit required counts per kind, delegate the rest
 //! to an inner slicer, enforce per-kind caps.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ContextKind, ScoredItem};
 use crate::slicer::count_common::CountQuotas;
-use crate::slicer::{SliceOutcome, Slicer};
+use crate::slicer::{KnapsackSlice, SliceOutcome, Slicer};
 
 /// What a count-quota slicer does when a required kind has too few candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -96,7 +95,7 @@ pub struct CountQuotaSlice {
 }
 
 impl CountQuotaSlice {
-    /// Builds the slicer. Fails if the inner slicer is a KnapsackSlice (`is_knapsack()`,
+    /// Builds the slicer. Fails if the inner slicer is a [`KnapsackSlice`] (not a wrapper of one,
     /// spec 04 §6.1 message), then if two entries name the same kind under ASCII case
     /// folding (`duplicate entry for kind "<k>"`, D10); both `invalid slicer configuration`.
     pub fn new(
@@ -104,7 +103,7 @@ impl CountQuotaSlice {
         inner: Arc<dyn Slicer>,
         scarcity: ScarcityBehavior,
     ) -> Result<Self> {
-        if inner.is_knapsack() {
+        if inner.as_any().is::<KnapsackSlice>() {
             return Err(Error::SlicerConfig(KNAPSACK_INNER_MESSAGE.into()));
         }
         let quotas = CountQuotas::new(entries)?;
@@ -146,12 +145,8 @@ impl Slicer for CountQuotaSlice {
         self.quotas.caps()
     }
 
-    fn is_count_quota(&self) -> bool {
-        true
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn monotonic_in_budget(&self) -> bool {
+        false
     }
 }
 
@@ -271,7 +266,7 @@ mod tests {
         assert_eq!(s.scarcity(), ScarcityBehavior::Throw);
         assert!(s.inner().as_any().is::<GreedySlice>());
         assert_eq!(s.count_caps(), &[(kind("tool"), 3), (kind("Memory"), 2)]);
-        assert!(s.is_count_quota() && !s.is_knapsack() && !s.is_quota());
+        assert!(!s.monotonic_in_budget());
         assert_eq!(ScarcityBehavior::default(), ScarcityBehavior::Degrade);
     }
 

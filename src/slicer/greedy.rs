@@ -1,7 +1,5 @@
 //! GreedySlice (spec 04 §2): value-density greedy fill in a single pass.
 
-use std::any::Any;
-
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ScoredItem};
 use crate::radix::{f64_order_key, stable_sort_by_key};
@@ -43,10 +41,6 @@ impl Slicer for GreedySlice {
             selected,
             ..SliceOutcome::default()
         })
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -272,7 +266,7 @@ mod tests {
         ];
         for seed in 0..3000u64 {
             let mut rng = Rng::new(seed);
-            let n = rng.below(30) as usize;
+            let n = rng.below(30);
             let specs: Vec<(i64, f64)> = (0..n)
                 .map(|_| {
                     let tokens = match rng.below(10) {

@@ -1,7 +1,6 @@
 //! KnapsackSlice (spec 04 §3): 0/1 knapsack by dynamic programming over a discretised
 //! capacity, with the memory guard of decision D11 and the exact shortcuts of 04 §9.2.
 
-use std::any::Any;
 use std::cell::Cell;
 
 use crate::error::{Error, Result};
@@ -129,14 +128,6 @@ impl Slicer for KnapsackSlice {
             selected,
             ..SliceOutcome::default()
         })
-    }
-
-    fn is_knapsack(&self) -> bool {
-        true
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -315,7 +306,7 @@ mod tests {
         let d = KnapsackSlice::default();
         assert_eq!(d, knap(DEFAULT_BUCKET_SIZE));
         assert_eq!(d.table_limit_bytes(), 256 * 1024 * 1024);
-        assert!(d.is_knapsack() && !d.is_quota() && !d.is_count_quota());
+        assert!(d.monotonic_in_budget() && d.count_caps().is_empty());
     }
 
     #[test]
@@ -537,7 +528,7 @@ mod tests {
         let (mut dp_runs, mut early_exits) = (0, 0);
         for seed in 0..4000u64 {
             let mut rng = Rng::new(seed);
-            let n = rng.below(16) as usize;
+            let n = rng.below(16);
             let q = *rng.pick(&BUCKETS);
             let extreme = rng.chance(0.05);
             let specs: Vec<(i64, f64)> = (0..n)
@@ -590,7 +581,7 @@ mod tests {
     fn random_guard_matches_the_formula() {
         for seed in 0..1000u64 {
             let mut rng = Rng::new(seed);
-            let n = rng.below(12) as usize;
+            let n = rng.below(12);
             let specs: Vec<(i64, f64)> = (0..n).map(|_| (rng.range(-2, 30), rng.unit())).collect();
             let fx = Fixture::from_tokens_scores(&specs);
             let items = fx.scored();

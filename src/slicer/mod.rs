@@ -4,7 +4,6 @@
 //! positions it selects, in its own output order. Positions, not copies: identity is exact
 //! and free.
 
-use std::any::Any;
 use std::fmt;
 
 use crate::diagnostics::CountRequirementShortfall;
@@ -14,8 +13,6 @@ use crate::model::{ContextBudget, ContextKind, ScoredItem};
 mod count_common;
 mod count_constrained_knapsack;
 mod count_quota;
-#[cfg(test)]
-mod differential;
 mod greedy;
 mod knapsack;
 mod quota;
@@ -46,31 +43,25 @@ pub struct SliceOutcome {
 /// Contract (spec 04 §1): return only positions of `items`, each at most once; read only
 /// `budget.target_tokens()` (and `max_tokens()` when building sub-budgets); return nothing
 /// when `items` is empty or the target is `<= 0`.
-pub trait Slicer: Send + Sync + fmt::Debug {
+///
+/// Every slicer also has `as_any()` (through a blanket implementation, never written by
+/// hand), which lets policy code and the guards of the specification recognise the
+/// built-in slicers by downcasting.
+pub trait Slicer: crate::downcast::AsAny + Send + Sync + fmt::Debug {
     /// Selects positions of `items` within `budget`.
     fn slice(&self, items: &[ScoredItem<'_>], budget: &ContextBudget) -> Result<SliceOutcome>;
 
-    /// True only for [`KnapsackSlice`] (CountQuotaSlice refuses it as inner slicer).
-    fn is_knapsack(&self) -> bool {
-        false
-    }
-
-    /// True for [`QuotaSlice`] (budget simulation refuses it).
-    fn is_quota(&self) -> bool {
-        false
+    /// Whether budget simulation may treat the selection as monotonic in the budget: a
+    /// smaller budget never adds an item. True by default; the quota slicers
+    /// ([`QuotaSlice`], [`CountQuotaSlice`], [`CountConstrainedKnapsackSlice`]) say false,
+    /// and [`crate::analytics::min_budget_for`] refuses them (spec 07 §5).
+    fn monotonic_in_budget(&self) -> bool {
+        true
     }
 
     /// Per-kind caps of the count-quota slicers; empty for every other slicer. A non-empty
-    /// list also marks the slicer as count-quota for diagnostics and budget simulation.
+    /// list makes the diagnostics report items excluded by a cap.
     fn count_caps(&self) -> &[(ContextKind, usize)] {
         &[]
     }
-
-    /// True for CountQuotaSlice and CountConstrainedKnapsackSlice.
-    fn is_count_quota(&self) -> bool {
-        false
-    }
-
-    /// Lets policy code recognise built-in slicers.
-    fn as_any(&self) -> &dyn Any;
 }

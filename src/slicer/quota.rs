@@ -1,6 +1,5 @@
 //! QuotaSlice (spec 04 §4): per-kind percentage budgets around an inner slicer.
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -250,12 +249,8 @@ impl Slicer for QuotaSlice {
         Ok(out)
     }
 
-    fn is_quota(&self) -> bool {
-        true
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn monotonic_in_budget(&self) -> bool {
+        false
     }
 }
 
@@ -366,7 +361,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.entries().len(), 2);
-        assert!(ok.is_quota() && !ok.is_knapsack() && !ok.is_count_quota());
+        assert!(!ok.monotonic_in_budget() && ok.count_caps().is_empty());
         assert!(ok.inner().as_any().is::<GreedySlice>());
         assert!(QuotaSlice::new(vec![], greedy()).is_ok());
     }
@@ -529,7 +524,7 @@ mod tests {
         const KINDS: [&str; 5] = ["a", "A", "b", "c", "Doc"];
         for seed in 0..800u64 {
             let mut rng = Rng::new(seed);
-            let n = rng.below(20) as usize;
+            let n = rng.below(20);
             let specs: Vec<(String, i64, String, f64)> = (0..n)
                 .map(|i| {
                     (

@@ -1,7 +1,6 @@
 //! Test-only helpers shared by the slicer tests: item fixtures, budgets, naive reference
 //! algorithms.
 
-use std::any::Any;
 use std::sync::Mutex;
 
 use crate::error::Result;
@@ -81,9 +80,6 @@ impl Slicer for Recorder {
             selected: (0..items.len()).collect(),
             ..Default::default()
         })
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -251,7 +247,7 @@ impl CountCase {
         const ITEM_KINDS: [&str; 6] = ["a", "A", "b", "B", "c", "d"];
         const ENTRY_KINDS: [&str; 4] = ["a", "B", "c", "ghost"];
         const SCORES: [f64; 5] = [0.1, 0.3, 0.5, 0.8, 0.0];
-        let n = rng.below(18) as usize;
+        let n = rng.below(18);
         let items = (0..n)
             .map(|i| {
                 let tokens = if rng.chance(0.15) {
@@ -275,8 +271,8 @@ impl CountCase {
         let mut entries = Vec::new();
         for kind in ENTRY_KINDS {
             if rng.chance(0.6) {
-                let require = rng.below(4) as usize;
-                let cap = require + rng.below(3) as usize;
+                let require = rng.below(4);
+                let cap = require + rng.below(3);
                 let cap = if require == 0 && rng.chance(0.2) {
                     0
                 } else {

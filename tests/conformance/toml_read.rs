@@ -1,6 +1,7 @@
 //! Typed access to a parsed TOML table with path-qualified error messages, and the
 //! datetime conversion of the vector format (08 §2).
 
+use chrono::{NaiveDate, NaiveTime};
 use toml::value::{Datetime, Offset};
 use toml::{Table, Value};
 
@@ -227,18 +228,6 @@ pub fn as_f64(value: &Value) -> Option<f64> {
 }
 
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
-const SECONDS_PER_DAY: i64 = 86_400;
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400; // [0, 399]
-    let mp = (month + 9) % 12; // March = 0
-    let doy = (153 * mp + 2) / 5 + day - 1; // [0, 365]
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; // [0, 146096]
-    era * 146_097 + doe - 719_468
-}
 
 /// Converts a TOML datetime to nanoseconds since the Unix epoch, UTC, from its components:
 /// missing seconds are 0, an offset is subtracted, a missing offset means UTC, a missing
@@ -258,12 +247,17 @@ pub fn datetime_to_unix_nanos(dt: &Datetime) -> Result<i64, String> {
         Some(Offset::Custom { minutes }) => i64::from(minutes),
         Some(Offset::Z) | None => 0,
     };
-    let days = days_from_civil(
-        i64::from(date.year),
-        i64::from(date.month),
-        i64::from(date.day),
-    );
-    let seconds = days * SECONDS_PER_DAY + hour * 3600 + (minute - offset_minutes) * 60 + second;
+    // The calendar is chrono's (a dev-dependency), not a copy of the library's own.
+    let midnight = NaiveDate::from_ymd_opt(
+        i32::from(date.year),
+        u32::from(date.month),
+        u32::from(date.day),
+    )
+    .ok_or_else(|| format!("{dt} is not a calendar date"))?
+    .and_time(NaiveTime::MIN)
+    .and_utc()
+    .timestamp();
+    let seconds = midnight + hour * 3600 + (minute - offset_minutes) * 60 + second;
     seconds
         .checked_mul(NANOS_PER_SECOND)
         .and_then(|ns| ns.checked_add(nanos))
@@ -285,8 +279,8 @@ pub fn seconds_to_nanos(secs: f64, what: &str) -> SpecResult<i64> {
     Ok(ns as i64)
 }
 
-/// Checks the datetime conversion against chrono on a few instants; run once at start-up
-/// so a broken conversion cannot silently shift every timestamp.
+/// Checks the datetime conversion (times, offsets) against chrono's own instants; run
+/// once at start-up so a broken conversion cannot silently shift every timestamp.
 pub fn self_check() {
     use chrono::{TimeZone, Utc};
     let cases = [

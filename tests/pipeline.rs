@@ -1,17 +1,16 @@
 //! Pipeline tests with test-local components, so each stage's rules are checked
 //! independently of the built-in scorers and slicers.
 
-use std::any::Any;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use crate::diagnostics::{ExclusionReason, InclusionReason, PipelineStage, TraceDetail};
-use crate::error::{Error, ErrorCode, Result};
-use crate::model::{ContextBudget, ContextItem, ContextKind, OverflowStrategy, ScoredItem};
-use crate::pipeline::{Pipeline, RunOptions};
-use crate::placer::{ChronologicalPlacer, Placer, UShapedPlacer};
-use crate::scorer::Scorer;
-use crate::slicer::{SliceOutcome, Slicer};
+use ctxpack::diagnostics::{ExclusionReason, InclusionReason, PipelineStage, TraceDetail};
+use ctxpack::model::{ContextBudget, ContextItem, ContextKind, OverflowStrategy, ScoredItem};
+use ctxpack::pipeline::{Pipeline, RunOptions};
+use ctxpack::placer::{ChronologicalPlacer, Placer, UShapedPlacer};
+use ctxpack::scorer::Scorer;
+use ctxpack::slicer::{SliceOutcome, Slicer};
+use ctxpack::{Error, ErrorCode, Result};
 
 /// Scores each item with its future-relevance hint (0.0 when absent).
 #[derive(Debug)]
@@ -23,9 +22,6 @@ impl Scorer for HintScorer {
             *o = item.future_relevance_hint().unwrap_or(0.0);
         }
         Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -53,9 +49,6 @@ impl Slicer for FirstFit {
     fn count_caps(&self) -> &[(ContextKind, usize)] {
         &self.caps
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// A slicer that returns whatever positions it was built with.
@@ -69,9 +62,6 @@ impl Slicer for FixedSlicer {
             ..Default::default()
         })
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// A placer that returns a fixed order.
@@ -81,9 +71,6 @@ struct FixedPlacer(Vec<usize>);
 impl Placer for FixedPlacer {
     fn place(&self, _: &[ScoredItem<'_>]) -> Result<Vec<usize>> {
         Ok(self.0.clone())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -128,7 +115,7 @@ fn traced(
     items: &[ContextItem],
     budget: &ContextBudget,
     detail: TraceDetail,
-) -> crate::pipeline::Selection {
+) -> ctxpack::pipeline::Selection {
     p.run_with(
         items,
         budget,
@@ -366,7 +353,7 @@ fn proceed_reports_the_overflow_event_and_throw_fails() {
         OverflowStrategy::Proceed,
     );
     let seen = RefCell::new(Vec::new());
-    let callback = |e: &crate::diagnostics::OverflowEvent| seen.borrow_mut().push(e.clone());
+    let callback = |e: &ctxpack::diagnostics::OverflowEvent| seen.borrow_mut().push(e.clone());
     let options = RunOptions {
         trace: TraceDetail::Stage,
         on_overflow: Some(&callback),

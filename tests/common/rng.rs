@@ -1,5 +1,8 @@
-//! SplitMix64: a tiny seeded PRNG, so every differential case is reproducible from its
-//! `(seed, group, case)` triple without any dependency.
+//! SplitMix64: the one tiny seeded PRNG of the unit tests (as `crate::testutil`), the
+//! integration tests and the benchmark, each of which includes this file as a module. A
+//! seed reproduces every generated input (a differential case from its `(seed, group,
+//! case)` triple) without any dependency. Not every includer uses every function.
+#![allow(dead_code)]
 
 /// A SplitMix64 generator.
 #[derive(Debug, Clone)]
