@@ -68,6 +68,7 @@ placed order.
   --explain        print every candidate with its score, decision and reason
   --report json    print the SelectionReport as JSON
   -h, --help       this text
+  -V, --version    print the version
 
 Exit status: 0 success, 1 the selection failed (e.g. overflow under the throw strategy),
 2 bad input or arguments (the message names the line and field).";

@@ -5,9 +5,10 @@
 //! See `ctxpack --help`.
 
 mod args;
+mod input;
 mod output;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 use args::{Args, OutputMode, PolicySource};
@@ -57,6 +58,9 @@ fn main() -> ExitCode {
 
 /// Everything but the writing: returns the complete output text.
 fn run(argv: &[String]) -> Result<String, Failure> {
+    if argv.iter().any(|a| a == "--version" || a == "-V") {
+        return Ok(format!("ctxpack {}\n", env!("CARGO_PKG_VERSION")));
+    }
     let Some(args) = args::parse(argv).map_err(|e| Failure::input(format!("{e} (see --help)")))?
     else {
         return Ok(format!("{}\n", args::USAGE));
@@ -93,20 +97,7 @@ fn run(argv: &[String]) -> Result<String, Failure> {
 }
 
 fn load_items(path: Option<&str>) -> Result<Vec<ContextItem>, Failure> {
-    let (name, text) = match path {
-        None | Some("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| Failure::input(format!("standard input: {e}")))?;
-            ("standard input", text)
-        }
-        Some(p) => {
-            let text =
-                std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{p}: {e}")))?;
-            (p, text)
-        }
-    };
+    let (name, text) = input::read_text(path).map_err(Failure::input)?;
     read_items(&text).map_err(|e| Failure::input(format!("{name}: {e}")))
 }
 
