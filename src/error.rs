@@ -39,11 +39,13 @@ pub enum ErrorCode {
     InvalidPolicy = 14,
     /// An argument is invalid (out of range, malformed, or inconsistent).
     InvalidArgument = 15,
+    /// A chat request (OpenAI or Anthropic JSON) is malformed or breaks the provider's rules.
+    InvalidRequest = 20,
 }
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::EmptyContent,
         ErrorCode::EmptyKind,
         ErrorCode::EmptySource,
@@ -59,6 +61,7 @@ impl ErrorCode {
         ErrorCode::TokenOverflow,
         ErrorCode::InvalidPolicy,
         ErrorCode::InvalidArgument,
+        ErrorCode::InvalidRequest,
     ];
 
     /// The numeric value exposed through the C ABI.
@@ -150,6 +153,9 @@ pub enum Error {
     /// An argument is invalid.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A chat request is invalid; the message starts with the JSON path of the bad value.
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
 }
 
 impl Error {
@@ -171,6 +177,7 @@ impl Error {
             Error::TokenOverflow(_) => ErrorCode::TokenOverflow,
             Error::InvalidPolicy(_) => ErrorCode::InvalidPolicy,
             Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
+            Error::InvalidRequest(_) => ErrorCode::InvalidRequest,
         }
     }
 }
@@ -192,9 +199,10 @@ mod tests {
 
     #[test]
     fn codes_are_dense_and_stable() {
-        for (i, code) in ErrorCode::ALL.iter().enumerate() {
+        for (i, code) in ErrorCode::ALL[..15].iter().enumerate() {
             assert_eq!(code.value(), i as i32 + 1);
         }
+        assert_eq!(ErrorCode::InvalidRequest.value(), 20);
     }
 
     #[test]
