@@ -7,11 +7,13 @@
 //!
 //! The modules follow the specification: [`model`], [`pipeline`], [`scorer`], [`slicer`],
 //! [`placer`], [`diagnostics`]; declarative [`policy`] configurations and [`analytics`]
-//! build on them. The C ABI lives in its own module tree on top.
+//! build on them; [`chat`] trims OpenAI and Anthropic chat requests. The C ABI lives in its
+//! own module tree on top.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod analytics;
+pub mod chat;
 pub mod diagnostics;
 pub mod error;
 #[allow(unsafe_code)]
