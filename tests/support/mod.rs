@@ -47,3 +47,5 @@ pub fn input_error(out: &Output) -> String {
 pub fn sample(name: &str) -> String {
     format!("{}/examples/data/{name}", env!("CARGO_MANIFEST_DIR"))
 }
+
+pub mod chat_rules;
