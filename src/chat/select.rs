@@ -101,8 +101,9 @@ fn engine_items(conv: &Conversation, pinned: &[bool]) -> Result<EngineItems> {
     Ok(out)
 }
 
-/// INTERIM: the one item of a unit of several messages: their contents joined, their
-/// tokens summed, stamped with the first one's time; a tool output when any member is one.
+/// INTERIM: the one item of a unit of several messages: the range of paths, then their
+/// contents, one per line; their tokens summed; stamped with the first one's time; a tool
+/// output when any member is one.
 fn unit_item(conv: &Conversation, range: Range<usize>, pinned: bool) -> Result<ContextItem> {
     let members = range
         .clone()
@@ -116,7 +117,13 @@ fn unit_item(conv: &Conversation, range: Range<usize>, pinned: bool) -> Result<C
             ))
         })
     })?;
-    let content: Vec<&str> = members.iter().map(ContextItem::content).collect();
+    // "messages[2]..messages[4]: " first, so that a clipped display still names the unit.
+    let mut content = vec![format!(
+        "{}..{}:",
+        Conversation::path(range.start),
+        Conversation::path(range.end - 1)
+    )];
+    content.extend(members.iter().map(|m| m.content().to_owned()));
     let tool = conv.messages[range.clone()]
         .iter()
         .any(|m| m.kind == Kind::ToolOutput);
