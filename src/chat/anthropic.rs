@@ -278,15 +278,7 @@ fn block_tokens(
                     shown.push(s.clone());
                 }
                 Some(Value::Array(inner)) => {
-                    for (k, b) in inner.iter().enumerate() {
-                        block_tokens(
-                            b,
-                            &format!("{at}.content[{k}]"),
-                            counter,
-                            tokens,
-                            &mut shown,
-                        )?;
-                    }
+                    nested(inner, &format!("{at}.content"), counter, tokens, &mut shown)?;
                 }
                 Some(other) => {
                     return Err(invalid(
@@ -326,15 +318,13 @@ fn block_tokens(
                         text.push(format!("[document] {s}"));
                     }
                     Some(Value::Array(inner)) => {
-                        for (k, b) in inner.iter().enumerate() {
-                            block_tokens(
-                                b,
-                                &format!("{at}.source.content[{k}]"),
-                                counter,
-                                tokens,
-                                text,
-                            )?;
-                        }
+                        nested(
+                            inner,
+                            &format!("{at}.source.content"),
+                            counter,
+                            tokens,
+                            text,
+                        )?;
                     }
                     _ => {}
                 },
@@ -348,9 +338,7 @@ fn block_tokens(
             tokens.add(counter.text(str_field("title")));
             tokens.add(counter.text(str_field("source")));
             if let Some(Value::Array(inner)) = fields.get("content") {
-                for (k, b) in inner.iter().enumerate() {
-                    block_tokens(b, &format!("{at}.content[{k}]"), counter, tokens, text)?;
-                }
+                nested(inner, &format!("{at}.content"), counter, tokens, text)?;
             }
         }
         // Server tool results, containers, blocks newer than this reader: kept as they are,
@@ -359,6 +347,20 @@ fn block_tokens(
             tokens.add(counter.json(block));
             text.push(format!("[{other}]"));
         }
+    }
+    Ok(())
+}
+
+/// Counts the blocks nested in a block (`at` is the path of their array).
+fn nested(
+    blocks: &[Value],
+    at: &str,
+    counter: &Counter<'_>,
+    tokens: &mut Tally,
+    text: &mut Vec<String>,
+) -> Result<()> {
+    for (k, b) in blocks.iter().enumerate() {
+        block_tokens(b, &format!("{at}[{k}]"), counter, tokens, text)?;
     }
     Ok(())
 }

@@ -195,15 +195,4 @@ pub(crate) fn invalid(path: impl std::fmt::Display, message: impl std::fmt::Disp
     Error::InvalidRequest(format!("{path}: {message}"))
 }
 
-/// How a JSON value is named in messages: "a string", "an array", ...
-pub(crate) fn type_name(v: &serde_json::Value) -> &'static str {
-    use serde_json::Value;
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use crate::model::type_name;

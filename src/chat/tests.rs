@@ -59,7 +59,7 @@ fn openai_errors_name_the_json_path() {
         (json!({}), "messages: is required"),
         (json!({"messages": []}), "messages: must not be empty"),
         (json!({"messages": {}}), "messages: must be an array, found an object"),
-        (json!({"messages": [1]}), "messages[0]: must be an object, found a number"),
+        (json!({"messages": [1]}), "messages[0]: must be an object, found an integer"),
         (json!({"messages": [{"content": "x"}]}), "messages[0].role: is required"),
         (
             json!({"messages": [{"role": "robot", "content": "x"}]}),
@@ -68,7 +68,7 @@ fn openai_errors_name_the_json_path() {
         (json!({"messages": [{"role": "user"}]}), "messages[0].content: is required"),
         (
             json!({"messages": [{"role": "user", "content": 5}]}),
-            "messages[0].content: must be a string or an array of content parts, found a number",
+            "messages[0].content: must be a string or an array of content parts, found an integer",
         ),
         (
             json!({"messages": [{"role": "user", "content": [{"text": "a"}]}]}),
@@ -120,7 +120,7 @@ fn openai_errors_name_the_json_path() {
         ),
         (
             json!({"messages": [{"role": "user", "content": "a", "name": 3}]}),
-            "messages[0].name: must be a string, found a number",
+            "messages[0].name: must be a string, found an integer",
         ),
     ];
     for (body, want) in cases {
@@ -208,7 +208,7 @@ fn anthropic_errors_name_the_json_path() {
         ),
         (
             json!({"system": 7, "messages": [user]}),
-            "system: must be a string or an array of text blocks, found a number",
+            "system: must be a string or an array of text blocks, found an integer",
         ),
         (
             json!({"system": [{"text": "x"}], "messages": [user]}),

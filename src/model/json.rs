@@ -301,7 +301,8 @@ fn timestamp_value(v: &Value) -> Option<i64> {
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// How a JSON value is named in error messages: "an integer", "a string", ...
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -10,6 +10,7 @@ mod timestamp;
 pub use budget::ContextBudget;
 pub(crate) use item::ItemFields;
 pub use item::{ContextItem, ContextItemBuilder};
+pub(crate) use json::type_name;
 pub use json::{item_from_json_object, read_items, ItemReadError};
 pub use kind::{fold_ascii, ContextKind, ContextSource};
 pub use timestamp::{civil_from_days, days_from_civil, format_rfc3339, parse_rfc3339};
