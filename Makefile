@@ -18,8 +18,13 @@ all: build
 build:
 	$(CARGO) build --release
 
+# The build shows cargo's progress (the first one takes a minute or two); the run is the
+# built binary, so its output is not mixed with cargo's.
 demo:
-	$(CARGO) run --release --quiet --bin ctxpack -- examples/data/chat.jsonl --max 400 --target 300 --explain
+	@echo "make demo: building the ctxpack tool (release; the first build takes a minute or two)"
+	$(CARGO) build --release --bin ctxpack
+	@echo "make demo: selecting from examples/data/chat.jsonl (--max 400 --target 300 --explain)"
+	@$(RELEASE_DIR)/ctxpack examples/data/chat.jsonl --max 400 --target 300 --explain
 
 deps:
 	./scripts/deps.sh

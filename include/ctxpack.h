@@ -87,6 +87,9 @@ enum ctxpack_status
   // An argument is invalid: an enumeration value out of its range, a wrong
   // `struct_size`, inconsistent lengths.
   CTXPACK_INVALID_ARGUMENT = 15,
+  // A chat request (OpenAI or Anthropic JSON) is malformed or breaks the provider's
+  // rules; the message names the JSON path.
+  CTXPACK_INVALID_REQUEST = 20,
   // A required pointer argument was NULL (or a string/array had NULL data with a
   // non-zero length).
   CTXPACK_NULL_ARGUMENT = 100,

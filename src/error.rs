@@ -46,6 +46,8 @@ macro_rules! core_error_kinds {
             InvalidPolicy = 14 => CTXPACK_INVALID_POLICY,
             /// An argument is invalid (out of range, malformed, or inconsistent).
             InvalidArgument = 15 => CTXPACK_INVALID_ARGUMENT,
+            /// A chat request is malformed or breaks its provider's rules.
+            InvalidRequest = 20 => CTXPACK_INVALID_REQUEST,
         }
     };
 }
@@ -177,6 +179,9 @@ pub enum Error {
     /// An argument is invalid.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A chat request is invalid; the message starts with the JSON path of the bad value.
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
 }
 
 /// Result alias used throughout the crate.
@@ -195,10 +200,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn codes_are_dense_and_stable() {
-        for (i, code) in ErrorCode::ALL.iter().enumerate() {
-            assert_eq!(code.value(), i as i32 + 1);
-        }
+    fn codes_are_ascending_unique_and_below_the_c_layer() {
+        let values: Vec<i32> = ErrorCode::ALL.iter().map(|c| c.value()).collect();
+        assert_eq!(values[0], 1);
+        assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+        assert!(values.iter().all(|&v| v < 100), "{values:?}");
+        assert_eq!(ErrorCode::InvalidRequest.value(), 20);
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //!
 //! The modules follow the specification: [`model`], [`pipeline`], [`scorer`], [`slicer`],
 //! [`placer`], [`diagnostics`]; declarative [`policy`] configurations and [`analytics`]
-//! build on them. The C ABI lives in its own module tree on top.
+//! build on them; [`chat`] trims OpenAI and Anthropic chat requests. The C ABI lives in its
+//! own module tree on top.
 //!
 //! # Quickstart
 //!
@@ -60,6 +61,7 @@
 #![warn(missing_docs)]
 
 pub mod analytics;
+pub mod chat;
 pub mod diagnostics;
 mod downcast;
 pub mod error;

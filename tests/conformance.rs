@@ -330,7 +330,9 @@ fn report(outcomes: &[Outcome], engine: &str) -> ExitCode {
     if tiers.get(&Tier::Required).is_none_or(|c| c.0 + c.1 == 0) {
         println!();
         println!("{}", "!".repeat(78));
-        println!("WARNING: no required-tier conformance vector was found; conformance is NOT shown.");
+        println!(
+            "WARNING: no required-tier conformance vector was found; conformance is NOT shown."
+        );
         println!("Expected the Cupel suite in tests/vectors/cupel-1.0.0/required/.");
         println!("{}", "!".repeat(78));
         println!();

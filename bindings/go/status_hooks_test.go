@@ -36,6 +36,8 @@ func misuse(which int) func(t *testing.T) error {
 
 var hookStatusCases = []statusCase{
 	{ctxpack.StatusPanic, faultyRun(0)},
+	// No chat-request call exists in the binding yet: the hook's scorer fails with it.
+	{ctxpack.StatusInvalidRequest, faultyRun(20)},
 	{ctxpack.StatusWrongHandleType, misuse(0)},
 	{ctxpack.StatusNoReport, misuse(1)},
 	{ctxpack.StatusOutOfRange, misuse(2)},

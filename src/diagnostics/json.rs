@@ -16,14 +16,30 @@ use crate::model::{format_rfc3339, ContextBudget, ContextItem};
 
 /// Writes the report in the JSON wire form; items are looked up in `items` by position.
 pub fn report_to_json(report: &SelectionReport, items: &[ContextItem]) -> String {
+    write_report(report, items, false)
+}
+
+/// The wire form with one extension: every `included` and `excluded` entry starts with an
+/// `"index"` member, the item's 0-based position in `items` (the caller's input order), so
+/// that entries with equal contents can be told apart. Everything else is as in
+/// [`report_to_json`].
+pub fn report_to_json_with_positions(report: &SelectionReport, items: &[ContextItem]) -> String {
+    write_report(report, items, true)
+}
+
+fn write_report(report: &SelectionReport, items: &[ContextItem], positions: bool) -> String {
     let mut w = JsonWriter::default();
     w.begin_object();
     w.key("events");
     w.array(&report.events, write_event);
     w.key("included");
-    w.array(&report.included, |w, e| write_included(w, e, items));
+    w.array(&report.included, |w, e| {
+        write_included(w, e, items, positions)
+    });
     w.key("excluded");
-    w.array(&report.excluded, |w, e| write_excluded(w, e, items));
+    w.array(&report.excluded, |w, e| {
+        write_excluded(w, e, items, positions)
+    });
     w.key("total_candidates");
     w.uint(report.total_candidates as u64);
     w.key("total_tokens_considered");
@@ -60,8 +76,12 @@ fn write_event(w: &mut JsonWriter, e: &TraceEvent) {
     w.end_object();
 }
 
-fn write_included(w: &mut JsonWriter, e: &IncludedItem, items: &[ContextItem]) {
+fn write_included(w: &mut JsonWriter, e: &IncludedItem, items: &[ContextItem], position: bool) {
     w.begin_object();
+    if position {
+        w.key("index");
+        w.uint(e.index as u64);
+    }
     w.key("item");
     write_item(w, &items[e.index]);
     w.key("score");
@@ -74,8 +94,12 @@ fn write_included(w: &mut JsonWriter, e: &IncludedItem, items: &[ContextItem]) {
     w.end_object();
 }
 
-fn write_excluded(w: &mut JsonWriter, e: &ExcludedItem, items: &[ContextItem]) {
+fn write_excluded(w: &mut JsonWriter, e: &ExcludedItem, items: &[ContextItem], position: bool) {
     w.begin_object();
+    if position {
+        w.key("index");
+        w.uint(e.index as u64);
+    }
     w.key("item");
     write_item(w, &items[e.index]);
     w.key("score");
@@ -364,6 +388,19 @@ mod tests {
             serde_json::json!([])
         );
         assert!(parsed.get("overflow").is_none());
+        assert!(parsed["included"][0].get("index").is_none());
+
+        let with_positions = report_to_json_with_positions(&report, &items);
+        let parsed: serde_json::Value = serde_json::from_str(&with_positions).unwrap();
+        assert_eq!(parsed["included"][0]["index"], 0);
+        assert_eq!(parsed["excluded"][0]["index"], 1);
+        assert_eq!(
+            with_positions
+                .replace("\"index\":0,", "")
+                .replace("\"index\":1,", ""),
+            json,
+            "the positions are the only difference"
+        );
     }
 
     #[test]

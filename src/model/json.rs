@@ -60,8 +60,8 @@ fn read_lines(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
             line: n + 1,
             item: items.len(),
         };
-        let value: Value = serde_json::from_str(line)
-            .map_err(|e| at.error(None, format!("malformed JSON: {e}")))?;
+        let value: Value =
+            serde_json::from_str(line).map_err(|e| at.error(None, malformed_json(&e)))?;
         items.push(item_from_value(&value, &at)?);
     }
     Ok(items)
@@ -72,7 +72,7 @@ fn read_array(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
         line: e.line(),
         item: None,
         field: None,
-        message: format!("malformed JSON: {e}"),
+        message: malformed_json(&e),
     })?;
     let Value::Array(elements) = value else {
         unreachable!("text starting with '[' parsed as a non-array");
@@ -89,6 +89,20 @@ fn read_array(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
             item_from_value(v, &at)
         })
         .collect()
+}
+
+/// "malformed JSON at column C: what": serde_json's message without its own "at line L
+/// column C" suffix, whose line counts from the start of the text it was given (one line of
+/// JSON Lines), so that an error names one line number only — the reader's.
+fn malformed_json(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let what = full.strip_suffix(&suffix).unwrap_or(&full);
+    if e.line() == 0 {
+        format!("malformed JSON: {what}")
+    } else {
+        format!("malformed JSON at column {}: {what}", e.column())
+    }
 }
 
 /// The 1-based line on which each top-level element of a (valid) JSON array starts.
@@ -282,7 +296,8 @@ fn timestamp_value(v: &Value) -> Option<i64> {
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// How a JSON value is named in error messages: "an integer", "a string", ...
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -338,8 +353,16 @@ mod tests {
         let e =
             read_items("{\"content\":\"a\",\"tokens\":1,\"timestamp\":\"yesterday\"}").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("timestamp"));
-        let e = read_items("{\"content\":\"a\",").unwrap_err();
-        assert!(e.message.starts_with("malformed JSON"));
+        let e = read_items("{\"content\":\"a\",\"tokens\":1}\n{\"content\":\"b\",").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 2, item 1: malformed JSON at column 15: EOF while parsing a value"
+        );
+        let e = read_items("[\n{\"content\":\"a\",\"tokens\":1},\n{\"content\" 1}]").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 3: malformed JSON at column 12: expected `:`"
+        );
         let e = read_items(
             "[\n{\"content\":\"a\",\"tokens\":1},\n\n{\"content\":\"b\",\"tokens\":1.5}]",
         )

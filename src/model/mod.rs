@@ -10,6 +10,7 @@ mod timestamp;
 pub use budget::ContextBudget;
 pub(crate) use item::ItemFields;
 pub use item::{ContextItem, ContextItemBuilder};
+pub(crate) use json::type_name;
 pub use json::{read_items, ItemReadError};
 pub(crate) use kind::fold_ascii;
 pub use kind::{ContextKind, ContextSource};

@@ -7,7 +7,7 @@
 #include "ctxpack_helpers.h"
 
 // Test hook of the `ffi-test-hooks` feature (not in the public header): a scorer whose
-// runs panic (code 0) or fail with the core error of `code` (1..15).
+// runs panic (code 0) or fail with the core error of `code` (1..15, 20).
 ctxpack_status ctxpack_test_scorer_new_faulty(int32_t code, ctxpack_scorer **out,
                                               ctxpack_error **out_error);
 
@@ -1497,8 +1497,8 @@ TEST(faulty_scorer_statuses) {
     ctxpack_budget *b = budget_of(10, 10);
     ctxpack_error *err = NULL;
     REQUIRE(items && b);
-    for (int32_t code = 0; code <= 15; code++) {
-        if (code == CTXPACK_INVALID_POLICY) continue;
+    for (int32_t code = 0; code <= CTXPACK_INVALID_REQUEST; code++) {
+        if (code == CTXPACK_INVALID_POLICY || (code > CTXPACK_INVALID_ARGUMENT && code < CTXPACK_INVALID_REQUEST)) continue;
         ctxpack_scorer *sc = NULL;
         ctxpack_slicer *sl = NULL;
         ctxpack_placer *pl = NULL;

@@ -23,6 +23,17 @@ pub enum PolicySource {
     File(String),
 }
 
+/// What the input is (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    /// Candidate items, JSON Lines or a JSON array.
+    Items,
+    /// An OpenAI Chat Completions request body.
+    OpenAi,
+    /// An Anthropic Messages request body.
+    Anthropic,
+}
+
 /// Parsed arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Args {
@@ -38,6 +49,8 @@ pub struct Args {
     pub policy: PolicySource,
     /// What to print.
     pub output: OutputMode,
+    /// `--format` (defaults to items).
+    pub format: InputFormat,
 }
 
 /// A usage error: the message is printed on one line, exit status 2.
@@ -54,10 +67,13 @@ impl fmt::Display for UsageError {
 pub const USAGE: &str = "\
 usage: ctxpack [FILE] --max N [--target N] [--reserve N]
                [--preset NAME | --policy FILE.json] [--explain | --report json]
+               [--format items|openai|anthropic]
 
 Reads candidate items (JSON Lines or a JSON array; FILE or standard input when FILE is
 absent or '-'), selects the context window for the budget, and prints it as JSON Lines in
-placed order.
+placed order. With --format openai or anthropic, reads a chat request body instead and
+prints it trimmed to the budget (tool calls kept with their results; tokens estimated
+without a tokenizer, docs/chat.md).
 
   --max N          max_tokens of the budget (required)
   --target N       target_tokens (default: --max)
@@ -67,7 +83,10 @@ placed order.
   --policy FILE    a policy JSON file instead of a preset
   --explain        print every candidate with its score, decision and reason
   --report json    print the SelectionReport as JSON
+  --format F       items (default), openai (Chat Completions request), anthropic (Messages
+                   request)
   -h, --help       this text
+  -V, --version    print the version
 
 Exit status: 0 success, 1 the selection failed (e.g. overflow under the throw strategy),
 2 bad input or arguments (the message names the line and field).";
@@ -78,6 +97,7 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     let (mut max, mut target, mut reserve) = (None, None, None);
     let mut policy = None;
     let mut output = OutputMode::Window;
+    let mut format = InputFormat::Items;
     let mut it = argv.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -101,6 +121,7 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                     )))
                 }
             },
+            "--format" => format = input_format(&value("--format")?)?,
             flag if flag.starts_with("--") => {
                 return Err(UsageError(format!("unknown option {flag}")))
             }
@@ -118,7 +139,19 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
         output_reserve: reserve.unwrap_or(0),
         policy: policy.unwrap_or_else(|| PolicySource::Preset("chat".into())),
         output,
+        format,
     }))
+}
+
+fn input_format(text: &str) -> Result<InputFormat, UsageError> {
+    match text {
+        "items" => Ok(InputFormat::Items),
+        "openai" => Ok(InputFormat::OpenAi),
+        "anthropic" => Ok(InputFormat::Anthropic),
+        other => Err(UsageError(format!(
+            "--format expects items, openai or anthropic, not '{other}'"
+        ))),
+    }
 }
 
 fn integer(flag: &str, text: &str) -> Result<i64, UsageError> {
@@ -174,6 +207,9 @@ mod tests {
                 OutputMode::ReportJson
             )
         );
+        assert_eq!(a.format, InputFormat::Items);
+        let a = args("r.json --max 10 --format anthropic").unwrap().unwrap();
+        assert_eq!(a.format, InputFormat::Anthropic);
         assert_eq!(args("--help").unwrap(), None);
     }
 
@@ -197,6 +233,10 @@ mod tests {
             ),
             ("--max 1 --frobnicate", "unknown option --frobnicate"),
             ("a b --max 1", "more than one input file given"),
+            (
+                "--max 1 --format yaml",
+                "--format expects items, openai or anthropic, not 'yaml'",
+            ),
         ] {
             assert_eq!(args(line).unwrap_err().0, msg, "{line}");
         }

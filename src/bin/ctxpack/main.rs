@@ -5,12 +5,14 @@
 //! See `ctxpack --help`.
 
 mod args;
+mod chat;
+mod input;
 mod output;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
-use args::{Args, OutputMode, PolicySource};
+use args::{Args, InputFormat, OutputMode, PolicySource};
 use ctxpack::diagnostics::TraceDetail;
 use ctxpack::model::read_items;
 use ctxpack::policy::Policy;
@@ -57,19 +59,18 @@ fn main() -> ExitCode {
 
 /// Everything but the writing: returns the complete output text.
 fn run(argv: &[String]) -> Result<String, Failure> {
+    if argv.iter().any(|a| a == "--version" || a == "-V") {
+        return Ok(format!("ctxpack {}\n", env!("CARGO_PKG_VERSION")));
+    }
     let Some(args) = args::parse(argv).map_err(|e| Failure::input(format!("{e} (see --help)")))?
     else {
         return Ok(format!("{}\n", args::USAGE));
     };
+    if args.format != InputFormat::Items {
+        return run_chat(&args);
+    }
     let items = load_items(args.input.as_deref())?;
-    let budget = ContextBudget::with_all(
-        args.max_tokens,
-        args.target_tokens.unwrap_or(args.max_tokens),
-        args.output_reserve,
-        Vec::new(),
-        0.0,
-    )
-    .map_err(|e| Failure::input(e.to_string()))?;
+    let budget = budget(&args)?;
     let pipeline = load_pipeline(&args)?;
     let trace = match args.output {
         OutputMode::Window => TraceDetail::None,
@@ -92,21 +93,35 @@ fn run(argv: &[String]) -> Result<String, Failure> {
     })
 }
 
-fn load_items(path: Option<&str>) -> Result<Vec<ContextItem>, Failure> {
-    let (name, text) = match path {
-        None | Some("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| Failure::input(format!("standard input: {e}")))?;
-            ("standard input", text)
-        }
-        Some(p) => {
-            let text =
-                std::fs::read_to_string(p).map_err(|e| Failure::input(format!("{p}: {e}")))?;
-            (p, text)
-        }
+/// `--format openai|anthropic`: the request is read before the budget and the policy, so
+/// that an unreadable file is reported first, as for items.
+fn run_chat(args: &Args) -> Result<String, Failure> {
+    let provider = match args.format {
+        InputFormat::Anthropic => ctxpack::chat::Provider::Anthropic,
+        _ => ctxpack::chat::Provider::OpenAi,
     };
+    let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
+    let budget = budget(args)?;
+    let pipeline = load_pipeline(args)?;
+    chat::run(args, provider, &name, &text, &budget, &pipeline).map_err(|f| match f {
+        chat::ChatFailure::Request(m) => Failure::input(m),
+        chat::ChatFailure::Selection(m) => Failure::selection(m),
+    })
+}
+
+fn budget(args: &Args) -> Result<ContextBudget, Failure> {
+    ContextBudget::with_all(
+        args.max_tokens,
+        args.target_tokens.unwrap_or(args.max_tokens),
+        args.output_reserve,
+        Vec::new(),
+        0.0,
+    )
+    .map_err(|e| Failure::input(e.to_string()))
+}
+
+fn load_items(path: Option<&str>) -> Result<Vec<ContextItem>, Failure> {
+    let (name, text) = input::read_text(path).map_err(Failure::input)?;
     read_items(&text).map_err(|e| Failure::input(format!("{name}: {e}")))
 }
 

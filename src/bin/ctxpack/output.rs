@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use ctxpack::diagnostics::{item_to_json, report_to_json, SelectionReport};
+use ctxpack::diagnostics::{item_to_json, report_to_json_with_positions, SelectionReport};
 use ctxpack::{ContextItem, Selection};
 
 /// The selected items as JSON Lines, in placed order.
@@ -17,9 +17,10 @@ pub fn window_jsonl(items: &[ContextItem], selection: &Selection) -> String {
     out
 }
 
-/// The report as JSON followed by a newline.
+/// The report as JSON followed by a newline; every included and excluded entry carries the
+/// item's input position as `"index"`.
 pub fn report_json(items: &[ContextItem], report: &SelectionReport) -> String {
-    let mut out = report_to_json(report, items);
+    let mut out = report_to_json_with_positions(report, items);
     out.push('\n');
     out
 }
@@ -66,12 +67,37 @@ pub fn explain_table(items: &[ContextItem], report: &SelectionReport) -> String 
         .sum();
     let _ = writeln!(
         out,
-        "{} of {} candidates included, {used} tokens; {} tokens considered",
+        "{} of {} candidates included, {used} tokens; {} tokens considered{}",
         report.included.len(),
         report.total_candidates,
-        report.total_tokens_considered
+        report.total_tokens_considered,
+        negative_note(items)
     );
     out
+}
+
+/// Why the total of tokens considered can be below the tokens used, or negative: it sums every
+/// candidate's count, and items with negative counts (always excluded) lower it.
+fn negative_note(items: &[ContextItem]) -> String {
+    let negative: Vec<i64> = items
+        .iter()
+        .map(ContextItem::tokens)
+        .filter(|&t| t < 0)
+        .collect();
+    if negative.is_empty() {
+        return String::new();
+    }
+    let n = negative.len();
+    let sum = negative.iter().fold(0i64, |a, &t| a.saturating_add(t));
+    let which = if n == 1 {
+        "1 item with a negative count".to_owned()
+    } else {
+        format!("{n} items with negative counts")
+    };
+    format!(
+        " (the sum of every candidate's tokens, including {which} adding {sum}; such items \
+         are never selected)"
+    )
 }
 
 fn describe_exclusion(reason: &ctxpack::diagnostics::ExclusionReason) -> String {

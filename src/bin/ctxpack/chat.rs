@@ -1,0 +1,82 @@
+//! `--format openai|anthropic`: trims a chat request body and prints it, or explains the
+//! trim. Tokens are counted with `ctxpack::chat::estimate_tokens` (no tokenizer is built
+//! in yet; `docs/chat.md`).
+
+use std::fmt::Write;
+
+use ctxpack::chat::{self, ChatOptions, Provider, Trimmed};
+use ctxpack::diagnostics::{report_to_json_with_positions, TraceDetail};
+use ctxpack::{ContextBudget, Error, Pipeline};
+
+use crate::args::{Args, OutputMode};
+use crate::output;
+
+/// What went wrong: the request (exit status 2) or the selection (exit status 1).
+pub enum ChatFailure {
+    /// The request is malformed or breaks its provider's rules.
+    Request(String),
+    /// The selection failed (budget too small for the pinned parts, overflow under Throw…).
+    Selection(String),
+}
+
+/// Trims `text` (a request of `provider`'s format) and returns the complete output.
+pub fn run(
+    args: &Args,
+    provider: Provider,
+    name: &str,
+    text: &str,
+    budget: &ContextBudget,
+    pipeline: &Pipeline,
+) -> Result<String, ChatFailure> {
+    let mut options = ChatOptions::default();
+    options.trace = match args.output {
+        OutputMode::Window => TraceDetail::None,
+        OutputMode::Explain | OutputMode::ReportJson => TraceDetail::Stage,
+    };
+    let trimmed = chat::trim(provider, text, budget, pipeline, &options).map_err(|e| match e {
+        Error::InvalidRequest(_) => ChatFailure::Request(format!("{name}: {e}")),
+        other => ChatFailure::Selection(other.to_string()),
+    })?;
+    Ok(match (args.output, &trimmed.selection.report) {
+        (OutputMode::Explain, Some(report)) => {
+            let mut out = output::explain_table(&trimmed.items, report);
+            out.push_str(&summary(&trimmed));
+            out
+        }
+        (OutputMode::ReportJson, Some(report)) => {
+            let mut out = report_to_json_with_positions(report, &trimmed.items);
+            out.push('\n');
+            out
+        }
+        _ => {
+            let mut out = trimmed.json;
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out
+        }
+    })
+}
+
+/// The lines `--explain` adds for a chat request: units dropped to satisfy the provider's
+/// rules, and what was kept.
+fn summary(t: &Trimmed) -> String {
+    let mut out = String::new();
+    for a in &t.adjustments {
+        let _ = writeln!(
+            out,
+            "dropped {} after the run: {}",
+            a.paths.join(", "),
+            a.reason
+        );
+    }
+    let _ = writeln!(
+        out,
+        "kept {} of {} messages, about {} of {} tokens (estimated without a tokenizer)",
+        t.kept.len(),
+        t.kept.len() + t.dropped.len(),
+        t.tokens,
+        t.input_tokens
+    );
+    out
+}

@@ -1,0 +1,264 @@
+//! Chat requests in, chat requests out: trims an OpenAI Chat Completions or Anthropic
+//! Messages request body to a token budget and writes back a body of the same shape that
+//! the provider accepts.
+//!
+//! Each message becomes an item (system and developer messages: pinned `SystemPrompt`;
+//! user and assistant messages: `Message`; tool results: `ToolOutput`), stamped in
+//! conversation order, with tokens from the caller's counting function plus the provider's
+//! framing ([`Overheads`]). A tool call and its results form one unit, kept or dropped
+//! whole. The pipeline (any preset, policy or hand-built pipeline) selects; the kept
+//! messages are written back in conversation order, every byte of the request outside the
+//! dropped messages unchanged. `docs/chat.md` lists the provider rules relied on, with
+//! their sources, and what is not supported.
+//!
+//! ```
+//! use ctxpack::chat::{trim_openai, ChatOptions};
+//! use ctxpack::policy::Policy;
+//! use ctxpack::ContextBudget;
+//!
+//! let request = r#"{"model": "gpt-4o", "messages": [
+//!   {"role": "system", "content": "You are terse."},
+//!   {"role": "user", "content": "Look up order 7."},
+//!   {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+//!     "function": {"name": "order", "arguments": "{\"id\":7}"}}]},
+//!   {"role": "tool", "tool_call_id": "c1", "content": "shipped on May 2"},
+//!   {"role": "user", "content": "And order 8?"}]}"#;
+//! let pipeline = Policy::preset("chat")?.build_pipeline()?;
+//! let budget = ContextBudget::new(40, 40)?;
+//! let trimmed = trim_openai(request, &budget, &pipeline, &ChatOptions::default())?;
+//! // The tool call and its result are kept or dropped together.
+//! let body: serde_json::Value = serde_json::from_str(&trimmed.json).unwrap();
+//! let roles: Vec<&str> = body["messages"].as_array().unwrap().iter()
+//!     .map(|m| m["role"].as_str().unwrap()).collect();
+//! assert_eq!(roles.contains(&"assistant"), roles.contains(&"tool"), "{roles:?}");
+//! assert_eq!(roles.last(), Some(&"user")); // the last turn is pinned
+//! assert!(trimmed.tokens <= 40);
+//! # Ok::<(), ctxpack::Error>(())
+//! ```
+
+use serde_json::{Map, Value};
+
+use crate::diagnostics::TraceDetail;
+use crate::error::Result;
+use crate::model::{ContextBudget, ContextItem};
+use crate::pipeline::{Pipeline, Selection};
+
+mod anthropic;
+mod conversation;
+mod count;
+mod openai;
+mod rules;
+mod select;
+#[cfg(test)]
+mod tests;
+mod write;
+
+use conversation::{invalid, type_name};
+pub use count::{estimate_tokens, CountTokens, Overheads};
+
+/// The request format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// OpenAI Chat Completions (`POST /v1/chat/completions`).
+    OpenAi,
+    /// Anthropic Messages (`POST /v1/messages`).
+    Anthropic,
+}
+
+/// How a request is trimmed besides the budget and the pipeline.
+#[derive(Clone, Copy)]
+#[non_exhaustive]
+pub struct ChatOptions<'a> {
+    /// Counts the tokens of a text (default: [`estimate_tokens`]).
+    pub counter: &'a dyn CountTokens,
+    /// Framing and media estimates (default: the provider's, [`Overheads::of`]).
+    pub overheads: Option<Overheads>,
+    /// Keep the last unit of the conversation (what the model answers next) and, when it
+    /// does not start with a user message, the nearest unit before it that does (default:
+    /// true).
+    pub pin_last_turn: bool,
+    /// How much of the run to record; the report is in [`Trimmed::selection`] (default:
+    /// none).
+    pub trace: TraceDetail,
+}
+
+impl Default for ChatOptions<'static> {
+    fn default() -> Self {
+        Self::with_counter(&estimate_tokens)
+    }
+}
+
+impl<'a> ChatOptions<'a> {
+    /// The default options with another counting function.
+    pub fn with_counter(counter: &'a dyn CountTokens) -> Self {
+        Self {
+            counter,
+            overheads: None,
+            pin_last_turn: true,
+            trace: TraceDetail::None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ChatOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatOptions")
+            .field("overheads", &self.overheads)
+            .field("pin_last_turn", &self.pin_last_turn)
+            .field("trace", &self.trace)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Units dropped after the pipeline ran, to satisfy a provider rule the pipeline does not
+/// know (only ever drops, so the budget holds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adjustment {
+    /// JSON paths of the dropped messages.
+    pub paths: Vec<String>,
+    /// Why.
+    pub reason: String,
+}
+
+/// A trimmed request and how it was obtained.
+#[derive(Debug, Clone)]
+pub struct Trimmed {
+    /// The trimmed request body: the input with the dropped messages removed.
+    pub json: String,
+    /// Positions in the input's `messages` of the kept messages, ascending.
+    pub kept: Vec<usize>,
+    /// Positions in the input's `messages` of the dropped messages, ascending.
+    pub dropped: Vec<usize>,
+    /// The items the pipeline ran on (the report's indices point into this list).
+    pub items: Vec<ContextItem>,
+    /// For each item, the JSON paths it stands for: `"messages[3]"`, `"system"`, or `"$"`
+    /// (the request's own framing and tool definitions).
+    pub item_paths: Vec<Vec<String>>,
+    /// The pipeline's selection, with the report when [`ChatOptions::trace`] asked for one.
+    pub selection: Selection,
+    /// Units dropped after the run to satisfy the provider's rules.
+    pub adjustments: Vec<Adjustment>,
+    /// Estimated tokens of the whole input request.
+    pub input_tokens: i64,
+    /// Estimated tokens of the trimmed request.
+    pub tokens: i64,
+}
+
+/// Trims an OpenAI Chat Completions request body. Errors: [`crate::Error::InvalidRequest`]
+/// (the message starts with the JSON path) for a malformed or invalid request, and the
+/// pipeline's own errors (for example [`crate::Error::PinnedExceedsBudget`]).
+pub fn trim_openai(
+    json: &str,
+    budget: &ContextBudget,
+    pipeline: &Pipeline,
+    options: &ChatOptions<'_>,
+) -> Result<Trimmed> {
+    trim(Provider::OpenAi, json, budget, pipeline, options)
+}
+
+/// Trims an Anthropic Messages request body; see [`trim_openai`].
+pub fn trim_anthropic(
+    json: &str,
+    budget: &ContextBudget,
+    pipeline: &Pipeline,
+    options: &ChatOptions<'_>,
+) -> Result<Trimmed> {
+    trim(Provider::Anthropic, json, budget, pipeline, options)
+}
+
+/// Trims a request body of the given provider's format.
+pub fn trim(
+    provider: Provider,
+    json: &str,
+    budget: &ContextBudget,
+    pipeline: &Pipeline,
+    options: &ChatOptions<'_>,
+) -> Result<Trimmed> {
+    let counter = count::Counter {
+        count: options.counter,
+        overheads: options.overheads.unwrap_or(Overheads::of(provider)),
+    };
+    let (conv, spans) = read(provider, json, &counter)?;
+    let pinned = conv.pinned_units(options.pin_last_turn);
+    let mut run = select::run(&conv, pipeline, budget, &pinned, options.trace)?;
+    let adjustments = rules::enforce(&conv, &mut run.kept_units, &pinned)?;
+    let mut keep = vec![false; conv.messages.len()];
+    for (unit, _) in conv.units.iter().zip(&run.kept_units).filter(|(_, &k)| k) {
+        keep[unit.clone()].fill(true);
+    }
+    let out = write::splice(json, &spans, &keep);
+    // The output must pass the same reading as the input (structure, pairing, first
+    // message); a failure here is a bug, reported rather than returned as a bad request.
+    read(provider, &out, &counter).map_err(|e| {
+        crate::Error::InvalidRequest(format!(
+            "internal error, the trimmed request is invalid: {e}"
+        ))
+    })?;
+    let fixed: i64 = conv
+        .fixed
+        .iter()
+        .map(|f| f.tokens)
+        .fold(0, i64::saturating_add);
+    let sum = |kept: bool| {
+        conv.messages
+            .iter()
+            .zip(&keep)
+            .filter(|(_, &k)| k || !kept)
+            .fold(fixed, |t, (m, _)| t.saturating_add(m.tokens))
+    };
+    let (input_tokens, tokens) = (sum(false), sum(true));
+    let (kept, dropped): (Vec<usize>, Vec<usize>) = (0..keep.len()).partition(|&i| keep[i]);
+    Ok(Trimmed {
+        json: out,
+        kept,
+        dropped,
+        items: run.items,
+        item_paths: run.item_paths,
+        selection: run.selection,
+        adjustments,
+        input_tokens,
+        tokens,
+    })
+}
+
+/// Parses, locates and reads a request.
+fn read(
+    provider: Provider,
+    json: &str,
+    counter: &count::Counter<'_>,
+) -> Result<(conversation::Conversation, write::Spans)> {
+    let doc: Value =
+        serde_json::from_str(json).map_err(|e| invalid("$", format!("malformed JSON: {e}")))?;
+    let spans = write::messages_spans(json)?;
+    let conv = match provider {
+        Provider::OpenAi => openai::read(&doc, counter)?,
+        Provider::Anthropic => anthropic::read(&doc, counter)?,
+    };
+    // `read` accepted a non-empty `messages` array, so the spans exist.
+    let spans = spans.ok_or_else(|| invalid("messages", "must be an array"))?;
+    Ok((conv, spans))
+}
+
+/// The request object and its non-empty `messages` array.
+fn request_messages(doc: &Value) -> Result<(&Map<String, Value>, &Vec<Value>)> {
+    let Value::Object(object) = doc else {
+        return Err(invalid(
+            "$",
+            format!(
+                "a request body must be a JSON object, found {}",
+                type_name(doc)
+            ),
+        ));
+    };
+    match object.get("messages") {
+        None => Err(invalid("messages", "is required")),
+        Some(Value::Array(values)) if values.is_empty() => {
+            Err(invalid("messages", "must not be empty"))
+        }
+        Some(Value::Array(values)) => Ok((object, values)),
+        Some(other) => Err(invalid(
+            "messages",
+            format!("must be an array, found {}", type_name(other)),
+        )),
+    }
+}

@@ -1,0 +1,435 @@
+//! Unit tests of the chat module: errors with their JSON paths, pass-through, units,
+//! counting, pinning and the Anthropic ordering rules.
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::policy::Policy;
+
+fn words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+fn options() -> ChatOptions<'static> {
+    ChatOptions::with_counter(&words)
+}
+
+fn chat_pipeline() -> Pipeline {
+    Policy::preset("chat").unwrap().build_pipeline().unwrap()
+}
+
+fn run(provider: Provider, body: &Value, budget: i64) -> Result<Trimmed> {
+    let budget = ContextBudget::new(budget, budget).unwrap();
+    trim(
+        provider,
+        &body.to_string(),
+        &budget,
+        &chat_pipeline(),
+        &options(),
+    )
+}
+
+fn error(provider: Provider, body: Value) -> String {
+    match run(provider, &body, 1_000_000) {
+        Err(crate::Error::InvalidRequest(m)) => m,
+        other => panic!("expected an invalid request, got {other:?}"),
+    }
+}
+
+fn roles(trimmed: &Trimmed) -> Vec<String> {
+    let body: Value = serde_json::from_str(&trimmed.json).unwrap();
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn call(id: &str) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}})
+}
+
+#[test]
+fn openai_errors_name_the_json_path() {
+    use Provider::OpenAi;
+    let user = json!({"role": "user", "content": "hi"});
+    let cases = [
+        (json!([1]), "$: a request body must be a JSON object, found an array"),
+        (json!({}), "messages: is required"),
+        (json!({"messages": []}), "messages: must not be empty"),
+        (json!({"messages": {}}), "messages: must be an array, found an object"),
+        (json!({"messages": [1]}), "messages[0]: must be an object, found an integer"),
+        (json!({"messages": [{"content": "x"}]}), "messages[0].role: is required"),
+        (
+            json!({"messages": [{"role": "robot", "content": "x"}]}),
+            "messages[0].role: unknown role 'robot'",
+        ),
+        (json!({"messages": [{"role": "user"}]}), "messages[0].content: is required"),
+        (
+            json!({"messages": [{"role": "user", "content": 5}]}),
+            "messages[0].content: must be a string or an array of content parts, found an integer",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": [{"text": "a"}]}]}),
+            "messages[0].content[0].type: is required",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": [{"type": "text"}]}]}),
+            "messages[0].content[0].text: is required",
+        ),
+        (
+            json!({"messages": [user, {"role": "tool", "tool_call_id": "c1", "content": "r"}]}),
+            "messages[1].tool_call_id: tool message answers 'c1', but the message before it",
+        ),
+        (
+            json!({"messages": [{"role": "tool", "content": "r"}]}),
+            "messages[0].tool_call_id: is required",
+        ),
+        (
+            json!({"messages": [user,
+                {"role": "assistant", "tool_calls": [call("c1"), call("c2")]},
+                {"role": "tool", "tool_call_id": "c2", "content": "r"},
+                {"role": "user", "content": "next"},
+                {"role": "tool", "tool_call_id": "c1", "content": "late"}]}),
+            "messages[1].tool_calls[0].id: tool call 'c1' has no tool message answering it",
+        ),
+        (
+            json!({"messages": [user,
+                {"role": "assistant", "tool_calls": [call("c1")]},
+                {"role": "tool", "tool_call_id": "c9", "content": "r"}]}),
+            "messages[2].tool_call_id: tool message answers 'c9', which is not an unanswered tool call of messages[1]",
+        ),
+        (
+            json!({"messages": [user,
+                {"role": "assistant", "tool_calls": [call("c1")]},
+                {"role": "tool", "tool_call_id": "c1", "content": "r"},
+                {"role": "tool", "tool_call_id": "c1", "content": "again"}]}),
+            "messages[3].tool_call_id: tool message answers 'c1', which is not an unanswered",
+        ),
+        (
+            json!({"messages": [user,
+                {"role": "assistant", "tool_calls": [call("c1")]},
+                {"role": "tool", "tool_call_id": "c1", "content": "r"},
+                {"role": "assistant", "tool_calls": [call("c1")]}]}),
+            "messages[3].tool_calls[0].id: tool call id 'c1' is used twice (first at messages[1].tool_calls[0].id)",
+        ),
+        (
+            json!({"messages": [user, {"role": "assistant", "tool_calls": [{"type": "function"}]}]}),
+            "messages[1].tool_calls[0].id: is required",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": "a", "name": 3}]}),
+            "messages[0].name: must be a string, found an integer",
+        ),
+    ];
+    for (body, want) in cases {
+        let got = error(OpenAi, body.clone());
+        assert!(got.starts_with(want), "{body}\n got: {got}\nwant: {want}");
+    }
+    let raw = "{\"messages\": [";
+    let got = trim_openai(
+        raw,
+        &ContextBudget::new(9, 9).unwrap(),
+        &chat_pipeline(),
+        &options(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        got.starts_with("invalid request: $: malformed JSON: EOF"),
+        "{got}"
+    );
+    let twice = r#"{"messages": [{"role": "user", "content": "a"}], "messages": []}"#;
+    let got = trim_openai(
+        twice,
+        &ContextBudget::new(9, 9).unwrap(),
+        &chat_pipeline(),
+        &options(),
+    )
+    .unwrap_err();
+    assert_eq!(got.code(), crate::ErrorCode::InvalidRequest);
+    assert!(got.to_string().contains("messages: appears twice"), "{got}");
+}
+
+#[test]
+fn anthropic_errors_name_the_json_path() {
+    use Provider::Anthropic;
+    let user = json!({"role": "user", "content": "hi"});
+    let tool_use = |id: &str| json!({"type": "tool_use", "id": id, "name": "f", "input": {}});
+    let result = |id: &str| json!({"type": "tool_result", "tool_use_id": id, "content": "ok"});
+    let cases = [
+        (
+            json!({"messages": [{"role": "assistant", "content": "x"}]}),
+            "messages[0].role: the first message must be a user message",
+        ),
+        (
+            json!({"messages": [{"role": "system", "content": "x"}]}),
+            "messages[0].role: unknown role 'system'",
+        ),
+        (json!({"messages": [{"role": "user"}]}), "messages[0].content: is required"),
+        (
+            json!({"messages": [user, {"role": "assistant", "content": [tool_use("t1")]}]}),
+            "messages[1].content[0].id: tool_use 't1' has no tool_result in the next message",
+        ),
+        (
+            json!({"messages": [user,
+                {"role": "assistant", "content": [tool_use("t1"), tool_use("t2")]},
+                {"role": "user", "content": [result("t2")]}]}),
+            "messages[1].content[0].id: tool_use 't1' has no tool_result",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": [result("t1")]}]}),
+            "messages[0].content[0].tool_use_id: tool_result for 't1' does not follow an assistant message with that tool_use",
+        ),
+        (
+            json!({"messages": [user,
+                {"role": "assistant", "content": [tool_use("t1")]},
+                {"role": "user", "content": [{"type": "text", "text": "here"}, result("t1")]}]}),
+            "messages[2].content[1]: tool_result blocks must come before any other block",
+        ),
+        (
+            json!({"messages": [user,
+                {"role": "assistant", "content": [tool_use("t1")]},
+                {"role": "user", "content": [result("t1"), result("t1")]}]}),
+            "messages[2].content[1].tool_use_id: tool_use 't1' is answered twice",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": [tool_use("t1")]}]}),
+            "messages[0].content[0]: a tool_use block belongs in an assistant message",
+        ),
+        (
+            json!({"messages": [user, {"role": "assistant", "content": [result("t1")]}]}),
+            "messages[1].content[0]: a tool_result block belongs in a user message",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": [{"type": "future_result", "tool_use_id": "t1"}]}]}),
+            "messages[0].content[0].type: unknown block type 'future_result' with a tool_use_id",
+        ),
+        (
+            json!({"system": 7, "messages": [user]}),
+            "system: must be a string or an array of text blocks, found an integer",
+        ),
+        (
+            json!({"system": [{"text": "x"}], "messages": [user]}),
+            "system[0].type: is required",
+        ),
+    ];
+    for (body, want) in cases {
+        let got = error(Anthropic, body.clone());
+        assert!(got.starts_with(want), "{body}\n got: {got}\nwant: {want}");
+    }
+}
+
+#[test]
+fn unknown_parts_and_fields_pass_through_and_count_as_json() {
+    let body = json!({"model": "m", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "one two"},
+                                     {"type": "hologram", "data": "a b c"}],
+         "x_trace": "p q"}]});
+    let t = run(Provider::OpenAi, &body, 1000).unwrap();
+    assert_eq!(t.json, body.to_string());
+    // 3 framing + 1 role + 2 text + 1 (the unknown part's compact JSON has no spaces but
+    // its value does: `{"type":"hologram","data":"a b c"}` is 3 words) ...
+    let part = words(&json!({"type": "hologram", "data": "a b c"}).to_string()) as i64;
+    assert_eq!(t.items[1].tokens(), 3 + 1 + 2 + part + 2);
+    // ... plus the reply priming as a pinned item of its own.
+    assert_eq!(t.items[0].tokens(), 3);
+    assert_eq!(t.item_paths[0], ["$"]);
+
+    let body = json!({"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "see"}, {"type": "mystery", "x": 1}]}]});
+    let t = run(Provider::Anthropic, &body, 1000).unwrap();
+    assert_eq!(t.json, body.to_string());
+}
+
+#[test]
+fn openai_counting_follows_the_cookbook_rule() {
+    let body = json!({"tools": [{"type": "function"}], "messages": [
+        {"role": "system", "content": "be brief", "name": "ops team"},
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u", "detail": "low"}},
+                                     {"type": "image_url", "image_url": {"url": "u"}}]},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "look up", "arguments": "{\"q\": 1}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "found it"}]});
+    let t = run(Provider::OpenAi, &body, 10_000).unwrap();
+    let tools = words(&json!([{"type": "function"}]).to_string()) as i64;
+    let tokens: Vec<i64> = t.items.iter().map(ContextItem::tokens).collect();
+    assert_eq!(tokens[0], 3 + tools, "reply priming and tools");
+    assert_eq!(
+        tokens[1],
+        3 + 1 + 2 + 2 + 1,
+        "framing, role, content, name and its extra"
+    );
+    assert_eq!(
+        tokens[2],
+        3 + 1 + 85 + 765,
+        "a low-detail image, an image of unknown size"
+    );
+    // One unit: assistant (3 + role + id + name + arguments) and tool (3 + role + id + text).
+    assert_eq!(tokens[3], (3 + 1 + 1 + 2 + 2) + (3 + 1 + 1 + 2));
+    assert_eq!(t.item_paths[3], ["messages[2]", "messages[3]"]);
+    assert_eq!(t.input_tokens, tokens.iter().sum::<i64>());
+}
+
+#[test]
+fn parallel_calls_and_legacy_functions_form_units() {
+    let body = json!({"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "checking", "tool_calls": [call("a"), call("b"), call("c")]},
+        {"role": "tool", "tool_call_id": "c", "content": "3"},
+        {"role": "tool", "tool_call_id": "a", "content": "1"},
+        {"role": "tool", "tool_call_id": "b", "content": "2"},
+        {"role": "assistant", "content": null, "function_call": {"name": "f", "arguments": "{}"}},
+        {"role": "function", "name": "f", "content": "legacy"},
+        {"role": "function", "name": "g", "content": "stray"},
+        {"role": "user", "content": "thanks"}]});
+    let counter = |t: &str| words(t);
+    let c = count::Counter {
+        count: &counter,
+        overheads: Overheads::OPENAI,
+    };
+    let conv = openai::read(&body, &c).unwrap();
+    assert_eq!(conv.units, [0..1, 1..5, 5..7, 7..8, 8..9]);
+    assert_eq!(conv.group_key(3).as_deref(), Some("messages[1]"));
+    assert_eq!(conv.group_key(0), None);
+    assert_eq!(conv.messages[2].kind, conversation::Kind::ToolOutput);
+}
+
+#[test]
+fn everything_that_fits_comes_back_byte_for_byte() {
+    let text = "{\n  \"model\": \"gpt-4o\",\n  \"seed\": 123456789012345678901234567890,\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"hi\"},\n    {\"role\": \"assistant\", \"content\": \"hello\"},\n    {\"role\": \"user\", \"content\": \"bye\"}\n  ],\n  \"temperature\": 0.70\n}";
+    let budget = ContextBudget::new(1000, 1000).unwrap();
+    let t = trim_openai(text, &budget, &chat_pipeline(), &options()).unwrap();
+    assert_eq!(t.json, text);
+    assert_eq!((t.kept.len(), t.dropped.len()), (3, 0));
+    // A tight budget drops the oldest message and keeps the rest of the text as it was.
+    let budget = ContextBudget::new(17, 17).unwrap();
+    let t = trim_openai(text, &budget, &chat_pipeline(), &options()).unwrap();
+    assert_eq!(t.dropped, [0]);
+    assert_eq!(
+        t.json,
+        "{\n  \"model\": \"gpt-4o\",\n  \"seed\": 123456789012345678901234567890,\n  \"messages\": [\n    {\"role\": \"assistant\", \"content\": \"hello\"},\n    {\"role\": \"user\", \"content\": \"bye\"}\n  ],\n  \"temperature\": 0.70\n}"
+    );
+    assert!(t.tokens <= 17);
+}
+
+#[test]
+fn the_last_turn_and_its_question_are_pinned() {
+    let big = "word ".repeat(500);
+    let body = json!({"messages": [
+        {"role": "user", "content": big},
+        {"role": "assistant", "content": "a"},
+        {"role": "user", "content": "the question"},
+        {"role": "assistant", "content": null, "tool_calls": [call("c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": big}]});
+    let t = run(Provider::OpenAi, &body, 600).unwrap();
+    assert_eq!(t.kept, [1, 2, 3, 4], "the big first message goes");
+    // With 400 tokens the pinned tool unit does not fit: the pipeline's error.
+    let err = run(Provider::OpenAi, &body, 400).unwrap_err();
+    assert_eq!(err.code(), crate::ErrorCode::PinnedExceedsBudget);
+    // Without the pin the big tool unit is dropped like any other.
+    let mut o = options();
+    o.pin_last_turn = false;
+    let budget = ContextBudget::new(400, 400).unwrap();
+    let t = trim_openai(&body.to_string(), &budget, &chat_pipeline(), &o).unwrap();
+    assert_eq!(t.kept, [1, 2]);
+    // Without pins and without room for any message: an error, not an empty request.
+    let budget = ContextBudget::new(4, 4).unwrap();
+    let err = trim_openai(&body.to_string(), &budget, &chat_pipeline(), &o).unwrap_err();
+    assert_eq!(err.code(), crate::ErrorCode::InvalidBudget);
+}
+
+#[test]
+fn anthropic_requests_start_with_a_user_message() {
+    let big = "word ".repeat(300);
+    let body = json!({"system": "be brief", "messages": [
+        {"role": "user", "content": big},
+        {"role": "assistant", "content": "short answer"},
+        {"role": "user", "content": "next question"},
+        {"role": "assistant", "content": "prefill"}]});
+    // Pinned: the prefill and the question before it. The first user message does not fit,
+    // so the assistant message after it would lead: it is dropped after the run.
+    let t = run(Provider::Anthropic, &body, 60).unwrap();
+    assert_eq!(t.kept, [2, 3]);
+    assert_eq!(roles(&t), ["user", "assistant"]);
+    assert_eq!(
+        t.adjustments,
+        [Adjustment {
+            paths: vec!["messages[1]".into()],
+            reason: "an Anthropic request must start with a user message".into(),
+        }]
+    );
+    assert_eq!(t.item_paths[0], ["system"]);
+}
+
+#[test]
+fn a_thinking_turn_is_not_merged_into_an_earlier_assistant_message() {
+    let big = "word ".repeat(300);
+    let body = json!({"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "first answer"},
+        {"role": "user", "content": big},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "hmm", "signature": "s"},
+            {"type": "text", "text": "second answer"}]},
+        {"role": "user", "content": "last"}]});
+    let t = run(Provider::Anthropic, &body, 60).unwrap();
+    assert_eq!(t.kept, [0, 3, 4]);
+    assert_eq!(t.adjustments.len(), 1);
+    assert_eq!(t.adjustments[0].paths, ["messages[1]"]);
+    assert!(t.adjustments[0].reason.contains("messages[3]"));
+    // Without the thinking block the two assistant messages may merge: nothing is dropped.
+    let mut plain = body.clone();
+    plain["messages"][3]["content"] = json!("second answer");
+    let t = run(Provider::Anthropic, &plain, 60).unwrap();
+    assert_eq!(t.kept, [0, 1, 3, 4]);
+    assert!(t.adjustments.is_empty());
+}
+
+#[test]
+fn anthropic_tool_loops_are_units_and_results_may_be_followed_by_text() {
+    let body = json!({"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "text", "text": "looking"},
+            {"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}},
+            {"type": "tool_use", "id": "t2", "name": "g", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": "two"}]},
+            {"type": "tool_result", "tool_use_id": "t1", "content": "one", "is_error": true},
+            {"type": "text", "text": "and also"}]},
+        {"role": "assistant", "content": "done"}]});
+    let t = run(Provider::Anthropic, &body, 1000).unwrap();
+    assert_eq!(t.item_paths[0], ["$"]);
+    assert_eq!(t.item_paths[2], ["messages[1]", "messages[2]"]);
+    let unit = &t.items[2];
+    assert_eq!(unit.kind().as_str(), "ToolOutput");
+    assert_eq!(
+        unit.metadata().get("group").map(String::as_str),
+        Some("messages[1]")
+    );
+    assert!(
+        unit.content().contains("← [t1] one (error)"),
+        "{}",
+        unit.content()
+    );
+    assert_eq!(t.json, body.to_string());
+}
+
+#[test]
+fn reports_map_items_back_to_paths() {
+    let body = json!({"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "a"},
+        {"role": "user", "content": "r"}]});
+    let mut o = options();
+    o.trace = crate::diagnostics::TraceDetail::Stage;
+    let budget = ContextBudget::new(100, 100).unwrap();
+    let t = trim_openai(&body.to_string(), &budget, &chat_pipeline(), &o).unwrap();
+    let report = t.selection.report.as_ref().unwrap();
+    assert_eq!(report.total_candidates, 4);
+    for e in &report.included {
+        let path = &t.item_paths[e.index][0];
+        assert!(t.items[e.index].content().starts_with(path.as_str()));
+    }
+}

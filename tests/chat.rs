@@ -1,0 +1,447 @@
+//! Chat requests in, chat requests out: every trimmed request passes the provider rules
+//! (`support::chat_rules`, written from the providers' documentation), is the input with
+//! messages removed, and fits the budget — over generated agent sessions (parallel tool
+//! calls, several results, long outputs, thinking blocks), every preset and many budgets,
+//! and over the bundled sample requests.
+
+mod support;
+
+use ctxpack::chat::{estimate_tokens, trim, ChatOptions, CountTokens, Provider, Trimmed};
+use ctxpack::policy::{Policy, Preset};
+use ctxpack::{ContextBudget, ErrorCode};
+use serde_json::{json, Value};
+use support::chat_rules;
+
+/// xorshift64*: reproducible cases without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn text(&mut self, words: usize) -> String {
+        const WORDS: [&str; 12] = [
+            "invoice", "the", "seat", "ok", "error:", "{\"id\":", "42}", "日本", "total", "🙂",
+            "refund", "line",
+        ];
+        (0..words)
+            .map(|_| WORDS[self.below(WORDS.len())])
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+    /// One to `max` words.
+    fn some_text(&mut self, max: usize) -> String {
+        let n = 1 + self.below(max);
+        self.text(n)
+    }
+    /// Mostly short, sometimes very long (a tool output).
+    fn output(&mut self) -> String {
+        let words = if self.chance(30) {
+            400 + self.below(4000)
+        } else {
+            1 + self.below(60)
+        };
+        self.text(words)
+    }
+    fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            v.swap(i, self.below(i + 1));
+        }
+    }
+}
+
+fn openai_session(rng: &mut Rng) -> Value {
+    let mut msgs = Vec::new();
+    let mut next_id = 0;
+    if rng.chance(80) {
+        let role = if rng.chance(50) {
+            "system"
+        } else {
+            "developer"
+        };
+        msgs.push(json!({"role": role, "content": rng.text(20)}));
+    }
+    for _ in 0..1 + rng.below(6) {
+        let content = if rng.chance(20) {
+            json!([{"type": "text", "text": rng.text(10)},
+                   {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}])
+        } else {
+            json!(rng.some_text(40))
+        };
+        msgs.push(json!({"role": "user", "content": content}));
+        for _ in 0..rng.below(4) {
+            let k = 1 + rng.below(4);
+            let ids: Vec<String> = (0..k)
+                .map(|_| {
+                    next_id += 1;
+                    format!("call_{next_id}")
+                })
+                .collect();
+            let calls: Vec<Value> = ids
+                .iter()
+                .map(|id| {
+                    json!({"id": id, "type": "function",
+                "function": {"name": "lookup", "arguments": "{\"q\": 1}"}})
+                })
+                .collect();
+            let text = if rng.chance(50) {
+                Value::Null
+            } else {
+                json!(rng.text(8))
+            };
+            msgs.push(json!({"role": "assistant", "content": text, "tool_calls": calls}));
+            let mut answers = ids.clone();
+            rng.shuffle(&mut answers);
+            for id in answers {
+                msgs.push(json!({"role": "tool", "tool_call_id": id, "content": rng.output()}));
+            }
+        }
+        if rng.chance(10) {
+            msgs.push(json!({"role": "assistant", "content": null,
+                             "function_call": {"name": "legacy", "arguments": "{}"}}));
+            msgs.push(json!({"role": "function", "name": "legacy", "content": rng.output()}));
+        }
+        if rng.chance(75) {
+            msgs.push(json!({"role": "assistant", "content": rng.some_text(50)}));
+        }
+        if rng.chance(5) {
+            msgs.push(json!({"role": "system", "content": "Be brief from now on."}));
+        }
+    }
+    json!({"model": "gpt-4o", "temperature": 0.25, "seed": 12345678901234567u64,
+           "tools": [{"type": "function", "function": {"name": "lookup", "parameters": {}}}],
+           "messages": msgs, "user": "tester"})
+}
+
+fn anthropic_session(rng: &mut Rng) -> Value {
+    let mut msgs = Vec::new();
+    let mut next_id = 0;
+    msgs.push(json!({"role": "user", "content": rng.some_text(30)}));
+    for _ in 0..1 + rng.below(7) {
+        let mut content = Vec::new();
+        if rng.chance(30) {
+            content.push(json!({"type": "thinking", "thinking": rng.text(20), "signature": "sig"}));
+        }
+        if rng.chance(70) {
+            content.push(json!({"type": "text", "text": rng.some_text(40)}));
+        }
+        let k = if rng.chance(60) { 1 + rng.below(4) } else { 0 };
+        let ids: Vec<String> = (0..k)
+            .map(|_| {
+                next_id += 1;
+                format!("toolu_{next_id}")
+            })
+            .collect();
+        for id in &ids {
+            content.push(json!({"type": "tool_use", "id": id, "name": "search", "input": {"q": rng.text(3)}}));
+        }
+        if content.is_empty() {
+            content.push(json!({"type": "text", "text": "ok"}));
+        }
+        msgs.push(json!({"role": "assistant", "content": content}));
+        if k > 0 {
+            let mut answers = ids.clone();
+            rng.shuffle(&mut answers);
+            let mut results: Vec<Value> = answers
+                .iter()
+                .map(|id| {
+                    let body = if rng.chance(30) {
+                        json!([{"type": "text", "text": rng.output()}])
+                    } else {
+                        json!(rng.output())
+                    };
+                    let mut r = json!({"type": "tool_result", "tool_use_id": id, "content": body});
+                    if rng.chance(10) {
+                        r["is_error"] = json!(true);
+                    }
+                    r
+                })
+                .collect();
+            if rng.chance(25) {
+                results.push(json!({"type": "text", "text": rng.text(6)}));
+            }
+            msgs.push(json!({"role": "user", "content": results}));
+        } else {
+            msgs.push(json!({"role": "user", "content": rng.some_text(30)}));
+            if rng.chance(15) {
+                msgs.push(
+                    json!({"role": "user", "content": [{"type": "text", "text": rng.text(5)}]}),
+                );
+            }
+        }
+    }
+    if rng.chance(10) {
+        msgs.push(json!({"role": "assistant", "content": "The answer is"}));
+    }
+    let system = if rng.chance(50) {
+        json!(rng.text(25))
+    } else {
+        json!([{"type": "text", "text": rng.text(25), "cache_control": {"type": "ephemeral"}}])
+    };
+    json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": system,
+           "tools": [{"name": "search", "input_schema": {"type": "object"}}],
+           "messages": msgs, "metadata": {"user_id": "u1"}})
+}
+
+fn words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// Checks one trimmed request against the rules and the input.
+fn check(provider: Provider, input: &Value, t: &Trimmed, target: i64) {
+    let output: Value = serde_json::from_str(&t.json).expect("the output is JSON");
+    let anthropic = provider == Provider::Anthropic;
+    let rules = if anthropic {
+        chat_rules::anthropic(&output)
+    } else {
+        chat_rules::openai(&output)
+    };
+    rules.unwrap_or_else(|e| panic!("{e}\n{}", t.json));
+    chat_rules::trimmed_from(input, &output, &t.kept, anthropic).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        t.tokens <= target,
+        "{} tokens over the target {target}",
+        t.tokens
+    );
+    let n = input["messages"].as_array().unwrap().len();
+    assert_eq!(t.kept.len() + t.dropped.len(), n);
+}
+
+struct Tally {
+    runs: usize,
+    trimmed: usize,
+    refused: usize,
+    /// Runs where units were dropped after the pipeline to satisfy a provider rule.
+    adjusted: usize,
+}
+
+fn sweep(provider: Provider, seed: u64, cases: usize) -> Tally {
+    let mut rng = Rng(seed);
+    let mut tally = Tally {
+        runs: 0,
+        trimmed: 0,
+        refused: 0,
+        adjusted: 0,
+    };
+    let greedy = Policy::preset("chat").unwrap().build_pipeline().unwrap();
+    for case in 0..cases {
+        let input = if provider == Provider::OpenAi {
+            openai_session(&mut rng)
+        } else {
+            anthropic_session(&mut rng)
+        };
+        let text = input.to_string();
+        let counter: &dyn CountTokens = if case % 2 == 0 {
+            &estimate_tokens
+        } else {
+            &words
+        };
+        let mut options = ChatOptions::with_counter(counter);
+        let huge = ContextBudget::new(i64::MAX / 4, i64::MAX / 4).unwrap();
+        let preset = Preset::ALL[case % Preset::ALL.len()];
+        let pipeline = Policy::preset(preset.name())
+            .unwrap()
+            .build_pipeline()
+            .unwrap();
+        // Measured with greedy slicing: a knapsack table for this budget would be refused.
+        let whole = trim(provider, &text, &huge, &greedy, &options).expect("a valid request");
+        assert_eq!(
+            whole.json, text,
+            "everything fits: the request is unchanged"
+        );
+        for percent in [3, 8, 15, 25, 40, 60, 80, 100] {
+            options.pin_last_turn = rng.chance(70);
+            let target = (whole.input_tokens * percent / 100).max(1);
+            let budget = ContextBudget::new(target, target).unwrap();
+            tally.runs += 1;
+            match trim(provider, &text, &budget, &pipeline, &options) {
+                Ok(t) => {
+                    check(provider, &input, &t, target);
+                    if options.pin_last_turn {
+                        assert_eq!(
+                            t.kept.last(),
+                            Some(&(input["messages"].as_array().unwrap().len() - 1))
+                        );
+                    }
+                    if !t.dropped.is_empty() {
+                        tally.trimmed += 1;
+                    }
+                    if !t.adjustments.is_empty() {
+                        tally.adjusted += 1;
+                    }
+                }
+                Err(e) => {
+                    assert!(
+                        matches!(
+                            e.code(),
+                            ErrorCode::PinnedExceedsBudget
+                                | ErrorCode::Overflow
+                                | ErrorCode::InvalidBudget
+                        ),
+                        "case {case}, {percent}%: {e}"
+                    );
+                    tally.refused += 1;
+                }
+            }
+        }
+    }
+    tally
+}
+
+#[test]
+fn openai_trims_always_pass_the_rules() {
+    let t = sweep(Provider::OpenAi, 0x05ee_d0a1, 250);
+    eprintln!(
+        "openai: {} runs, {} trimmed, {} refused (budget below the pinned parts)",
+        t.runs, t.trimmed, t.refused
+    );
+    assert!(t.trimmed * 2 > t.runs, "most runs must actually trim");
+    assert_eq!(
+        t.adjusted, 0,
+        "OpenAI has no ordering rule beyond the units"
+    );
+}
+
+#[test]
+fn anthropic_trims_always_pass_the_rules() {
+    let t = sweep(Provider::Anthropic, 0x05ee_da17, 250);
+    eprintln!(
+        "anthropic: {} runs, {} trimmed, {} refused (budget below the pinned parts), {} adjusted after the run",
+        t.runs, t.trimmed, t.refused, t.adjusted
+    );
+    assert!(t.trimmed * 2 > t.runs, "most runs must actually trim");
+    assert!(t.adjusted > 0, "the ordering rules were exercised");
+}
+
+/// The validator is a real check: each rule rejects a request that breaks it.
+#[test]
+fn the_rules_reject_what_providers_reject() {
+    let call = |id: &str| json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}});
+    let ok = json!({"messages": [{"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [call("a"), call("b")]},
+        {"role": "tool", "tool_call_id": "b", "content": "2"},
+        {"role": "tool", "tool_call_id": "a", "content": "1"}]});
+    assert_eq!(chat_rules::openai(&ok), Ok(()));
+    for broken in [
+        json!({"messages": []}),
+        json!({"messages": [{"role": "tool", "tool_call_id": "a", "content": "1"}]}),
+        json!({"messages": [{"role": "assistant", "tool_calls": [call("a")]}]}),
+        json!({"messages": [{"role": "assistant", "tool_calls": [call("a")]}, {"role": "user", "content": "x"},
+                            {"role": "tool", "tool_call_id": "a", "content": "1"}]}),
+        json!({"messages": [{"role": "assistant", "tool_calls": [call("a")]},
+                            {"role": "tool", "tool_call_id": "a", "content": "1"},
+                            {"role": "tool", "tool_call_id": "a", "content": "1"}]}),
+        json!({"messages": [{"role": "wizard", "content": "x"}]}),
+    ] {
+        assert!(chat_rules::openai(&broken).is_err(), "{broken}");
+    }
+
+    let tu = |id: &str| json!({"type": "tool_use", "id": id, "name": "f", "input": {}});
+    let tr = |id: &str| json!({"type": "tool_result", "tool_use_id": id, "content": "r"});
+    let text = json!({"type": "text", "text": "t"});
+    let ok = json!({"messages": [{"role": "user", "content": "q"},
+        {"role": "assistant", "content": [text, tu("a"), tu("b")]},
+        {"role": "user", "content": [tr("b"), tr("a"), text]}]});
+    assert_eq!(chat_rules::anthropic(&ok), Ok(()));
+    for broken in [
+        json!({"messages": [{"role": "assistant", "content": "x"}]}),
+        json!({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [tu("a")]}]}),
+        json!({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [tu("a")]},
+                            {"role": "assistant", "content": "x"}, {"role": "user", "content": [tr("a")]}]}),
+        json!({"messages": [{"role": "user", "content": [tr("a")]}]}),
+        json!({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [tu("a")]},
+                            {"role": "user", "content": [text, tr("a")]}]}),
+        json!({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [tu("a")]},
+                            {"role": "user", "content": [tr("a"), tr("a")]}]}),
+        json!({"messages": [{"role": "system", "content": "q"}]}),
+    ] {
+        assert!(chat_rules::anthropic(&broken).is_err(), "{broken}");
+    }
+
+    // The relation to the input: changed fields, reordered or edited messages, a thinking
+    // turn newly merged into an assistant message.
+    let thinking = json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"}]});
+    let input = json!({"a": 1, "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "x"},
+                                            {"role": "user", "content": "r"}, thinking]});
+    let m = input["messages"].as_array().unwrap().clone();
+    let out = |msgs: Vec<Value>, a: i64| json!({"a": a, "messages": msgs});
+    assert_eq!(
+        chat_rules::trimmed_from(
+            &input,
+            &out(vec![m[0].clone(), m[3].clone()], 1),
+            &[0, 3],
+            true
+        ),
+        Ok(())
+    );
+    assert!(chat_rules::trimmed_from(&input, &out(vec![m[0].clone()], 2), &[0], true).is_err());
+    assert!(chat_rules::trimmed_from(
+        &input,
+        &out(vec![m[2].clone(), m[0].clone()], 1),
+        &[2, 0],
+        true
+    )
+    .is_err());
+    assert!(chat_rules::trimmed_from(&input, &out(vec![m[2].clone()], 1), &[0], true).is_err());
+    let merged = out(vec![m[0].clone(), m[1].clone(), m[3].clone()], 1);
+    assert!(chat_rules::trimmed_from(&input, &merged, &[0, 1, 3], true).is_err());
+    assert_eq!(
+        chat_rules::trimmed_from(&input, &merged, &[0, 1, 3], false),
+        Ok(())
+    );
+}
+
+fn sample(name: &str) -> String {
+    std::fs::read_to_string(support::sample(name)).unwrap()
+}
+
+/// The bundled samples trimmed over a range of budgets with every preset: every tool call
+/// keeps its results.
+#[test]
+fn sample_requests_keep_every_pair() {
+    for (provider, name) in [
+        (Provider::OpenAi, "openai-request.json"),
+        (Provider::Anthropic, "anthropic-request.json"),
+    ] {
+        let text = sample(name);
+        let input: Value = serde_json::from_str(&text).unwrap();
+        let anthropic = provider == Provider::Anthropic;
+        let pairs_in = chat_rules::pairs(&input, anthropic);
+        assert!(
+            pairs_in.len() >= 6,
+            "{name}: a realistic session with several tool calls"
+        );
+        assert!(pairs_in.values().all(|&n| n == 1));
+        let mut trims = 0;
+        for preset in Preset::ALL {
+            let pipeline = Policy::preset(preset.name())
+                .unwrap()
+                .build_pipeline()
+                .unwrap();
+            for target in (500..=14_000).step_by(500) {
+                let budget = ContextBudget::new(target, target).unwrap();
+                let Ok(t) = trim(provider, &text, &budget, &pipeline, &ChatOptions::default())
+                else {
+                    continue;
+                };
+                check(provider, &input, &t, target);
+                let output: Value = serde_json::from_str(&t.json).unwrap();
+                assert!(chat_rules::pairs(&output, anthropic)
+                    .values()
+                    .all(|&n| n == 1));
+                trims += 1;
+            }
+        }
+        eprintln!("{name}: {trims} valid trims over 7 presets x 28 budgets");
+        assert!(trims > 100);
+    }
+}

@@ -1,0 +1,175 @@
+//! `ctxpack --format openai|anthropic`: chat requests trimmed on the command line.
+
+mod support;
+
+use serde_json::Value;
+use support::{chat_rules, ctxpack, input_error, sample, stderr, stdout};
+
+const FORMATS: [(&str, &str, bool); 2] = [
+    ("openai", "openai-request.json", false),
+    ("anthropic", "anthropic-request.json", true),
+];
+
+#[test]
+fn a_request_that_fits_comes_back_unchanged() {
+    for (format, file, _) in FORMATS {
+        let out = ctxpack(
+            &[
+                "--format",
+                format,
+                &sample(file),
+                "--max",
+                "128000",
+                "--target",
+                "100000",
+            ],
+            b"",
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&out), std::fs::read_to_string(sample(file)).unwrap());
+    }
+}
+
+#[test]
+fn a_tight_budget_trims_and_keeps_every_pair() {
+    for (format, file, anthropic) in FORMATS {
+        let text = std::fs::read_to_string(sample(file)).unwrap();
+        let input: Value = serde_json::from_str(&text).unwrap();
+        // Standard input works as for items.
+        let out = ctxpack(&["--format", format, "--max", "4000"], text.as_bytes());
+        assert!(out.status.success(), "{}", stderr(&out));
+        let output: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let rules = if anthropic {
+            chat_rules::anthropic(&output)
+        } else {
+            chat_rules::openai(&output)
+        };
+        assert_eq!(rules, Ok(()));
+        let (n_in, n_out) = (
+            input["messages"].as_array().unwrap().len(),
+            output["messages"].as_array().unwrap().len(),
+        );
+        assert!(n_out < n_in, "{format}: {n_out} of {n_in} messages kept");
+        let kept: Vec<usize> = {
+            let all = input["messages"].as_array().unwrap();
+            let mut from = 0;
+            output["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| {
+                    from += all[from..].iter().position(|x| x == m).unwrap() + 1;
+                    from - 1
+                })
+                .collect()
+        };
+        assert_eq!(
+            chat_rules::trimmed_from(&input, &output, &kept, anthropic),
+            Ok(())
+        );
+        let pairs = chat_rules::pairs(&output, anthropic);
+        assert!(pairs.values().all(|&n| n == 1), "{format}: {pairs:?}");
+    }
+}
+
+#[test]
+fn explain_and_report_name_every_message() {
+    for (format, file, _) in FORMATS {
+        let path = sample(file);
+        let input: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let n = input["messages"].as_array().unwrap().len();
+        let out = ctxpack(
+            &["--format", format, &path, "--max", "4000", "--explain"],
+            b"",
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let table = stdout(&out);
+        // Every message is named by a row: alone, or in the range of its unit.
+        let mut named = vec![false; n];
+        for row in table.lines().skip(1) {
+            let Some(at) = row.find("messages[") else {
+                continue;
+            };
+            let index = |s: &str| {
+                s.split(['[', ']'])
+                    .nth(1)
+                    .unwrap()
+                    .parse::<usize>()
+                    .unwrap()
+            };
+            let first = index(&row[at..]);
+            let last = row[at..].split_once("..").map_or(first, |(_, r)| index(r));
+            named[first..=last].fill(true);
+        }
+        assert!(named.iter().all(|&x| x), "{format}: {named:?}\n{table}");
+        let last = table.lines().last().unwrap();
+        assert!(
+            last.starts_with("kept ")
+                && last.ends_with(&format!(
+                    "of {n} messages, about {}",
+                    last.split("about ").nth(1).unwrap()
+                )),
+            "{last}"
+        );
+
+        let out = ctxpack(
+            &[
+                "--format", format, &path, "--max", "4000", "--report", "json",
+            ],
+            b"",
+        );
+        let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let entries: Vec<&Value> = ["included", "excluded"]
+            .iter()
+            .flat_map(|k| report[k].as_array().unwrap())
+            .collect();
+        assert_eq!(
+            entries.len() as u64,
+            report["total_candidates"].as_u64().unwrap()
+        );
+        assert!(entries.iter().all(|e| e["index"].is_u64()));
+    }
+}
+
+#[test]
+fn bad_requests_name_the_json_path_and_exit_2() {
+    let orphan = br#"{"messages": [{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": "c1", "content": "r"}]}"#;
+    let err = input_error(&ctxpack(&["--format", "openai", "--max", "100"], orphan));
+    assert!(
+        err.starts_with("ctxpack: standard input: invalid request: messages[1].tool_call_id: tool message answers 'c1'"),
+        "{err}"
+    );
+    let first = br#"{"messages": [{"role": "assistant", "content": "hi"}]}"#;
+    let err = input_error(&ctxpack(&["--format", "anthropic", "--max", "100"], first));
+    assert!(
+        err.contains("messages[0].role: the first message must be a user message"),
+        "{err}"
+    );
+    let err = input_error(&ctxpack(
+        &["--format", "openai", "--max", "100"],
+        b"{\"messages\": [",
+    ));
+    assert!(err.contains("invalid request: $: malformed JSON"), "{err}");
+    let err = input_error(&ctxpack(&["--format", "chatml", "--max", "100"], b""));
+    assert!(
+        err.contains("--format expects items, openai or anthropic, not 'chatml'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_budget_below_the_pinned_parts_exits_1() {
+    let out = ctxpack(
+        &[
+            "--format",
+            "openai",
+            &sample("openai-request.json"),
+            "--max",
+            "300",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    assert!(stderr(&out).contains("pinned tokens"), "{}", stderr(&out));
+}
