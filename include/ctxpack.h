@@ -87,6 +87,9 @@ enum ctxpack_status
   // An argument is invalid: an enumeration value out of its range, a wrong
   // `struct_size`, inconsistent lengths.
   CTXPACK_INVALID_ARGUMENT = 15,
+  // The function needs a feature this build of ctxpack was compiled without (the
+  // message names it), such as the `tokenizer` feature for `ctxpack_encoding_*`.
+  CTXPACK_UNSUPPORTED = 17,
   // A required pointer argument was NULL (or a string/array had NULL data with a
   // non-zero length).
   CTXPACK_NULL_ARGUMENT = 100,

@@ -39,11 +39,13 @@ pub enum ErrorCode {
     InvalidPolicy = 14,
     /// An argument is invalid (out of range, malformed, or inconsistent).
     InvalidArgument = 15,
+    /// The operation needs a cargo feature this build was compiled without.
+    Unsupported = 17,
 }
 
 impl ErrorCode {
     /// Every code, in numeric order.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::EmptyContent,
         ErrorCode::EmptyKind,
         ErrorCode::EmptySource,
@@ -59,6 +61,7 @@ impl ErrorCode {
         ErrorCode::TokenOverflow,
         ErrorCode::InvalidPolicy,
         ErrorCode::InvalidArgument,
+        ErrorCode::Unsupported,
     ];
 
     /// The numeric value exposed through the C ABI.
@@ -150,6 +153,10 @@ pub enum Error {
     /// An argument is invalid.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The operation needs a cargo feature this build was compiled without (the message
+    /// names it).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
 }
 
 impl Error {
@@ -171,6 +178,7 @@ impl Error {
             Error::TokenOverflow(_) => ErrorCode::TokenOverflow,
             Error::InvalidPolicy(_) => ErrorCode::InvalidPolicy,
             Error::InvalidArgument(_) => ErrorCode::InvalidArgument,
+            Error::Unsupported(_) => ErrorCode::Unsupported,
         }
     }
 }
@@ -192,8 +200,10 @@ mod tests {
 
     #[test]
     fn codes_are_dense_and_stable() {
+        // 1..=15, then 17 (16 is reserved for the C layer's out-of-memory status).
         for (i, code) in ErrorCode::ALL.iter().enumerate() {
-            assert_eq!(code.value(), i as i32 + 1);
+            let expected = if i < 15 { i as i32 + 1 } else { i as i32 + 2 };
+            assert_eq!(code.value(), expected);
         }
     }
 

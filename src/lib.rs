@@ -7,7 +7,8 @@
 //!
 //! The modules follow the specification: [`model`], [`pipeline`], [`scorer`], [`slicer`],
 //! [`placer`], [`diagnostics`]; declarative [`policy`] configurations and [`analytics`]
-//! build on them. The C ABI lives in its own module tree on top.
+//! build on them; [`tokenizer`] counts tokens for OpenAI's encodings. The C ABI lives in
+//! its own module tree on top.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -24,6 +25,7 @@ pub mod policy;
 mod radix;
 pub mod scorer;
 pub mod slicer;
+pub mod tokenizer;
 
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -51,6 +51,9 @@ pub enum ctxpack_status {
     /// An argument is invalid: an enumeration value out of its range, a wrong
     /// `struct_size`, inconsistent lengths.
     CTXPACK_INVALID_ARGUMENT = 15,
+    /// The function needs a feature this build of ctxpack was compiled without (the
+    /// message names it), such as the `tokenizer` feature for `ctxpack_encoding_*`.
+    CTXPACK_UNSUPPORTED = 17,
     /// A required pointer argument was NULL (or a string/array had NULL data with a
     /// non-zero length).
     CTXPACK_NULL_ARGUMENT = 100,
@@ -68,7 +71,7 @@ pub enum ctxpack_status {
 
 impl ctxpack_status {
     /// Every status, in numeric order.
-    pub const ALL: [ctxpack_status; 22] = {
+    pub const ALL: [ctxpack_status; 23] = {
         use ctxpack_status::*;
         [
             CTXPACK_OK,
@@ -87,6 +90,7 @@ impl ctxpack_status {
             CTXPACK_TOKEN_OVERFLOW,
             CTXPACK_INVALID_POLICY,
             CTXPACK_INVALID_ARGUMENT,
+            CTXPACK_UNSUPPORTED,
             CTXPACK_NULL_ARGUMENT,
             CTXPACK_INVALID_UTF8,
             CTXPACK_WRONG_HANDLE_TYPE,
@@ -115,6 +119,7 @@ impl ctxpack_status {
             ErrorCode::TokenOverflow => CTXPACK_TOKEN_OVERFLOW,
             ErrorCode::InvalidPolicy => CTXPACK_INVALID_POLICY,
             ErrorCode::InvalidArgument => CTXPACK_INVALID_ARGUMENT,
+            ErrorCode::Unsupported => CTXPACK_UNSUPPORTED,
         }
     }
 
@@ -143,6 +148,7 @@ impl ctxpack_status {
             CTXPACK_TOKEN_OVERFLOW => "CTXPACK_TOKEN_OVERFLOW\0",
             CTXPACK_INVALID_POLICY => "CTXPACK_INVALID_POLICY\0",
             CTXPACK_INVALID_ARGUMENT => "CTXPACK_INVALID_ARGUMENT\0",
+            CTXPACK_UNSUPPORTED => "CTXPACK_UNSUPPORTED\0",
             CTXPACK_NULL_ARGUMENT => "CTXPACK_NULL_ARGUMENT\0",
             CTXPACK_INVALID_UTF8 => "CTXPACK_INVALID_UTF8\0",
             CTXPACK_WRONG_HANDLE_TYPE => "CTXPACK_WRONG_HANDLE_TYPE\0",
