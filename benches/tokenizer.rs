@@ -41,7 +41,10 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(p, layout) }
     }
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
         unsafe { System.realloc(p, layout, new_size) }
     }
 }
@@ -124,7 +127,7 @@ fn texts() -> Vec<(&'static str, String)> {
     let code_text = grow(Box::new(move || code(&mut r2, 50)));
     let cjk_text = grow(Box::new(move || prose(&mut r3, chinese, 5)));
     let mixed = grow(Box::new(move || {
-        let (_, sample) = *r4.pick(PROSE);
+        let (_, sample) = r4.pick(PROSE);
         prose(&mut r4, sample, 50)
     }));
     let run = "a".repeat(64 * 1024);
@@ -242,7 +245,10 @@ fn main() {
                     .output()
                     .unwrap();
                 let line = String::from_utf8_lossy(&out.stdout).to_string();
-                let v: Vec<u64> = line.split_whitespace().map(|x| x.parse().unwrap()).collect();
+                let v: Vec<u64> = line
+                    .split_whitespace()
+                    .map(|x| x.parse().unwrap())
+                    .collect();
                 runs.push(v);
             }
             runs.sort_by_key(|v| v[0]);

@@ -53,6 +53,7 @@ fn error_for(code: i32) -> Option<Error> {
         13 => Error::TokenOverflow(m()),
         14 => Error::InvalidPolicy(m()),
         15 => Error::InvalidArgument(m()),
+        17 => Error::Unsupported(m()),
         _ => return None,
     })
 }
@@ -70,7 +71,7 @@ impl Scorer for Faulty {
 }
 
 /// A scorer whose runs fail: with a panic when `code` is 0, else with the core error
-/// whose `ErrorCode` is `code` (1 to 15).
+/// whose `ErrorCode` is `code` (1 to 15, 17).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_test_scorer_new_faulty(
     code: i32,

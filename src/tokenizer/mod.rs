@@ -81,6 +81,16 @@ impl Encoding {
     /// loaded on first use. An unknown name is [`Error::InvalidArgument`] listing the known
     /// ones; a build without the `tokenizer` feature answers [`Error::Unsupported`].
     pub fn by_name(name: &str) -> Result<&'static Encoding> {
+        Self::by_index(Self::index_of(name)?)
+    }
+
+    /// The position of `name` in [`ENCODING_NAMES`] (any ASCII case); an unknown name is
+    /// [`Error::InvalidArgument`] listing the known ones, and a build without the
+    /// `tokenizer` feature answers [`Error::Unsupported`] whatever the name.
+    pub fn index_of(name: &str) -> Result<usize> {
+        if cfg!(not(feature = "tokenizer")) {
+            return Err(unsupported());
+        }
         let Some(index) = ENCODING_NAMES
             .iter()
             .position(|known| known.eq_ignore_ascii_case(name))
@@ -90,6 +100,19 @@ impl Encoding {
                 ENCODING_NAMES.join(", ")
             )));
         };
+        Ok(index)
+    }
+
+    /// The encoding named `ENCODING_NAMES[index]`, loaded on first use;
+    /// [`Error::InvalidArgument`] for an index out of range, [`Error::Unsupported`]
+    /// without the `tokenizer` feature.
+    pub fn by_index(index: usize) -> Result<&'static Encoding> {
+        if index >= ENCODING_NAMES.len() {
+            return Err(Error::InvalidArgument(format!(
+                "encoding index {index} is out of range (0..{})",
+                ENCODING_NAMES.len()
+            )));
+        }
         load(index)
     }
 
@@ -178,11 +201,14 @@ impl Encoding {
     }
 }
 
+/// The error of every tokenizer entry point in a build without the `tokenizer` feature.
+pub(crate) fn unsupported() -> Error {
+    Error::Unsupported("ctxpack was built without the tokenizer feature".to_string())
+}
+
 #[cfg(not(feature = "tokenizer"))]
 fn load(_index: usize) -> Result<&'static Encoding> {
-    Err(Error::Unsupported(
-        "ctxpack was built without the tokenizer feature".to_string(),
-    ))
+    Err(unsupported())
 }
 
 #[cfg(feature = "tokenizer")]

@@ -92,8 +92,8 @@ impl Text<'_> {
     fn contraction_after(&self, at: usize) -> usize {
         match self.byte(at).to_ascii_lowercase() {
             b's' | b't' | b'm' | b'd' => 1,
-            b'r' | b'v' if self.byte(at + 1).to_ascii_lowercase() == b'e' => 2,
-            b'l' if self.byte(at + 1).to_ascii_lowercase() == b'l' => 2,
+            b'r' | b'v' if self.byte(at + 1).eq_ignore_ascii_case(&b'e') => 2,
+            b'l' if self.byte(at + 1).eq_ignore_ascii_case(&b'l') => 2,
             0xC5 if self.byte(at + 1) == 0xBF => 2,
             _ => 0,
         }

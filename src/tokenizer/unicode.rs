@@ -79,25 +79,42 @@ struct Table {
 
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut flat = vec![Class::Other; 0x11_0000];
-        for &(first, last, class) in table::RUNS {
-            flat[first as usize..=last as usize].fill(Class::BY_VALUE[class as usize]);
+    TABLE.get_or_init(build)
+}
+
+/// Expands the runs: a block that no run touches, or that one run covers, is one of the
+/// seven uniform blocks (stored first, by class); any other block is stored as filled in.
+fn build() -> Table {
+    let runs = table::RUNS;
+    let mut blocks: Vec<[Class; BLOCK]> = Class::BY_VALUE.iter().map(|&c| [c; BLOCK]).collect();
+    let mut index = Vec::with_capacity(0x11_0000 / BLOCK);
+    let mut next_run = 0; // the first run that ends at or after the current block
+    for first in (0..0x11_0000u32).step_by(BLOCK) {
+        let last = first + BLOCK as u32 - 1;
+        while next_run < runs.len() && runs[next_run].1 < first {
+            next_run += 1;
         }
-        let mut blocks: Vec<[Class; BLOCK]> = Vec::new();
-        let mut seen = std::collections::HashMap::new();
-        let index = flat
-            .chunks_exact(BLOCK)
-            .map(|chunk| {
-                let block: [Class; BLOCK] = chunk.try_into().expect("whole block");
-                *seen.entry(block).or_insert_with(|| {
-                    blocks.push(block);
-                    (blocks.len() - 1) as u16
-                })
-            })
-            .collect();
-        Table { index, blocks }
-    })
+        let touching = runs[next_run..]
+            .iter()
+            .take_while(|run| run.0 <= last)
+            .collect::<Vec<_>>();
+        let block = match touching.as_slice() {
+            [] => Class::Other as u16,
+            [run] if run.0 <= first && run.1 >= last => u16::from(run.2),
+            _ => {
+                let mut block = [Class::Other; BLOCK];
+                for &&(start, end, class) in &touching {
+                    let from = start.max(first) - first;
+                    let to = end.min(last) - first;
+                    block[from as usize..=to as usize].fill(Class::BY_VALUE[class as usize]);
+                }
+                blocks.push(block);
+                (blocks.len() - 1) as u16
+            }
+        };
+        index.push(block);
+    }
+    Table { index, blocks }
 }
 
 /// Makes sure the table is built (part of an encoding's first use).

@@ -19,8 +19,8 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
     }
 }
 
@@ -206,7 +206,7 @@ pub fn prose(rng: &mut Rng, sample: &str, words: usize) -> String {
                 _ => " ",
             });
         }
-        out.push_str(*rng.pick(&pool));
+        out.push_str(rng.pick(&pool));
     }
     out
 }
@@ -241,7 +241,7 @@ pub fn json(rng: &mut Rng, depth: usize) -> String {
             1 => out.push_str(&format!("-{}.{}", rng.below(1000), rng.below(100))),
             2 => {
                 out.push('"');
-                let (_, sample) = *rng.pick(PROSE);
+                let (_, sample) = rng.pick(PROSE);
                 let words = words_of(sample);
                 for i in 0..1 + rng.below(4) {
                     if i > 0 {
@@ -251,7 +251,7 @@ pub fn json(rng: &mut Rng, depth: usize) -> String {
                 }
                 out.push('"');
             }
-            3 => out.push_str(*rng.pick(&["true", "false", "null"])),
+            3 => out.push_str(rng.pick(&["true", "false", "null"])),
             4 => {
                 out.push('[');
                 let n = rng.below(4);
@@ -308,9 +308,9 @@ pub fn mixture(rng: &mut Rng, atoms: usize) -> String {
     let mut out = String::new();
     for _ in 0..atoms {
         if rng.below(10) == 0 {
-            out.push_str(*rng.pick(EMOJI));
+            out.push_str(rng.pick(EMOJI));
         } else {
-            out.push_str(*rng.pick(ATOMS));
+            out.push_str(rng.pick(ATOMS));
         }
     }
     out
@@ -385,9 +385,9 @@ pub fn corpus() -> Vec<String> {
         let mut s = String::new();
         for _ in 0..1 + rng.below(12) {
             if rng.below(3) == 0 {
-                s.push_str(*rng.pick(&fillers));
+                s.push_str(rng.pick(&fillers));
             } else {
-                s.push_str(*rng.pick(&spaces));
+                s.push_str(rng.pick(&spaces));
             }
         }
         out.push(s);

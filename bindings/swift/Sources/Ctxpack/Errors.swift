@@ -22,6 +22,7 @@ public struct Status: RawRepresentable, Hashable, CustomStringConvertible {
     public static let tokenOverflow = Status(rawValue: 13)
     public static let invalidPolicy = Status(rawValue: 14)
     public static let invalidArgument = Status(rawValue: 15)
+    public static let unsupported = Status(rawValue: 17)
     public static let nullArgument = Status(rawValue: 100)
     public static let invalidUtf8 = Status(rawValue: 101)
     public static let wrongHandleType = Status(rawValue: 102)
@@ -33,7 +34,7 @@ public struct Status: RawRepresentable, Hashable, CustomStringConvertible {
     public static let all: [Status] = [
         .ok, .emptyContent, .emptyKind, .emptySource, .invalidBudget, .pinnedExceedsBudget, .overflow,
         .scorerConfig, .slicerConfig, .pipelineConfig, .tableTooLarge, .countRequirementUnmet, .callback,
-        .tokenOverflow, .invalidPolicy, .invalidArgument, .nullArgument, .invalidUtf8, .wrongHandleType,
+        .tokenOverflow, .invalidPolicy, .invalidArgument, .unsupported, .nullArgument, .invalidUtf8, .wrongHandleType,
         .outOfRange, .noReport, .panic,
     ]
 

@@ -157,7 +157,8 @@ final class CtxpackTests: XCTestCase {
             .pipelineConfig: "CTXPACK_PIPELINE_CONFIG", .tableTooLarge: "CTXPACK_TABLE_TOO_LARGE",
             .countRequirementUnmet: "CTXPACK_COUNT_REQUIREMENT_UNMET", .callback: "CTXPACK_CALLBACK",
             .tokenOverflow: "CTXPACK_TOKEN_OVERFLOW", .invalidPolicy: "CTXPACK_INVALID_POLICY",
-            .invalidArgument: "CTXPACK_INVALID_ARGUMENT", .nullArgument: "CTXPACK_NULL_ARGUMENT",
+            .invalidArgument: "CTXPACK_INVALID_ARGUMENT", .unsupported: "CTXPACK_UNSUPPORTED",
+            .nullArgument: "CTXPACK_NULL_ARGUMENT",
             .invalidUtf8: "CTXPACK_INVALID_UTF8", .wrongHandleType: "CTXPACK_WRONG_HANDLE_TYPE",
             .outOfRange: "CTXPACK_OUT_OF_RANGE", .noReport: "CTXPACK_NO_REPORT", .panic: "CTXPACK_PANIC",
         ]
