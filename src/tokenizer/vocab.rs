@@ -27,6 +27,10 @@ pub(super) struct Vocab {
     starts: Vec<u32>,
     byte_rank: [Rank; 256],
     pair_rank: Box<[Rank]>,
+    /// A 16-bit fingerprint of each slot's key (0: empty slot), so that most lookups of
+    /// byte strings that are not tokens — the common case while merging — are answered
+    /// from this small array without touching the keys.
+    tags: Box<[u16]>,
     keys: Box<[u64]>,
     ranks: Box<[Rank]>,
     shift: u32,
@@ -37,11 +41,20 @@ pub(super) struct Vocab {
 /// byte (never 0, so 0 marks an empty slot).
 #[inline]
 fn short_key(bytes: &[u8]) -> u64 {
-    debug_assert!((1..=7).contains(&bytes.len()));
-    let mut buf = [0u8; 8];
-    buf[..bytes.len()].copy_from_slice(bytes);
-    buf[7] = bytes.len() as u8;
-    u64::from_le_bytes(buf)
+    let n = bytes.len();
+    debug_assert!((1..=7).contains(&n));
+    let packed = if n >= 4 {
+        // Two overlapping 4-byte reads cover 4 to 7 bytes; the overlap ORs equal bytes.
+        let lo = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
+        let hi = u32::from_le_bytes(bytes[n - 4..].try_into().expect("4 bytes"));
+        u64::from(lo) | (u64::from(hi) << (8 * (n - 4)))
+    } else {
+        bytes
+            .iter()
+            .enumerate()
+            .fold(0u64, |k, (i, &b)| k | (u64::from(b) << (8 * i)))
+    };
+    packed | ((n as u64) << 56)
 }
 
 /// The key of a token of 8 bytes or more: a hash of its bytes, top bit set.
@@ -86,6 +99,7 @@ impl Vocab {
             starts,
             byte_rank: [NONE; 256],
             pair_rank: vec![NONE; 1 << 16].into_boxed_slice(),
+            tags: vec![0u16; slots].into_boxed_slice(),
             keys: vec![0u64; slots].into_boxed_slice(),
             ranks: vec![NONE; slots].into_boxed_slice(),
             shift: 64 - slots.trailing_zeros(),
@@ -113,17 +127,24 @@ impl Vocab {
             long_key(bytes)
         };
         let mask = self.keys.len() - 1;
-        let mut slot = self.slot_of(key);
-        while self.keys[slot] != 0 {
+        let (mut slot, tag) = self.slot_and_tag(key);
+        while self.tags[slot] != 0 {
             slot = (slot + 1) & mask;
         }
+        self.tags[slot] = tag;
         self.keys[slot] = key;
         self.ranks[slot] = rank;
     }
 
+    /// The first slot to probe for `key` (top bits of a multiplicative hash) and its
+    /// fingerprint (the 16 bits below those; never 0).
     #[inline]
-    fn slot_of(&self, key: u64) -> usize {
-        (key.wrapping_mul(MUL) >> self.shift) as usize
+    fn slot_and_tag(&self, key: u64) -> (usize, u16) {
+        let mixed = key.wrapping_mul(MUL);
+        (
+            (mixed >> self.shift) as usize,
+            (mixed >> (self.shift - 16)) as u16 | 1,
+        )
     }
 
     /// The number of tokens.
@@ -147,22 +168,32 @@ impl Vocab {
             0 => NONE,
             1 => self.byte_rank[bytes[0] as usize],
             2 => self.pair_rank[usize::from(u16::from_le_bytes([bytes[0], bytes[1]]))],
-            3..=7 => self.find(short_key(bytes), |_| true),
-            _ => self.find(long_key(bytes), |rank| self.token(rank) == bytes),
+            _ => self.rank_of_long(bytes),
+        }
+    }
+
+    /// `rank` for byte strings of at least 3 bytes (what merging looks up after the
+    /// first merge).
+    #[inline]
+    pub(super) fn rank_of_long(&self, bytes: &[u8]) -> Rank {
+        if bytes.len() <= 7 {
+            self.find(short_key(bytes), |_| true)
+        } else {
+            self.find(long_key(bytes), |rank| self.token(rank) == bytes)
         }
     }
 
     #[inline]
     fn find(&self, key: u64, confirm: impl Fn(Rank) -> bool) -> Rank {
         let mask = self.keys.len() - 1;
-        let mut slot = self.slot_of(key);
+        let (mut slot, tag) = self.slot_and_tag(key);
         loop {
-            let k = self.keys[slot];
-            if k == key && confirm(self.ranks[slot]) {
-                return self.ranks[slot];
-            }
-            if k == 0 {
+            let t = self.tags[slot];
+            if t == 0 {
                 return NONE;
+            }
+            if t == tag && self.keys[slot] == key && confirm(self.ranks[slot]) {
+                return self.ranks[slot];
             }
             slot = (slot + 1) & mask;
         }
