@@ -15,8 +15,12 @@ CARGO ?= cargo
 
 all: build
 
+# Extra cargo flags for the release build, e.g. CARGO_BUILD_FLAGS=--no-default-features
+# for a library without the built-in tokenizer (docs/packaging.md).
+CARGO_BUILD_FLAGS ?=
+
 build:
-	$(CARGO) build --release
+	$(CARGO) build --release $(CARGO_BUILD_FLAGS)
 
 demo:
 	$(CARGO) run --release --quiet --bin ctxpack -- examples/data/chat.jsonl --max 400 --target 300 --explain
@@ -30,7 +34,12 @@ lint:
 
 test-rust:
 	$(CARGO) test --release
+	# A build without the default `tokenizer` feature (what a packager may ship): the
+	# library's own tests, including CTXPACK_UNSUPPORTED from every tokenizer function and
+	# the header being the same as with the feature.
+	$(CARGO) test --release --no-default-features --lib
 	$(CARGO) bench --bench compare --no-run
+	$(CARGO) bench --bench tokenizer --no-run
 	CTXPACK_CONFORMANCE_ENGINE=ffi $(CARGO) test --release --test conformance
 
 test-c:
@@ -89,7 +98,7 @@ ARTIFACTS := $(RELEASE_DIR)/libctxpack.so $(RELEASE_DIR)/libctxpack.a $(RELEASE_
 RUST_SOURCES := Cargo.toml Cargo.lock build.rs cbindgen.toml $(shell find src -name '*.rs')
 
 $(ARTIFACTS) &: $(RUST_SOURCES)
-	$(CARGO) build --release
+	$(CARGO) build --release $(CARGO_BUILD_FLAGS)
 
 # The templates in pkg/ are filled in for the directories of this invocation, straight
 # into their destination (a `sudo make install` leaves no root-owned file in the build
