@@ -95,7 +95,7 @@ LIBS_PRIVATE ?= -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 # The build is run when an artifact is missing or older than a source, so that
 # `make build && sudo make install` does not run cargo as root.
 ARTIFACTS := $(RELEASE_DIR)/libctxpack.so $(RELEASE_DIR)/libctxpack.a $(RELEASE_DIR)/ctxpack
-RUST_SOURCES := Cargo.toml Cargo.lock build.rs cbindgen.toml $(shell find src -name '*.rs')
+RUST_SOURCES := Cargo.toml Cargo.lock build.rs cbindgen.toml $(shell find src -name '*.rs' -o -name '*.bin')
 
 $(ARTIFACTS) &: $(RUST_SOURCES)
 	$(CARGO) build --release $(CARGO_BUILD_FLAGS)
