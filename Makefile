@@ -15,8 +15,12 @@ CARGO ?= cargo
 
 all: build
 
+# Extra cargo flags for the release build, e.g. CARGO_BUILD_FLAGS=--no-default-features
+# for a library without the built-in tokenizer (docs/packaging.md).
+CARGO_BUILD_FLAGS ?=
+
 build:
-	$(CARGO) build --release
+	$(CARGO) build --release $(CARGO_BUILD_FLAGS)
 
 # The build shows cargo's progress (the first one takes a minute or two); the run is the
 # built binary, so its output is not mixed with cargo's.
@@ -35,7 +39,12 @@ lint:
 
 test-rust:
 	$(CARGO) test --release
+	# A build without the default `tokenizer` feature (what a packager may ship): the
+	# library's own tests, including CTXPACK_UNSUPPORTED from every tokenizer function and
+	# the header being the same as with the feature.
+	$(CARGO) test --release --no-default-features --lib
 	$(CARGO) bench --bench compare --no-run
+	$(CARGO) bench --bench tokenizer --no-run
 	CTXPACK_CONFORMANCE_ENGINE=ffi $(CARGO) test --release --test conformance
 
 test-c:
@@ -91,10 +100,10 @@ LIBS_PRIVATE ?= -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 # The build is run when an artifact is missing or older than a source, so that
 # `make build && sudo make install` does not run cargo as root.
 ARTIFACTS := $(RELEASE_DIR)/libctxpack.so $(RELEASE_DIR)/libctxpack.a $(RELEASE_DIR)/ctxpack
-RUST_SOURCES := Cargo.toml Cargo.lock build.rs cbindgen.toml $(shell find src -name '*.rs')
+RUST_SOURCES := Cargo.toml Cargo.lock build.rs cbindgen.toml $(shell find src -name '*.rs' -o -name '*.bin')
 
 $(ARTIFACTS) &: $(RUST_SOURCES)
-	$(CARGO) build --release
+	$(CARGO) build --release $(CARGO_BUILD_FLAGS)
 
 # The templates in pkg/ are filled in for the directories of this invocation, straight
 # into their destination (a `sudo make install` leaves no root-owned file in the build

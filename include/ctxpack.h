@@ -87,6 +87,9 @@ enum ctxpack_status
   // An argument is invalid: an enumeration value out of its range, a wrong
   // `struct_size`, inconsistent lengths.
   CTXPACK_INVALID_ARGUMENT = 15,
+  // The function needs a feature this build of ctxpack was compiled without (the
+  // message names it), such as the `tokenizer` feature for `ctxpack_encoding_*`.
+  CTXPACK_UNSUPPORTED = 17,
   // A chat request (OpenAI or Anthropic JSON) is malformed or breaks the provider's
   // rules; the message names the JSON path.
   CTXPACK_INVALID_REQUEST = 20,
@@ -338,6 +341,11 @@ typedef int32_t ctxpack_quota_mode;
 // A validated token budget, given to each run. Immutable; may be shared by runs on many
 // threads.
 typedef struct ctxpack_budget ctxpack_budget;
+
+// One of the built-in tokenizer encodings (`o200k_base`, `cl100k_base`), from
+// `ctxpack_encoding_get`. Owned by the library and valid for the life of the process: it
+// is never freed and may be used from any number of threads at once.
+typedef struct ctxpack_encoding ctxpack_encoding;
 
 // An error reported by a failed call: its status and a human-readable message. Owned by
 // the caller, who frees it with `ctxpack_error_free`.
@@ -1166,6 +1174,41 @@ const char *ctxpack_status_name(int32_t status);
 // Builds a `ctxpack_str` from a NUL-terminated C string (NULL gives the empty string).
 // The result borrows `s`: it is valid as long as `s` is.
 struct ctxpack_str ctxpack_str_from_cstr(const char *s);
+
+// Gets a built-in encoding by name: `"o200k_base"` or `"cl100k_base"`, in any ASCII
+// case. The first call for an encoding loads it (builds its lookup tables from the
+// vocabulary compiled into the library; tens of milliseconds, see docs/tokenizer.md);
+// later calls return the same handle at once. Thread-safe. `*out_encoding` is set to
+// NULL first and receives the encoding on success; it is never freed. An unknown name is
+// `CTXPACK_INVALID_ARGUMENT` with a message listing the known names; a build without the
+// tokenizer feature answers `CTXPACK_UNSUPPORTED`.
+ctxpack_status ctxpack_encoding_get(struct ctxpack_str name, const struct ctxpack_encoding **out_encoding, struct ctxpack_error **out_error);
+
+// The encoding's name (`"o200k_base"`, `"cl100k_base"`) as a static string, also
+// NUL-terminated (the NUL is not counted in `len`).
+ctxpack_status ctxpack_encoding_name(const struct ctxpack_encoding *encoding, struct ctxpack_str *out_name);
+
+// Counts the tokens of `text` (UTF-8; `CTXPACK_INVALID_UTF8` with the byte offset
+// otherwise) into `*out_tokens`. Special tokens such as `<|endoftext|>` are counted as
+// ordinary text.
+ctxpack_status ctxpack_encoding_count(const struct ctxpack_encoding *encoding, struct ctxpack_str text, int64_t *out_tokens, struct ctxpack_error **out_error);
+
+// Counts the tokens of `text` up to `limit` (>= 0): `*out_tokens` receives the exact
+// count when it is at most `limit`, and `limit + 1` when the text has more tokens — then
+// the counting stopped early, at the first piece of text that took the total past
+// `limit`, so rejecting a huge text costs about as much as counting `limit` tokens. A
+// negative `limit` is `CTXPACK_INVALID_ARGUMENT`.
+ctxpack_status ctxpack_encoding_count_with_limit(const struct ctxpack_encoding *encoding, struct ctxpack_str text, int64_t limit, int64_t *out_tokens, struct ctxpack_error **out_error);
+
+// Truncates `text` to at most `max_tokens` (>= 0) tokens without copying it:
+// `*out_len` receives the length in bytes of the kept prefix (`text.ptr[0 .. *out_len]`,
+// which is valid UTF-8 and ends on a character boundary), and `*out_tokens`, when
+// `out_tokens` is not NULL, its token count (at most `max_tokens`). The prefix is the
+// longest one made of the text's first `k <= max_tokens` tokens that ends on a character
+// boundary and counts, on its own, at most `max_tokens` tokens (docs/tokenizer.md,
+// "Truncation"); a text that fits is kept whole, and `max_tokens == 0` keeps nothing.
+// A negative `max_tokens` is `CTXPACK_INVALID_ARGUMENT`.
+ctxpack_status ctxpack_encoding_truncate(const struct ctxpack_encoding *encoding, struct ctxpack_str text, int64_t max_tokens, size_t *out_len, int64_t *out_tokens, struct ctxpack_error **out_error);
 
 #ifdef __cplusplus
 }  // extern "C"

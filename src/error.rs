@@ -46,6 +46,8 @@ macro_rules! core_error_kinds {
             InvalidPolicy = 14 => CTXPACK_INVALID_POLICY,
             /// An argument is invalid (out of range, malformed, or inconsistent).
             InvalidArgument = 15 => CTXPACK_INVALID_ARGUMENT,
+            /// The operation needs a cargo feature this build was compiled without.
+            Unsupported = 17 => CTXPACK_UNSUPPORTED,
             /// A chat request is malformed or breaks its provider's rules.
             InvalidRequest = 20 => CTXPACK_INVALID_REQUEST,
         }
@@ -179,6 +181,10 @@ pub enum Error {
     /// An argument is invalid.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The operation needs a cargo feature this build was compiled without (the message
+    /// names it).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
     /// A chat request is invalid; the message starts with the JSON path of the bad value.
     #[error("invalid request: {0}")]
     InvalidRequest(String),

@@ -7,8 +7,8 @@
 //!
 //! The modules follow the specification: [`model`], [`pipeline`], [`scorer`], [`slicer`],
 //! [`placer`], [`diagnostics`]; declarative [`policy`] configurations and [`analytics`]
-//! build on them; [`chat`] trims OpenAI and Anthropic chat requests. The C ABI lives in its
-//! own module tree on top.
+//! build on them; [`chat`] trims OpenAI and Anthropic chat requests and [`tokenizer`] counts
+//! tokens for OpenAI's encodings. The C ABI lives in its own module tree on top.
 //!
 //! # Quickstart
 //!
@@ -75,6 +75,7 @@ pub mod policy;
 mod radix;
 pub mod scorer;
 pub mod slicer;
+pub mod tokenizer;
 
 /// The seeded generator the unit tests share with the integration tests and the benchmark.
 #[cfg(test)]

@@ -35,6 +35,7 @@ const (
 	StatusTokenOverflow         Status = C.CTXPACK_TOKEN_OVERFLOW
 	StatusInvalidPolicy         Status = C.CTXPACK_INVALID_POLICY
 	StatusInvalidArgument       Status = C.CTXPACK_INVALID_ARGUMENT
+	StatusUnsupported           Status = C.CTXPACK_UNSUPPORTED
 	StatusInvalidRequest        Status = C.CTXPACK_INVALID_REQUEST
 	StatusNullArgument          Status = C.CTXPACK_NULL_ARGUMENT
 	StatusInvalidUTF8           Status = C.CTXPACK_INVALID_UTF8
@@ -63,6 +64,7 @@ var statusNames = map[Status]string{
 	StatusTokenOverflow:         "CTXPACK_TOKEN_OVERFLOW",
 	StatusInvalidPolicy:         "CTXPACK_INVALID_POLICY",
 	StatusInvalidArgument:       "CTXPACK_INVALID_ARGUMENT",
+	StatusUnsupported:           "CTXPACK_UNSUPPORTED",
 	StatusInvalidRequest:        "CTXPACK_INVALID_REQUEST",
 	StatusNullArgument:          "CTXPACK_NULL_ARGUMENT",
 	StatusInvalidUTF8:           "CTXPACK_INVALID_UTF8",

@@ -36,6 +36,8 @@ func misuse(which int) func(t *testing.T) error {
 
 var hookStatusCases = []statusCase{
 	{ctxpack.StatusPanic, faultyRun(0)},
+	// CTXPACK_UNSUPPORTED comes from real calls only in a build without the tokenizer feature.
+	{ctxpack.StatusUnsupported, faultyRun(int32(ctxpack.StatusUnsupported))},
 	// No chat-request call exists in the binding yet: the hook's scorer fails with it.
 	{ctxpack.StatusInvalidRequest, faultyRun(20)},
 	{ctxpack.StatusWrongHandleType, misuse(0)},

@@ -31,6 +31,23 @@ struct Handle<V> {
     value: V,
 }
 
+/// A handle that lives as long as the process (never freed): laid out as a boxed one, so
+/// it is checked by its tag like any other. For library-owned singletons.
+#[repr(transparent)]
+pub(crate) struct StaticHandle<V>(Handle<V>);
+
+impl<V> StaticHandle<V> {
+    /// A static handle of type `K` holding `value`.
+    pub(crate) const fn new<K: HandleType<Value = V>>(value: V) -> Self {
+        StaticHandle(Handle { tag: K::TAG, value })
+    }
+
+    /// The handle pointer C sees.
+    pub(crate) fn as_ptr<K: HandleType<Value = V>>(&'static self) -> *const K {
+        (&self.0 as *const Handle<V>).cast()
+    }
+}
+
 /// Boxes `value` into a new handle of type `K`.
 pub(crate) fn into_raw<K: HandleType>(value: K::Value) -> *mut K {
     Box::into_raw(Box::new(Handle { tag: K::TAG, value })).cast()

@@ -36,6 +36,7 @@ mod strings;
 /// cbindgen:ignore
 #[cfg(feature = "ffi-test-hooks")]
 mod test_hooks;
+mod tokenizer;
 mod versioned;
 
 pub use analytics::*;
@@ -66,6 +67,7 @@ pub use status::{
     ctxpack_status_name,
 };
 pub use strings::{ctxpack_str, ctxpack_str_from_cstr};
+pub use tokenizer::*;
 
 /// The library version (`"MAJOR.MINOR.PATCH"`, equal to the `CTXPACK_VERSION_*` macros
 /// of the header it was built with), as a static NUL-terminated string.

@@ -51,6 +51,9 @@ pub enum ctxpack_status {
     /// An argument is invalid: an enumeration value out of its range, a wrong
     /// `struct_size`, inconsistent lengths.
     CTXPACK_INVALID_ARGUMENT = 15,
+    /// The function needs a feature this build of ctxpack was compiled without (the
+    /// message names it), such as the `tokenizer` feature for `ctxpack_encoding_*`.
+    CTXPACK_UNSUPPORTED = 17,
     /// A chat request (OpenAI or Anthropic JSON) is malformed or breaks the provider's
     /// rules; the message names the JSON path.
     CTXPACK_INVALID_REQUEST = 20,

@@ -54,6 +54,7 @@ fn error_for(code: i32) -> Option<Error> {
         ErrorCode::TokenOverflow => Error::TokenOverflow(m()),
         ErrorCode::InvalidPolicy => Error::InvalidPolicy(m()),
         ErrorCode::InvalidArgument => Error::InvalidArgument(m()),
+        ErrorCode::Unsupported => Error::Unsupported(m()),
         ErrorCode::InvalidRequest => Error::InvalidRequest(m()),
     })
 }

@@ -1498,7 +1498,10 @@ TEST(faulty_scorer_statuses) {
     ctxpack_error *err = NULL;
     REQUIRE(items && b);
     for (int32_t code = 0; code <= CTXPACK_INVALID_REQUEST; code++) {
-        if (code == CTXPACK_INVALID_POLICY || (code > CTXPACK_INVALID_ARGUMENT && code < CTXPACK_INVALID_REQUEST)) continue;
+        // Only the core kinds (16, 18 and 19 are not core kinds yet); CTXPACK_UNSUPPORTED (17)
+        // comes from real calls only in a build without the tokenizer feature, so the hook
+        // carries it here.
+        if (code == CTXPACK_INVALID_POLICY || code == 16 || code == 18 || code == 19) continue;
         ctxpack_scorer *sc = NULL;
         ctxpack_slicer *sl = NULL;
         ctxpack_placer *pl = NULL;

@@ -74,6 +74,7 @@ enum class Status : int32_t {
     TokenOverflow = CTXPACK_TOKEN_OVERFLOW,
     InvalidPolicy = CTXPACK_INVALID_POLICY,
     InvalidArgument = CTXPACK_INVALID_ARGUMENT,
+    Unsupported = CTXPACK_UNSUPPORTED,
     InvalidRequest = CTXPACK_INVALID_REQUEST,
     NullArgument = CTXPACK_NULL_ARGUMENT,
     InvalidUtf8 = CTXPACK_INVALID_UTF8,

@@ -137,6 +137,8 @@ TEST(every_status_maps_to_an_error) {
          [] { Pipeline::from_policy_json(R"({"scorers": []})"); }},
         {Status::InvalidArgument, CTXPACK_INVALID_ARGUMENT, "CTXPACK_INVALID_ARGUMENT",
          [] { simple_pipeline(Scorer::recency(), {true, static_cast<OverflowStrategy>(7)}); }},
+        {Status::Unsupported, CTXPACK_UNSUPPORTED, "CTXPACK_UNSUPPORTED",
+         [&] { simple_pipeline(faulty(CTXPACK_UNSUPPORTED)).run(two, roomy); }},
         // No chat-request call exists in the binding yet: the hook's scorer fails with it.
         {Status::InvalidRequest, CTXPACK_INVALID_REQUEST, "CTXPACK_INVALID_REQUEST",
          [&] { simple_pipeline(faulty(20)).run(two, roomy); }},

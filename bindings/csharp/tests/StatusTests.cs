@@ -152,6 +152,9 @@ namespace Ctxpack.Tests
             new Case(Status.NoReport, () => ReadReportEntry(TraceDetail.None, 0)),
             // Test hook: a scorer whose runs panic inside the library.
             new Case(Status.Panic, () => RunWith(FaultyScorer(0))),
+            // Test hook: CTXPACK_UNSUPPORTED comes from real calls only in a build without
+            // the tokenizer feature.
+            new Case(Status.Unsupported, () => RunWith(FaultyScorer((int)Status.Unsupported))),
             // No chat-request call exists in the binding yet: the hook's scorer fails with it.
             new Case(Status.InvalidRequest, () => RunWith(FaultyScorer(20))),
 

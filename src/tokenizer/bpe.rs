@@ -1,0 +1,315 @@
+//! Byte-pair merging of one piece of text (a match of the split pattern).
+//!
+//! The rule is OpenAI's: start from single bytes and repeatedly merge the adjacent pair
+//! whose concatenation is the token of lowest rank, the leftmost such pair when several
+//! are equal, until no adjacent pair is a token.
+//!
+//! * Pieces of up to `SCAN_LIMIT` bytes are merged in two small arrays on the stack
+//!   (part starts, pair ranks), the lowest rank found by a linear scan the compiler
+//!   vectorises: for the few dozen bytes of a word this beats anything cleverer.
+//! * Longer pieces are cut into chunks of `CHUNK` bytes, each merged on its own, and the
+//!   chunks are joined with a check: an encoding is the piece's byte-pair encoding exactly
+//!   when every two adjacent tokens are *compatible* (merging their bytes alone gives
+//!   back those two tokens). Where a junction is not, the tokens around it are merged
+//!   again as one window, widened until both of its edges are compatible. Linear in the
+//!   piece in practice, exact always (the window can grow to the whole piece).
+//! * A window too long to scan is merged with a heap and a linked list, O(n log n).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::vocab::{Rank, Vocab, NONE};
+
+/// Pieces up to this many bytes are merged by scanning (also the most two tokens take).
+const SCAN_LIMIT: usize = 256;
+/// Pieces longer than this are merged in chunks.
+const CHUNK_ABOVE: usize = 64;
+/// The chunk length for long pieces.
+const CHUNK: usize = 32;
+
+/// Calls `visit` with the end offset (in `piece`) of each token of the piece, in order,
+/// and returns the number of tokens.
+pub(super) fn merge(vocab: &Vocab, piece: &[u8], visit: &mut dyn FnMut(usize)) -> usize {
+    if piece.len() > CHUNK_ABOVE {
+        merge_chunked(vocab, piece, visit)
+    } else {
+        merge_exact(vocab, piece, visit)
+    }
+}
+
+/// The number of tokens of the piece.
+#[inline]
+pub(super) fn count(vocab: &Vocab, piece: &[u8]) -> usize {
+    if piece.len() <= 1 || vocab.rank(piece) != NONE {
+        return piece.len().min(1);
+    }
+    merge(vocab, piece, &mut |_| {})
+}
+
+/// Merges the whole piece at once (no chunks).
+fn merge_exact(vocab: &Vocab, piece: &[u8], visit: &mut dyn FnMut(usize)) -> usize {
+    match piece.len() {
+        0 => 0,
+        1 => {
+            visit(1);
+            1
+        }
+        n if n <= SCAN_LIMIT => merge_scan(vocab, piece, visit),
+        _ => merge_heap(vocab, piece, visit),
+    }
+}
+
+fn merge_scan(vocab: &Vocab, piece: &[u8], visit: &mut dyn FnMut(usize)) -> usize {
+    let n = piece.len();
+    debug_assert!((2..=SCAN_LIMIT).contains(&n));
+    // Parts 0..parts: part i is piece[starts[i]..starts[i + 1]] (starts[parts] = n);
+    // ranks[i] is the rank of parts i and i + 1 merged (NONE if that is no token).
+    let mut starts = [0u16; SCAN_LIMIT + 1];
+    let mut ranks = [NONE; SCAN_LIMIT];
+    for (i, start) in starts.iter_mut().enumerate().take(n + 1) {
+        *start = i as u16;
+    }
+    for (i, rank) in ranks.iter_mut().enumerate().take(n - 1) {
+        *rank = vocab.rank(&piece[i..i + 2]);
+    }
+    let mut parts = n;
+    // After a merge, a pair spans at least 3 bytes.
+    let pair = |starts: &[u16], parts: usize, i: usize| -> Rank {
+        if i + 2 <= parts {
+            vocab.rank_of_long(&piece[starts[i] as usize..starts[i + 2] as usize])
+        } else {
+            NONE
+        }
+    };
+    while parts > 1 {
+        let live = &ranks[..parts - 1];
+        let best = live.iter().fold(NONE, |m, &r| m.min(r));
+        if best == NONE {
+            break;
+        }
+        let at = live.iter().position(|&r| r == best).unwrap_or(0);
+        // Merge parts `at` and `at + 1` (element moves, not memmove calls: few and short).
+        for i in at + 1..parts {
+            starts[i] = starts[i + 1];
+        }
+        for i in at + 1..parts.saturating_sub(2) {
+            ranks[i] = ranks[i + 1];
+        }
+        parts -= 1;
+        ranks[at] = pair(&starts, parts, at);
+        if at > 0 {
+            ranks[at - 1] = pair(&starts, parts, at - 1);
+        }
+    }
+    for &end in &starts[1..=parts] {
+        visit(end as usize);
+    }
+    parts
+}
+
+/// Whether `left` and `right`, two tokens, stay two tokens when their bytes are merged
+/// alone — the condition for them to stand next to each other in any encoding.
+fn compatible(vocab: &Vocab, left: &[u8], right: &[u8]) -> bool {
+    let mut bytes = [0u8; SCAN_LIMIT];
+    let n = left.len() + right.len();
+    bytes[..left.len()].copy_from_slice(left);
+    bytes[left.len()..n].copy_from_slice(right);
+    let mut first_end = None;
+    let tokens = merge_scan(vocab, &bytes[..n], &mut |end| {
+        first_end.get_or_insert(end);
+    });
+    tokens == 2 && first_end == Some(left.len())
+}
+
+fn merge_chunked(vocab: &Vocab, piece: &[u8], visit: &mut dyn FnMut(usize)) -> usize {
+    let n = piece.len();
+    // Token ends (offsets in `piece`) decided so far; they cover piece[..last].
+    let mut out: Vec<usize> = Vec::with_capacity(n / 2);
+    let mut right: Vec<usize> = Vec::with_capacity(CHUNK);
+    let mut window: Vec<usize> = Vec::new();
+    let start_of = |ends: &[usize], i: usize| if i == 0 { 0 } else { ends[i - 1] };
+    let mut chunk_start = 0;
+    while chunk_start < n {
+        let chunk_end = (chunk_start + CHUNK).min(n);
+        right.clear();
+        merge_exact(vocab, &piece[chunk_start..chunk_end], &mut |e| {
+            right.push(chunk_start + e)
+        });
+        let mut taken = 0; // tokens of `right` merged into the window
+        if let Some(&last_end) = out.last() {
+            let last_start = start_of(&out, out.len() - 1);
+            if !compatible(
+                vocab,
+                &piece[last_start..last_end],
+                &piece[chunk_start..right[0]],
+            ) {
+                let (mut lo, mut hi) = (last_start, right[0]);
+                out.pop();
+                taken = 1;
+                loop {
+                    window.clear();
+                    merge_exact(vocab, &piece[lo..hi], &mut |e| window.push(lo + e));
+                    if let Some(&prev_end) = out.last() {
+                        let prev_start = start_of(&out, out.len() - 1);
+                        if !compatible(vocab, &piece[prev_start..prev_end], &piece[lo..window[0]]) {
+                            lo = prev_start;
+                            out.pop();
+                            continue;
+                        }
+                    }
+                    if taken < right.len() {
+                        let w_last = start_of(&window, window.len() - 1).max(lo);
+                        let next = &piece[right[taken - 1]..right[taken]];
+                        if !compatible(vocab, &piece[w_last..hi], next) {
+                            hi = right[taken];
+                            taken += 1;
+                            continue;
+                        }
+                    }
+                    break;
+                }
+                out.extend_from_slice(&window);
+            }
+        }
+        out.extend_from_slice(&right[taken..]);
+        chunk_start = chunk_end;
+    }
+    for &end in &out {
+        visit(end);
+    }
+    out.len()
+}
+
+fn merge_heap(vocab: &Vocab, piece: &[u8], visit: &mut dyn FnMut(usize)) -> usize {
+    let n = piece.len();
+    // A doubly linked list of parts, by the offset where each starts; `end[i]` is where
+    // part i ends (the next part's start), `prev[i]` the previous part's start; `rank[i]`
+    // the rank of part i merged with the next one. A merged-away part has `end == 0`.
+    let mut end: Vec<u32> = (1..=n as u32).collect();
+    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+    let mut rank = vec![NONE; n];
+    let mut heap = BinaryHeap::with_capacity(n);
+    for i in 0..n - 1 {
+        rank[i] = vocab.rank(&piece[i..i + 2]);
+        if rank[i] != NONE {
+            heap.push(Reverse((rank[i], i as u32)));
+        }
+    }
+    let mut tokens = n;
+    while let Some(Reverse((r, i))) = heap.pop() {
+        let i = i as usize;
+        if end[i] == 0 || rank[i] != r {
+            continue; // stale: merged away or re-ranked since it was pushed
+        }
+        // Merge part i with the next part.
+        let next = end[i] as usize;
+        let after = end[next] as usize;
+        end[i] = after as u32;
+        end[next] = 0;
+        if after < n {
+            prev[after] = i as u32;
+        }
+        tokens -= 1;
+        rank[i] = if after < n {
+            vocab.rank(&piece[i..end[after] as usize])
+        } else {
+            NONE
+        };
+        if rank[i] != NONE {
+            heap.push(Reverse((rank[i], i as u32)));
+        }
+        if i > 0 {
+            let p = prev[i] as usize;
+            rank[p] = vocab.rank(&piece[p..after]);
+            if rank[p] != NONE {
+                heap.push(Reverse((rank[p], p as u32)));
+            }
+        }
+    }
+    let mut at = 0;
+    while at < n {
+        at = end[at] as usize;
+        visit(at);
+    }
+    tokens
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule written as plainly as possible: O(n²) per merge.
+    fn naive(vocab: &Vocab, piece: &[u8]) -> Vec<usize> {
+        let mut bounds: Vec<usize> = (0..=piece.len()).collect();
+        loop {
+            let mut best = (NONE, 0);
+            for i in 0..bounds.len().saturating_sub(2) {
+                let r = vocab.rank(&piece[bounds[i]..bounds[i + 2]]);
+                if r < best.0 {
+                    best = (r, i);
+                }
+            }
+            if best.0 == NONE {
+                break;
+            }
+            bounds.remove(best.1 + 1);
+        }
+        bounds[1..].to_vec()
+    }
+
+    fn test_vocab() -> Vocab {
+        let mut data = Vec::new();
+        for b in 0..=255u8 {
+            data.extend([1, b]);
+        }
+        // Ranks chosen so that ties and re-merges happen: "aa" cheap, "aaa" and "aaaa"
+        // dearer, "ab", "ba", "aab", "abab".
+        for t in [
+            &b"aa"[..],
+            b"ab",
+            b"ba",
+            b"aaaa",
+            b"aab",
+            b"abab",
+            b"aaa",
+            b"bb",
+        ] {
+            data.push(t.len() as u8);
+            data.extend_from_slice(t);
+        }
+        Vocab::load(Box::leak(data.into_boxed_slice()))
+    }
+
+    #[test]
+    fn scan_and_heap_agree_with_the_plain_rule() {
+        let vocab = test_vocab();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for len in 1..700 {
+            for _ in 0..4 {
+                let piece: Vec<u8> = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        [b'a', b'a', b'b', b'c'][(state % 4) as usize]
+                    })
+                    .collect();
+                let want = naive(&vocab, &piece);
+                let mut got = Vec::new();
+                if piece.len() >= 2 {
+                    assert_eq!(merge_heap(&vocab, &piece, &mut |e| got.push(e)), want.len());
+                    assert_eq!(got, want, "heap: {:?}", String::from_utf8_lossy(&piece));
+                }
+                if (2..=SCAN_LIMIT).contains(&piece.len()) {
+                    got.clear();
+                    assert_eq!(merge_scan(&vocab, &piece, &mut |e| got.push(e)), want.len());
+                    assert_eq!(got, want, "scan: {:?}", String::from_utf8_lossy(&piece));
+                }
+                got.clear();
+                assert_eq!(merge(&vocab, &piece, &mut |e| got.push(e)), want.len());
+                assert_eq!(got, want, "chunked: {:?}", String::from_utf8_lossy(&piece));
+                assert_eq!(count(&vocab, &piece), want.len());
+            }
+        }
+    }
+}

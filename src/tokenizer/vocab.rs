@@ -1,0 +1,243 @@
+//! A vocabulary: token bytes ↔ rank, with the lookups byte-pair merging needs.
+//!
+//! The embedded file lists every token in rank order as one length byte followed by the
+//! token's bytes (`tests/tokenizer_data.rs` checks it against an independent copy). On
+//! load, the tokens stay where they are (in the library's read-only data) and three
+//! lookup structures are built:
+//!
+//! * the rank of each single byte (every byte is a token);
+//! * the rank of each two-byte token, in a direct 65 536-entry table;
+//! * an open-addressing hash table for longer tokens. A token of at most 7 bytes is its
+//!   own key (its bytes and its length packed into a `u64`), so finding it costs one
+//!   probe sequence and no byte comparison; a longer token's key is a hash with the top
+//!   bit set, confirmed by comparing the bytes.
+
+/// Rank of a token; `NONE` marks "not a token".
+pub(super) type Rank = u32;
+/// Not a token.
+pub(super) const NONE: Rank = u32::MAX;
+
+const LONG_KEY: u64 = 1 << 63;
+const MUL: u64 = 0x9E37_79B9_7F4A_7C15;
+
+pub(super) struct Vocab {
+    /// The embedded file.
+    data: &'static [u8],
+    /// Start of each token's bytes in `data`, by rank; the length byte precedes it.
+    starts: Vec<u32>,
+    byte_rank: [Rank; 256],
+    pair_rank: Box<[Rank]>,
+    /// A 16-bit fingerprint of each slot's key (0: empty slot), so that most lookups of
+    /// byte strings that are not tokens — the common case while merging — are answered
+    /// from this small array without touching the keys.
+    tags: Box<[u16]>,
+    keys: Box<[u64]>,
+    ranks: Box<[Rank]>,
+    shift: u32,
+    max_len: usize,
+}
+
+/// The key of a token of 1 to 7 bytes: the bytes, little-endian, and the length in the top
+/// byte (never 0, so 0 marks an empty slot).
+#[inline]
+fn short_key(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    debug_assert!((1..=7).contains(&n));
+    let packed = if n >= 4 {
+        // Two overlapping 4-byte reads cover 4 to 7 bytes; the overlap ORs equal bytes.
+        let lo = u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
+        let hi = u32::from_le_bytes(bytes[n - 4..].try_into().expect("4 bytes"));
+        u64::from(lo) | (u64::from(hi) << (8 * (n - 4)))
+    } else {
+        bytes
+            .iter()
+            .enumerate()
+            .fold(0u64, |k, (i, &b)| k | (u64::from(b) << (8 * i)))
+    };
+    packed | ((n as u64) << 56)
+}
+
+/// The key of a token of 8 bytes or more: a hash of its bytes, top bit set.
+#[inline]
+fn long_key(bytes: &[u8]) -> u64 {
+    let mut h = (bytes.len() as u64).wrapping_mul(MUL);
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        h = (h.rotate_left(26) ^ word).wrapping_mul(MUL);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut buf = [0u8; 8];
+        buf[..rest.len()].copy_from_slice(rest);
+        h = (h.rotate_left(26) ^ u64::from_le_bytes(buf)).wrapping_mul(MUL);
+    }
+    h | LONG_KEY
+}
+
+impl Vocab {
+    /// Builds the lookups over an embedded vocabulary file.
+    ///
+    /// Panics if the file is malformed (it is part of the build and checked by tests).
+    pub(super) fn load(data: &'static [u8]) -> Vocab {
+        let mut starts = Vec::with_capacity(data.len() / 7);
+        let mut at = 0usize;
+        let mut max_len = 0;
+        while at < data.len() {
+            let len = data[at] as usize;
+            assert!(
+                len > 0 && at + 1 + len <= data.len(),
+                "malformed vocabulary"
+            );
+            starts.push((at + 1) as u32);
+            max_len = max_len.max(len);
+            at += 1 + len;
+        }
+        let slots = (starts.len() * 2).next_power_of_two().max(1024);
+        let mut vocab = Vocab {
+            data,
+            starts,
+            byte_rank: [NONE; 256],
+            pair_rank: vec![NONE; 1 << 16].into_boxed_slice(),
+            tags: vec![0u16; slots].into_boxed_slice(),
+            keys: vec![0u64; slots].into_boxed_slice(),
+            ranks: vec![NONE; slots].into_boxed_slice(),
+            shift: 64 - slots.trailing_zeros(),
+            max_len,
+        };
+        for rank in 0..vocab.starts.len() as Rank {
+            let bytes = vocab.token(rank);
+            match bytes.len() {
+                1 => vocab.byte_rank[bytes[0] as usize] = rank,
+                2 => vocab.pair_rank[usize::from(u16::from_le_bytes([bytes[0], bytes[1]]))] = rank,
+                _ => vocab.insert(bytes, rank),
+            }
+        }
+        assert!(
+            vocab.byte_rank.iter().all(|&r| r != NONE),
+            "every byte must be a token"
+        );
+        vocab
+    }
+
+    fn insert(&mut self, bytes: &[u8], rank: Rank) {
+        let key = if bytes.len() <= 7 {
+            short_key(bytes)
+        } else {
+            long_key(bytes)
+        };
+        let mask = self.keys.len() - 1;
+        let (mut slot, tag) = self.slot_and_tag(key);
+        while self.tags[slot] != 0 {
+            slot = (slot + 1) & mask;
+        }
+        self.tags[slot] = tag;
+        self.keys[slot] = key;
+        self.ranks[slot] = rank;
+    }
+
+    /// The first slot to probe for `key` (top bits of a multiplicative hash) and its
+    /// fingerprint (the 16 bits below those; never 0).
+    #[inline]
+    fn slot_and_tag(&self, key: u64) -> (usize, u16) {
+        let mixed = key.wrapping_mul(MUL);
+        (
+            (mixed >> self.shift) as usize,
+            (mixed >> (self.shift - 16)) as u16 | 1,
+        )
+    }
+
+    /// The number of tokens.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The bytes of the token of `rank` (which must be below `len()`).
+    #[inline]
+    pub(super) fn token(&self, rank: Rank) -> &'static [u8] {
+        let start = self.starts[rank as usize] as usize;
+        let len = self.data[start - 1] as usize;
+        &self.data[start..start + len]
+    }
+
+    /// The rank of `bytes` if they are a token, else `NONE`.
+    #[inline]
+    pub(super) fn rank(&self, bytes: &[u8]) -> Rank {
+        match bytes.len() {
+            0 => NONE,
+            1 => self.byte_rank[bytes[0] as usize],
+            2 => self.pair_rank[usize::from(u16::from_le_bytes([bytes[0], bytes[1]]))],
+            _ => self.rank_of_long(bytes),
+        }
+    }
+
+    /// `rank` for byte strings of at least 3 bytes (what merging looks up after the
+    /// first merge).
+    #[inline]
+    pub(super) fn rank_of_long(&self, bytes: &[u8]) -> Rank {
+        if bytes.len() <= 7 {
+            self.find(short_key(bytes), |_| true)
+        } else {
+            self.find(long_key(bytes), |rank| self.token(rank) == bytes)
+        }
+    }
+
+    #[inline]
+    fn find(&self, key: u64, confirm: impl Fn(Rank) -> bool) -> Rank {
+        let mask = self.keys.len() - 1;
+        let (mut slot, tag) = self.slot_and_tag(key);
+        loop {
+            let t = self.tags[slot];
+            if t == 0 {
+                return NONE;
+            }
+            if t == tag && self.keys[slot] == key && confirm(self.ranks[slot]) {
+                return self.ranks[slot];
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    /// The length of the longest token, in bytes.
+    pub(super) fn max_token_len(&self) -> usize {
+        self.max_len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> Vocab {
+        // Every byte, then "ab", "abc", "abcdefgh" (a long token).
+        let mut data = Vec::new();
+        for b in 0..=255u8 {
+            data.extend([1, b]);
+        }
+        for t in [&b"ab"[..], b"abc", b"abcdefgh"] {
+            data.push(t.len() as u8);
+            data.extend_from_slice(t);
+        }
+        Vocab::load(Box::leak(data.into_boxed_slice()))
+    }
+
+    #[test]
+    fn ranks_round_trip() {
+        let v = tiny();
+        assert_eq!(v.len(), 259);
+        for rank in 0..v.len() as Rank {
+            assert_eq!(v.rank(v.token(rank)), rank);
+        }
+        assert_eq!(v.rank(b"abcd"), NONE);
+        assert_eq!(v.rank(b"abcdefgi"), NONE);
+        assert_eq!(v.rank(b""), NONE);
+        assert_eq!(v.rank(b"ba"), NONE);
+    }
+
+    #[test]
+    fn short_keys_are_distinct_by_length() {
+        assert_ne!(short_key(b"a\0"), short_key(b"a"));
+        assert_ne!(short_key(b"abc"), short_key(b"abc\0"));
+    }
+}
