@@ -1,10 +1,10 @@
-//! Small helpers shared by the decorator slicers (Quota, CountQuota, CCKS).
+//! Small helpers shared by the slicers.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use crate::error::{Error, Result};
-use crate::model::ContextKind;
+use crate::error::{checked_token_sum, Error, Result};
+use crate::model::{ContextKind, ScoredItem, Units};
 use crate::slicer::SliceOutcome;
 
 /// Score order of the count-quota slicers: descending under `f64::total_cmp`.
@@ -35,5 +35,23 @@ pub(crate) fn append_mapped(out: &mut SliceOutcome, inner: SliceOutcome, view_po
         .extend(inner.selected.iter().map(|&p| view_positions[p]));
     out.cap_excluded
         .extend(inner.cap_excluded.iter().map(|&p| view_positions[p]));
+    out.partial_groups
+        .extend(inner.partial_groups.iter().map(|&p| view_positions[p]));
     out.shortfalls.extend(inner.shortfalls);
+}
+
+/// The tokens of every unit: the sum of its members' tokens (checked).
+pub(crate) fn unit_tokens(items: &[ScoredItem<'_>], units: &Units) -> Result<Vec<i64>> {
+    (0..units.len())
+        .map(|u| {
+            let members = units.members(u);
+            match members {
+                [only] => Ok(items[*only as usize].item.tokens()),
+                _ => checked_token_sum(
+                    members.iter().map(|&m| items[m as usize].item.tokens()),
+                    "group tokens",
+                ),
+            }
+        })
+        .collect()
 }
