@@ -1203,3 +1203,67 @@ fn the_whole_and_adjacent_check_rejects_splits_and_gaps() {
         .unwrap_err()
         .contains("adjacent"));
 }
+
+// ---------------------------------------------------------------------------------------
+// Policy JSON extension
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn policies_carry_the_group_value_and_pinned_first_options() {
+    use ctxpack::policy::{Policy, Preset};
+    let text =
+        r#"{"scorers":[{"type":"recency","weight":1}],"groupValue":"MEAN","pinnedFirst":true}"#;
+    let policy = Policy::from_json(text).unwrap();
+    assert_eq!(
+        (policy.group_value, policy.pinned_first),
+        (GroupValue::Mean, true)
+    );
+    let built = policy.build_pipeline().unwrap();
+    assert_eq!(
+        (built.group_value(), built.pinned_first()),
+        (GroupValue::Mean, true)
+    );
+    assert_eq!(
+        Policy::from_pipeline(&built).unwrap().group_value,
+        GroupValue::Mean
+    );
+    let written = policy.to_json().unwrap();
+    assert!(
+        written.ends_with(r#""overflowStrategy":"throw","groupValue":"mean","pinnedFirst":true}"#),
+        "{written}"
+    );
+    assert_eq!(Policy::from_json(&written).unwrap(), policy);
+    // Absent, null or default: nothing is written, so other readers see the plain format.
+    let plain = Policy::from_json(
+        r#"{"scorers":[{"type":"recency","weight":1}],"groupValue":null,"pinnedFirst":null}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        (plain.group_value, plain.pinned_first),
+        (GroupValue::Sum, false)
+    );
+    for preset in Preset::ALL {
+        let json = preset.policy().to_json().unwrap();
+        assert!(
+            !json.contains("groupValue") && !json.contains("pinnedFirst"),
+            "{json}"
+        );
+    }
+    for (bad, message) in [
+        (
+            r#""groupValue":"median""#,
+            r#"invalid policy: groupValue: unknown group value "median"; known values: sum, max, mean"#,
+        ),
+        (
+            r#""groupValue":2"#,
+            "invalid policy: groupValue: expected a string, found a number",
+        ),
+        (
+            r#""pinnedFirst":"yes""#,
+            "invalid policy: pinnedFirst: expected a boolean, found a string",
+        ),
+    ] {
+        let text = format!(r#"{{"scorers":[{{"type":"recency","weight":1}}],{bad}}}"#);
+        assert_eq!(Policy::from_json(&text).unwrap_err().to_string(), message);
+    }
+}

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use ctxpack::GroupValue;
+
 /// What the tool prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputMode {
@@ -38,6 +40,10 @@ pub struct Args {
     pub policy: PolicySource,
     /// What to print.
     pub output: OutputMode,
+    /// `--pinned-first`: place pinned items first (overrides the policy when given).
+    pub pinned_first: bool,
+    /// `--group-value`: how a group's value is computed (overrides the policy when given).
+    pub group_value: Option<GroupValue>,
 }
 
 /// A usage error: the message is printed on one line, exit status 2.
@@ -53,7 +59,8 @@ impl fmt::Display for UsageError {
 /// The `--help` text.
 pub const USAGE: &str = "\
 usage: ctxpack [FILE] --max N [--target N] [--reserve N]
-               [--preset NAME | --policy FILE.json] [--explain | --report json]
+               [--preset NAME | --policy FILE.json] [--pinned-first] [--group-value V]
+               [--explain | --report json]
 
 Reads candidate items (JSON Lines or a JSON array; FILE or standard input when FILE is
 absent or '-'), selects the context window for the budget, and prints it as JSON Lines in
@@ -65,7 +72,10 @@ placed order.
   --preset NAME    chat, code-review, rag, document-qa, tool-use, long-running, debugging
                    (default: chat)
   --policy FILE    a policy JSON file instead of a preset
-  --explain        print every candidate with its score, decision and reason
+  --pinned-first   place pinned items first, in input order (e.g. an undated system prompt)
+  --group-value V  how a group's value is computed from its members' scores: sum (default),
+                   max or mean (items with equal \"group\" keys are kept or dropped together)
+  --explain        print every candidate with its score, decision, reason and group
   --report json    print the SelectionReport as JSON
   -h, --help       this text
 
@@ -78,6 +88,7 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     let (mut max, mut target, mut reserve) = (None, None, None);
     let mut policy = None;
     let mut output = OutputMode::Window;
+    let (mut pinned_first, mut group_value) = (false, None);
     let mut it = argv.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -93,6 +104,14 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
             "--preset" => set_policy(&mut policy, PolicySource::Preset(value("--preset")?))?,
             "--policy" => set_policy(&mut policy, PolicySource::File(value("--policy")?))?,
             "--explain" => set_output(&mut output, OutputMode::Explain)?,
+            "--pinned-first" => pinned_first = true,
+            "--group-value" => {
+                let v = value("--group-value")?;
+                let parsed = GroupValue::from_name(&v).map_err(|_| {
+                    UsageError(format!("--group-value expects sum, max or mean, got '{v}'"))
+                })?;
+                group_value = Some(parsed);
+            }
             "--report" => match value("--report")?.as_str() {
                 "json" => set_output(&mut output, OutputMode::ReportJson)?,
                 other => {
@@ -118,6 +137,8 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
         output_reserve: reserve.unwrap_or(0),
         policy: policy.unwrap_or_else(|| PolicySource::Preset("chat".into())),
         output,
+        pinned_first,
+        group_value,
     }))
 }
 
@@ -175,6 +196,14 @@ mod tests {
             )
         );
         assert_eq!(args("--help").unwrap(), None);
+        assert_eq!((a.pinned_first, a.group_value), (false, None));
+        let a = args("--max 10 --pinned-first --group-value MAX")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (a.pinned_first, a.group_value),
+            (true, Some(GroupValue::Max))
+        );
     }
 
     #[test]
@@ -197,6 +226,11 @@ mod tests {
             ),
             ("--max 1 --frobnicate", "unknown option --frobnicate"),
             ("a b --max 1", "more than one input file given"),
+            (
+                "--max 1 --group-value median",
+                "--group-value expects sum, max or mean, got 'median'",
+            ),
+            ("--max 1 --group-value", "--group-value needs a value"),
         ] {
             assert_eq!(args(line).unwrap_err().0, msg, "{line}");
         }
