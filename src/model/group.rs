@@ -87,6 +87,11 @@ impl Accumulator {
         self.count = self.count.saturating_add(1);
     }
 
+    /// True when no score was added.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
     /// The value under `mode`; 0.0 when nothing was added.
     pub(crate) fn value(&self, mode: GroupValue) -> f64 {
         match (mode, self.count) {
@@ -151,96 +156,70 @@ impl Units {
         check_len(items.len())?;
         let mut ids: FastMap<&str, u32> = FastMap::default();
         let mut accumulators: Vec<Accumulator> = Vec::new();
+        let mut members: Vec<Vec<u32>> = Vec::new();
         let group_of: Vec<u32> = items
             .iter()
-            .map(|s| match s.item.group() {
+            .enumerate()
+            .map(|(p, s)| match s.item.group() {
                 None => NONE,
                 Some(key) => {
                     let next = accumulators.len() as u32;
                     let id = *ids.entry(key).or_insert(next);
                     if id == next {
                         accumulators.push(Accumulator::default());
+                        members.push(Vec::new());
                     }
                     accumulators[id as usize].add(s.score);
+                    members[id as usize].push(p as u32);
                     id
                 }
             })
             .collect();
-        let group_values: Vec<f64> = accumulators.iter().map(|a| a.value(value)).collect();
         Ok(Self::build(
             items.len(),
             |p| group_of[p],
-            accumulators.len(),
-            |g| group_values[g as usize],
+            |g| members[g as usize].iter().copied(),
+            |g| accumulators[g as usize].value(value),
             |p| items[p].score,
-            |p| p,
         ))
     }
 
-    /// Builds the units of `n` positions. `group(p)` is the dense group id of position `p`
-    /// (below `group_count`) or `u32::MAX` for an ungrouped item; a group's unit takes
-    /// `group_value(id)`, an ungrouped item's unit `item_value(p)`. Members are listed in
-    /// ascending `input_order(p)`. The caller has checked `n < u32::MAX`.
-    pub(crate) fn build(
+    /// Builds the units of `n` positions in one pass. `group(p)` is the group id of
+    /// position `p`, or `u32::MAX` for an ungrouped item; `members(g)` lists the positions
+    /// of group `g` in input order (every one of them below `n`); a group's unit takes
+    /// `group_value(g)`, an ungrouped item's unit `item_value(p)`. The caller has checked
+    /// `n < u32::MAX`.
+    pub(crate) fn build<M: Iterator<Item = u32>>(
         n: usize,
         group: impl Fn(usize) -> u32,
-        group_count: usize,
+        members_of: impl Fn(u32) -> M,
         group_value: impl Fn(u32) -> f64,
         item_value: impl Fn(usize) -> f64,
-        input_order: impl Fn(usize) -> usize,
     ) -> Units {
         debug_assert!(n < NONE as usize);
-        let mut unit_of_group = vec![NONE; group_count];
-        let mut unit_of = Vec::with_capacity(n);
-        let mut sizes: Vec<u32> = Vec::new();
-        let mut values = Vec::new();
+        let mut unit_of = vec![NONE; n];
+        let mut starts = Vec::with_capacity(n + 1);
+        let mut members = Vec::with_capacity(n);
+        let mut values = Vec::with_capacity(n);
+        starts.push(0u32);
         for p in 0..n {
-            let g = group(p);
-            let unit = if g == NONE {
-                values.push(item_value(p));
-                sizes.push(0);
-                sizes.len() - 1
-            } else if unit_of_group[g as usize] == NONE {
-                values.push(group_value(g));
-                sizes.push(0);
-                unit_of_group[g as usize] = (sizes.len() - 1) as u32;
-                sizes.len() - 1
-            } else {
-                unit_of_group[g as usize] as usize
-            };
-            sizes[unit] += 1;
-            unit_of.push(unit as u32);
-        }
-        Self::from_unit_of(unit_of, &sizes, values, input_order)
-    }
-
-    /// Lays out the member lists (CSR) from each position's unit and the unit sizes, then
-    /// orders each multi-member unit by `input_order`.
-    fn from_unit_of(
-        unit_of: Vec<u32>,
-        sizes: &[u32],
-        values: Vec<f64>,
-        input_order: impl Fn(usize) -> usize,
-    ) -> Units {
-        let mut starts = Vec::with_capacity(sizes.len() + 1);
-        let mut total = 0u32;
-        starts.push(0);
-        for &size in sizes {
-            total += size;
-            starts.push(total);
-        }
-        let mut next: Vec<u32> = starts[..sizes.len()].to_vec();
-        let mut members = vec![0u32; unit_of.len()];
-        for (p, &u) in unit_of.iter().enumerate() {
-            let slot = &mut next[u as usize];
-            members[*slot as usize] = p as u32;
-            *slot += 1;
-        }
-        for u in 0..sizes.len() {
-            let unit = &mut members[starts[u] as usize..starts[u + 1] as usize];
-            if unit.len() > 1 {
-                unit.sort_unstable_by_key(|&p| input_order(p as usize));
+            if unit_of[p] != NONE {
+                continue; // a member of a group met earlier
             }
+            let u = values.len() as u32;
+            let g = group(p);
+            if g == NONE {
+                unit_of[p] = u;
+                members.push(p as u32);
+                values.push(item_value(p));
+            } else {
+                for m in members_of(g) {
+                    unit_of[m as usize] = u;
+                    members.push(m);
+                }
+                values.push(group_value(g));
+            }
+            starts.push(members.len() as u32);
         }
         Units {
             unit_of,
@@ -259,35 +238,18 @@ impl Units {
         for (i, &p) in positions.iter().enumerate() {
             sub_of[p] = i as u32;
         }
-        let mut renumber = vec![NONE; self.len()];
-        let mut unit_of = Vec::with_capacity(positions.len());
-        let mut sizes = Vec::new();
-        let mut values = Vec::new();
-        let mut order = Vec::new(); // the parent unit of each new unit
-        for &p in positions {
-            let parent = self.unit_of[p] as usize;
-            if renumber[parent] == NONE {
-                renumber[parent] = sizes.len() as u32;
-                sizes.push(0u32);
-                values.push(self.values[parent]);
-                order.push(parent);
-            }
-            let u = renumber[parent];
-            sizes[u as usize] += 1;
-            unit_of.push(u);
-        }
-        // Rank of each sub-position within its parent unit's member list.
-        let mut rank = vec![0usize; positions.len()];
-        for &parent in &order {
-            for (r, &m) in self.members(parent).iter().enumerate() {
-                let i = sub_of[m as usize];
-                debug_assert!(i != NONE, "a unit is split by the sub-list");
-                if i != NONE {
-                    rank[i as usize] = r;
-                }
-            }
-        }
-        Self::from_unit_of(unit_of, &sizes, values, |i| rank[i])
+        let unit = |i: usize| self.unit_of[positions[i]];
+        Self::build(
+            positions.len(),
+            |i| unit(i),
+            |u| {
+                // A member outside the sub-list (a caller's mistake) is left out.
+                let inside = self.members(u as usize).iter().map(|&m| sub_of[m as usize]);
+                inside.filter(|&i| i != NONE)
+            },
+            |u| self.values[u as usize],
+            |i| self.values[unit(i) as usize],
+        )
     }
 
     /// Number of units.
@@ -467,30 +429,31 @@ mod tests {
     }
 
     #[test]
-    fn members_follow_input_order_not_position_order() {
-        // Positions 0..4 in score order; input order reversed.
+    fn members_follow_the_given_input_order_not_position_order() {
+        // Positions 0..4 in score order; the group's members listed in input order.
+        let members = [3u32, 2, 0];
         let units = Units::build(
             4,
             |p| [0, NONE, 0, 0][p],
-            1,
+            |_| members.iter().copied(),
             |_| 9.0,
             |p| p as f64,
-            |p| 10 - p,
         );
         assert_eq!(units.members(0), [3, 2, 0]);
         assert_eq!(units.members(1), [1]);
         assert_eq!((units.value(0), units.value(1)), (9.0, 1.0));
+        assert_eq!((units.unit_of(2), units.unit_of(1)), (0, 1));
     }
 
     #[test]
     fn subsets_renumber_and_keep_member_order() {
+        let lists = [vec![3u32, 0], vec![4, 2]];
         let units = Units::build(
             6,
             |p| [0, NONE, 1, 0, 1, NONE][p],
-            2,
+            |g| lists[g as usize].iter().copied(),
             |g| [7.0, 8.0][g as usize],
             |p| p as f64,
-            |p| 100 - p,
         );
         assert_eq!(units.members(0), [3, 0]);
         let sub = units.subset(&[1, 2, 4, 5]);

@@ -7,7 +7,7 @@
 use crate::diagnostics::{Collector, ExclusionReason, PipelineStage};
 use crate::error::{checked_token_sum, Error, Result};
 use crate::model::{ContextBudget, ContextItem, GroupValue};
-use crate::pipeline::groups::{member_reason, RunGroups};
+use crate::pipeline::groups::{member_reason, GroupIds, RunGroups, NO_GROUP};
 
 /// The partitions of the input, as input positions in input order, and the run's groups.
 pub(super) struct Classified<'a> {
@@ -28,9 +28,13 @@ pub(super) fn classify<'a, C: Collector>(
     let mut pinned = Vec::new();
     let mut scoreable = Vec::with_capacity(items.len());
     let mut negative = Vec::new();
-    let mut grouped = false;
+    let mut ids = GroupIds::new(items.len());
     for (index, item) in items.iter().enumerate() {
-        grouped |= item.has_group();
+        if item.has_group() {
+            if let Some(key) = item.group() {
+                ids.add(index, key, item);
+            }
+        }
         if item.tokens() < 0 {
             negative.push(index);
         } else if item.pinned() {
@@ -39,21 +43,30 @@ pub(super) fn classify<'a, C: Collector>(
             scoreable.push(index);
         }
     }
-    let groups = if grouped {
-        let mut table = RunGroups::new(items, group_value)?;
-        (pinned, scoreable) = classify_groups(items, &mut table, collector);
+    // Unless some group has a negative or a pinned member, every negative item is
+    // ungrouped and the partitions above already keep groups together.
+    let regroup = |v: &[u32]| v.iter().any(|&m| m != NO_GROUP);
+    let groups = if ids.is_empty() {
+        None
+    } else if regroup(ids.first_negative()) || regroup(ids.first_pinned()) {
+        let (first_negative, first_pinned) =
+            (ids.first_negative().to_vec(), ids.first_pinned().to_vec());
+        let mut table = ids.finish(group_value)?;
+        (pinned, scoreable) =
+            classify_groups(items, &mut table, &first_negative, &first_pinned, collector);
+        negative.clear();
         Some(table)
     } else {
-        if C::ENABLED {
-            for index in negative {
-                let reason = ExclusionReason::NegativeTokens {
-                    tokens: items[index].tokens(),
-                };
-                collector.exclude(PipelineStage::Classify, index, 0.0, reason);
-            }
-        }
-        None
+        Some(ids.finish(group_value)?)
     };
+    if C::ENABLED {
+        for index in negative {
+            let reason = ExclusionReason::NegativeTokens {
+                tokens: items[index].tokens(),
+            };
+            collector.exclude(PipelineStage::Classify, index, 0.0, reason);
+        }
+    }
     let pinned_tokens =
         checked_token_sum(pinned.iter().map(|&i| items[i].tokens()), "pinned tokens")?;
     let available = budget.max_tokens() - budget.output_reserve();
@@ -79,14 +92,14 @@ pub(super) fn classify<'a, C: Collector>(
 fn classify_groups<C: Collector>(
     items: &[ContextItem],
     table: &mut RunGroups<'_>,
+    first_negative: &[u32],
+    first_pinned: &[u32],
     collector: &mut C,
 ) -> (Vec<usize>, Vec<usize>) {
-    let mut first_negative = vec![None; table.len()];
-    let mut first_pinned = vec![None; table.len()];
+    let member = |m: u32| (m != NO_GROUP).then_some(m as usize);
+    let first_negative: Vec<Option<usize>> = first_negative.iter().map(|&m| member(m)).collect();
+    let first_pinned: Vec<Option<usize>> = first_pinned.iter().map(|&m| member(m)).collect();
     for g in 0..table.len() {
-        let members = table.members(g).iter().map(|&m| m as usize);
-        first_negative[g] = members.clone().find(|&m| items[m].tokens() < 0);
-        first_pinned[g] = members.clone().find(|&m| items[m].pinned());
         if let (None, Some(by)) = (first_negative[g], first_pinned[g]) {
             table.set_pinned_by(g, by);
         }

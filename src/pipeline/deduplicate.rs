@@ -124,9 +124,17 @@ fn remove_duplicates_grouped<C: Collector>(
 /// For every group, whether it survives group-level deduplication. Only scored groups
 /// (those with a value) take part; among groups whose member contents are equal in input
 /// order, the first with the strictly highest value survives.
+///
+/// Groups are classed by a hash of their member contents' hashes; equal hashes are
+/// confirmed by comparing the contents. A class is named by its first group and keeps its
+/// best group so far; classes with equal hashes (distinct contents) are chained.
 fn surviving_groups(items: &[ContextItem], table: &RunGroups<'_>) -> Vec<bool> {
+    const NONE: u32 = u32::MAX;
     let mut keep = vec![true; table.len()];
-    let mut classes: FastMap<u64, Vec<(usize, usize)>> = FastMap::default(); // (first, best)
+    let mut first_class: FastMap<u64, u32> = FastMap::default();
+    first_class.reserve(table.len());
+    let mut best = vec![NONE; table.len()]; // per class (indexed by its first group)
+    let mut next_class = vec![NONE; table.len()]; // chain of classes with equal hashes
     for g in 0..table.len() {
         if !table.has_value(g) {
             continue;
@@ -143,17 +151,31 @@ fn surviving_groups(items: &[ContextItem], table: &RunGroups<'_>) -> Vec<bool> {
                     .zip(members)
                     .all(|(&a, &b)| items[a as usize].content() == items[b as usize].content())
         };
-        let class = classes.entry(hash).or_default();
-        match class.iter_mut().find(|(first, _)| same(*first)) {
-            None => class.push((g, g)),
-            Some((_, best)) => {
-                if table.value(g) > table.value(*best) {
-                    keep[*best] = false;
-                    *best = g;
+        let mut class = match first_class.get(&hash) {
+            None => {
+                first_class.insert(hash, g as u32);
+                best[g] = g as u32;
+                continue;
+            }
+            Some(&c) => c as usize,
+        };
+        loop {
+            if same(class) {
+                let current = best[class] as usize;
+                if table.value(g) > table.value(current) {
+                    keep[current] = false;
+                    best[class] = g as u32;
                 } else {
                     keep[g] = false;
                 }
+                break;
             }
+            if next_class[class] == NONE {
+                next_class[class] = g as u32;
+                best[g] = g as u32;
+                break;
+            }
+            class = next_class[class] as usize;
         }
     }
     keep

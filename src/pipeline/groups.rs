@@ -26,7 +26,8 @@ pub(super) struct RunGroups<'a> {
     values: Vec<Option<f64>>,
     /// How values are computed.
     mode: GroupValue,
-    /// What happened to each group (recorded for traced runs only).
+    /// What happened to each group (recorded for traced runs only: empty until the
+    /// first note, then one per group).
     outcomes: Vec<Outcome>,
 }
 
@@ -38,53 +39,115 @@ struct Outcome {
     partial_selection: bool,
 }
 
-impl<'a> RunGroups<'a> {
-    /// The groups of `items` (built only when some item has a group key).
-    pub(super) fn new(items: &'a [ContextItem], mode: GroupValue) -> Result<Self> {
-        check_unit_count(items.len())?;
-        let mut ids: FastMap<&str, u32> = FastMap::default();
-        let mut keys = Vec::new();
-        let mut sizes: Vec<u32> = Vec::new();
-        let id_of: Vec<u32> = items
-            .iter()
-            .map(|item| match item.group() {
-                None => NO_GROUP,
-                Some(key) => {
-                    let next = keys.len() as u32;
-                    let id = *ids.entry(key).or_insert(next);
-                    if id == next {
-                        keys.push(key);
-                        sizes.push(0);
-                    }
-                    sizes[id as usize] += 1;
-                    id
+/// Assigns group ids while Classify walks the input once: ids in order of first
+/// appearance, with the first negative-token and the first pinned member of each group.
+pub(super) struct GroupIds<'a> {
+    n: usize,
+    id_of: Vec<u32>,
+    keys: Vec<&'a str>,
+    sizes: Vec<u32>,
+    first_negative: Vec<u32>,
+    first_pinned: Vec<u32>,
+    lookup: FastMap<&'a str, u32>,
+    /// The last key seen and its id: members of a group usually follow one another.
+    last: Option<(&'a str, u32)>,
+}
+
+impl<'a> GroupIds<'a> {
+    /// Ready to number the groups of `n` items.
+    pub(super) fn new(n: usize) -> Self {
+        Self {
+            n,
+            id_of: Vec::new(),
+            keys: Vec::new(),
+            sizes: Vec::new(),
+            first_negative: Vec::new(),
+            first_pinned: Vec::new(),
+            lookup: FastMap::default(),
+            last: None,
+        }
+    }
+
+    /// Notes item `index` with group key `key`.
+    pub(super) fn add(&mut self, index: usize, key: &'a str, item: &ContextItem) {
+        if self.id_of.is_empty() {
+            self.id_of = vec![NO_GROUP; self.n];
+        }
+        let id = match self.last {
+            Some((last, id)) if last == key => id,
+            _ => {
+                if self.keys.is_empty() {
+                    // Room for every remaining item to start a group: no rehashing.
+                    self.lookup.reserve(self.n - index);
                 }
-            })
-            .collect();
-        let mut starts = Vec::with_capacity(keys.len() + 1);
+                let next = self.keys.len() as u32;
+                let id = *self.lookup.entry(key).or_insert(next);
+                if id == next {
+                    self.keys.push(key);
+                    self.sizes.push(0);
+                    self.first_negative.push(NO_GROUP);
+                    self.first_pinned.push(NO_GROUP);
+                }
+                self.last = Some((key, id));
+                id
+            }
+        };
+        let g = id as usize;
+        self.id_of[index] = id;
+        self.sizes[g] += 1;
+        if item.tokens() < 0 && self.first_negative[g] == NO_GROUP {
+            self.first_negative[g] = index as u32;
+        }
+        if item.pinned() && self.first_pinned[g] == NO_GROUP {
+            self.first_pinned[g] = index as u32;
+        }
+    }
+
+    /// True when no item had a group key.
+    pub(super) fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The first negative-token member of each group (`NO_GROUP` when none).
+    pub(super) fn first_negative(&self) -> &[u32] {
+        &self.first_negative
+    }
+
+    /// The first pinned member of each group (`NO_GROUP` when none).
+    pub(super) fn first_pinned(&self) -> &[u32] {
+        &self.first_pinned
+    }
+
+    /// The run's groups.
+    pub(super) fn finish(self, mode: GroupValue) -> Result<RunGroups<'a>> {
+        check_unit_count(self.n)?;
+        let count = self.keys.len();
+        let mut starts = Vec::with_capacity(count + 1);
         starts.push(0u32);
-        for &size in &sizes {
+        for &size in &self.sizes {
             starts.push(starts[starts.len() - 1] + size);
         }
-        let mut next: Vec<u32> = starts[..keys.len()].to_vec();
-        let mut members = vec![0u32; starts[keys.len()] as usize];
-        for (index, &g) in id_of.iter().enumerate() {
+        let mut next: Vec<u32> = starts[..count].to_vec();
+        let mut members = vec![0u32; starts[count] as usize];
+        for (index, &g) in self.id_of.iter().enumerate() {
             if g != NO_GROUP {
                 members[next[g as usize] as usize] = index as u32;
                 next[g as usize] += 1;
             }
         }
         Ok(RunGroups {
-            id_of,
-            values: vec![None; keys.len()],
-            outcomes: vec![Outcome::default(); keys.len()],
-            keys,
+            id_of: self.id_of,
+            values: vec![None; count],
+            outcomes: Vec::new(),
+            keys: self.keys,
             starts,
             members,
             mode,
         })
     }
+}
 
+impl<'a> RunGroups<'a> {
     /// Number of groups.
     pub(super) fn len(&self) -> usize {
         self.keys.len()
@@ -114,15 +177,13 @@ impl<'a> RunGroups<'a> {
     /// Records the value of every group with scored members (`scored` in input order).
     pub(super) fn set_values(&mut self, scored: &[Candidate]) {
         let mut acc = vec![Accumulator::default(); self.len()];
-        let mut seen = vec![false; self.len()];
         for c in scored {
             if let Some(g) = self.group_of(c.index) {
                 acc[g].add(c.score);
-                seen[g] = true;
             }
         }
-        for g in 0..self.len() {
-            self.values[g] = seen[g].then(|| acc[g].value(self.mode));
+        for (value, acc) in self.values.iter_mut().zip(&acc) {
+            *value = (!acc.is_empty()).then(|| acc.value(self.mode));
         }
     }
 
@@ -137,7 +198,8 @@ impl<'a> RunGroups<'a> {
     }
 
     /// The units of a candidate list (`index(p)` is the input position at list position
-    /// `p`; `score(p)` its score there): each group's unit takes `group_value(g)`.
+    /// `p`; `score(p)` its score there): each group's unit takes `group_value(g)`. Every
+    /// group with a member in the list has all its members there.
     pub(super) fn units(
         &self,
         n: usize,
@@ -145,29 +207,46 @@ impl<'a> RunGroups<'a> {
         score: impl Fn(usize) -> f64,
         group_value: impl Fn(usize) -> f64,
     ) -> Units {
+        // List position of each input position (only those in the list are read).
+        let mut position = vec![0u32; self.id_of.len()];
+        for p in 0..n {
+            position[index(p)] = p as u32;
+        }
+        let position = &position;
         Units::build(
             n,
             |p| self.id_of[index(p)],
-            self.len(),
+            |g| {
+                self.members(g as usize)
+                    .iter()
+                    .map(move |&m| position[m as usize])
+            },
             |g| group_value(g as usize),
             score,
-            &index,
         )
+    }
+
+    /// The outcome of group `g`, for writing.
+    fn outcome(&mut self, g: usize) -> &mut Outcome {
+        if self.outcomes.is_empty() {
+            self.outcomes = vec![Outcome::default(); self.keys.len()];
+        }
+        &mut self.outcomes[g]
     }
 
     /// Notes that group `g` is pinned whole because of its member `member`.
     pub(super) fn set_pinned_by(&mut self, g: usize, member: usize) {
-        self.outcomes[g].pinned_by = Some(member);
+        self.outcome(g).pinned_by = Some(member);
     }
 
     /// Notes that a slicer returned only part of group `g`.
     pub(super) fn set_partial(&mut self, g: usize) {
-        self.outcomes[g].partial_selection = true;
+        self.outcome(g).partial_selection = true;
     }
 
     /// Notes that group `g` was excluded at `stage` because of its member `member`.
     pub(super) fn set_excluded(&mut self, g: usize, stage: PipelineStage, member: usize) {
-        self.outcomes[g].excluded = Some((stage, member));
+        self.outcome(g).excluded = Some((stage, member));
     }
 
     /// The group listing of the report, groups in order of their first member.
@@ -178,7 +257,7 @@ impl<'a> RunGroups<'a> {
                 let tokens = members
                     .iter()
                     .fold(0i64, |acc, &m| acc.saturating_add(items[m].tokens()));
-                let outcome = self.outcomes[g];
+                let outcome = self.outcomes.get(g).copied().unwrap_or_default();
                 GroupReport {
                     key: self.keys[g].to_owned(),
                     members,

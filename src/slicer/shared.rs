@@ -40,17 +40,18 @@ pub(crate) fn append_mapped(out: &mut SliceOutcome, inner: SliceOutcome, view_po
     out.shortfalls.extend(inner.shortfalls);
 }
 
-/// The tokens of every unit: the sum of its members' tokens (checked).
+/// The tokens of every unit: the sum of its members' tokens (checked). The items are read
+/// once, in list order, as the item slicers read them.
 pub(crate) fn unit_tokens(items: &[ScoredItem<'_>], units: &Units) -> Result<Vec<i64>> {
+    let tokens: Vec<i64> = items.iter().map(|s| s.item.tokens()).collect();
+    if units.all_single() {
+        return Ok(tokens);
+    }
     (0..units.len())
-        .map(|u| {
-            let members = units.members(u);
-            match members {
-                [only] => Ok(items[*only as usize].item.tokens()),
-                _ => checked_token_sum(
-                    members.iter().map(|&m| items[m as usize].item.tokens()),
-                    "group tokens",
-                ),
+        .map(|u| match units.members(u) {
+            [only] => Ok(tokens[*only as usize]),
+            members => {
+                checked_token_sum(members.iter().map(|&m| tokens[m as usize]), "group tokens")
             }
         })
         .collect()
