@@ -241,7 +241,7 @@ impl Units {
         let unit = |i: usize| self.unit_of[positions[i]];
         Self::build(
             positions.len(),
-            &unit,
+            unit,
             |u| {
                 // A member outside the sub-list (a caller's mistake) is left out.
                 let inside = self.members(u as usize).iter().map(|&m| sub_of[m as usize]);
