@@ -303,6 +303,35 @@ impl ContextItemBuilder {
     /// Puts the item in the group named `key`: items whose keys are equal byte for byte
     /// are selected together or not at all, and placed next to each other in input order
     /// (`docs/groups.md`). The key must not be empty (checked by `build`).
+    ///
+    /// A tool call and its result stay together:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ctxpack::placer::ChronologicalPlacer;
+    /// use ctxpack::scorer::ReflexiveScorer;
+    /// use ctxpack::slicer::GreedySlice;
+    /// use ctxpack::{ContextBudget, ContextItem, Pipeline};
+    ///
+    /// let item = |c: &str, t, s| ContextItem::builder(c, t).future_relevance_hint(s);
+    /// let items = [
+    ///     item("user: weather in Oslo?", 10, 0.9).timestamp(1).build()?,
+    ///     item("call get_weather(Oslo)", 20, 0.8).group("c1").timestamp(2).build()?,
+    ///     item("doc: Oslo guide", 30, 0.5).timestamp(3).build()?,
+    ///     item("result: 4 °C, rain", 40, 0.1).group("c1").timestamp(4).build()?,
+    /// ];
+    /// let pipeline = Pipeline::builder()
+    ///     .scorer(Arc::new(ReflexiveScorer::new()))
+    ///     .slicer(Arc::new(GreedySlice::new()))
+    ///     .placer(Arc::new(ChronologicalPlacer::new()))
+    ///     .build()?;
+    /// // 80 tokens: the call (60 with its result) does not fit; without the key greedy would
+    /// // take the call alone (density 0.04) and drop its result.
+    /// assert_eq!(pipeline.run(&items, &ContextBudget::new(80, 80)?)?.indices, [0, 2]);
+    /// // 100 tokens: everything, the group at its earliest timestamp, members together.
+    /// assert_eq!(pipeline.run(&items, &ContextBudget::new(100, 100)?)?.indices, [0, 1, 3, 2]);
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
     #[inline]
     pub fn group(mut self, key: impl Into<String>) -> Self {
         self.item.extra.get_or_insert_with(Box::default).group = Some(key.into().into_boxed_str());
