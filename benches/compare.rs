@@ -1163,6 +1163,27 @@ fn group_keys(n: usize) -> Vec<Option<String>> {
     keys
 }
 
+/// Workload 1's pipeline built through the Rust API: recency 3 + kind 1, greedy,
+/// chronological.
+fn rust_chat_pipeline() -> ctxpack::Pipeline {
+    use ctxpack::placer::ChronologicalPlacer;
+    use ctxpack::scorer::{CompositeScorer, KindScorer, RecencyScorer};
+    use ctxpack::slicer::GreedySlice;
+    use std::sync::Arc;
+    ctxpack::Pipeline::builder()
+        .scorer(Arc::new(
+            CompositeScorer::new(vec![
+                (Arc::new(RecencyScorer::new()), 3.0),
+                (Arc::new(KindScorer::new()), 1.0),
+            ])
+            .unwrap(),
+        ))
+        .slicer(Arc::new(GreedySlice::new()))
+        .placer(Arc::new(ChronologicalPlacer::new()))
+        .build()
+        .unwrap()
+}
+
 /// The chat items as Rust values, with or without their group keys.
 fn rust_chat_items(specs: &[Spec], keys: Option<&[Option<String>]>) -> Vec<ctxpack::ContextItem> {
     specs
@@ -1188,22 +1209,7 @@ fn rust_chat_items(specs: &[Spec], keys: Option<&[Option<String>]>) -> Vec<ctxpa
 /// through the Rust API and each measured run builds the items, runs the pipeline and drops
 /// both (the C ABI's item descriptor gains its group field with the C ABI 1.0 work).
 fn group_rows(o: &Options) {
-    use ctxpack::placer::ChronologicalPlacer;
-    use ctxpack::scorer::{CompositeScorer, KindScorer, RecencyScorer};
-    use ctxpack::slicer::GreedySlice;
-    use std::sync::Arc;
-    let pipeline = ctxpack::Pipeline::builder()
-        .scorer(Arc::new(
-            CompositeScorer::new(vec![
-                (Arc::new(RecencyScorer::new()), 3.0),
-                (Arc::new(KindScorer::new()), 1.0),
-            ])
-            .unwrap(),
-        ))
-        .slicer(Arc::new(GreedySlice::new()))
-        .placer(Arc::new(ChronologicalPlacer::new()))
-        .build()
-        .unwrap();
+    let pipeline = rust_chat_pipeline();
     println!();
     println!("Item groups (workload 6): chat with 30 % of the items in groups of 2–3, Rust API, build + run + drop");
     println!();
@@ -1368,27 +1374,12 @@ fn knapsack_tables(sizes: &[usize]) {
 /// Allocations of `ctxpack_pipeline_run` alone (items already pushed): untraced, traced
 /// at Item detail, and the Rust API's untraced `Pipeline::run` on the same items.
 fn diagnostics_allocations(sizes: &[usize], log: bool) {
-    use ctxpack::placer::ChronologicalPlacer;
-    use ctxpack::scorer::{CompositeScorer, KindScorer, RecencyScorer};
-    use ctxpack::slicer::GreedySlice;
-    use std::sync::Arc;
     println!();
     println!("Allocations of one chat run (workload 1) after the items are pushed");
     println!();
     println!("| N | C ABI untraced | Rust API untraced | C ABI traced (Item) |");
     println!("|---|---|---|---|");
-    let rust_pipeline = ctxpack::Pipeline::builder()
-        .scorer(Arc::new(
-            CompositeScorer::new(vec![
-                (Arc::new(RecencyScorer::new()), 3.0),
-                (Arc::new(KindScorer::new()), 1.0),
-            ])
-            .unwrap(),
-        ))
-        .slicer(Arc::new(GreedySlice::new()))
-        .placer(Arc::new(ChronologicalPlacer::new()))
-        .build()
-        .unwrap();
+    let rust_pipeline = rust_chat_pipeline();
     for &n in sizes {
         let specs = Workload::Chat.items(n);
         let descs = descriptors(&specs);
@@ -1432,18 +1423,7 @@ fn diagnostics_allocations(sizes: &[usize], log: bool) {
             ctxpack_items_free(items);
             (u, t)
         };
-        let rust_items: Vec<ctxpack::ContextItem> = specs
-            .iter()
-            .map(|s| {
-                let mut b = ctxpack::ContextItem::builder(s.content.as_str(), s.tokens)
-                    .kind(ctxpack::ContextKind::new(s.kind).unwrap())
-                    .source(ctxpack::ContextSource::new(s.source).unwrap());
-                if let Some(t) = s.timestamp {
-                    b = b.timestamp(t);
-                }
-                b.build().unwrap()
-            })
-            .collect();
+        let rust_items = rust_chat_items(&specs, None);
         let budget = {
             let (max, target) = budget_numbers(&specs);
             ctxpack::ContextBudget::new(max, target).unwrap()

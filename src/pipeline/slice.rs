@@ -79,11 +79,7 @@ fn slice_items<C: Collector>(
         slicer.slice(view, effective)?
     };
     let selected = selection_mask(&outcome.selected, sorted.len())?;
-    let sliced: Vec<Candidate> = sorted
-        .iter()
-        .zip(&selected)
-        .filter_map(|(c, &keep)| keep.then_some(*c))
-        .collect();
+    let sliced = kept(sorted, &selected);
     if C::ENABLED {
         let explainer = SliceExplainer::new(slicer, items, &sliced, budget, effective, pinned);
         for (candidate, _) in sorted.iter().zip(&selected).filter(|(_, &keep)| !keep) {
@@ -145,11 +141,7 @@ impl SliceRun<'_, '_> {
                 }
             }
         }
-        let sliced: Vec<Candidate> = sorted
-            .iter()
-            .zip(&selected)
-            .filter_map(|(c, &keep)| keep.then_some(*c))
-            .collect();
+        let sliced = kept(sorted, &selected);
         if C::ENABLED {
             self.explain(&units, &selected, &dropped, &sliced, table, collector);
             collector.shortfalls(outcome.shortfalls);
@@ -215,6 +207,15 @@ impl SliceRun<'_, '_> {
             );
         }
     }
+}
+
+/// The candidates whose mask entry is set, in Sort order (D2).
+fn kept(sorted: &[Candidate], mask: &[bool]) -> Vec<Candidate> {
+    sorted
+        .iter()
+        .zip(mask)
+        .filter_map(|(c, &keep)| keep.then_some(*c))
+        .collect()
 }
 
 /// Turns the slicer's positions into a membership mask, rejecting positions out of range

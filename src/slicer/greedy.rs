@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ScoredItem, Units};
 use crate::radix::{f64_order_key, stable_sort_by_key};
-use crate::slicer::shared::unit_tokens;
+use crate::slicer::shared::select_units;
 use crate::slicer::{SliceOutcome, Slicer};
 
 /// GreedySlice: value-density greedy fill (spec 04 §2).
@@ -56,16 +56,9 @@ impl Slicer for GreedySlice {
         units: &Units,
         budget: &ContextBudget,
     ) -> Result<SliceOutcome> {
-        let target = budget.target_tokens();
-        if items.is_empty() || target <= 0 {
-            return Ok(SliceOutcome::default());
-        }
-        let tokens = unit_tokens(items, units)?;
-        let order = density_order(&tokens, |u| units.value(u));
-        let selected = fill(&tokens, &order, target)?;
-        Ok(SliceOutcome {
-            selected: units.expand(selected),
-            ..SliceOutcome::default()
+        select_units(items, units, budget, |tokens, target| {
+            let order = density_order(tokens, |u| units.value(u));
+            fill(tokens, &order, target)
         })
     }
 }

@@ -5,7 +5,7 @@ use std::cell::Cell;
 
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ScoredItem, Units};
-use crate::slicer::shared::unit_tokens;
+use crate::slicer::shared::select_units;
 use crate::slicer::{SliceOutcome, Slicer};
 
 /// Default bucket size: tokens per discretised capacity unit.
@@ -136,15 +136,8 @@ impl Slicer for KnapsackSlice {
         units: &Units,
         budget: &ContextBudget,
     ) -> Result<SliceOutcome> {
-        let target = budget.target_tokens();
-        if items.is_empty() || target <= 0 {
-            return Ok(SliceOutcome::default());
-        }
-        let tokens = unit_tokens(items, units)?;
-        let picked = self.select(units.len(), |u| tokens[u], |u| units.value(u), target)?;
-        Ok(SliceOutcome {
-            selected: units.expand(picked),
-            ..SliceOutcome::default()
+        select_units(items, units, budget, |tokens, target| {
+            self.select(units.len(), |u| tokens[u], |u| units.value(u), target)
         })
     }
 }

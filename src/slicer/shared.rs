@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use crate::error::{checked_token_sum, Error, Result};
-use crate::model::{ContextKind, ScoredItem, Units};
+use crate::model::{ContextBudget, ContextKind, ScoredItem, Units};
 use crate::slicer::SliceOutcome;
 
 /// Score order of the count-quota slicers: descending under `f64::total_cmp`.
@@ -55,4 +55,25 @@ pub(crate) fn unit_tokens(items: &[ScoredItem<'_>], units: &Units) -> Result<Vec
             }
         })
         .collect()
+}
+
+/// The grouped entry point of a slicer that selects among candidates: nothing for an empty
+/// input or a target `<= 0`; otherwise `select(unit tokens, target)` picks units (indices,
+/// in output order), and each picked unit contributes all its members, in input order.
+pub(crate) fn select_units(
+    items: &[ScoredItem<'_>],
+    units: &Units,
+    budget: &ContextBudget,
+    select: impl FnOnce(&[i64], i64) -> Result<Vec<usize>>,
+) -> Result<SliceOutcome> {
+    let target = budget.target_tokens();
+    if items.is_empty() || target <= 0 {
+        return Ok(SliceOutcome::default());
+    }
+    let tokens = unit_tokens(items, units)?;
+    let picked = select(&tokens, target)?;
+    Ok(SliceOutcome {
+        selected: units.expand(picked),
+        ..SliceOutcome::default()
+    })
 }
