@@ -84,6 +84,7 @@ pub(crate) mod testutil;
 
 pub use error::{Error, ErrorCode, Result};
 pub use model::{
-    ContextBudget, ContextItem, ContextKind, ContextSource, OverflowStrategy, ScoredItem,
+    ContextBudget, ContextItem, ContextKind, ContextSource, GroupValue, OverflowStrategy,
+    ScoredItem,
 };
 pub use pipeline::{Pipeline, PipelineBuilder, RunOptions, Selection};

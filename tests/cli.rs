@@ -63,8 +63,14 @@ fn explain_and_report_cover_every_candidate() {
     );
     let table = text(&out.stdout);
     assert!(out.status.success());
-    assert_eq!(table.lines().count(), 18 + 2, "{table}");
+    // Header, 18 rows, the summary, and the hint about the undated pinned prompt.
+    assert_eq!(table.lines().count(), 18 + 3, "{table}");
     assert!(table.contains("Deduplicated") && table.contains("NegativeTokens (-1)"));
+    assert!(table
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with("hint: pinned item 0 has no timestamp"));
 
     let out = ctxpack(
         &[
@@ -127,4 +133,93 @@ fn a_failed_selection_exits_1() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(out.stdout.is_empty());
     assert!(text(&out.stderr).contains("exceed target tokens (50)"));
+}
+
+const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/agent.jsonl");
+
+#[test]
+fn groups_are_read_written_and_never_split() {
+    // The agent transcript at a tight budget: whatever is placed, every "group" appears
+    // whole, members next to each other in input order, and the key is written back.
+    let input = std::fs::read_to_string(AGENT).unwrap();
+    let keys: Vec<Option<String>> = input
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["group"].as_str().map(str::to_owned)
+        })
+        .collect();
+    for target in ["300", "500", "900"] {
+        let out = ctxpack(&[AGENT, "--max", target, "--preset", "tool-use"], "");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let placed: Vec<Option<String>> = text(&out.stdout)
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["group"].as_str().map(str::to_owned)
+            })
+            .collect();
+        for key in keys.iter().flatten() {
+            let members = keys.iter().filter(|k| k.as_ref() == Some(key)).count();
+            let at: Vec<usize> = (0..placed.len())
+                .filter(|&i| placed[i].as_ref() == Some(key))
+                .collect();
+            assert!(
+                at.is_empty() || at.len() == members,
+                "{key} split at {target}"
+            );
+            assert!(at.windows(2).all(|w| w[1] == w[0] + 1), "{key} scattered");
+        }
+    }
+}
+
+#[test]
+fn explain_shows_groups_and_the_pinned_first_option_moves_the_prompt() {
+    let out = ctxpack(&[AGENT, "--max", "600", "--explain"], "");
+    let table = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let header = table.lines().next().unwrap();
+    assert!(header.contains(" group "), "{header}");
+    assert!(table.contains("call_09") && table.contains("GroupExcluded (with item"));
+    assert!(
+        table.contains("hint: pinned item 0 has no timestamp"),
+        "{table}"
+    );
+
+    let out = ctxpack(&[AGENT, "--max", "600", "--explain", "--pinned-first"], "");
+    assert!(!text(&out.stdout).contains("hint:"));
+    let out = ctxpack(&[AGENT, "--max", "600", "--pinned-first"], "");
+    let first: serde_json::Value =
+        serde_json::from_str(text(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first["kind"], "SystemPrompt");
+
+    // Without group keys the table keeps its former columns.
+    let out = ctxpack(&[SAMPLE, "--max", "400", "--explain"], "");
+    assert!(!text(&out.stdout).lines().next().unwrap().contains("group"));
+
+    let out = ctxpack(
+        &[
+            AGENT,
+            "--max",
+            "600",
+            "--report",
+            "json",
+            "--group-value",
+            "mean",
+        ],
+        "",
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["groups"].as_array().unwrap().len(), 9);
+    assert_input_error(
+        &ctxpack(&[AGENT, "--max", "600", "--group-value", "median"], ""),
+        "--group-value expects sum, max or mean, got 'median'",
+    );
+    assert_input_error(
+        &ctxpack(
+            &["--max", "600"],
+            "{\"content\":\"a\",\"tokens\":1,\"group\":\"\"}",
+        ),
+        "field 'group': must be a non-empty string",
+    );
 }

@@ -4,9 +4,9 @@
 //! composite scorers, decay on a fixed clock, a callback scorer returning arbitrary scores
 //! including NaN and ±inf), every slicer (knapsack, percentage quotas, count quotas,
 //! count-constrained knapsack, nested) and placer — with arbitrary f64 and i64
-//! configuration values, the deduplication flag and the overflow strategy. The rest
-//! gives the budget, the trace level and up to 64 items with arbitrary tokens (near
-//! `i64::MAX` included). Invalid configurations must fail with an error; built pipelines
+//! configuration values, the deduplication flag, the overflow strategy, the group value
+//! mode and the pinned-first option. The rest gives the budget, the trace level and up to
+//! 64 items with arbitrary tokens (near `i64::MAX` included), a third of them in groups. Invalid configurations must fail with an error; built pipelines
 //! must satisfy every run invariant of `ctxpack_fuzz::check`.
 //!
 //! When the pipeline has a policy form (`Policy::from_pipeline`: built-in components on
@@ -41,6 +41,8 @@ fn policy_shaped(pipeline: &Pipeline) -> Pipeline {
         .placer(pipeline.placer().clone())
         .deduplication(pipeline.deduplication())
         .overflow_strategy(pipeline.overflow_strategy())
+        .group_value(pipeline.group_value())
+        .pinned_first(pipeline.pinned_first())
         .build()
         .expect("every component is set")
 }

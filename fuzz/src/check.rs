@@ -7,7 +7,8 @@
 //!   difference is a traced run failing with `TokenOverflow` because the report's total of
 //!   every input token does not fit in 64 bits);
 //! * a selection is malformed: indices out of range or repeated, parallel vectors of
-//!   different lengths, a negative-token item included, a pinned item left out;
+//!   different lengths, a negative-token item included, a pinned item left out (unless a
+//!   negative-token member took its group out), a group split or its members apart;
 //! * a token sum wrapped: the included tokens (or every token, for the report's total) do
 //!   not fit in `i64` although the run succeeded;
 //! * the overflow strategy was not honoured (Throw over target, Truncate keeping a
@@ -18,7 +19,7 @@
 
 use std::cell::RefCell;
 
-use ctxpack::diagnostics::{OverflowEvent, SelectionReport, TraceDetail};
+use ctxpack::diagnostics::{InclusionReason, OverflowEvent, SelectionReport, TraceDetail};
 use ctxpack::{
     ContextBudget, ContextItem, Error, OverflowStrategy, Pipeline, Result, RunOptions, Selection,
 };
@@ -123,11 +124,17 @@ pub fn check_selection(
         seen[i] = true;
         assert!(items[i].tokens() >= 0, "negative-token item {i} selected");
     }
+    let negative_group = |key: &str| {
+        items
+            .iter()
+            .any(|m| m.group() == Some(key) && m.tokens() < 0)
+    };
     for (i, item) in items.iter().enumerate() {
-        if item.pinned() && item.tokens() >= 0 {
+        if item.pinned() && item.tokens() >= 0 && !item.group().is_some_and(negative_group) {
             assert!(seen[i], "pinned item {i} left out of a successful run");
         }
     }
+    check_groups(items, &selection.indices);
 
     let used = exact_sum(items, selection.indices.iter().copied());
     assert!(
@@ -135,9 +142,15 @@ pub fn check_selection(
         "included tokens ({used}) do not fit in i64: the sum must fail with TokenOverflow"
     );
     let target = i128::from(budget.target_tokens());
+    // Pinned: the items placed as pinned (a pinned member pins its group).
     let pinned = exact_sum(
         items,
-        (0..n).filter(|&i| items[i].pinned() && items[i].tokens() >= 0),
+        selection
+            .indices
+            .iter()
+            .zip(&selection.reasons)
+            .filter(|(_, r)| **r == InclusionReason::Pinned)
+            .map(|(&i, _)| i),
     );
     match strategy {
         OverflowStrategy::Throw => {
@@ -171,6 +184,38 @@ pub fn check_selection(
             selection.overflow.is_none(),
             "overflow event without Proceed"
         );
+    }
+}
+
+/// Every group is placed whole or not at all, its members next to each other in input
+/// order.
+fn check_groups(items: &[ContextItem], placed: &[usize]) {
+    let mut rank = vec![None; items.len()];
+    for (r, &i) in placed.iter().enumerate() {
+        rank[i] = Some(r);
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for item in items {
+        let Some(key) = item.group() else { continue };
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let ranks: Vec<Option<usize>> = (0..items.len())
+            .filter(|&i| items[i].group() == Some(key))
+            .map(|i| rank[i])
+            .collect();
+        let placed_count = ranks.iter().flatten().count();
+        assert!(
+            placed_count == 0 || placed_count == ranks.len(),
+            "group {key:?} split: {ranks:?}"
+        );
+        if placed_count > 0 {
+            let first = ranks[0].expect("placed");
+            for (k, r) in ranks.iter().enumerate() {
+                assert_eq!(*r, Some(first + k), "group {key:?} not together: {ranks:?}");
+            }
+        }
     }
 }
 

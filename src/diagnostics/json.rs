@@ -4,13 +4,15 @@
 //! `{"reason": "<Variant>", ...fields}`. Items are written with `content`, `tokens`,
 //! `kind`, `source` and every other field that is set. Extensions (documented in
 //! `docs/diagnostics-json.md`): an `overflow` member when a Proceed run went over target,
-//! and non-finite numbers (possible only in caller-supplied hints) written as `null`.
+//! non-finite numbers (possible only in caller-supplied hints) written as `null`, and for
+//! inputs with groups (`docs/groups.md`) the `GroupExcluded` reason, a `group` member in
+//! items and a `groups` listing.
 
 use std::fmt::Write;
 
 use crate::diagnostics::{
-    CountRequirementShortfall, ExcludedItem, ExclusionReason, IncludedItem, OverflowEvent,
-    SelectionReport, TraceEvent,
+    CountRequirementShortfall, ExcludedItem, ExclusionReason, GroupDecision, GroupReport,
+    IncludedItem, OverflowEvent, SelectionReport, TraceEvent,
 };
 use crate::model::{format_rfc3339, ContextBudget, ContextItem};
 
@@ -49,6 +51,10 @@ fn write_report(report: &SelectionReport, items: &[ContextItem], positions: bool
     if let Some(overflow) = &report.overflow {
         w.key("overflow");
         write_overflow(&mut w, overflow, items);
+    }
+    if !report.groups.is_empty() {
+        w.key("groups");
+        w.array(&report.groups, write_group);
     }
     w.end_object();
     w.finish()
@@ -151,7 +157,50 @@ fn write_exclusion_reason(w: &mut JsonWriter, reason: &ExclusionReason) {
             w.uint(*count);
         }
         ExclusionReason::CountRequireCandidatesExhausted { kind } => w.field_str("kind", kind),
+        ExclusionReason::GroupExcluded {
+            group,
+            member_index,
+            member_content,
+            member_reason,
+        } => {
+            w.field_str("group", group);
+            w.key("member_index");
+            w.uint(*member_index as u64);
+            w.field_str("member_content", member_content);
+            w.field_str("member_reason", member_reason);
+        }
         ExclusionReason::Unknown { .. } => {}
+    }
+    w.end_object();
+}
+
+fn write_group(w: &mut JsonWriter, g: &GroupReport) {
+    w.begin_object();
+    w.field_str("key", &g.key);
+    w.key("members");
+    w.array(&g.members, |w, &m| w.uint(m as u64));
+    w.field_int("tokens", g.tokens);
+    if let Some(value) = g.value {
+        w.key("value");
+        w.float(value);
+    }
+    w.field_str("decision", g.decision.name());
+    if let GroupDecision::Excluded {
+        stage,
+        member_index,
+    } = g.decision
+    {
+        w.field_str("stage", stage.name());
+        w.key("member_index");
+        w.uint(member_index as u64);
+    }
+    if let Some(pinned_by) = g.pinned_by {
+        w.key("pinned_by");
+        w.uint(pinned_by as u64);
+    }
+    if g.partial_selection {
+        w.key("partial_selection");
+        w.raw("true");
     }
     w.end_object();
 }
@@ -226,6 +275,9 @@ fn write_item(w: &mut JsonWriter, item: &ContextItem) {
     }
     if let Some(original) = item.original_tokens() {
         w.field_int("original_tokens", original);
+    }
+    if let Some(group) = item.group() {
+        w.field_str("group", group);
     }
     w.end_object();
 }
@@ -364,6 +416,7 @@ mod tests {
             total_tokens_considered: 117,
             count_requirement_shortfalls: vec![],
             overflow: None,
+            groups: vec![],
         };
         let json = report_to_json(&report, &items);
         let parsed: serde_json::Value = serde_json::from_str(&json).expect(&json);

@@ -23,8 +23,8 @@ impl InclusionReason {
 }
 
 /// Why an item is not in the final window. The spec's eight variants, the reference's two
-/// count-quota variants, and `Unknown` for names read from JSON that this version does
-/// not know.
+/// count-quota variants, ctxpack's group variant, and `Unknown` for names read from JSON
+/// that this version does not know.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExclusionReason {
     /// Did not fit: `available_tokens` is one value per stage and run (D5).
@@ -89,6 +89,19 @@ pub enum ExclusionReason {
         /// The kind.
         kind: String,
     },
+    /// The item's group was excluded because another member was (the group extension,
+    /// `docs/groups.md`): a group is selected whole or not at all. The named member carries
+    /// its own reason.
+    GroupExcluded {
+        /// The group key.
+        group: String,
+        /// Input position of the member whose exclusion took the group out.
+        member_index: usize,
+        /// That member's content.
+        member_content: String,
+        /// That member's own exclusion reason (its wire name).
+        member_reason: String,
+    },
     /// A reason name this version does not know, kept as read.
     Unknown {
         /// The name as read.
@@ -112,6 +125,7 @@ impl ExclusionReason {
             ExclusionReason::CountRequireCandidatesExhausted { .. } => {
                 "CountRequireCandidatesExhausted"
             }
+            ExclusionReason::GroupExcluded { .. } => "GroupExcluded",
             ExclusionReason::Unknown { name } => name,
         }
     }

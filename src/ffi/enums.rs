@@ -239,7 +239,9 @@ impl From<&ExclusionReason> for ctxpack_exclusion_reason {
             ExclusionReason::CountRequireCandidatesExhausted { .. } => {
                 C::CountRequireCandidatesExhausted
             }
-            ExclusionReason::Unknown { .. } => C::Unknown,
+            // The C enumeration gains a value for group exclusions with the group fields
+            // of the C ABI; until then the entry's `name` says "GroupExcluded".
+            ExclusionReason::Unknown { .. } | ExclusionReason::GroupExcluded { .. } => C::Unknown,
         }
     }
 }

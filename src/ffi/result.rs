@@ -309,7 +309,7 @@ fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack
             (e.kind, e.count_cap, e.count) = (s(kind), *cap, *count)
         }
         ExclusionReason::CountRequireCandidatesExhausted { kind } => e.kind = s(kind),
-        ExclusionReason::Unknown { .. } => {}
+        ExclusionReason::Unknown { .. } | ExclusionReason::GroupExcluded { .. } => {}
     }
     e
 }

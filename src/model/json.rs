@@ -4,7 +4,9 @@
 //! Keys are snake_case (`future_relevance_hint`, `original_tokens`); the .NET camelCase
 //! spellings `futureRelevanceHint` and `originalTokens` are accepted too. `content` and
 //! `tokens` are required; unknown keys are rejected. `timestamp` is an RFC 3339 string or
-//! an integer of nanoseconds since the Unix epoch. Errors name the line and the field.
+//! an integer of nanoseconds since the Unix epoch. `group` (an extension, `docs/groups.md`)
+//! is a non-empty string; items with equal keys form a group. Errors name the line and the
+//! field.
 
 use std::fmt;
 
@@ -222,11 +224,17 @@ fn item_from_value(value: &Value, at: &Location) -> Result<ContextItem, ItemRead
     if let Some(o) = fields.optional(&original_keys, Value::as_i64, "an integer (64-bit)")? {
         b = b.original_tokens(o);
     }
+    if let Some(key) = fields.optional(&["group"], Value::as_str, "a string")? {
+        if key.is_empty() {
+            return Err(at.error(Some("group"), "must be a non-empty string".into()));
+        }
+        b = b.group(key);
+    }
     b.build()
         .map_err(|e| at.error(Some("content"), e.to_string()))
 }
 
-const KNOWN_KEYS: [&str; 13] = [
+const KNOWN_KEYS: [&str; 14] = [
     "content",
     "tokens",
     "kind",
@@ -240,6 +248,7 @@ const KNOWN_KEYS: [&str; 13] = [
     "pinned",
     "original_tokens",
     "originalTokens",
+    "group",
 ];
 
 struct ItemFields<'a> {
@@ -372,5 +381,27 @@ mod tests {
         assert!(e.message.contains("expected an item object"));
         let e = read_items("{\"content\":\"a\",\"tokens\":99999999999999999999}").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("tokens"));
+    }
+
+    #[test]
+    fn reads_group_keys() {
+        let items = read_items(
+            "{\"content\":\"a\",\"tokens\":1,\"group\":\"call_1\"}\n\
+             {\"content\":\"b\",\"tokens\":1,\"group\":null}\n\
+             {\"content\":\"c\",\"tokens\":1}",
+        )
+        .unwrap();
+        let groups: Vec<Option<&str>> = items.iter().map(ContextItem::group).collect();
+        assert_eq!(groups, [Some("call_1"), None, None]);
+        let e = read_items("{\"content\":\"a\",\"tokens\":1,\"group\":\"\"}").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1, item 0, field 'group': must be a non-empty string"
+        );
+        let e = read_items("{\"content\":\"a\",\"tokens\":1,\"group\":7}").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1, item 0, field 'group': must be a string, found an integer"
+        );
     }
 }

@@ -1,13 +1,16 @@
 //! The data model (spec chapter 01): items, budgets, kinds and sources, overflow strategy,
-//! scored items.
+//! scored items; and the item-group extension's value modes and units (`docs/groups.md`).
 
 mod budget;
+mod group;
 mod item;
 mod json;
 mod kind;
 mod timestamp;
 
 pub use budget::ContextBudget;
+pub(crate) use group::{check_len as check_unit_count, Accumulator};
+pub use group::{GroupValue, Units};
 pub(crate) use item::ItemFields;
 pub use item::{ContextItem, ContextItemBuilder};
 pub(crate) use json::type_name;

@@ -46,14 +46,23 @@ fn run_stages<C: Collector>(
     options: &RunOptions<'_>,
     collector: &mut C,
 ) -> Result<Placed> {
-    let classified = classify(items, budget, collector)?;
+    let mut classified = classify(items, budget, pipeline.group_value, collector)?;
     let scored = score(
         pipeline.scorer.as_ref(),
         items,
         &classified.scoreable,
         collector,
     )?;
-    let mut sorted = deduplicate(pipeline.deduplication, items, scored, collector);
+    if let Some(table) = &mut classified.groups {
+        table.set_values(&scored);
+    }
+    let mut sorted = deduplicate(
+        pipeline.deduplication,
+        items,
+        scored,
+        classified.groups.as_mut(),
+        collector,
+    );
     sort_by_score(&mut sorted);
     let pinned = PinnedContext {
         tokens: classified.pinned_tokens,
@@ -65,6 +74,7 @@ fn run_stages<C: Collector>(
         &sorted,
         budget,
         &pinned,
+        classified.groups.as_mut(),
         collector,
     )?;
     let context = PlaceContext {
@@ -73,6 +83,19 @@ fn run_stages<C: Collector>(
         on_overflow: options.on_overflow,
         items,
         budget,
+        pinned_first: pipeline.pinned_first,
     };
-    place(context, &classified.pinned, sliced, collector)
+    let placed = place(
+        context,
+        &classified.pinned,
+        sliced,
+        classified.groups.as_mut(),
+        collector,
+    )?;
+    if C::ENABLED {
+        if let Some(table) = &classified.groups {
+            collector.groups(table.report(items));
+        }
+    }
+    Ok(placed)
 }

@@ -30,6 +30,8 @@ pub(super) fn pipeline(policy: &Policy) -> Result<Pipeline> {
         .placer(placer(policy.placer))
         .deduplication(policy.deduplication)
         .overflow_strategy(policy.overflow_strategy)
+        .group_value(policy.group_value)
+        .pinned_first(policy.pinned_first)
         .build()
 }
 

@@ -103,6 +103,8 @@ pub(super) const POLICY_PROPS: &[&str] = &[
     "countQuotas",
     "scarcity",
     "innerSlicer",
+    "groupValue",
+    "pinnedFirst",
     "name",
     "description",
 ];

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::error::Result;
 use crate::model::ContextKind;
-use crate::model::OverflowStrategy;
+use crate::model::{GroupValue, OverflowStrategy};
 use crate::policy::json_names::*;
 use crate::policy::{
     index_path, key_path, policy_error, prop_path, CountQuota, KnapsackSpec, PercentQuota,
@@ -54,12 +54,30 @@ pub(super) fn policy(json: &str) -> Result<Policy> {
     };
     let overflow_strategy = required_enum(obj, "", "overflowStrategy", &OVERFLOW_STRATEGIES)?
         .map_or(OverflowStrategy::default(), |i| OVERFLOW_VALUES[i]);
+    // Extensions of the group feature (docs/groups.md); `null` counts as absent.
+    let group_value = match optional(obj, "groupValue") {
+        None => GroupValue::Sum,
+        Some(v) => GroupValue::from_name(&string(v, "groupValue")?).map_err(|_| {
+            policy_error(
+                "groupValue",
+                format!("unknown group value {v}; known values: sum, max, mean"),
+            )
+        })?,
+    };
+    let pinned_first = match optional(obj, "pinnedFirst") {
+        None => false,
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| type_error(v, "pinnedFirst", "a boolean"))?,
+    };
     let policy = Policy {
         scorers,
         slicer,
         placer,
         deduplication,
         overflow_strategy,
+        group_value,
+        pinned_first,
         name: optional(obj, "name")
             .map(|v| string(v, "name"))
             .transpose()?,

@@ -122,6 +122,8 @@ fn spec_example_policy() -> Policy {
         placer: PlacerType::UShaped,
         deduplication: true,
         overflow_strategy: OverflowStrategy::Truncate,
+        group_value: crate::model::GroupValue::Sum,
+        pinned_first: false,
         name: Some("SupportDesk".into()),
         description: Some("Ticket triage with weighted recency, kind and tag signals.".into()),
     }
@@ -226,6 +228,8 @@ fn extended_policy() -> Policy {
         placer: PlacerType::Chronological,
         deduplication: false,
         overflow_strategy: OverflowStrategy::Proceed,
+        group_value: crate::model::GroupValue::Sum,
+        pinned_first: false,
         name: None,
         description: Some("ünïcode \u{1F600} and \"quotes\"\n".into()),
     }

@@ -7,6 +7,7 @@
 //! for integral and ordinary values.
 
 use crate::error::Result;
+use crate::model::GroupValue;
 use crate::policy::json_names::*;
 use crate::policy::{
     index_path, key_path, policy_error, prop_path, CountQuota, KnapsackSpec, PercentQuota, Policy,
@@ -53,6 +54,13 @@ pub(super) fn policy(policy: &Policy, pretty: bool) -> Result<String> {
     );
     members.push(("overflowStrategy".into(), Json::Str(overflow.into())));
     members.extend(slicer.rest);
+    if policy.group_value != GroupValue::Sum {
+        let value = Json::Str(policy.group_value.name().into());
+        members.push(("groupValue".into(), value));
+    }
+    if policy.pinned_first {
+        members.push(("pinnedFirst".into(), Json::Raw("true".into())));
+    }
     if let Some(name) = &policy.name {
         members.push(("name".into(), Json::Str(name.clone())));
     }

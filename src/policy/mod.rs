@@ -19,7 +19,7 @@
 
 use crate::diagnostics::SelectionReport;
 use crate::error::{Error, Result};
-use crate::model::{ContextBudget, ContextItem, ContextKind, OverflowStrategy};
+use crate::model::{ContextBudget, ContextItem, ContextKind, GroupValue, OverflowStrategy};
 use crate::pipeline::Pipeline;
 use crate::scorer::DecayCurve;
 use crate::slicer::ScarcityBehavior;
@@ -54,6 +54,11 @@ pub struct Policy {
     pub deduplication: bool,
     /// What to do when the selection exceeds the target (default: throw).
     pub overflow_strategy: OverflowStrategy,
+    /// How a group's value is computed from its members' scores (extension, default sum;
+    /// `docs/groups.md`).
+    pub group_value: GroupValue,
+    /// Place pinned items first, in input order (extension, default off).
+    pub pinned_first: bool,
     /// Optional name, free text.
     pub name: Option<String>,
     /// Optional description, free text.
@@ -216,7 +221,8 @@ impl ScorerEntry {
 
 impl Policy {
     /// A policy with `scorers` and every other field at its default: greedy slicer,
-    /// chronological placer, deduplication on, overflow Throw, no name or description.
+    /// chronological placer, deduplication on, overflow Throw, group value sum, pinned
+    /// items placed like the others, no name or description.
     pub fn new(scorers: Vec<ScorerEntry>) -> Self {
         Self {
             scorers,
@@ -224,6 +230,8 @@ impl Policy {
             placer: PlacerType::Chronological,
             deduplication: true,
             overflow_strategy: OverflowStrategy::Throw,
+            group_value: GroupValue::Sum,
+            pinned_first: false,
             name: None,
             description: None,
         }

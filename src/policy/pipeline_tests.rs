@@ -357,6 +357,8 @@ fn every_component_is_recovered() {
         placer: PlacerType::UShaped,
         deduplication: false,
         overflow_strategy: OverflowStrategy::Truncate,
+        group_value: crate::model::GroupValue::Sum,
+        pinned_first: false,
         name: Some("x".into()),
         description: None,
     };

@@ -4,7 +4,8 @@
 use std::cell::Cell;
 
 use crate::error::{Error, Result};
-use crate::model::{ContextBudget, ScoredItem};
+use crate::model::{ContextBudget, ScoredItem, Units};
+use crate::slicer::shared::select_units;
 use crate::slicer::{SliceOutcome, Slicer};
 
 /// Default bucket size: tokens per discretised capacity unit.
@@ -25,6 +26,9 @@ const VALUE_SCALE: f64 = 10000.0;
 /// are ignored.
 ///
 /// Output order: zero-token items in input order, then the picks in reverse input order.
+///
+/// With groups, the candidates are units (a group weighs its members' summed tokens and is
+/// worth its group value) and the optimum is exact over units.
 ///
 /// Memory guard (D11): the keep table is a bitset of `candidates × (capacity + 1)` bits,
 /// where `candidates` counts every positive-token item, and the DP keeps one row of
@@ -115,27 +119,50 @@ impl Slicer for KnapsackSlice {
         if items.is_empty() || target <= 0 {
             return Ok(SliceOutcome::default());
         }
-        let mut selected: Vec<usize> = positions_where(items, |t| t == 0);
-        let candidates = positions_where(items, |t| t > 0);
-        let cap = target / self.bucket_size;
-        // Check order of 04 §9.2: no candidates, then cap = 0, then the guard.
-        if !candidates.is_empty() && cap > 0 {
-            self.check_table_size(candidates.len(), cap)?;
-            let active = self.dp_candidates(items, &candidates, cap);
-            selected.extend(solve(&active, cap));
-        }
+        let tokens = |p: usize| items[p].item.tokens();
+        let selected = self.select(items.len(), tokens, |p| items[p].score, target)?;
         Ok(SliceOutcome {
             selected,
             ..SliceOutcome::default()
         })
     }
+
+    /// The same knapsack over units: a unit weighs `ceil(unit tokens / bucket_size)` and is
+    /// worth `max(0, floor(unit value * 10000))`; zero-token units are always selected; the
+    /// guard counts positive-token units. Each selected unit contributes all its members.
+    fn slice_grouped(
+        &self,
+        items: &[ScoredItem<'_>],
+        units: &Units,
+        budget: &ContextBudget,
+    ) -> Result<SliceOutcome> {
+        select_units(items, units, budget, |tokens, target| {
+            self.select(units.len(), |u| tokens[u], |u| units.value(u), target)
+        })
+    }
 }
 
-/// Positions of the items whose token count satisfies `keep`, in input order.
-fn positions_where(items: &[ScoredItem<'_>], keep: impl Fn(i64) -> bool) -> Vec<usize> {
-    (0..items.len())
-        .filter(|&p| keep(items[p].item.tokens()))
-        .collect()
+impl KnapsackSlice {
+    /// The selection among `n` candidates (items or units) with `target > 0`: zero-token
+    /// candidates in index order, then the DP picks in reverse index order.
+    fn select(
+        &self,
+        n: usize,
+        tokens: impl Fn(usize) -> i64,
+        score: impl Fn(usize) -> f64,
+        target: i64,
+    ) -> Result<Vec<usize>> {
+        let mut selected: Vec<usize> = (0..n).filter(|&i| tokens(i) == 0).collect();
+        let candidates: Vec<usize> = (0..n).filter(|&i| tokens(i) > 0).collect();
+        let cap = target / self.bucket_size;
+        // Check order of 04 §9.2: no candidates, then cap = 0, then the guard.
+        if !candidates.is_empty() && cap > 0 {
+            self.check_table_size(candidates.len(), cap)?;
+            let active = self.dp_candidates(&candidates, tokens, score, cap);
+            selected.extend(solve(&active, cap));
+        }
+        Ok(selected)
+    }
 }
 
 /// Knapsack value of a score: `max(0, floor(score * 10000))` in f64, converted with `as`
@@ -153,20 +180,22 @@ struct Candidate {
 }
 
 impl KnapsackSlice {
-    /// The candidates that can ever set a keep bit, in input order. Zero-value and oversized
-    /// candidates never improve `best` (04 §3.2 rules 3–4), so leaving them out is exact.
+    /// The candidates that can ever set a keep bit, in index order. Zero-value and
+    /// oversized candidates never improve `best` (04 §3.2 rules 3–4), so leaving them out
+    /// is exact.
     fn dp_candidates(
         &self,
-        items: &[ScoredItem<'_>],
         candidates: &[usize],
+        tokens: impl Fn(usize) -> i64,
+        score: impl Fn(usize) -> f64,
         cap: i64,
     ) -> Vec<Candidate> {
         candidates
             .iter()
             .map(|&pos| Candidate {
                 pos,
-                weight: self.weight(items[pos].item.tokens()),
-                value: value(items[pos].score),
+                weight: self.weight(tokens(pos)),
+                value: value(score(pos)),
             })
             .filter(|c| c.value > 0 && c.weight <= cap)
             .collect()
@@ -562,7 +591,7 @@ mod tests {
             );
             let cap = target / q;
             let cands: Vec<usize> = (0..n).filter(|&p| specs[p].0 > 0).collect();
-            let active = slicer.dp_candidates(&items, &cands, cap);
+            let active = slicer.dp_candidates(&cands, |p| specs[p].0, |p| items[p].score, cap);
             if cap > 0 && !active.is_empty() {
                 if fits_all(&active, cap) {
                     early_exits += 1;

@@ -19,13 +19,17 @@ use crate::engine::{
     PipelineResult, ReasonRecord, ReportRecord, SliceResult,
 };
 use crate::spec::{
-    BudgetSpec, Component, CountEntrySpec, CurveSpec, FieldValue, ItemSpec, OverflowSpec,
-    PipelineSpec, PlacerSpec, Scarcity, ScoredItemSpec, ScorerSpec, ShortfallSpec, SlicerSpec,
+    BudgetSpec, Component, CountEntrySpec, CurveSpec, FieldValue, GroupValueSpec, ItemSpec,
+    OverflowSpec, PipelineSpec, PlacerSpec, Scarcity, ScoredItemSpec, ScorerSpec, ShortfallSpec,
+    SlicerSpec,
 };
 
 /// Runs vectors through the C ABI.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FfiEngine;
+
+/// Why group vectors are skipped: the item descriptor has no group field yet.
+const GROUPS_UNSUPPORTED: &str = "the C ABI's item descriptor has no group key yet";
 
 /// A handle owned by the engine, freed on drop with its `ctxpack_*_free` function.
 struct Owned<T> {
@@ -417,6 +421,10 @@ fn shortfall(s: &ctxpack_shortfall) -> ShortfallSpec {
 }
 
 impl Engine for FfiEngine {
+    fn groups_unsupported(&self) -> Option<&'static str> {
+        Some(GROUPS_UNSUPPORTED)
+    }
+
     fn name(&self) -> &'static str {
         "c-abi"
     }
@@ -452,6 +460,7 @@ impl Engine for FfiEngine {
         slicer: &SlicerSpec,
         items: &[ScoredItemSpec],
         budget: &BudgetSpec,
+        _group_value: GroupValueSpec,
     ) -> EngineResult<SliceResult> {
         let slicer = build_slicer(slicer).map_err(EngineError::Construction)?;
         let list = build_items(items.iter().map(|s| &s.item))?;
@@ -504,7 +513,12 @@ impl Engine for FfiEngine {
         }
     }
 
-    fn place(&self, placer: &PlacerSpec, items: &[ScoredItemSpec]) -> EngineResult<Vec<usize>> {
+    fn place(
+        &self,
+        placer: &PlacerSpec,
+        items: &[ScoredItemSpec],
+        _group_value: GroupValueSpec,
+    ) -> EngineResult<Vec<usize>> {
         let placer = build_placer(*placer).map_err(EngineError::Construction)?;
         let list = build_items(items.iter().map(|s| &s.item))?;
         let scores: Vec<f64> = items.iter().map(|s| s.score).collect();

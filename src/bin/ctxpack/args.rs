@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use ctxpack::GroupValue;
+
 /// What the tool prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputMode {
@@ -51,6 +53,10 @@ pub struct Args {
     pub output: OutputMode,
     /// `--format` (defaults to items).
     pub format: InputFormat,
+    /// `--pinned-first`: place pinned items first (overrides the policy when given).
+    pub pinned_first: bool,
+    /// `--group-value`: how a group's value is computed (overrides the policy when given).
+    pub group_value: Option<GroupValue>,
 }
 
 /// A usage error: the message is printed on one line, exit status 2.
@@ -66,8 +72,8 @@ impl fmt::Display for UsageError {
 /// The `--help` text.
 pub const USAGE: &str = "\
 usage: ctxpack [FILE] --max N [--target N] [--reserve N]
-               [--preset NAME | --policy FILE.json] [--explain | --report json]
-               [--format items|openai|anthropic]
+               [--preset NAME | --policy FILE.json] [--pinned-first] [--group-value V]
+               [--explain | --report json] [--format items|openai|anthropic]
 
 Reads candidate items (JSON Lines or a JSON array; FILE or standard input when FILE is
 absent or '-'), selects the context window for the budget, and prints it as JSON Lines in
@@ -81,7 +87,10 @@ without a tokenizer, docs/chat.md).
   --preset NAME    chat, code-review, rag, document-qa, tool-use, long-running, debugging
                    (default: chat)
   --policy FILE    a policy JSON file instead of a preset
-  --explain        print every candidate with its score, decision and reason
+  --pinned-first   place pinned items first, in input order (e.g. an undated system prompt)
+  --group-value V  how a group's value is computed from its members' scores: sum (default),
+                   max or mean (items with equal \"group\" keys are kept or dropped together)
+  --explain        print every candidate with its score, decision, reason and group
   --report json    print the SelectionReport as JSON
   --format F       items (default), openai (Chat Completions request), anthropic (Messages
                    request)
@@ -98,6 +107,7 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     let mut policy = None;
     let mut output = OutputMode::Window;
     let mut format = InputFormat::Items;
+    let (mut pinned_first, mut group_value) = (false, None);
     let mut it = argv.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -113,6 +123,14 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
             "--preset" => set_policy(&mut policy, PolicySource::Preset(value("--preset")?))?,
             "--policy" => set_policy(&mut policy, PolicySource::File(value("--policy")?))?,
             "--explain" => set_output(&mut output, OutputMode::Explain)?,
+            "--pinned-first" => pinned_first = true,
+            "--group-value" => {
+                let v = value("--group-value")?;
+                let parsed = GroupValue::from_name(&v).map_err(|_| {
+                    UsageError(format!("--group-value expects sum, max or mean, got '{v}'"))
+                })?;
+                group_value = Some(parsed);
+            }
             "--report" => match value("--report")?.as_str() {
                 "json" => set_output(&mut output, OutputMode::ReportJson)?,
                 other => {
@@ -140,6 +158,8 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
         policy: policy.unwrap_or_else(|| PolicySource::Preset("chat".into())),
         output,
         format,
+        pinned_first,
+        group_value,
     }))
 }
 
@@ -211,6 +231,14 @@ mod tests {
         let a = args("r.json --max 10 --format anthropic").unwrap().unwrap();
         assert_eq!(a.format, InputFormat::Anthropic);
         assert_eq!(args("--help").unwrap(), None);
+        assert_eq!((a.pinned_first, a.group_value), (false, None));
+        let a = args("--max 10 --pinned-first --group-value MAX")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (a.pinned_first, a.group_value),
+            (true, Some(GroupValue::Max))
+        );
     }
 
     #[test]
@@ -237,6 +265,11 @@ mod tests {
                 "--max 1 --format yaml",
                 "--format expects items, openai or anthropic, not 'yaml'",
             ),
+            (
+                "--max 1 --group-value median",
+                "--group-value expects sum, max or mean, got 'median'",
+            ),
+            ("--max 1 --group-value", "--group-value needs a value"),
         ] {
             assert_eq!(args(line).unwrap_err().0, msg, "{line}");
         }

@@ -87,7 +87,13 @@ fn run(argv: &[String]) -> Result<String, Failure> {
         )
         .map_err(|e| Failure::selection(e.to_string()))?;
     Ok(match (&args.output, &selection.report) {
-        (OutputMode::Explain, Some(report)) => output::explain_table(&items, report),
+        (OutputMode::Explain, Some(report)) => {
+            let mut text = output::explain_table(&items, report);
+            if !pipeline.pinned_first() {
+                text.push_str(&output::pinned_last_hint(&items, &selection));
+            }
+            text
+        }
         (OutputMode::ReportJson, Some(report)) => output::report_json(&items, report),
         _ => output::window_jsonl(&items, &selection),
     })
@@ -136,6 +142,11 @@ fn load_pipeline(args: &Args) -> Result<Pipeline, Failure> {
         }
     }
     .map_err(|e| Failure::input(e.to_string()))?;
+    let policy = Policy {
+        pinned_first: policy.pinned_first || args.pinned_first,
+        group_value: args.group_value.unwrap_or(policy.group_value),
+        ..policy
+    };
     policy
         .build_pipeline()
         .map_err(|e| Failure::input(e.to_string()))
