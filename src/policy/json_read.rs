@@ -10,11 +10,10 @@ use serde_json::{Map, Value};
 
 use crate::error::Result;
 use crate::model::ContextKind;
-use crate::model::OverflowStrategy;
 use crate::policy::json_names::*;
 use crate::policy::{
-    index_path, key_path, policy_error, prop_path, CountQuota, KnapsackSpec, PercentQuota,
-    PlacerType, Policy, ScorerEntry, ScorerSpec, SlicerSpec,
+    index_path, key_path, policy_error, prop_path, CountQuota, KnapsackSpec, PercentQuota, Policy,
+    ScorerEntry, ScorerSpec, SlicerSpec,
 };
 use crate::scorer::{DecayCurve, DecayScorer, MetadataTrustScorer};
 use crate::slicer::ScarcityBehavior;
@@ -22,6 +21,38 @@ use crate::slicer::ScarcityBehavior;
 type Object = Map<String, Value>;
 
 pub(super) fn policy(json: &str) -> Result<Policy> {
+    let value = document(json)?;
+    let obj = object(&value, "", POLICY_PROPS)?;
+    let scorers = match obj.get("scorers") {
+        None => return Err(policy_error("scorers", "is required")),
+        Some(Value::Null) => return Err(policy_error("scorers", "must not be null")),
+        Some(v) => list(v, "scorers", scorer_entry)?,
+    };
+    // Read in .NET property order; the first error found is the one reported.
+    let slicer = slicer(obj, "")?;
+    let placer = required_enum(obj, "", "placerType")?.unwrap_or_default();
+    let deduplication = match obj.get("deduplicationEnabled") {
+        None => true,
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| type_error(v, "deduplicationEnabled", "a boolean"))?,
+    };
+    let text = |prop: &str| optional(obj, prop).map(|v| string(v, prop)).transpose();
+    let policy = Policy {
+        scorers,
+        slicer,
+        placer,
+        deduplication,
+        overflow_strategy: required_enum(obj, "", "overflowStrategy")?.unwrap_or_default(),
+        name: text("name")?,
+        description: text("description")?,
+    };
+    policy.validate()?;
+    Ok(policy)
+}
+
+/// The parsed document: not empty, well-formed, not `null`.
+fn document(json: &str) -> Result<Value> {
     if json.trim().is_empty() {
         return Err(policy_error("", "JSON input cannot be empty"));
     }
@@ -33,62 +64,38 @@ pub(super) fn policy(json: &str) -> Result<Policy> {
             "policy cannot be null (received JSON literal 'null')",
         ));
     }
-    let obj = object(&value, "", POLICY_PROPS)?;
-    let scorers = match obj.get("scorers") {
-        None => return Err(policy_error("scorers", "is required")),
-        Some(Value::Null) => return Err(policy_error("scorers", "must not be null")),
-        Some(v) => array(v, "scorers")?
-            .iter()
-            .enumerate()
-            .map(|(i, e)| scorer_entry(e, &index_path("scorers", i)))
-            .collect::<Result<Vec<_>>>()?,
-    };
-    let slicer = slicer(obj, "")?;
-    let placer = required_enum(obj, "", "placerType", &PLACER_TYPES)?
-        .map_or(PlacerType::default(), |i| PLACER_VALUES[i]);
-    let deduplication = match obj.get("deduplicationEnabled") {
-        None => true,
-        Some(v) => v
-            .as_bool()
-            .ok_or_else(|| type_error(v, "deduplicationEnabled", "a boolean"))?,
-    };
-    let overflow_strategy = required_enum(obj, "", "overflowStrategy", &OVERFLOW_STRATEGIES)?
-        .map_or(OverflowStrategy::default(), |i| OVERFLOW_VALUES[i]);
-    let policy = Policy {
-        scorers,
-        slicer,
-        placer,
-        deduplication,
-        overflow_strategy,
-        name: optional(obj, "name")
-            .map(|v| string(v, "name"))
-            .transpose()?,
-        description: optional(obj, "description")
-            .map(|v| string(v, "description"))
-            .transpose()?,
-    };
-    policy.validate()?;
-    Ok(policy)
+    Ok(value)
 }
 
 fn scorer_entry(value: &Value, path: &str) -> Result<ScorerEntry> {
     let obj = object(value, path, ENTRY_PROPS)?;
-    let ty = required_enum(obj, path, "type", &SCORER_TYPES)?
+    let ty = required_enum::<ScorerType>(obj, path, "type")?
         .ok_or_else(|| policy_error(&prop_path(path, "type"), "is required"))?;
     let weight_path = prop_path(path, "weight");
     let weight = match obj.get("weight") {
         None => return Err(policy_error(&weight_path, "is required")),
         Some(v) => number(v, &weight_path)?,
     };
-    for &(prop, owner) in OWNED_ENTRY_PROPS {
-        if ty != owner && optional(obj, prop).is_some() {
-            return Err(policy_error(
-                &prop_path(path, prop),
-                format!("is only valid when type is {}", SCORER_TYPES.names[owner]),
-            ));
+    for owner in ScorerType::ALL {
+        for &prop in owner.own_props() {
+            if ty != *owner && optional(obj, prop).is_some() {
+                return Err(policy_error(
+                    &prop_path(path, prop),
+                    format!("is only valid when type is {}", owner.name()),
+                ));
+            }
         }
     }
-    // Like .NET, kindWeights and tagWeights are accepted (and ignored) on other types.
+    Ok(ScorerEntry {
+        weight,
+        scorer: scorer_spec(ty, obj, path)?,
+    })
+}
+
+/// The scorer of an entry of type `ty` whose properties are in `obj` (at `path`); the
+/// properties of other types were rejected already.
+fn scorer_spec(ty: ScorerType, obj: &Object, path: &str) -> Result<ScorerSpec> {
+    // Like .NET, kindWeights and tagWeights are read (and ignored) on other types too.
     let kind_weights = optional(obj, "kindWeights")
         .map(|v| kind_weights(v, &prop_path(path, "kindWeights")))
         .transpose()?;
@@ -99,55 +106,55 @@ fn scorer_entry(value: &Value, path: &str) -> Result<ScorerEntry> {
         optional(obj, prop).ok_or_else(|| {
             policy_error(
                 &prop_path(path, prop),
-                format!("must be specified when type is {}", SCORER_TYPES.names[ty]),
+                format!("must be specified when type is {}", ty.name()),
             )
         })
     };
-    let scorer = match ty {
-        RECENCY => ScorerSpec::Recency,
-        PRIORITY => ScorerSpec::Priority,
-        KIND => ScorerSpec::Kind {
+    let nested = |prop: &str| -> Result<Box<ScorerEntry>> {
+        Ok(Box::new(scorer_entry(
+            needs(prop)?,
+            &prop_path(path, prop),
+        )?))
+    };
+    Ok(match ty {
+        ScorerType::Recency => ScorerSpec::Recency,
+        ScorerType::Priority => ScorerSpec::Priority,
+        ScorerType::Kind => ScorerSpec::Kind {
             weights: kind_weights,
         },
-        TAG => {
+        ScorerType::Tag => {
             needs("tagWeights")?;
             ScorerSpec::Tag {
                 weights: tag_weights.unwrap_or_default(),
             }
         }
-        FREQUENCY => ScorerSpec::Frequency,
-        REFLEXIVE => ScorerSpec::Reflexive,
-        SCALED => ScorerSpec::Scaled {
-            inner: Box::new(scorer_entry(
-                needs("innerScorer")?,
-                &prop_path(path, "innerScorer"),
-            )?),
+        ScorerType::Frequency => ScorerSpec::Frequency,
+        ScorerType::Reflexive => ScorerSpec::Reflexive,
+        ScorerType::Scaled => ScorerSpec::Scaled {
+            inner: nested("innerScorer")?,
         },
-        COMPOSITE => {
-            let children_path = prop_path(path, "children");
-            let children = array(needs("children")?, &children_path)?
-                .iter()
-                .enumerate()
-                .map(|(j, c)| scorer_entry(c, &index_path(&children_path, j)))
-                .collect::<Result<Vec<_>>>()?;
-            ScorerSpec::Composite { children }
-        }
-        DECAY => ScorerSpec::Decay {
+        ScorerType::Composite => ScorerSpec::Composite {
+            children: list(
+                needs("children")?,
+                &prop_path(path, "children"),
+                scorer_entry,
+            )?,
+        },
+        ScorerType::Decay => ScorerSpec::Decay {
             curve: curve(needs("curve")?, &prop_path(path, "curve"))?,
             null_timestamp_score: optional_number(obj, path, "nullTimestampScore")?
                 .unwrap_or(DecayScorer::DEFAULT_NULL_TIMESTAMP_SCORE),
         },
-        METADATA_TRUST => ScorerSpec::MetadataTrust {
+        ScorerType::MetadataTrust => ScorerSpec::MetadataTrust {
             default_score: optional_number(obj, path, "defaultScore")?
                 .unwrap_or(MetadataTrustScorer::DEFAULT_SCORE),
         },
-        _ => ScorerSpec::MetadataKey {
+        ScorerType::MetadataKey => ScorerSpec::MetadataKey {
             key: string(needs("key")?, &prop_path(path, "key"))?,
             value: string(needs("value")?, &prop_path(path, "value"))?,
             boost: number(needs("boost")?, &prop_path(path, "boost"))?,
         },
-    };
-    Ok(ScorerEntry { weight, scorer })
+    })
 }
 
 fn kind_weights(value: &Value, path: &str) -> Result<Vec<(ContextKind, f64)>> {
@@ -173,18 +180,13 @@ fn weight_map(value: &Value, path: &str) -> Result<Vec<(String, f64)>> {
 
 fn curve(value: &Value, path: &str) -> Result<DecayCurve> {
     let obj = object(value, path, CURVE_PROPS)?;
-    let ty = required_enum(obj, path, "type", &CURVE_TYPES)?
+    let ty = required_enum::<CurveType>(obj, path, "type")?
         .ok_or_else(|| policy_error(&prop_path(path, "type"), "is required"))?;
-    let allowed: &[&str] = match ty {
-        EXPONENTIAL => &["halfLifeNanos"],
-        WINDOW => &["maxAgeNanos"],
-        _ => &["windows"],
-    };
-    for prop in ["halfLifeNanos", "maxAgeNanos", "windows"] {
+    for &prop in TYPED_CURVE_PROPS {
         let present = optional(obj, prop).is_some();
-        if present != allowed.contains(&prop) {
+        if present != (prop == ty.prop()) {
             let p = prop_path(path, prop);
-            let name = CURVE_TYPES.names[ty];
+            let name = ty.name();
             return Err(if present {
                 policy_error(&p, format!("is not valid for a {name} curve"))
             } else {
@@ -192,77 +194,66 @@ fn curve(value: &Value, path: &str) -> Result<DecayCurve> {
             });
         }
     }
-    let nanos = |prop: &str| integer(&obj[prop], &prop_path(path, prop));
+    let field = &obj[ty.prop()];
+    let field_path = prop_path(path, ty.prop());
     Ok(match ty {
-        EXPONENTIAL => DecayCurve::Exponential {
-            half_life_ns: nanos("halfLifeNanos")?,
+        CurveType::Exponential => DecayCurve::Exponential {
+            half_life_ns: integer(field, &field_path)?,
         },
-        WINDOW => DecayCurve::Window {
-            max_age_ns: nanos("maxAgeNanos")?,
+        CurveType::Window => DecayCurve::Window {
+            max_age_ns: integer(field, &field_path)?,
         },
-        STEP => {
-            let windows_path = prop_path(path, "windows");
-            let windows = array(&obj["windows"], &windows_path)?
-                .iter()
-                .enumerate()
-                .map(|(i, w)| {
-                    let wp = index_path(&windows_path, i);
-                    let wo = object(w, &wp, WINDOW_PROPS)?;
-                    let field = |prop: &str| {
-                        optional(wo, prop)
-                            .ok_or_else(|| policy_error(&prop_path(&wp, prop), "is required"))
-                    };
-                    Ok((
-                        integer(field("maxAgeNanos")?, &prop_path(&wp, "maxAgeNanos"))?,
-                        number(field("score")?, &prop_path(&wp, "score"))?,
-                    ))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            DecayCurve::Step { windows }
-        }
-        _ => unreachable!("curve type index out of range"),
+        CurveType::Step => DecayCurve::Step {
+            windows: list(field, &field_path, step_window)?,
+        },
     })
+}
+
+/// One `{ "maxAgeNanos", "score" }` window of a step curve.
+fn step_window(value: &Value, path: &str) -> Result<(i64, f64)> {
+    let obj = object(value, path, WINDOW_PROPS)?;
+    let field = |prop: &str| {
+        optional(obj, prop).ok_or_else(|| policy_error(&prop_path(path, prop), "is required"))
+    };
+    Ok((
+        integer(field("maxAgeNanos")?, &prop_path(path, "maxAgeNanos"))?,
+        number(field("score")?, &prop_path(path, "score"))?,
+    ))
 }
 
 /// The slicer whose properties live in `obj` (at `path`): its type, sizes, count quotas
 /// and inner slicer, wrapped in a percentage quota when `quotas` is non-empty (M6). Where
 /// `stream` may appear is a nesting rule checked by validation.
 fn slicer(obj: &Object, path: &str) -> Result<SlicerSpec> {
-    let ty = required_enum(obj, path, "slicerType", &SLICER_TYPES)?.unwrap_or(GREEDY);
-    let knapsacks = &[KNAPSACK, COUNT_CONSTRAINED_KNAPSACK][..];
-    let counted = &[COUNT_QUOTA, COUNT_CONSTRAINED_KNAPSACK][..];
-    let rules: [(&str, &[usize], &str); 6] = [
-        (
-            "knapsackBucketSize",
-            knapsacks,
-            "knapsack or countConstrainedKnapsack",
-        ),
-        (
-            "knapsackTableLimitBytes",
-            knapsacks,
-            "knapsack or countConstrainedKnapsack",
-        ),
-        ("streamBatchSize", &[STREAM], "stream"),
-        (
-            "countQuotas",
-            counted,
-            "countQuota or countConstrainedKnapsack",
-        ),
-        (
-            "scarcity",
-            counted,
-            "countQuota or countConstrainedKnapsack",
-        ),
-        ("innerSlicer", &[COUNT_QUOTA], "countQuota"),
-    ];
-    for (prop, types, names) in rules {
-        if optional(obj, prop).is_some() && !types.contains(&ty) {
+    let ty = required_enum::<SlicerType>(obj, path, "slicerType")?.unwrap_or(SlicerType::Greedy);
+    for &prop in TYPED_SLICER_PROPS {
+        if optional(obj, prop).is_some() && !ty.props().contains(&prop) {
             return Err(policy_error(
                 &prop_path(path, prop),
-                format!("can only be specified when slicerType is {names}"),
+                format!(
+                    "can only be specified when slicerType is {}",
+                    SlicerType::owners_of(prop)
+                ),
             ));
         }
     }
+    let base = base_slicer(ty, obj, path)?;
+    let quotas = match optional(obj, "quotas") {
+        None => Vec::new(),
+        Some(v) => list(v, &prop_path(path, "quotas"), percent_quota)?,
+    };
+    Ok(if quotas.is_empty() {
+        base
+    } else {
+        SlicerSpec::Quota {
+            entries: quotas,
+            inner: Box::new(base),
+        }
+    })
+}
+
+/// The slicer of type `ty` without its percentage quotas.
+fn base_slicer(ty: SlicerType, obj: &Object, path: &str) -> Result<SlicerSpec> {
     let knapsack = || -> Result<KnapsackSpec> {
         Ok(KnapsackSpec {
             bucket_size: optional_integer(obj, path, "knapsackBucketSize")?,
@@ -272,16 +263,15 @@ fn slicer(obj: &Object, path: &str) -> Result<SlicerSpec> {
         })
     };
     let scarcity = || -> Result<ScarcityBehavior> {
-        Ok(required_enum(obj, path, "scarcity", &SCARCITY)?
-            .map_or(ScarcityBehavior::default(), |i| SCARCITY_VALUES[i]))
+        Ok(required_enum(obj, path, "scarcity")?.unwrap_or_default())
     };
-    let base = match ty {
-        GREEDY => SlicerSpec::Greedy,
-        KNAPSACK => SlicerSpec::Knapsack(knapsack()?),
-        STREAM => SlicerSpec::Stream {
+    Ok(match ty {
+        SlicerType::Greedy => SlicerSpec::Greedy,
+        SlicerType::Knapsack => SlicerSpec::Knapsack(knapsack()?),
+        SlicerType::Stream => SlicerSpec::Stream {
             batch_size: optional_integer(obj, path, "streamBatchSize")?,
         },
-        COUNT_QUOTA => {
+        SlicerType::CountQuota => {
             let inner = match optional(obj, "innerSlicer") {
                 None => SlicerSpec::Greedy,
                 Some(v) => {
@@ -295,28 +285,11 @@ fn slicer(obj: &Object, path: &str) -> Result<SlicerSpec> {
                 scarcity: scarcity()?,
             }
         }
-        _ => SlicerSpec::CountConstrainedKnapsack {
+        SlicerType::CountConstrainedKnapsack => SlicerSpec::CountConstrainedKnapsack {
             entries: count_quotas(obj, path, ty)?,
             knapsack: knapsack()?,
             scarcity: scarcity()?,
         },
-    };
-    let quotas_path = prop_path(path, "quotas");
-    let quotas = match optional(obj, "quotas") {
-        None => Vec::new(),
-        Some(v) => array(v, &quotas_path)?
-            .iter()
-            .enumerate()
-            .map(|(i, q)| percent_quota(q, &index_path(&quotas_path, i)))
-            .collect::<Result<Vec<_>>>()?,
-    };
-    Ok(if quotas.is_empty() {
-        base
-    } else {
-        SlicerSpec::Quota {
-            entries: quotas,
-            inner: Box::new(base),
-        }
     })
 }
 
@@ -329,36 +302,30 @@ fn percent_quota(value: &Value, path: &str) -> Result<PercentQuota> {
     })
 }
 
-fn count_quotas(obj: &Object, path: &str, ty: usize) -> Result<Vec<CountQuota>> {
+fn count_quotas(obj: &Object, path: &str, ty: SlicerType) -> Result<Vec<CountQuota>> {
     let list_path = prop_path(path, "countQuotas");
-    let list = optional(obj, "countQuotas").ok_or_else(|| {
+    let value = optional(obj, "countQuotas").ok_or_else(|| {
         policy_error(
             &list_path,
-            format!(
-                "must be specified when slicerType is {}",
-                SLICER_TYPES.names[ty]
-            ),
+            format!("must be specified when slicerType is {}", ty.name()),
         )
     })?;
-    array(list, &list_path)?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let p = index_path(&list_path, i);
-            let o = object(v, &p, COUNT_QUOTA_PROPS)?;
-            let count = |prop: &str| {
-                let pp = prop_path(&p, prop);
-                let v = optional(o, prop).ok_or_else(|| policy_error(&pp, "is required"))?;
-                usize::try_from(unsigned(v, &pp)?)
-                    .map_err(|_| policy_error(&pp, "is too large for this platform"))
-            };
-            Ok(CountQuota {
-                kind: kind(o, &p)?,
-                require_count: count("requireCount")?,
-                cap_count: count("capCount")?,
-            })
-        })
-        .collect()
+    list(value, &list_path, count_quota)
+}
+
+fn count_quota(value: &Value, path: &str) -> Result<CountQuota> {
+    let obj = object(value, path, COUNT_QUOTA_PROPS)?;
+    let count = |prop: &str| {
+        let p = prop_path(path, prop);
+        let v = optional(obj, prop).ok_or_else(|| policy_error(&p, "is required"))?;
+        usize::try_from(unsigned(v, &p)?)
+            .map_err(|_| policy_error(&p, "is too large for this platform"))
+    };
+    Ok(CountQuota {
+        kind: kind(obj, path)?,
+        require_count: count("requireCount")?,
+        cap_count: count("capCount")?,
+    })
 }
 
 fn kind(obj: &Object, path: &str) -> Result<ContextKind> {
@@ -384,6 +351,15 @@ fn array<'a>(value: &'a Value, path: &str) -> Result<&'a Vec<Value>> {
     value
         .as_array()
         .ok_or_else(|| type_error(value, path, "an array"))
+}
+
+/// The array at `path`, each element read by `read` with its own path.
+fn list<T>(value: &Value, path: &str, read: impl Fn(&Value, &str) -> Result<T>) -> Result<Vec<T>> {
+    array(value, path)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| read(v, &index_path(path, i)))
+        .collect()
 }
 
 /// A property that may be absent or `null`.
@@ -438,36 +414,31 @@ fn optional_integer(obj: &Object, path: &str, prop: &str) -> Result<Option<i64>>
         .transpose()
 }
 
-/// A non-nullable enum property: `None` when absent; `null` is a type error.
-fn required_enum(obj: &Object, path: &str, prop: &str, e: &JsonEnum) -> Result<Option<usize>> {
+/// A non-nullable enum property: `None` when absent; `null` is a type error. Integers are
+/// accepted as .NET ordinals for the enums that have them.
+fn required_enum<E: JsonEnum>(obj: &Object, path: &str, prop: &str) -> Result<Option<E>> {
     let p = prop_path(path, prop);
     let Some(value) = obj.get(prop) else {
         return Ok(None);
     };
-    let found = match value {
-        Value::String(s) => e.names.iter().position(|n| n.eq_ignore_ascii_case(s)),
-        Value::Number(n) if e.ordinals > 0 => {
-            match n
-                .as_u64()
-                .and_then(|o| usize::try_from(o).ok())
-                .filter(|&o| o < e.ordinals)
-            {
-                Some(o) => Some(o),
-                None => return Err(policy_error(&p, format!("unknown {} value {n}", e.what))),
-            }
-        }
-        other => return Err(type_error(other, &p, "a string")),
-    };
-    found.map(Some).ok_or_else(|| {
-        policy_error(
-            &p,
-            format!(
-                "unknown {} {value}; known values: {}",
-                e.what,
-                e.names.join(", ")
-            ),
-        )
-    })
+    match value {
+        Value::String(s) => E::from_name(s).map(Some).ok_or_else(|| {
+            policy_error(
+                &p,
+                format!(
+                    "unknown {} {value}; known values: {}",
+                    E::WHAT,
+                    E::known_names()
+                ),
+            )
+        }),
+        Value::Number(n) if E::has_ordinals() => n
+            .as_u64()
+            .and_then(E::from_ordinal)
+            .map(Some)
+            .ok_or_else(|| policy_error(&p, format!("unknown {} value {n}", E::WHAT))),
+        other => Err(type_error(other, &p, "a string")),
+    }
 }
 
 fn type_error(value: &Value, path: &str, expected: &str) -> crate::Error {
