@@ -27,11 +27,7 @@ use crate::slicer::ScarcityBehavior;
 mod build;
 mod json_names;
 mod json_read;
-#[cfg(test)]
-mod json_tests;
 mod json_write;
-#[cfg(test)]
-mod pipeline_tests;
 mod presets;
 mod reflect;
 mod validate;
@@ -231,6 +227,28 @@ impl Policy {
 
     /// The policy of a preset looked up by name (see [`Preset::from_name`] for the accepted
     /// spellings); an unknown name fails with [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use ctxpack::policy::{PlacerType, Policy, ScorerSpec};
+    /// use ctxpack::{ContextBudget, ContextItem, ErrorCode};
+    ///
+    /// let rag = Policy::preset("rag")?;
+    /// assert_eq!(rag.name.as_deref(), Some("Rag"));
+    /// assert_eq!(rag.placer, PlacerType::UShaped);
+    /// assert_eq!(rag.scorers[0].scorer, ScorerSpec::Reflexive);
+    /// assert_eq!(Policy::preset("Document_QA")?, Policy::preset("document-qa")?);
+    ///
+    /// let items = vec![
+    ///     ContextItem::builder("a passage", 40).future_relevance_hint(0.9).build()?,
+    ///     ContextItem::builder("another passage", 80).future_relevance_hint(0.2).build()?,
+    /// ];
+    /// let selection = rag.build_pipeline()?.run(&items, &ContextBudget::new(100, 60)?)?;
+    /// assert_eq!(selection.indices, vec![0]);
+    ///
+    /// let err = Policy::preset("no-such-preset").unwrap_err();
+    /// assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
     pub fn preset(name: &str) -> Result<Self> {
         Ok(Preset::from_name(name)?.policy())
     }

@@ -2,14 +2,14 @@
 
 use serde_json::Value;
 
-use crate::model::{ContextKind, OverflowStrategy};
-use crate::policy::{
+use ctxpack::model::{ContextKind, OverflowStrategy};
+use ctxpack::policy::{
     CountQuota, KnapsackSpec, PercentQuota, PlacerType, Policy, Preset, ScorerEntry, ScorerSpec,
     SlicerSpec,
 };
-use crate::scorer::DecayCurve;
-use crate::slicer::ScarcityBehavior;
-use crate::Error;
+use ctxpack::scorer::DecayCurve;
+use ctxpack::slicer::ScarcityBehavior;
+use ctxpack::Error;
 
 /// Spec 07 §3.4, verbatim.
 const SPEC_EXAMPLE: &str = r#"{
