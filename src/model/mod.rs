@@ -7,6 +7,7 @@ mod json;
 mod kind;
 mod timestamp;
 
+pub(crate) use budget::BudgetRule;
 pub use budget::ContextBudget;
 pub(crate) use item::ItemFields;
 pub use item::{ContextItem, ContextItemBuilder};

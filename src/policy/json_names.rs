@@ -6,7 +6,7 @@
 //! compile, and the list the reader searches is built from the same table.
 
 use crate::model::OverflowStrategy;
-use crate::policy::{PlacerType, ScorerSpec};
+use crate::policy::{PlacerType, RegisteredScorer, ScorerSpec};
 use crate::slicer::ScarcityBehavior;
 
 /// A JSON enumeration: spellings written as given and read ASCII case-insensitively; the
@@ -106,9 +106,9 @@ json_enum!(ScorerType, "scorer type", [
 ]);
 
 impl ScorerType {
-    /// The type of a scorer specification.
-    pub(super) fn of(spec: &ScorerSpec) -> ScorerType {
-        match spec {
+    /// The built-in type of a scorer specification, or the registered scorer it names.
+    pub(super) fn of(spec: &ScorerSpec) -> Result<ScorerType, &RegisteredScorer> {
+        Ok(match spec {
             ScorerSpec::Recency => ScorerType::Recency,
             ScorerSpec::Priority => ScorerType::Priority,
             ScorerSpec::Kind { .. } => ScorerType::Kind,
@@ -120,7 +120,8 @@ impl ScorerType {
             ScorerSpec::Decay { .. } => ScorerType::Decay,
             ScorerSpec::MetadataTrust { .. } => ScorerType::MetadataTrust,
             ScorerSpec::MetadataKey { .. } => ScorerType::MetadataKey,
-        }
+            ScorerSpec::Registered(registered) => return Err(registered),
+        })
     }
 
     /// The entry properties valid only on this type (rejected on every other type), in

@@ -1,52 +1,18 @@
 //! Writing the policy JSON in the .NET property order (spec 07 §3.1).
 //!
-//! The document is built as a small ordered tree and printed here, so members come out
-//! exactly in the order this module pushes them (the .NET order, extensions after their
-//! relatives) whatever serde_json's map features; serde_json only escapes strings.
+//! The document is built as an ordered tree (`json_text`), so members come out exactly in
+//! the order this module pushes them: the .NET order, extensions after their relatives.
 //! Absent optional values are omitted; the five non-nullable top-level fields are always
-//! written. Numbers are printed in their shortest round-trip form without exponent (`2`,
-//! `1.5`), as .NET does for integral and ordinary values.
+//! written. Numbers and strings are printed as .NET prints them.
 
 use crate::error::Result;
 use crate::policy::json_names::*;
+use crate::policy::json_text::{number, Json, Members};
 use crate::policy::{
-    index_path, key_path, policy_error, prop_path, CountQuota, KnapsackSpec, PercentQuota, Policy,
-    ScorerEntry, ScorerSpec, SlicerSpec,
+    index_path, key_path, prop_path, CountQuota, KnapsackSpec, PercentQuota, Policy, ScorerEntry,
+    ScorerSpec, SlicerSpec,
 };
 use crate::scorer::DecayCurve;
-
-/// An ordered JSON tree.
-enum Json {
-    /// A literal written as is: number, boolean.
-    Raw(String),
-    /// A string, escaped on output.
-    Str(String),
-    Arr(Vec<Json>),
-    Obj(Vec<(String, Json)>),
-}
-
-impl Json {
-    fn name<E: JsonEnum>(value: E) -> Json {
-        Json::Str(value.name().into())
-    }
-
-    fn int(value: impl ToString) -> Json {
-        Json::Raw(value.to_string())
-    }
-
-    /// An object from `(name, value)` members in order.
-    fn obj<'a>(members: impl IntoIterator<Item = (&'a str, Json)>) -> Json {
-        Json::Obj(
-            members
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        )
-    }
-}
-
-/// Members of one JSON object, in writing order.
-type Members = Vec<(&'static str, Json)>;
 
 pub(super) fn policy(policy: &Policy, pretty: bool) -> Result<String> {
     policy.validate()?;
@@ -68,9 +34,7 @@ pub(super) fn policy(policy: &Policy, pretty: bool) -> Result<String> {
         text.into_iter()
             .filter_map(|(k, v)| v.as_ref().map(|v| (k, Json::Str(v.clone())))),
     );
-    let mut out = String::new();
-    print(&Json::obj(members), pretty, 0, &mut out);
-    Ok(out)
+    Ok(Json::obj(members).to_text(pretty))
 }
 
 /// The elements of `items` written by `write`, each with its own path.
@@ -85,11 +49,19 @@ fn list<T>(items: &[T], path: &str, write: impl Fn(&T, &str) -> Result<Json>) ->
 
 fn entry(entry: &ScorerEntry, path: &str) -> Result<Json> {
     let mut members: Members = vec![
-        ("type", Json::name(ScorerType::of(&entry.scorer))),
+        ("type", Json::Str(type_name(&entry.scorer).into())),
         ("weight", number(entry.weight, &prop_path(path, "weight"))?),
     ];
     members.extend(scorer_props(&entry.scorer, path)?);
     Ok(Json::obj(members))
+}
+
+/// The `type` of an entry: a built-in type's spelling or a registered name.
+fn type_name(spec: &ScorerSpec) -> &str {
+    match ScorerType::of(spec) {
+        Ok(ty) => ty.name(),
+        Err(registered) => registered.name(),
+    }
 }
 
 /// The properties of a scorer entry after `type` and `weight`.
@@ -100,6 +72,7 @@ fn scorer_props(spec: &ScorerSpec, path: &str) -> Result<Members> {
         | ScorerSpec::Priority
         | ScorerSpec::Frequency
         | ScorerSpec::Reflexive
+        | ScorerSpec::Registered(_)
         | ScorerSpec::Kind { weights: None } => vec![],
         ScorerSpec::Kind { weights: Some(w) } => {
             let pairs = w.iter().map(|(k, v)| (k.as_str(), *v));
@@ -255,57 +228,4 @@ fn weight_map<'a>(pairs: impl Iterator<Item = (&'a str, f64)>, path: &str) -> Re
         .map(|(k, v)| Ok((k.to_string(), number(v, &key_path(path, k))?)))
         .collect::<Result<_>>()
         .map(Json::Obj)
-}
-
-/// A finite f64 in its shortest round-trip form; JSON has no NaN or infinity.
-fn number(v: f64, path: &str) -> Result<Json> {
-    if v.is_finite() {
-        Ok(Json::Raw(format!("{v}")))
-    } else {
-        Err(policy_error(
-            path,
-            format!("cannot write a non-finite number ({v}) to JSON"),
-        ))
-    }
-}
-
-fn print(json: &Json, pretty: bool, depth: usize, out: &mut String) {
-    let newline = |out: &mut String, depth: usize| {
-        if pretty {
-            out.push('\n');
-            out.push_str(&"  ".repeat(depth));
-        }
-    };
-    match json {
-        Json::Raw(s) => out.push_str(s),
-        Json::Str(s) => out.push_str(&serde_json::Value::String(s.clone()).to_string()),
-        Json::Arr(items) if items.is_empty() => out.push_str("[]"),
-        Json::Obj(members) if members.is_empty() => out.push_str("{}"),
-        Json::Arr(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, depth + 1);
-                print(item, pretty, depth + 1, out);
-            }
-            newline(out, depth);
-            out.push(']');
-        }
-        Json::Obj(members) => {
-            out.push('{');
-            for (i, (key, value)) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, depth + 1);
-                out.push_str(&serde_json::Value::String(key.clone()).to_string());
-                out.push_str(if pretty { ": " } else { ":" });
-                print(value, pretty, depth + 1, out);
-            }
-            newline(out, depth);
-            out.push('}');
-        }
-    }
 }

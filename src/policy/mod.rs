@@ -24,15 +24,22 @@ use crate::pipeline::Pipeline;
 use crate::scorer::DecayCurve;
 use crate::slicer::ScarcityBehavior;
 
+mod budget_json;
 mod build;
 mod json_names;
+mod json_options;
 mod json_read;
+mod json_text;
+mod json_value;
 mod json_write;
 mod presets;
 mod reflect;
+mod registry;
 mod validate;
 
+pub use json_options::{JsonRead, JsonReadOptions, JsonWarning, JsonWarningKind};
 pub use presets::Preset;
+pub use registry::{RegisteredScorer, ScorerRegistry};
 
 /// A declarative, budget-free description of a pipeline (spec 07 §1).
 ///
@@ -118,6 +125,9 @@ pub enum ScorerSpec {
         /// The score on a match (finite, > 0).
         boost: f64,
     },
+    /// A scorer the host registered under a type name (JSON: that name as `type`), read
+    /// through a [`ScorerRegistry`].
+    Registered(RegisteredScorer),
 }
 
 /// A built-in slicer and its configuration. Wrappers nest: a percentage quota wraps any
@@ -277,9 +287,34 @@ impl Policy {
     }
 
     /// Reads a policy from its JSON form (spec 07 §3 plus the ctxpack extensions) and
-    /// validates it. Every failure is an [`Error::InvalidPolicy`] naming the JSON path.
+    /// validates it, leniently as .NET reads (see [`JsonReadOptions`]; the warnings are
+    /// dropped — use [`Policy::from_json_with`] to see them). Every failure is an
+    /// [`Error::InvalidPolicy`] naming the JSON path.
     pub fn from_json(json: &str) -> Result<Self> {
-        json_read::policy(json)
+        Ok(json_read::policy(json, &JsonReadOptions::default())?.value)
+    }
+
+    /// Reads a policy from its JSON form with `options`: strict or lenient reading, and
+    /// the host's registered scorer types. Returns the policy with the warnings of a
+    /// lenient read. Every failure is an [`Error::InvalidPolicy`] naming the JSON path.
+    ///
+    /// ```
+    /// use ctxpack::policy::{JsonReadOptions, JsonWarningKind, Policy, ScorerSpec};
+    ///
+    /// let json = r#"{"scorers":[{"weight":2}],"placerType":"uShaped","futureOption":1}"#;
+    /// let read = Policy::from_json_with(json, &JsonReadOptions::default())?;
+    /// assert_eq!(read.value.scorers[0].scorer, ScorerSpec::Recency);
+    /// let kinds: Vec<_> = read.warnings.iter().map(|w| w.kind).collect();
+    /// assert_eq!(kinds, [JsonWarningKind::UnknownProperty, JsonWarningKind::MissingScorerType]);
+    /// assert_eq!(read.warnings[0].to_string(), "futureOption: unknown property; ignored");
+    ///
+    /// let strict = JsonReadOptions { strict: true, ..Default::default() };
+    /// let err = Policy::from_json_with(json, &strict).unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid policy: futureOption: unknown property");
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
+    pub fn from_json_with(json: &str, options: &JsonReadOptions<'_>) -> Result<JsonRead<Self>> {
+        json_read::policy(json, options)
     }
 
     /// Writes the compact JSON form, in the .NET property order. Fails with
