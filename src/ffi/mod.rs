@@ -23,6 +23,7 @@ mod callbacks;
 mod enums;
 mod handles;
 mod items;
+mod json;
 mod pipeline;
 mod placer;
 mod policy;
@@ -46,6 +47,7 @@ pub use callbacks::{
 };
 pub use enums::*;
 pub use items::*;
+pub use json::*;
 pub use pipeline::*;
 pub use placer::*;
 pub use policy::*;

@@ -271,8 +271,9 @@ TEST(policy_json_errors) {
         {"{\"scorers\": []}", "scorers: must contain at least one entry"},
         {"{\"scorers\": [{\"type\": \"recency\", \"weight\": 0}]}",
          "scorers[0].weight: must be positive and finite (got 0)"},
+        // Read leniently, a misspelt property is ignored: the weight is then missing.
         {"{\"scorers\": [{\"type\": \"recency\", \"wieght\": 1}]}",
-         "scorers[0].wieght: unknown property"},
+         "scorers[0].weight: is required"},
         {"{\"scorers\": [{\"type\": \"foo\", \"weight\": 1}]}",
          "scorers[0].type: unknown scorer type \"foo\""},
         {"{\"scorers\": [{\"type\": \"tag\", \"weight\": 1}]}",
