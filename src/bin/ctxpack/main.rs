@@ -2,6 +2,8 @@
 //!
 //! Reads items (JSON Lines or a JSON array), a budget and a policy, runs the pipeline and
 //! prints the window as JSON Lines in placed order, an explanation table, or the report.
+//! What a policy or budget file contains that is ignored (read as .NET reads it) is
+//! reported on standard error as `ctxpack: warning: FILE: <path>: <message>`.
 //! See `ctxpack --help`.
 
 mod args;
@@ -10,10 +12,10 @@ mod output;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use args::{Args, OutputMode, PolicySource};
+use args::{BudgetSource, OutputMode, PolicySource};
 use ctxpack::diagnostics::TraceDetail;
 use ctxpack::model::read_items;
-use ctxpack::policy::Policy;
+use ctxpack::policy::{JsonRead, JsonReadOptions, Policy};
 use ctxpack::{ContextBudget, ContextItem, Pipeline, RunOptions};
 
 /// A failure, reported on one line with its exit status.
@@ -39,7 +41,12 @@ impl Failure {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    match run(&argv) {
+    let mut warnings = Vec::new();
+    let outcome = run(&argv, &mut warnings);
+    for warning in warnings {
+        eprintln!("ctxpack: warning: {warning}");
+    }
+    match outcome {
         Ok(text) => {
             let mut stdout = std::io::stdout().lock();
             // A closed pipe (e.g. `| head`) is not an error worth reporting.
@@ -55,22 +62,20 @@ fn main() -> ExitCode {
     }
 }
 
-/// Everything but the writing: returns the complete output text.
-fn run(argv: &[String]) -> Result<String, Failure> {
+/// Everything but the writing: returns the complete output text, and adds the warnings
+/// of the policy and budget files to `warnings` (`FILE: <path>: <message>`).
+fn run(argv: &[String], warnings: &mut Vec<String>) -> Result<String, Failure> {
     let Some(args) = args::parse(argv).map_err(|e| Failure::input(format!("{e} (see --help)")))?
     else {
         return Ok(format!("{}\n", args::USAGE));
     };
+    let options = JsonReadOptions {
+        strict: args.strict,
+        registry: None,
+    };
     let items = load_items(args.input.as_deref())?;
-    let budget = ContextBudget::with_all(
-        args.max_tokens,
-        args.target_tokens.unwrap_or(args.max_tokens),
-        args.output_reserve,
-        Vec::new(),
-        0.0,
-    )
-    .map_err(|e| Failure::input(e.to_string()))?;
-    let pipeline = load_pipeline(&args)?;
+    let budget = load_budget(&args.budget, &options, warnings)?;
+    let pipeline = load_pipeline(&args.policy, &options, warnings)?;
     let trace = match args.output {
         OutputMode::Window => TraceDetail::None,
         OutputMode::Explain | OutputMode::ReportJson => TraceDetail::Stage,
@@ -110,18 +115,58 @@ fn load_items(path: Option<&str>) -> Result<Vec<ContextItem>, Failure> {
     read_items(&text).map_err(|e| Failure::input(format!("{name}: {e}")))
 }
 
-fn load_pipeline(args: &Args) -> Result<Pipeline, Failure> {
-    let policy = match &args.policy {
-        PolicySource::Preset(name) => Policy::preset(name),
-        PolicySource::File(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Failure::input(format!("{path}: {e}")))?;
-            Policy::from_json(&text)
-                .map_err(|e| ctxpack::Error::InvalidPolicy(format!("{path}: {e}")))
-        }
+fn load_budget(
+    source: &BudgetSource,
+    options: &JsonReadOptions<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<ContextBudget, Failure> {
+    match source {
+        BudgetSource::Flags {
+            max_tokens,
+            target_tokens,
+            output_reserve,
+        } => ContextBudget::with_all(
+            *max_tokens,
+            target_tokens.unwrap_or(*max_tokens),
+            *output_reserve,
+            Vec::new(),
+            0.0,
+        )
+        .map_err(|e| Failure::input(e.to_string())),
+        BudgetSource::File(path) => read_json_file(path, warnings, |text| {
+            ContextBudget::from_json_with(text, options)
+        }),
     }
-    .map_err(|e| Failure::input(e.to_string()))?;
-    policy
-        .build_pipeline()
-        .map_err(|e| Failure::input(e.to_string()))
+}
+
+fn load_pipeline(
+    source: &PolicySource,
+    options: &JsonReadOptions<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<Pipeline, Failure> {
+    match source {
+        PolicySource::Preset(name) => Policy::preset(name)
+            .and_then(|p| p.build_pipeline())
+            .map_err(|e| Failure::input(e.to_string())),
+        PolicySource::File(path) => read_json_file(path, warnings, |text| {
+            let read = Policy::from_json_with(text, options)?;
+            Ok(JsonRead {
+                value: read.value.build_pipeline()?,
+                warnings: read.warnings,
+            })
+        }),
+    }
+}
+
+/// Reads the JSON file at `path` with `read`; errors and warnings name the file once
+/// (`FILE: invalid policy: scorers[0].weight: ...`).
+fn read_json_file<T>(
+    path: &str,
+    warnings: &mut Vec<String>,
+    read: impl FnOnce(&str) -> ctxpack::Result<JsonRead<T>>,
+) -> Result<T, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| Failure::input(format!("{path}: {e}")))?;
+    let read = read(&text).map_err(|e| Failure::input(format!("{path}: {e}")))?;
+    warnings.extend(read.warnings.iter().map(|w| format!("{path}: {w}")));
+    Ok(read.value)
 }
