@@ -66,11 +66,12 @@ pub unsafe extern "C" fn ctxpack_scorer_registry_add(
     scorer: *const ctxpack_scorer,
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    // SAFETY: handles are NULL or live; `name` is valid for its length.
+    // SAFETY: handles are NULL or live; `name` is valid for its length. The registry is
+    // borrowed mutably last, after the scorer borrow has ended (they may be one pointer).
     guard(out_error, || unsafe {
-        let data = handles::borrow_mut(registry, "registry")?;
         let name = to_str(&name, "name")?;
         let scorer = handles::borrow(scorer, "scorer")?.clone();
+        let data = handles::borrow_mut(registry, "registry")?;
         data.registry.register(name, scorer)?;
         data.names = data
             .registry

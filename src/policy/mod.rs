@@ -9,13 +9,20 @@
 //! * can be recovered from a pipeline built from built-in components with
 //!   [`Policy::from_pipeline`];
 //! * reads and writes the JSON form of the .NET package (`Wollax.Cupel.Json`), extended
-//!   compatibly for what that format cannot express (see `docs/policy-json.md`);
+//!   compatibly for what that format cannot express (see `docs/policy-json.md`): read
+//!   leniently as .NET reads it, with [`JsonWarning`]s for what was ignored or filled in,
+//!   or strictly ([`JsonReadOptions`]); its scorer entries may name host scorers
+//!   registered in a [`ScorerRegistry`];
 //! * comes ready-made as one of the seven [`Preset`]s of spec 07 §2.
+//!
+//! The same module reads and writes the .NET JSON form of a budget
+//! ([`ContextBudget::from_json`], [`ContextBudget::to_json`]).
 //!
 //! Structural problems of a policy (those the .NET `CupelPolicy` constructor catches, and
 //! every JSON problem) fail with [`Error::InvalidPolicy`]; the message starts with the JSON
 //! path of the bad field (`scorers[2].weight: must be positive and finite (got -1)`), `$`
-//! naming the document itself.
+//! naming the document itself. Budget JSON fails the same way with
+//! [`Error::InvalidBudget`].
 
 use crate::diagnostics::SelectionReport;
 use crate::error::{Error, Result};
