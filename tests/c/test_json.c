@@ -70,16 +70,6 @@ static int budget_json_is(const ctxpack_budget *b, bool pretty, const char *expe
     return string_is(s, expected);
 }
 
-static int indices_are(const ctxpack_result *r, const size_t *expected, size_t n) {
-    const size_t *idx = NULL;
-    size_t len = 0;
-    if (ctxpack_result_indices(r, &idx, &len) != CTXPACK_OK || len != n) return 0;
-    for (size_t i = 0; i < n; i++) {
-        if (idx[i] != expected[i]) return 0;
-    }
-    return 1;
-}
-
 // ---------------------------------------------------------------- a host scorer
 
 // The state of the host scorer: it scores each item by its content length, times `scale`.
