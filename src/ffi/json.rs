@@ -35,7 +35,7 @@ pub(crate) struct RegistryData {
 
 impl HandleType for ctxpack_scorer_registry {
     type Value = RegistryData;
-    const TAG: u32 = u32::from_be_bytes(*b"CPSR");
+    const TAG: u32 = u32::from_be_bytes(*b"CPRG");
     const NAME: &'static str = "ctxpack_scorer_registry";
 }
 
