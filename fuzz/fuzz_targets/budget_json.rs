@@ -28,38 +28,11 @@ const PROPERTIES: [&str; 5] = [
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let lenient = JsonReadOptions::default();
-    let strict = JsonReadOptions {
-        strict: true,
-        ..lenient
-    };
-    let read = ContextBudget::from_json_with(&text, &lenient);
-    let strict_read = ContextBudget::from_json_with(&text, &strict);
-    for r in [&read, &strict_read] {
-        if let Err(e) = r {
-            assert_eq!(e.code(), ErrorCode::InvalidBudget, "{e}");
-            let _ = e.to_string();
-        }
-    }
-    match (&read, &strict_read) {
-        (Ok(l), Ok(s)) => {
-            assert!(
-                l.warnings.is_empty(),
-                "strict accepted what lenient warned about"
-            );
-            assert_eq!(l.value, s.value, "strict and lenient reads differ");
-        }
-        (Ok(l), Err(e)) => assert!(
-            !l.warnings.is_empty(),
-            "strict rejected a document lenient read without warnings: {e}"
-        ),
-        (Err(e), Ok(_)) => panic!("lenient rejected what strict accepted: {e}"),
-        (Err(_), Err(_)) => {}
-    }
-    let Ok(read) = read else {
+    let options = JsonReadOptions::default();
+    let read = |o: &JsonReadOptions<'_>| ContextBudget::from_json_with(&text, o);
+    let Some(budget) = check::read_both_ways(options, ErrorCode::InvalidBudget, read) else {
         return;
     };
-    let budget = read.value;
     let rebuilt = ContextBudget::with_all(
         budget.max_tokens(),
         budget.target_tokens(),
@@ -70,12 +43,10 @@ fuzz_target!(|data: &[u8]| {
     .expect("a budget read from JSON satisfies the budget rules");
     assert_eq!(rebuilt, budget);
     for json in [budget.to_json(), budget.to_json_pretty()] {
-        let again = ContextBudget::from_json_with(&json, &strict)
-            .unwrap_or_else(|e| panic!("written JSON must read back: {e}: {json}"));
-        assert!(again.warnings.is_empty());
-        assert_eq!(again.value, budget, "round trip changed the budget: {json}");
-        assert_eq!(again.value.to_json(), budget.to_json());
-        assert_eq!(again.value.to_json_pretty(), budget.to_json_pretty());
+        let again =
+            check::reads_back_strictly(&json, &budget, options, ContextBudget::from_json_with);
+        assert_eq!(again.to_json(), budget.to_json());
+        assert_eq!(again.to_json_pretty(), budget.to_json_pretty());
         let value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
         let keys: Vec<&str> = value
             .as_object()

@@ -40,45 +40,17 @@ fn registry() -> &'static ScorerRegistry {
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let lenient = JsonReadOptions {
+    let options = JsonReadOptions {
         strict: false,
         registry: Some(registry()),
     };
-    let strict = JsonReadOptions {
-        strict: true,
-        ..lenient
-    };
-    let read = Policy::from_json_with(&text, &lenient);
-    let strict_read = Policy::from_json_with(&text, &strict);
-    for r in [&read, &strict_read] {
-        if let Err(e) = r {
-            assert_eq!(e.code(), ErrorCode::InvalidPolicy, "{e}");
-        }
-    }
-    match (&read, &strict_read) {
-        (Ok(l), Ok(s)) => {
-            assert!(
-                l.warnings.is_empty(),
-                "strict accepted what lenient warned about"
-            );
-            assert_eq!(l.value, s.value, "strict and lenient reads differ");
-        }
-        (Ok(l), Err(e)) => assert!(
-            !l.warnings.is_empty(),
-            "strict rejected a document lenient read without warnings: {e}"
-        ),
-        (Err(e), Ok(_)) => panic!("lenient rejected what strict accepted: {e}"),
-        (Err(_), Err(_)) => {}
-    }
-    let Ok(read) = read else {
+    let read = |o: &JsonReadOptions<'_>| Policy::from_json_with(&text, o);
+    let Some(policy) = check::read_both_ways(options, ErrorCode::InvalidPolicy, read) else {
         return;
     };
-    let policy = read.value;
     for json in [policy.to_json(), policy.to_json_pretty()] {
         let json = json.expect("a policy read from JSON must write back");
-        let again = Policy::from_json_with(&json, &strict).expect("written JSON must read back");
-        assert!(again.warnings.is_empty());
-        assert_eq!(again.value, policy, "round trip changed the policy: {json}");
+        check::reads_back_strictly(&json, &policy, options, Policy::from_json_with);
     }
     let Ok(pipeline) = policy.build_pipeline() else {
         return;

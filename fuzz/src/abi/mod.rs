@@ -212,6 +212,27 @@ unsafe fn out_array<T: Copy>(p: *const T, len: usize) -> Vec<T> {
     unsafe { std::slice::from_raw_parts(p, len).to_vec() }
 }
 
+/// The text of a live string handle, copied.
+///
+/// # Safety
+/// `s` is a live `ctxpack_string`.
+unsafe fn string_text(s: *const ctxpack_string) -> String {
+    let mut value = ctxpack_str::EMPTY;
+    // SAFETY: forwarded from the caller; a writable out-parameter.
+    unsafe {
+        assert_eq!(ctxpack_string_value(s, &mut value), CTXPACK_OK);
+        out_str(value)
+    }
+}
+
+/// `s` as a string argument (borrowing it).
+fn str_arg(s: &str) -> ctxpack_str {
+    ctxpack_str {
+        ptr: s.as_ptr().cast(),
+        len: s.len(),
+    }
+}
+
 impl Session<'_> {
     /// One call (or a small group of calls that belong together).
     fn step(&mut self) {
@@ -1112,42 +1133,49 @@ impl Session<'_> {
         }
     }
 
+    /// Calls a function that writes a new string handle (kept like any other) and returns
+    /// its text, or `None` when the call failed.
+    fn written_text(
+        &mut self,
+        what: &str,
+        write: impl FnOnce(*mut *mut ctxpack_string, *mut *mut ctxpack_error) -> ctxpack_status,
+    ) -> Option<String> {
+        if !self.create(Kind::Text, what, |o, e| write(o.cast(), e)) {
+            return None;
+        }
+        let text: *const ctxpack_string = self.handles.last().expect("just created").ptr.cast();
+        // SAFETY: the string handle just created.
+        Some(unsafe { string_text(text) })
+    }
+
     /// Writes a pipeline's policy JSON; what is written must read back into a pipeline
     /// whose policy JSON is the same text.
     fn policy_json_round_trip(&mut self) {
         let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
         let pretty = self.r.bool();
         // SAFETY: a handle argument as picked, out-parameters from `create`.
-        let ok = self.create(Kind::Text, "pipeline_policy_json", |o, e| unsafe {
-            ctxpack_pipeline_policy_json(pipeline, pretty, o.cast(), e)
+        let written = self.written_text("pipeline_policy_json", |o, e| unsafe {
+            ctxpack_pipeline_policy_json(pipeline, pretty, o, e)
         });
-        if !ok {
+        let Some(json) = written else {
             return;
-        }
-        let text: *const ctxpack_string = self.handles.last().expect("just created").ptr.cast();
-        // SAFETY: a live string handle; the text is copied before any other call.
-        let json = unsafe {
-            let mut value = ctxpack_str::EMPTY;
-            assert_eq!(ctxpack_string_value(text, &mut value), CTXPACK_OK);
-            out_str(value)
-        };
-        let arg = ctxpack_str {
-            ptr: json.as_ptr().cast(),
-            len: json.len(),
         };
         let (mut rebuilt, mut again) = (ptr::null_mut(), ptr::null_mut());
         // SAFETY: a string argument alive for the calls, writable out-parameters.
         unsafe {
-            let status = ctxpack_pipeline_new_policy_json(arg, &mut rebuilt, ptr::null_mut());
+            let status =
+                ctxpack_pipeline_new_policy_json(str_arg(&json), &mut rebuilt, ptr::null_mut());
             assert_eq!(
                 status, CTXPACK_OK,
                 "written policy JSON does not read back: {json}"
             );
             let status = ctxpack_pipeline_policy_json(rebuilt, pretty, &mut again, ptr::null_mut());
             assert_eq!(status, CTXPACK_OK);
-            let mut value = ctxpack_str::EMPTY;
-            assert_eq!(ctxpack_string_value(again, &mut value), CTXPACK_OK);
-            assert_eq!(out_str(value), json, "policy JSON changed on a round trip");
+            assert_eq!(
+                string_text(again),
+                json,
+                "policy JSON changed on a round trip"
+            );
             ctxpack_string_free(again);
             ctxpack_pipeline_free(rebuilt);
         }
@@ -1323,23 +1351,13 @@ impl Session<'_> {
         let budget = self.pick::<ctxpack_budget>(Kind::Budget);
         let pretty = self.r.bool();
         // SAFETY: a handle argument as picked, out-parameters from `create`.
-        let ok = self.create(Kind::Text, "budget_json", |o, e| unsafe {
-            ctxpack_budget_json(budget, pretty, o.cast(), e)
+        let written = self.written_text("budget_json", |o, e| unsafe {
+            ctxpack_budget_json(budget, pretty, o, e)
         });
-        if !ok {
+        let Some(json) = written else {
             return;
-        }
-        let text: *const ctxpack_string = self.handles.last().expect("just created").ptr.cast();
-        // SAFETY: a live string handle; the text is copied before any other call.
-        let json = unsafe {
-            let mut value = ctxpack_str::EMPTY;
-            assert_eq!(ctxpack_string_value(text, &mut value), CTXPACK_OK);
-            out_str(value)
         };
-        let arg = ctxpack_str {
-            ptr: json.as_ptr().cast(),
-            len: json.len(),
-        };
+        let arg = str_arg(&json);
         let options = ctxpack_json_read_options {
             struct_size: size_of::<ctxpack_json_read_options>(),
             strict: true,
@@ -1365,9 +1383,11 @@ impl Session<'_> {
                 ctxpack_budget_json(again, pretty, &mut rewritten, ptr::null_mut()),
                 CTXPACK_OK
             );
-            let mut value = ctxpack_str::EMPTY;
-            assert_eq!(ctxpack_string_value(rewritten, &mut value), CTXPACK_OK);
-            assert_eq!(out_str(value), json, "budget JSON changed on a round trip");
+            assert_eq!(
+                string_text(rewritten),
+                json,
+                "budget JSON changed on a round trip"
+            );
             ctxpack_string_free(rewritten);
             ctxpack_json_warnings_free(warnings);
             ctxpack_budget_free(again);
