@@ -338,6 +338,30 @@ typedef int32_t ctxpack_quota_mode;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// What a lenient read of policy or budget JSON did (`ctxpack_json_warning.kind`).
+enum ctxpack_json_warning_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // A property this version does not know (or a wrongly-cased name) was ignored.
+  CTXPACK_JSON_WARNING_KIND_UNKNOWN_PROPERTY = 1,
+  // A scorer entry without `type` was read as `recency`, as .NET reads it.
+  CTXPACK_JSON_WARNING_KIND_MISSING_SCORER_TYPE = 2,
+  // A `kindWeights` or `reservedSlots` key repeated an earlier kind with other letter
+  // case; the last value was kept under the first spelling.
+  CTXPACK_JSON_WARNING_KIND_REPEATED_KIND = 3,
+  // A budget without `maxTokens` or `targetTokens` had it read as 0.
+  CTXPACK_JSON_WARNING_KIND_MISSING_BUDGET_FIELD = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ctxpack_json_warning_kind ctxpack_json_warning_kind;
+#else
+typedef int32_t ctxpack_json_warning_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // A validated token budget, given to each run. Immutable; may be shared by runs on many
 // threads.
 typedef struct ctxpack_budget ctxpack_budget;
@@ -358,6 +382,10 @@ typedef struct ctxpack_error ctxpack_error;
 // push or clear must not overlap with anything else on the same list. A result keeps
 // the items it reports on, so pushing or clearing after a run does not affect it.
 typedef struct ctxpack_items ctxpack_items;
+
+// The warnings of a lenient read, in document order (possibly none). Immutable; freed
+// with `ctxpack_json_warnings_free`.
+typedef struct ctxpack_json_warnings ctxpack_json_warnings;
 
 // A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
 // Immutable, and safe to run from many threads at once (the callbacks of custom
@@ -381,6 +409,15 @@ typedef struct ctxpack_result ctxpack_result;
 // A scorer. Immutable and reference-counted: composites, scaled scorers and pipelines
 // built from it keep their own reference, so the caller may free its handle at any time.
 typedef struct ctxpack_scorer ctxpack_scorer;
+
+// Host scorers registered under type names, so that a policy JSON entry
+// `{"type": "<name>", "weight": w}` runs them (see `ctxpack_json_read_options`). Names
+// compare ASCII case-insensitively; adding a name again replaces the earlier scorer.
+//
+// Reading policies only reads the registry, so many threads may read policies with one
+// registry at once; `ctxpack_scorer_registry_add` must not overlap anything else on the
+// same registry.
+typedef struct ctxpack_scorer_registry ctxpack_scorer_registry;
 
 // The outcome of a sensitivity comparison: every variant's report and the swinging
 // items. Immutable; what it hands out is owned by it and valid until
@@ -496,6 +533,37 @@ typedef struct ctxpack_item_desc {
   // Whether `original_tokens` is set.
   bool has_original_tokens;
 } ctxpack_item_desc;
+
+// One warning of a lenient read. Set `struct_size` before the call. The strings are
+// UTF-8, also NUL-terminated, owned by the warnings handle.
+typedef struct ctxpack_json_warning {
+  // `sizeof(ctxpack_json_warning)`, set by the caller.
+  size_t struct_size;
+  // A `ctxpack_json_warning_kind` value.
+  int32_t kind;
+  // The JSON path concerned (`scorers[0].wieght`; `$` for the document).
+  struct ctxpack_str path;
+  // What the reader did (`unknown property; ignored`).
+  struct ctxpack_str message;
+  // `path`, `": "` and `message`: the line to show a user.
+  struct ctxpack_str text;
+} ctxpack_json_warning;
+
+// How `ctxpack_pipeline_new_policy_json_with` and `ctxpack_budget_new_json` read their
+// document. Set `struct_size = sizeof(ctxpack_json_read_options)`; passing NULL instead
+// means lenient reading without a registry.
+typedef struct ctxpack_json_read_options {
+  // `sizeof(ctxpack_json_read_options)`.
+  size_t struct_size;
+  // false: read leniently, as .NET reads (unknown properties ignored, a scorer entry
+  // without `type` read as `recency`, a kind repeated with other letter case keeping
+  // the last value, a budget without `maxTokens`/`targetTokens` read as 0), each
+  // reported as a warning. true: each of those is an error.
+  bool strict;
+  // Host scorer types a policy may name (NULL: only the built-in types). Borrowed for
+  // the call; budgets ignore it.
+  const struct ctxpack_scorer_registry *registry;
+} ctxpack_json_read_options;
 
 // Options of `ctxpack_pipeline_new`. Set `struct_size = sizeof(ctxpack_pipeline_options)`.
 // Passing NULL instead means deduplication on and the Throw strategy.
@@ -896,6 +964,60 @@ ctxpack_status ctxpack_items_clear(struct ctxpack_items *items);
 
 // Frees an item list (results made from it stay valid). NULL is a no-op.
 void ctxpack_items_free(struct ctxpack_items *items);
+
+// Creates an empty registry of host scorer types.
+ctxpack_status ctxpack_scorer_registry_new(struct ctxpack_scorer_registry **out, struct ctxpack_error **out_error);
+
+// Registers `scorer` under the type name `name`, replacing a scorer registered under the
+// same name (ASCII case-insensitively). The registry keeps its own reference to the
+// scorer, so the caller may free its handle afterwards; a custom scorer's `destroy`
+// runs when the last reference (registry, pipelines built from policies naming it) goes.
+// A blank name, or the name of a built-in scorer type (`recency`, …, `metadataKey`), is
+// `CTXPACK_INVALID_ARGUMENT`.
+ctxpack_status ctxpack_scorer_registry_add(struct ctxpack_scorer_registry *registry, struct ctxpack_str name, const struct ctxpack_scorer *scorer, struct ctxpack_error **out_error);
+
+// The number of registered names.
+ctxpack_status ctxpack_scorer_registry_count(const struct ctxpack_scorer_registry *registry, size_t *out_count);
+
+// Registered name `index`, in registration order (UTF-8, also NUL-terminated; owned by
+// the registry and valid until it is changed or freed). `CTXPACK_OUT_OF_RANGE` when
+// `index >= ctxpack_scorer_registry_count`.
+ctxpack_status ctxpack_scorer_registry_name(const struct ctxpack_scorer_registry *registry, size_t index, struct ctxpack_str *out_name);
+
+// Frees a registry. NULL is a no-op. Pipelines built from policies that name its
+// scorers keep their own references.
+void ctxpack_scorer_registry_free(struct ctxpack_scorer_registry *registry);
+
+// The number of warnings.
+ctxpack_status ctxpack_json_warnings_count(const struct ctxpack_json_warnings *warnings, size_t *out_count);
+
+// Warning `index` (document order). `CTXPACK_OUT_OF_RANGE` when `index >= count`.
+ctxpack_status ctxpack_json_warnings_entry(const struct ctxpack_json_warnings *warnings, size_t index, struct ctxpack_json_warning *out);
+
+// Frees a warnings handle. NULL is a no-op.
+void ctxpack_json_warnings_free(struct ctxpack_json_warnings *warnings);
+
+// Creates a pipeline from a policy in its JSON form, as `ctxpack_pipeline_new_policy_json`
+// does, with `options` (NULL: lenient, no registry): strict or lenient reading and the
+// host scorer types a policy may name. When `out_warnings` is not NULL it receives a new
+// warnings handle on success (the caller frees it; it may hold no warning) and NULL on
+// failure. Errors are those of `ctxpack_pipeline_new_policy_json`; an unknown scorer
+// type's message lists the built-in and then the registered names.
+ctxpack_status ctxpack_pipeline_new_policy_json_with(struct ctxpack_str json, const struct ctxpack_json_read_options *options, struct ctxpack_pipeline **out, struct ctxpack_json_warnings **out_warnings, struct ctxpack_error **out_error);
+
+// Creates a budget from the JSON form of the .NET library (docs/policy-json.md):
+// `maxTokens`, `targetTokens`, `outputReserve`, `reservedSlots` (kind → tokens),
+// `estimationSafetyMarginPercent`. `options` and `out_warnings` work as for
+// `ctxpack_pipeline_new_policy_json_with` (the registry is not used). Every failure —
+// malformed JSON, a wrong type, a value the budget rules reject, and in strict mode an
+// unknown property or a missing `maxTokens`/`targetTokens` — is
+// `CTXPACK_INVALID_BUDGET`, with a message that starts with the JSON path
+// (`"targetTokens: 2000 cannot exceed maxTokens (1000)"`).
+ctxpack_status ctxpack_budget_new_json(struct ctxpack_str json, const struct ctxpack_json_read_options *options, struct ctxpack_budget **out, struct ctxpack_json_warnings **out_warnings, struct ctxpack_error **out_error);
+
+// Writes a budget in the JSON form of the .NET library, byte for byte what .NET writes
+// (compact, or indented by two spaces when `pretty`), into a new `ctxpack_string`.
+ctxpack_status ctxpack_budget_json(const struct ctxpack_budget *budget, bool pretty, struct ctxpack_string **out, struct ctxpack_error **out_error);
 
 // Creates a pipeline. It keeps its own references to the components, so the caller may
 // free them afterwards. A NULL component is `CTXPACK_PIPELINE_CONFIG` ("scorer is

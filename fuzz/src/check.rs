@@ -16,12 +16,18 @@
 //!   callback);
 //! * a report does not account for every input exactly once, or is not ordered as
 //!   documented.
+//!
+//! [`read_both_ways`] and [`reads_back_strictly`] check the JSON readers: lenient and
+//! strict reads that agree, and written text that reads back.
 
 use std::cell::RefCell;
+use std::fmt::Debug;
 
 use ctxpack::diagnostics::{InclusionReason, OverflowEvent, SelectionReport, TraceDetail};
+use ctxpack::policy::{JsonRead, JsonReadOptions};
 use ctxpack::{
-    ContextBudget, ContextItem, Error, OverflowStrategy, Pipeline, Result, RunOptions, Selection,
+    ContextBudget, ContextItem, Error, ErrorCode, OverflowStrategy, Pipeline, Result, RunOptions,
+    Selection,
 };
 
 /// Runs `pipeline` at `trace` and at another level, checks both runs and their agreement,
@@ -254,4 +260,67 @@ fn check_report(items: &[ContextItem], selection: &Selection, report: &Selection
             "excluded items are not sorted by score, descending"
         );
     }
+}
+
+/// Reads one document with `read`, leniently (`lenient`) and strictly (the same options
+/// with `strict`), and checks that the reads agree: each failure has `code`, and the
+/// strict read succeeds exactly when the lenient one succeeds without warnings, with an
+/// equal value. Returns the lenient read's value.
+pub fn read_both_ways<T: PartialEq + Debug>(
+    lenient: JsonReadOptions<'_>,
+    code: ErrorCode,
+    read: impl Fn(&JsonReadOptions<'_>) -> Result<JsonRead<T>>,
+) -> Option<T> {
+    let strict = JsonReadOptions {
+        strict: true,
+        ..lenient
+    };
+    let (loose, tight) = (read(&lenient), read(&strict));
+    for r in [&loose, &tight] {
+        if let Err(e) = r {
+            assert_eq!(e.code(), code, "{e}");
+        }
+    }
+    match (&loose, &tight) {
+        (Ok(l), Ok(s)) => {
+            assert!(
+                l.warnings.is_empty(),
+                "strict accepted what lenient warned about"
+            );
+            assert_eq!(l.value, s.value, "strict and lenient reads differ");
+        }
+        (Ok(l), Err(e)) => assert!(
+            !l.warnings.is_empty(),
+            "strict rejected a document lenient read without warnings: {e}"
+        ),
+        (Err(e), Ok(_)) => panic!("lenient rejected what strict accepted: {e}"),
+        (Err(_), Err(_)) => {}
+    }
+    loose.ok().map(|r| r.value)
+}
+
+/// Checks that `json`, written by the library from `expected`, reads back with `read`
+/// strictly (with `options`' registry), without warnings, to an equal value, and returns
+/// it.
+pub fn reads_back_strictly<T: PartialEq + Debug>(
+    json: &str,
+    expected: &T,
+    options: JsonReadOptions<'_>,
+    read: impl Fn(&str, &JsonReadOptions<'_>) -> Result<JsonRead<T>>,
+) -> T {
+    let strict = JsonReadOptions {
+        strict: true,
+        ..options
+    };
+    let again =
+        read(json, &strict).unwrap_or_else(|e| panic!("written JSON must read back: {e}: {json}"));
+    assert!(
+        again.warnings.is_empty(),
+        "written JSON reads with warnings: {json}"
+    );
+    assert_eq!(
+        &again.value, expected,
+        "round trip changed the value: {json}"
+    );
+    again.value
 }

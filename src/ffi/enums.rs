@@ -6,6 +6,7 @@ use crate::analytics::{ItemStatus, QuotaMode};
 use crate::diagnostics::{ExclusionReason, InclusionReason, PipelineStage, TraceDetail};
 use crate::ffi::status::{FfiError, FfiResult};
 use crate::model::OverflowStrategy;
+use crate::policy::JsonWarningKind;
 use crate::slicer::ScarcityBehavior;
 
 /// What the Place stage does when the selection exceeds `target_tokens`.
@@ -139,6 +140,32 @@ pub enum ctxpack_quota_mode {
     Percentage = 0,
     /// Number of items (the count-quota slicers).
     Count = 1,
+}
+
+/// What a lenient read of policy or budget JSON did (`ctxpack_json_warning.kind`).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_json_warning_kind {
+    /// A property this version does not know (or a wrongly-cased name) was ignored.
+    UnknownProperty = 1,
+    /// A scorer entry without `type` was read as `recency`, as .NET reads it.
+    MissingScorerType = 2,
+    /// A `kindWeights` or `reservedSlots` key repeated an earlier kind with other letter
+    /// case; the last value was kept under the first spelling.
+    RepeatedKind = 3,
+    /// A budget without `maxTokens` or `targetTokens` had it read as 0.
+    MissingBudgetField = 4,
+}
+
+impl From<JsonWarningKind> for ctxpack_json_warning_kind {
+    fn from(kind: JsonWarningKind) -> Self {
+        match kind {
+            JsonWarningKind::UnknownProperty => Self::UnknownProperty,
+            JsonWarningKind::MissingScorerType => Self::MissingScorerType,
+            JsonWarningKind::RepeatedKind => Self::RepeatedKind,
+            JsonWarningKind::MissingBudgetField => Self::MissingBudgetField,
+        }
+    }
 }
 
 /// A C enumeration received as `int32_t`.

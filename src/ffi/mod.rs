@@ -23,6 +23,7 @@ mod callbacks;
 mod enums;
 mod handles;
 mod items;
+mod json;
 mod pipeline;
 mod placer;
 mod policy;
@@ -47,6 +48,7 @@ pub use callbacks::{
 };
 pub use enums::*;
 pub use items::*;
+pub use json::*;
 pub use pipeline::*;
 pub use placer::*;
 pub use policy::*;
@@ -86,6 +88,34 @@ mod tests {
             fresh == committed,
             "include/ctxpack.h differs from the header generated from src/ffi; rebuild and commit it"
         );
+    }
+
+    /// Every handle type's tag differs from every other's, or a handle of one type would
+    /// pass for another. Read from the sources, so a new handle type is covered as soon
+    /// as it exists.
+    #[test]
+    fn handle_tags_are_distinct() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/ffi");
+        let (mut impls, mut tags) = (0, Vec::new());
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            for line in text.lines().map(str::trim) {
+                impls += usize::from(line.starts_with("impl HandleType for "));
+                if let Some(rest) = line.strip_prefix("const TAG: u32 = u32::from_be_bytes(*b\"") {
+                    tags.push(rest[..4].to_string());
+                }
+            }
+        }
+        assert_eq!(
+            tags.len(),
+            impls,
+            "every handle type declares its tag the same way"
+        );
+        assert!(impls >= 14, "found {impls} handle types");
+        let mut sorted = tags.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), tags.len(), "handle tags repeat: {tags:?}");
     }
 
     #[test]

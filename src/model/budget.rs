@@ -5,6 +5,29 @@ use std::collections::HashMap;
 use crate::error::{Error, Result};
 use crate::model::ContextKind;
 
+/// A budget rule (spec 01 §2) that a set of values breaks; reported in terms of the Rust
+/// field names by [`ContextBudget::with_all`] and of the JSON names by the budget JSON
+/// reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BudgetRule {
+    /// `max_tokens < 0`.
+    MaxNegative,
+    /// `target_tokens < 0`.
+    TargetNegative,
+    /// `target_tokens > max_tokens`.
+    TargetAboveMax,
+    /// `output_reserve < 0`.
+    ReserveNegative,
+    /// `output_reserve > max_tokens`.
+    ReserveAboveMax,
+    /// The safety margin is outside [0, 100] (or NaN).
+    MarginOutOfRange,
+    /// Reserved slot `i` has a negative count.
+    SlotNegative(usize),
+    /// Reserved slot `i` repeats an earlier kind.
+    SlotRepeated(usize),
+}
+
 /// Token budget of one run. Always valid once built.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextBudget {
@@ -32,52 +55,95 @@ impl ContextBudget {
         reserved_slots: Vec<(ContextKind, i64)>,
         estimation_safety_margin_percent: f64,
     ) -> Result<Self> {
-        let invalid = |msg: String| Err(Error::InvalidBudget(msg));
-        if max_tokens < 0 {
-            return invalid(format!("max_tokens ({max_tokens}) must be >= 0"));
-        }
-        if target_tokens < 0 {
-            return invalid(format!("target_tokens ({target_tokens}) must be >= 0"));
-        }
-        if target_tokens > max_tokens {
-            return invalid(format!(
-                "target_tokens ({target_tokens}) must be <= max_tokens ({max_tokens})"
-            ));
-        }
-        if output_reserve < 0 {
-            return invalid(format!("output_reserve ({output_reserve}) must be >= 0"));
-        }
-        if output_reserve > max_tokens {
-            return invalid(format!(
-                "output_reserve ({output_reserve}) must be <= max_tokens ({max_tokens})"
-            ));
-        }
-        let margin = estimation_safety_margin_percent;
-        if !(0.0..=100.0).contains(&margin) {
-            return invalid(format!(
-                "estimation_safety_margin_percent ({margin}) must be in [0.0, 100.0]"
-            ));
-        }
-        let mut seen: HashMap<&ContextKind, ()> = HashMap::new();
-        for (kind, count) in &reserved_slots {
-            if *count < 0 {
-                return invalid(format!(
-                    "reserved slot count for kind '{kind}' must be >= 0"
-                ));
-            }
-            if seen.insert(kind, ()).is_some() {
-                return invalid(format!(
-                    "reserved slot kind '{kind}' appears more than once"
-                ));
-            }
-        }
-        Ok(Self {
+        let budget = Self::unvalidated(
             max_tokens,
             target_tokens,
             output_reserve,
             reserved_slots,
-            estimation_safety_margin_percent: margin,
-        })
+            estimation_safety_margin_percent,
+        );
+        match budget.broken_rule() {
+            None => Ok(budget),
+            Some(rule) => Err(Error::InvalidBudget(budget.describe(rule))),
+        }
+    }
+
+    /// A budget holding these values as given; callers check [`Self::broken_rule`] before
+    /// handing it out.
+    pub(crate) fn unvalidated(
+        max_tokens: i64,
+        target_tokens: i64,
+        output_reserve: i64,
+        reserved_slots: Vec<(ContextKind, i64)>,
+        estimation_safety_margin_percent: f64,
+    ) -> Self {
+        Self {
+            max_tokens,
+            target_tokens,
+            output_reserve,
+            reserved_slots,
+            estimation_safety_margin_percent,
+        }
+    }
+
+    /// The first of the seven rules (in the spec's order) these values break, if any.
+    pub(crate) fn broken_rule(&self) -> Option<BudgetRule> {
+        let (max, target, reserve) = (self.max_tokens, self.target_tokens, self.output_reserve);
+        let checks = [
+            (max < 0, BudgetRule::MaxNegative),
+            (target < 0, BudgetRule::TargetNegative),
+            (target > max, BudgetRule::TargetAboveMax),
+            (reserve < 0, BudgetRule::ReserveNegative),
+            (reserve > max, BudgetRule::ReserveAboveMax),
+            (
+                !(0.0..=100.0).contains(&self.estimation_safety_margin_percent),
+                BudgetRule::MarginOutOfRange,
+            ),
+        ];
+        if let Some((_, rule)) = checks.into_iter().find(|(broken, _)| *broken) {
+            return Some(rule);
+        }
+        let mut seen: HashMap<&ContextKind, ()> = HashMap::new();
+        self.reserved_slots
+            .iter()
+            .enumerate()
+            .find_map(|(i, (kind, count))| {
+                if *count < 0 {
+                    Some(BudgetRule::SlotNegative(i))
+                } else if seen.insert(kind, ()).is_some() {
+                    Some(BudgetRule::SlotRepeated(i))
+                } else {
+                    None
+                }
+            })
+    }
+
+    /// The message of `rule` in terms of the Rust field names and this budget's values.
+    fn describe(&self, rule: BudgetRule) -> String {
+        let (max, target, reserve) = (self.max_tokens, self.target_tokens, self.output_reserve);
+        match rule {
+            BudgetRule::MaxNegative => format!("max_tokens ({max}) must be >= 0"),
+            BudgetRule::TargetNegative => format!("target_tokens ({target}) must be >= 0"),
+            BudgetRule::TargetAboveMax => {
+                format!("target_tokens ({target}) must be <= max_tokens ({max})")
+            }
+            BudgetRule::ReserveNegative => format!("output_reserve ({reserve}) must be >= 0"),
+            BudgetRule::ReserveAboveMax => {
+                format!("output_reserve ({reserve}) must be <= max_tokens ({max})")
+            }
+            BudgetRule::MarginOutOfRange => format!(
+                "estimation_safety_margin_percent ({}) must be in [0.0, 100.0]",
+                self.estimation_safety_margin_percent
+            ),
+            BudgetRule::SlotNegative(i) => format!(
+                "reserved slot count for kind '{}' must be >= 0",
+                self.reserved_slots[i].0
+            ),
+            BudgetRule::SlotRepeated(i) => format!(
+                "reserved slot kind '{}' appears more than once",
+                self.reserved_slots[i].0
+            ),
+        }
     }
 
     /// Hard ceiling: the model's context window.

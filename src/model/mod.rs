@@ -8,6 +8,7 @@ mod json;
 mod kind;
 mod timestamp;
 
+pub(crate) use budget::BudgetRule;
 pub use budget::ContextBudget;
 pub(crate) use group::{check_len as check_unit_count, Accumulator};
 pub use group::{GroupValue, Units};

@@ -70,6 +70,7 @@ fn scorer(spec: &ScorerSpec) -> Result<Arc<dyn Scorer>> {
         ScorerSpec::MetadataKey { key, value, boost } => {
             Arc::new(MetadataKeyScorer::new(key.clone(), value.clone(), *boost)?)
         }
+        ScorerSpec::Registered(registered) => registered.scorer().clone(),
     })
 }
 

@@ -9,13 +9,20 @@
 //! * can be recovered from a pipeline built from built-in components with
 //!   [`Policy::from_pipeline`];
 //! * reads and writes the JSON form of the .NET package (`Wollax.Cupel.Json`), extended
-//!   compatibly for what that format cannot express (see `docs/policy-json.md`);
+//!   compatibly for what that format cannot express (see `docs/policy-json.md`): read
+//!   leniently as .NET reads it, with [`JsonWarning`]s for what was ignored or filled in,
+//!   or strictly ([`JsonReadOptions`]); its scorer entries may name host scorers
+//!   registered in a [`ScorerRegistry`];
 //! * comes ready-made as one of the seven [`Preset`]s of spec 07 §2.
+//!
+//! The same module reads and writes the .NET JSON form of a budget
+//! ([`ContextBudget::from_json`], [`ContextBudget::to_json`]).
 //!
 //! Structural problems of a policy (those the .NET `CupelPolicy` constructor catches, and
 //! every JSON problem) fail with [`Error::InvalidPolicy`]; the message starts with the JSON
 //! path of the bad field (`scorers[2].weight: must be positive and finite (got -1)`), `$`
-//! naming the document itself.
+//! naming the document itself. Budget JSON fails the same way with
+//! [`Error::InvalidBudget`].
 
 use crate::diagnostics::SelectionReport;
 use crate::error::{Error, Result};
@@ -24,19 +31,22 @@ use crate::pipeline::Pipeline;
 use crate::scorer::DecayCurve;
 use crate::slicer::ScarcityBehavior;
 
+mod budget_json;
 mod build;
 mod json_names;
+mod json_options;
 mod json_read;
-#[cfg(test)]
-mod json_tests;
+mod json_text;
+mod json_value;
 mod json_write;
-#[cfg(test)]
-mod pipeline_tests;
 mod presets;
 mod reflect;
+mod registry;
 mod validate;
 
+pub use json_options::{JsonRead, JsonReadOptions, JsonWarning, JsonWarningKind};
 pub use presets::Preset;
+pub use registry::{RegisteredScorer, ScorerRegistry};
 
 /// A declarative, budget-free description of a pipeline (spec 07 §1).
 ///
@@ -127,6 +137,9 @@ pub enum ScorerSpec {
         /// The score on a match (finite, > 0).
         boost: f64,
     },
+    /// A scorer the host registered under a type name (JSON: that name as `type`), read
+    /// through a [`ScorerRegistry`].
+    Registered(RegisteredScorer),
 }
 
 /// A built-in slicer and its configuration. Wrappers nest: a percentage quota wraps any
@@ -239,6 +252,28 @@ impl Policy {
 
     /// The policy of a preset looked up by name (see [`Preset::from_name`] for the accepted
     /// spellings); an unknown name fails with [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use ctxpack::policy::{PlacerType, Policy, ScorerSpec};
+    /// use ctxpack::{ContextBudget, ContextItem, ErrorCode};
+    ///
+    /// let rag = Policy::preset("rag")?;
+    /// assert_eq!(rag.name.as_deref(), Some("Rag"));
+    /// assert_eq!(rag.placer, PlacerType::UShaped);
+    /// assert_eq!(rag.scorers[0].scorer, ScorerSpec::Reflexive);
+    /// assert_eq!(Policy::preset("Document_QA")?, Policy::preset("document-qa")?);
+    ///
+    /// let items = vec![
+    ///     ContextItem::builder("a passage", 40).future_relevance_hint(0.9).build()?,
+    ///     ContextItem::builder("another passage", 80).future_relevance_hint(0.2).build()?,
+    /// ];
+    /// let selection = rag.build_pipeline()?.run(&items, &ContextBudget::new(100, 60)?)?;
+    /// assert_eq!(selection.indices, vec![0]);
+    ///
+    /// let err = Policy::preset("no-such-preset").unwrap_err();
+    /// assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
     pub fn preset(name: &str) -> Result<Self> {
         Ok(Preset::from_name(name)?.policy())
     }
@@ -267,9 +302,34 @@ impl Policy {
     }
 
     /// Reads a policy from its JSON form (spec 07 §3 plus the ctxpack extensions) and
-    /// validates it. Every failure is an [`Error::InvalidPolicy`] naming the JSON path.
+    /// validates it, leniently as .NET reads (see [`JsonReadOptions`]; the warnings are
+    /// dropped — use [`Policy::from_json_with`] to see them). Every failure is an
+    /// [`Error::InvalidPolicy`] naming the JSON path.
     pub fn from_json(json: &str) -> Result<Self> {
-        json_read::policy(json)
+        Ok(json_read::policy(json, &JsonReadOptions::default())?.value)
+    }
+
+    /// Reads a policy from its JSON form with `options`: strict or lenient reading, and
+    /// the host's registered scorer types. Returns the policy with the warnings of a
+    /// lenient read. Every failure is an [`Error::InvalidPolicy`] naming the JSON path.
+    ///
+    /// ```
+    /// use ctxpack::policy::{JsonReadOptions, JsonWarningKind, Policy, ScorerSpec};
+    ///
+    /// let json = r#"{"scorers":[{"weight":2}],"placerType":"uShaped","futureOption":1}"#;
+    /// let read = Policy::from_json_with(json, &JsonReadOptions::default())?;
+    /// assert_eq!(read.value.scorers[0].scorer, ScorerSpec::Recency);
+    /// let kinds: Vec<_> = read.warnings.iter().map(|w| w.kind).collect();
+    /// assert_eq!(kinds, [JsonWarningKind::UnknownProperty, JsonWarningKind::MissingScorerType]);
+    /// assert_eq!(read.warnings[0].to_string(), "futureOption: unknown property; ignored");
+    ///
+    /// let strict = JsonReadOptions { strict: true, ..Default::default() };
+    /// let err = Policy::from_json_with(json, &strict).unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid policy: futureOption: unknown property");
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
+    pub fn from_json_with(json: &str, options: &JsonReadOptions<'_>) -> Result<JsonRead<Self>> {
+        json_read::policy(json, options)
     }
 
     /// Writes the compact JSON form, in the .NET property order. Fails with

@@ -1,5 +1,6 @@
-// Helpers shared by the C test programs (test_api.c, test_policy.c): item descriptors,
-// item lists, budgets, and checking an error object. Include after ctxpack_test.h.
+// Helpers shared by the C test programs (test_api.c, test_policy.c, test_json.c): item
+// descriptors, item lists, budgets, result indices, and checking an error object. Include
+// after ctxpack_test.h.
 #ifndef CTXPACK_HELPERS_H
 #define CTXPACK_HELPERS_H
 
@@ -61,6 +62,17 @@ static inline ctxpack_items *items_of(const ctxpack_item_desc *descs, size_t n) 
         return NULL;
     }
     return items;
+}
+
+// Whether the result's indices are exactly `expected` (placed order).
+static inline int indices_are(const ctxpack_result *r, const size_t *expected, size_t n) {
+    const size_t *idx = NULL;
+    size_t len = 0;
+    if (ctxpack_result_indices(r, &idx, &len) != CTXPACK_OK || len != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (idx[i] != expected[i]) return 0;
+    }
+    return 1;
 }
 
 // A budget without reserve, slots or margin (NULL on failure).

@@ -4,7 +4,7 @@
 #   * the header compiles standalone as C99 and as C++17 (-Wall -Wextra -Werror
 #     -pedantic) and survives double inclusion; it equals a fresh generation;
 #   * every exported function is called by the tests or the quickstart example;
-#   * tests/c/test_api.c, test_policy.c, test_threads.c, test_tokenizer.c, test_cpp.cpp and
+#   * tests/c/test_api.c, test_policy.c, test_json.c, test_threads.c, test_tokenizer.c, test_cpp.cpp and
 #     examples/quickstart.c run
 #     plain, under AddressSanitizer + UBSan, and under valgrind memcheck (zero errors,
 #     zero definite/indirect leaks).
@@ -65,6 +65,7 @@ build() {
     mkdir -p "$dir"
     $CC $CFLAGS $extra "$ROOT/tests/c/test_api.c" -o "$dir/test_api" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_policy.c" -o "$dir/test_policy" $LDFLAGS &&
+        $CC $CFLAGS $extra "$ROOT/tests/c/test_json.c" -o "$dir/test_json" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_threads.c" -o "$dir/test_threads" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_tokenizer.c" -o "$dir/test_tokenizer" $LDFLAGS &&
         $CXX $CXXFLAGS $extra "$ROOT/tests/c/test_cpp.cpp" -o "$dir/test_cpp" $LDFLAGS &&
@@ -76,7 +77,7 @@ quickstart() {
     "$@" && echo "1 passed, 0 failed"
 }
 
-PROGRAMS="test_api test_policy test_threads test_tokenizer test_cpp"
+PROGRAMS="test_api test_policy test_json test_threads test_tokenizer test_cpp"
 for mode in $MODES; do
     echo "== $mode"
     case $mode in

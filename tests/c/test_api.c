@@ -56,16 +56,6 @@ static ctxpack_status run(const ctxpack_pipeline *p, const ctxpack_items *items,
     return ctxpack_pipeline_run(p, items, b, &o, out, err);
 }
 
-static int indices_are(const ctxpack_result *r, const size_t *expected, size_t n) {
-    const size_t *idx = NULL;
-    size_t len = 0;
-    if (ctxpack_result_indices(r, &idx, &len) != CTXPACK_OK || len != n) return 0;
-    for (size_t i = 0; i < n; i++) {
-        if (idx[i] != expected[i]) return 0;
-    }
-    return 1;
-}
-
 static ctxpack_excluded_entry excluded_at(const ctxpack_result *r, size_t i, ctxpack_status *st) {
     ctxpack_excluded_entry e;
     memset(&e, 0, sizeof e);

@@ -6,7 +6,9 @@
 //! included, see [`callbacks`]), build a pipeline (also from a preset or policy JSON),
 //! run or dry-run it, read a result, its report and its analytics, run one stage alone,
 //! write a pipeline's policy JSON and read it back, simulate budgets (marginal items,
-//! minimum budget), compare pipelines (sensitivity), free a handle — and its arguments, which may be NULL, of the wrong
+//! minimum budget), compare pipelines (sensitivity), register host scorers, read policy
+//! and budget JSON with options and warnings, write a budget's JSON and read it back,
+//! free a handle — and its arguments, which may be NULL, of the wrong
 //! handle type, out of range, invalid UTF-8 or versioned structs of any `struct_size`.
 //! The caller's side of the contract is always kept (buffers are as long as claimed, no
 //! handle is used after it is freed), so anything that goes wrong is the library's.
@@ -55,10 +57,12 @@ enum Kind {
     Text,
     QuotaUtilization,
     Sensitivity,
+    Registry,
+    Warnings,
 }
 
 /// Every handle type, for picking a free function (possibly the wrong one).
-const ALL_KINDS: [Kind; 11] = [
+const ALL_KINDS: [Kind; 13] = [
     Kind::Items,
     Kind::Budget,
     Kind::Scorer,
@@ -70,6 +74,8 @@ const ALL_KINDS: [Kind; 11] = [
     Kind::Text,
     Kind::QuotaUtilization,
     Kind::Sensitivity,
+    Kind::Registry,
+    Kind::Warnings,
 ];
 
 /// Preset names for `ctxpack_pipeline_new_preset`: other spellings and unknown names
@@ -95,6 +101,34 @@ const POLICY_DOCS: &[&str] = &[
     r#"{"scorers":[]}"#,
     r#"{"scorers":[{"type":"recency","weight":-1}]}"#,
     "not json",
+];
+
+/// Policy documents for `ctxpack_pipeline_new_policy_json_with`: what lenient reading
+/// tolerates (unknown properties, no `type`, a kind repeated in other case), registered
+/// and unknown type names.
+const LENIENT_POLICY_DOCS: &[&str] = &[
+    r#"{"scorers":[{"weight":1,"note":"x"}],"futureOption":[1,{"a":null}]}"#,
+    r#"{"scorers":[{"type":"kind","weight":1,"kindWeights":{"Message":1,"message":2}}]}"#,
+    r#"{"scorers":[{"type":"host","weight":2},{"type":"recency","weight":1}]}"#,
+    r#"{"scorers":[{"type":"scaled","weight":1,"innerScorer":{"type":"HOST","weight":1,"x":0}}]}"#,
+    r#"{"scorers":[{"type":"unknownOther","weight":1}]}"#,
+    r#"{"scorers":[{"type":"host","weight":1,"innerScorer":{"type":"recency","weight":1}}]}"#,
+];
+
+/// Type names for `ctxpack_scorer_registry_add`: valid, repeated in other case, built-in
+/// and blank.
+const REGISTERED_NAMES: &[&str] = &["host", "Host", "semantic", "recency", "Decay", " ", ""];
+
+/// Budget documents for `ctxpack_budget_new_json`: the .NET form, what lenient reading
+/// tolerates, and invalid values.
+const BUDGET_DOCS: &[&str] = &[
+    r#"{"maxTokens":8000,"targetTokens":6000,"outputReserve":1000,"reservedSlots":{"Message":100,"SystemPrompt":200},"estimationSafetyMarginPercent":10}"#,
+    r#"{"maxTokens":4096,"targetTokens":4096}"#,
+    r#"{"maxTokens":100,"reservedSlots":{"Memory":5,"memory":7},"extra":true}"#,
+    r#"{"maxTokens":1000,"targetTokens":2000}"#,
+    r#"{"maxTokens":10,"targetTokens":5,"reservedSlots":{"Memory":-1}}"#,
+    r#"{"maxTokens":9223372036854775807,"targetTokens":9223372036854775807,"outputReserve":9223372036854775807,"estimationSafetyMarginPercent":0.00001}"#,
+    "null",
 ];
 
 /// A live handle.
@@ -178,10 +212,31 @@ unsafe fn out_array<T: Copy>(p: *const T, len: usize) -> Vec<T> {
     unsafe { std::slice::from_raw_parts(p, len).to_vec() }
 }
 
+/// The text of a live string handle, copied.
+///
+/// # Safety
+/// `s` is a live `ctxpack_string`.
+unsafe fn string_text(s: *const ctxpack_string) -> String {
+    let mut value = ctxpack_str::EMPTY;
+    // SAFETY: forwarded from the caller; a writable out-parameter.
+    unsafe {
+        assert_eq!(ctxpack_string_value(s, &mut value), CTXPACK_OK);
+        out_str(value)
+    }
+}
+
+/// `s` as a string argument (borrowing it).
+fn str_arg(s: &str) -> ctxpack_str {
+    ctxpack_str {
+        ptr: s.as_ptr().cast(),
+        len: s.len(),
+    }
+}
+
 impl Session<'_> {
     /// One call (or a small group of calls that belong together).
     fn step(&mut self) {
-        let op = self.r.below(24);
+        let op = self.r.below(27);
         let full = self.handles.len() >= MAX_HANDLES;
         match op {
             _ if full && op < 9 => self.free_one(),
@@ -205,7 +260,10 @@ impl Session<'_> {
             20 => self.dry_run(),
             21 => self.budget_simulation(),
             22 => self.result_analytics(),
-            _ => self.sensitivity(),
+            23 => self.sensitivity(),
+            24 => self.registry(),
+            25 => self.pipeline_from_policy_with_options(),
+            _ => self.budget_json(),
         }
     }
 
@@ -1075,44 +1133,264 @@ impl Session<'_> {
         }
     }
 
+    /// Calls a function that writes a new string handle (kept like any other) and returns
+    /// its text, or `None` when the call failed.
+    fn written_text(
+        &mut self,
+        what: &str,
+        write: impl FnOnce(*mut *mut ctxpack_string, *mut *mut ctxpack_error) -> ctxpack_status,
+    ) -> Option<String> {
+        if !self.create(Kind::Text, what, |o, e| write(o.cast(), e)) {
+            return None;
+        }
+        let text: *const ctxpack_string = self.handles.last().expect("just created").ptr.cast();
+        // SAFETY: the string handle just created.
+        Some(unsafe { string_text(text) })
+    }
+
     /// Writes a pipeline's policy JSON; what is written must read back into a pipeline
     /// whose policy JSON is the same text.
     fn policy_json_round_trip(&mut self) {
         let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
         let pretty = self.r.bool();
         // SAFETY: a handle argument as picked, out-parameters from `create`.
-        let ok = self.create(Kind::Text, "pipeline_policy_json", |o, e| unsafe {
-            ctxpack_pipeline_policy_json(pipeline, pretty, o.cast(), e)
+        let written = self.written_text("pipeline_policy_json", |o, e| unsafe {
+            ctxpack_pipeline_policy_json(pipeline, pretty, o, e)
         });
-        if !ok {
+        let Some(json) = written else {
             return;
-        }
-        let text: *const ctxpack_string = self.handles.last().expect("just created").ptr.cast();
-        // SAFETY: a live string handle; the text is copied before any other call.
-        let json = unsafe {
-            let mut value = ctxpack_str::EMPTY;
-            assert_eq!(ctxpack_string_value(text, &mut value), CTXPACK_OK);
-            out_str(value)
-        };
-        let arg = ctxpack_str {
-            ptr: json.as_ptr().cast(),
-            len: json.len(),
         };
         let (mut rebuilt, mut again) = (ptr::null_mut(), ptr::null_mut());
         // SAFETY: a string argument alive for the calls, writable out-parameters.
         unsafe {
-            let status = ctxpack_pipeline_new_policy_json(arg, &mut rebuilt, ptr::null_mut());
+            let status =
+                ctxpack_pipeline_new_policy_json(str_arg(&json), &mut rebuilt, ptr::null_mut());
             assert_eq!(
                 status, CTXPACK_OK,
                 "written policy JSON does not read back: {json}"
             );
             let status = ctxpack_pipeline_policy_json(rebuilt, pretty, &mut again, ptr::null_mut());
             assert_eq!(status, CTXPACK_OK);
-            let mut value = ctxpack_str::EMPTY;
-            assert_eq!(ctxpack_string_value(again, &mut value), CTXPACK_OK);
-            assert_eq!(out_str(value), json, "policy JSON changed on a round trip");
+            assert_eq!(
+                string_text(again),
+                json,
+                "policy JSON changed on a round trip"
+            );
             ctxpack_string_free(again);
             ctxpack_pipeline_free(rebuilt);
+        }
+    }
+
+    /// Creates a registry, adds a scorer to one under a name, or reads one's names.
+    fn registry(&mut self) {
+        match self.r.below(3) {
+            0 => {
+                // SAFETY: out-parameters from `create`.
+                self.create(Kind::Registry, "scorer_registry_new", |o, e| unsafe {
+                    ctxpack_scorer_registry_new(o.cast(), e)
+                });
+            }
+            1 => {
+                let registry = self.pick::<ctxpack_scorer_registry>(Kind::Registry);
+                let name = self.arena.str(&mut self.r, REGISTERED_NAMES);
+                let scorer = self.pick::<ctxpack_scorer>(Kind::Scorer);
+                let mut slot = self.error_slot();
+                // SAFETY: handle and string arguments as picked.
+                let status =
+                    unsafe { ctxpack_scorer_registry_add(registry, name, scorer, slot.arg()) };
+                self.check("scorer_registry_add", status, slot);
+            }
+            _ => {
+                let registry = self.pick::<ctxpack_scorer_registry>(Kind::Registry);
+                let mut count = usize::MAX;
+                // SAFETY: a handle argument as picked, a writable out-parameter.
+                let status = unsafe { ctxpack_scorer_registry_count(registry, &mut count) };
+                assert_ne!(status, CTXPACK_PANIC);
+                if status != CTXPACK_OK {
+                    return;
+                }
+                for i in 0..=count {
+                    let mut name = ctxpack_str::EMPTY;
+                    // SAFETY: a live registry, a writable out-parameter.
+                    let status = unsafe { ctxpack_scorer_registry_name(registry, i, &mut name) };
+                    if i == count {
+                        assert_eq!(status, CTXPACK_OUT_OF_RANGE);
+                        continue;
+                    }
+                    assert_eq!(status, CTXPACK_OK);
+                    // SAFETY: a string owned by the live registry.
+                    unsafe {
+                        assert_eq!(*name.ptr.add(name.len), 0, "name not NUL-terminated");
+                        assert!(
+                            !out_str(name).trim().is_empty(),
+                            "a blank name was registered"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// `ctxpack_json_read_options` as a caller passes them: NULL one time in eight, else
+    /// strict or not, with a registry picked like any handle (NULL, live, another type),
+    /// in a struct of any `struct_size`. Returns the buffer (to keep alive) and whether
+    /// the library must reject it.
+    fn read_options(&mut self) -> (Option<VersionedBuf>, bool) {
+        if self.r.one_in(8) {
+            return (None, false);
+        }
+        let options = ctxpack_json_read_options {
+            struct_size: size_of::<ctxpack_json_read_options>(),
+            strict: self.r.bool(),
+            registry: self.pick::<ctxpack_scorer_registry>(Kind::Registry),
+        };
+        let buf = VersionedBuf::input(&mut self.r, options);
+        let invalid = !buf.size_is_valid();
+        (Some(buf), invalid)
+    }
+
+    /// The warnings out-parameter: NULL one time in four, else a slot pre-set to a
+    /// dangling pointer.
+    fn warnings_slot(&mut self) -> Option<*mut ctxpack_json_warnings> {
+        (!self.r.one_in(4)).then(|| NonNull::dangling().as_ptr())
+    }
+
+    /// After a JSON constructor: the warnings slot is NULL after a failure and a live
+    /// handle after a success, whose entries all read.
+    fn settle_warnings(&mut self, what: &str, ok: bool, slot: Option<*mut ctxpack_json_warnings>) {
+        let Some(warnings) = slot else {
+            return;
+        };
+        if !ok {
+            assert!(warnings.is_null(), "{what}: failure left the warnings set");
+            return;
+        }
+        assert!(
+            !warnings.is_null(),
+            "{what}: success without a warnings handle"
+        );
+        self.handles.push(Handle {
+            kind: Kind::Warnings,
+            ptr: warnings.cast(),
+        });
+        let mut count = usize::MAX;
+        // SAFETY: a live warnings handle, a writable out-parameter.
+        assert_eq!(
+            unsafe { ctxpack_json_warnings_count(warnings, &mut count) },
+            CTXPACK_OK
+        );
+        for i in 0..=count {
+            // SAFETY: a live warnings handle; the output buffer is as long as claimed.
+            let entry = self.entry::<ctxpack_json_warning>(i, count, |out| unsafe {
+                ctxpack_json_warnings_entry(warnings, i, out)
+            });
+            if let Some(w) = entry {
+                assert!((1..=4).contains(&w.kind), "warning kind {}", w.kind);
+                // SAFETY: strings owned by the live warnings handle.
+                unsafe {
+                    let (path, message, text) =
+                        (out_str(w.path), out_str(w.message), out_str(w.text));
+                    assert_eq!(text, format!("{path}: {message}"));
+                    for s in [w.path, w.message, w.text] {
+                        assert_eq!(*s.ptr.add(s.len), 0, "not NUL-terminated");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A pipeline from a policy document read with options (strict or lenient, a
+    /// registry), with its warnings.
+    fn pipeline_from_policy_with_options(&mut self) {
+        let pool = if self.r.bool() {
+            LENIENT_POLICY_DOCS
+        } else {
+            POLICY_DOCS
+        };
+        let json = self.arena.str(&mut self.r, pool);
+        let (mut options, invalid) = self.read_options();
+        let options_ptr = options
+            .as_mut()
+            .map_or(ptr::null(), |b| b.ptr::<ctxpack_json_read_options>());
+        let mut slot = self.warnings_slot();
+        let warnings_arg = slot
+            .as_mut()
+            .map_or(ptr::null_mut(), |w| w as *mut *mut ctxpack_json_warnings);
+        let what = "pipeline_new_policy_json_with";
+        // SAFETY: arguments built above and kept alive, out-parameters from `create`.
+        let ok = self.create(Kind::Pipeline, what, |o, e| unsafe {
+            ctxpack_pipeline_new_policy_json_with(json, options_ptr, o.cast(), warnings_arg, e)
+        });
+        assert!(!(ok && invalid), "{what}: accepted a bad struct_size");
+        self.settle_warnings(what, ok, slot);
+    }
+
+    /// A budget from a JSON document (with options and warnings), or a budget written as
+    /// JSON: the text must read back, strictly and without warnings, into a budget that
+    /// writes the same text.
+    fn budget_json(&mut self) {
+        if self.r.bool() {
+            let json = self.arena.str(&mut self.r, BUDGET_DOCS);
+            let (mut options, invalid) = self.read_options();
+            let options_ptr = options
+                .as_mut()
+                .map_or(ptr::null(), |b| b.ptr::<ctxpack_json_read_options>());
+            let mut slot = self.warnings_slot();
+            let warnings_arg = slot
+                .as_mut()
+                .map_or(ptr::null_mut(), |w| w as *mut *mut ctxpack_json_warnings);
+            let what = "budget_new_json";
+            // SAFETY: arguments built above and kept alive, out-parameters from `create`.
+            let ok = self.create(Kind::Budget, what, |o, e| unsafe {
+                ctxpack_budget_new_json(json, options_ptr, o.cast(), warnings_arg, e)
+            });
+            assert!(!(ok && invalid), "{what}: accepted a bad struct_size");
+            self.settle_warnings(what, ok, slot);
+            return;
+        }
+        let budget = self.pick::<ctxpack_budget>(Kind::Budget);
+        let pretty = self.r.bool();
+        // SAFETY: a handle argument as picked, out-parameters from `create`.
+        let written = self.written_text("budget_json", |o, e| unsafe {
+            ctxpack_budget_json(budget, pretty, o, e)
+        });
+        let Some(json) = written else {
+            return;
+        };
+        let arg = str_arg(&json);
+        let options = ctxpack_json_read_options {
+            struct_size: size_of::<ctxpack_json_read_options>(),
+            strict: true,
+            registry: ptr::null(),
+        };
+        let (mut again, mut warnings, mut rewritten) =
+            (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+        // SAFETY: arguments alive for the calls, writable out-parameters.
+        unsafe {
+            let status =
+                ctxpack_budget_new_json(arg, &options, &mut again, &mut warnings, ptr::null_mut());
+            assert_eq!(
+                status, CTXPACK_OK,
+                "written budget JSON does not read back: {json}"
+            );
+            let mut count = usize::MAX;
+            assert_eq!(
+                ctxpack_json_warnings_count(warnings, &mut count),
+                CTXPACK_OK
+            );
+            assert_eq!(count, 0, "a written budget reads with warnings: {json}");
+            assert_eq!(
+                ctxpack_budget_json(again, pretty, &mut rewritten, ptr::null_mut()),
+                CTXPACK_OK
+            );
+            assert_eq!(
+                string_text(rewritten),
+                json,
+                "budget JSON changed on a round trip"
+            );
+            ctxpack_string_free(rewritten);
+            ctxpack_json_warnings_free(warnings);
+            ctxpack_budget_free(again);
         }
     }
 
@@ -1336,6 +1614,8 @@ fn free_as(kind: Kind, ptr: *mut c_void) {
             Kind::Text => ctxpack_string_free(ptr.cast()),
             Kind::QuotaUtilization => ctxpack_quota_utilization_free(ptr.cast()),
             Kind::Sensitivity => ctxpack_sensitivity_free(ptr.cast()),
+            Kind::Registry => ctxpack_scorer_registry_free(ptr.cast()),
+            Kind::Warnings => ctxpack_json_warnings_free(ptr.cast()),
         }
     }
 }
