@@ -246,6 +246,9 @@ impl From<InclusionReason> for ctxpack_inclusion_reason {
             InclusionReason::Scored => ctxpack_inclusion_reason::Scored,
             InclusionReason::Pinned => ctxpack_inclusion_reason::Pinned,
             InclusionReason::ZeroToken => ctxpack_inclusion_reason::ZeroToken,
+            // A C host cannot give items variants yet (`docs/variants.md`): only the Rust
+            // API produces this reason, read back here as the nearest value.
+            InclusionReason::Downgraded { .. } => ctxpack_inclusion_reason::Scored,
         }
     }
 }

@@ -58,14 +58,7 @@ impl ResultData {
     /// scores and reasons) and its overflow event, exactly as a traced run's selection
     /// mirrors its report; `items` are the run's items.
     pub(crate) fn from_report(report: SelectionReport, items: Arc<Vec<ContextItem>>) -> Self {
-        let selection = Selection {
-            indices: report.included.iter().map(|x| x.index).collect(),
-            scores: report.included.iter().map(|x| x.score).collect(),
-            reasons: report.included.iter().map(|x| x.reason).collect(),
-            overflow: report.overflow.clone(),
-            report: Some(report),
-        };
-        Self::new(selection, Some(items))
+        Self::new(Selection::from_report(report), Some(items))
     }
 
     /// The report and the run's items, or `CTXPACK_NO_REPORT` for an untraced run.

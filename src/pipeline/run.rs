@@ -8,7 +8,7 @@ use crate::pipeline::classify::classify;
 use crate::pipeline::deduplicate::deduplicate;
 use crate::pipeline::place::{place, PlaceContext, Placed};
 use crate::pipeline::score::score;
-use crate::pipeline::slice::{slice, PinnedContext};
+use crate::pipeline::slice::{slice, Extensions, PinnedContext};
 use crate::pipeline::sort::sort_by_score;
 use crate::pipeline::{Pipeline, RunOptions, Selection};
 
@@ -34,6 +34,7 @@ fn selection(placed: Placed, report: Option<crate::diagnostics::SelectionReport>
         indices: placed.indices,
         scores: placed.scores,
         reasons: placed.reasons,
+        forms: placed.forms,
         overflow: placed.overflow,
         report,
     }
@@ -46,7 +47,13 @@ fn run_stages<C: Collector>(
     options: &RunOptions<'_>,
     collector: &mut C,
 ) -> Result<Placed> {
-    let mut classified = classify(items, budget, pipeline.group_value, collector)?;
+    let mut classified = classify(
+        items,
+        budget,
+        pipeline.group_value,
+        pipeline.use_variants,
+        collector,
+    )?;
     let scored = score(
         pipeline.scorer.as_ref(),
         items,
@@ -68,13 +75,18 @@ fn run_stages<C: Collector>(
         tokens: classified.pinned_tokens,
         first_content: classified.pinned.first().map(|&i| items[i].content()),
     };
+    let extensions = Extensions {
+        groups: classified.groups.as_mut(),
+        forms: classified.forms.as_mut(),
+        mode: pipeline.group_value,
+    };
     let sliced = slice(
         pipeline.slicer.as_ref(),
         items,
         &sorted,
         budget,
         &pinned,
-        classified.groups.as_mut(),
+        extensions,
         collector,
     )?;
     let context = PlaceContext {
@@ -84,17 +96,22 @@ fn run_stages<C: Collector>(
         items,
         budget,
         pinned_first: pipeline.pinned_first,
+        mode: pipeline.group_value,
     };
     let placed = place(
         context,
         &classified.pinned,
         sliced,
         classified.groups.as_mut(),
+        classified.forms.as_mut(),
         collector,
     )?;
     if C::ENABLED {
         if let Some(table) = &classified.groups {
             collector.groups(table.report(items));
+        }
+        if let Some(forms) = &mut classified.forms {
+            collector.pruned_forms(forms.take_pruned());
         }
     }
     Ok(placed)
