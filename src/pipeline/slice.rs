@@ -308,9 +308,7 @@ impl SliceRun<'_, '_> {
                     members[0] as usize
                 };
                 let cheapest = units.level_count(u) - 1;
-                let reason = if partial {
-                    explainer.reason(&items[self.sorted[lead_pos].index])
-                } else if members.len() == 1 && cheapest == 0 {
+                let reason = if partial || (members.len() == 1 && cheapest == 0) {
                     explainer.reason(&items[self.sorted[lead_pos].index])
                 } else {
                     let tokens = units.level_tokens(u, cheapest).unwrap_or_else(|| {

@@ -100,6 +100,7 @@ impl Options {
         };
         let mut next_bit = 0usize;
         let mut row: Vec<(u32, usize, i64)> = Vec::new(); // (level, weight, value)
+        let mut kept: Vec<(u32, usize, i64)> = Vec::new();
         for u in rows {
             row.clear();
             for l in 0..levels.count(u) {
@@ -120,17 +121,15 @@ impl Options {
             }
             // Keep a level only when it is worth more than every cheaper one.
             let mut best_cheaper = i64::MIN;
-            let mut kept = 0;
-            for i in (0..row.len()).rev() {
-                if row[i].2 > best_cheaper {
-                    best_cheaper = row[i].2;
-                    row[kept] = row[i];
-                    kept += 1;
+            kept.clear();
+            for &option in row.iter().rev() {
+                if option.2 > best_cheaper {
+                    best_cheaper = option.2;
+                    kept.push(option);
                 }
             }
-            row.truncate(kept);
-            row.reverse();
-            if row.is_empty() {
+            kept.reverse();
+            if kept.is_empty() {
                 continue;
             }
             let width = bit_width(levels.count(u));
@@ -138,7 +137,7 @@ impl Options {
             o.width.push(width);
             o.offset.push(next_bit);
             next_bit += width as usize * (cap + 1);
-            for &(l, w, v) in &row {
+            for &(l, w, v) in &kept {
                 o.level.push(l);
                 o.weight.push(w);
                 o.value.push(v);

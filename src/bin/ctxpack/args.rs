@@ -72,6 +72,14 @@ pub struct Args {
     pub pinned_first: bool,
     /// `--group-value`: how a group's value is computed (overrides the policy when given).
     pub group_value: Option<GroupValue>,
+    /// `--no-variants`: select every item in full or not at all (overrides the policy).
+    pub no_variants: bool,
+    /// `--encoding`: counts the tokens of variants given without them.
+    pub encoding: Option<String>,
+    /// `--head-tail HEAD[:TAIL]`: add a head-and-tail form to long items.
+    pub head_tail: Option<(usize, usize)>,
+    /// `--head-tail-quality Q`: the quality of those forms (default: the share kept).
+    pub head_tail_quality: Option<f64>,
 }
 
 /// A usage error: the message is printed on one line, exit status 2.
@@ -88,7 +96,9 @@ impl fmt::Display for UsageError {
 pub const USAGE: &str = "\
 usage: ctxpack [FILE] (--max N [--target N] [--reserve N] | --budget FILE.json)
                [--preset NAME | --policy FILE.json] [--strict] [--pinned-first]
-               [--group-value V] [--explain | --report json] [--format items|openai|anthropic]
+               [--group-value V] [--no-variants] [--encoding NAME]
+               [--head-tail HEAD[:TAIL] [--head-tail-quality Q]]
+               [--explain | --report json] [--format items|openai|anthropic]
 
 Reads candidate items (JSON Lines or a JSON array; FILE or standard input when FILE is
 absent or '-'), selects the context window for the budget, and prints it as JSON Lines in
@@ -107,6 +117,17 @@ without a tokenizer, docs/chat.md).
   --pinned-first   place pinned items first, in input order (e.g. an undated system prompt)
   --group-value V  how a group's value is computed from its members' scores: sum (default),
                    max or mean (items with equal \"group\" keys are kept or dropped together)
+  --no-variants    select every item in full or not at all: ignore the \"variants\" of
+                   the items (cheaper forms used instead of an item that does not fit)
+  --encoding NAME  o200k_base or cl100k_base: counts the tokens of variants given
+                   without \"tokens\", and of the --head-tail forms (default o200k_base)
+  --head-tail HEAD[:TAIL]
+                   add to every item with more than HEAD + TAIL tokens (by the encoding)
+                   a form made of its first HEAD and last TAIL tokens (TAIL defaults to
+                   HEAD) with a marker between (docs/variants.md)
+  --head-tail-quality Q
+                   the quality of those forms, in (0, 1] (default: the share of the
+                   item's tokens they keep)
   --strict         treat as errors what policy and budget files are otherwise read
                    past with a warning on standard error, as .NET reads them: unknown
                    properties, a scorer without type (recency), a kind repeated in
@@ -131,6 +152,8 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     let mut output = OutputMode::Window;
     let mut format = InputFormat::Items;
     let (mut pinned_first, mut group_value) = (false, None);
+    let (mut no_variants, mut encoding, mut head_tail, mut head_tail_quality) =
+        (false, None, None, None);
     let mut it = argv.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -160,6 +183,22 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                 })?;
                 group_value = Some(parsed);
             }
+            "--no-variants" => no_variants = true,
+            "--encoding" => encoding = Some(value("--encoding")?),
+            "--head-tail" => head_tail = Some(head_tail_sizes(&value("--head-tail")?)?),
+            "--head-tail-quality" => {
+                let v = value("--head-tail-quality")?;
+                let q: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|q: &f64| *q > 0.0 && *q <= 1.0)
+                    .ok_or_else(|| {
+                        UsageError(format!(
+                            "--head-tail-quality expects a number in (0, 1], got '{v}'"
+                        ))
+                    })?;
+                head_tail_quality = Some(q);
+            }
             "--report" => match value("--report")?.as_str() {
                 "json" => set_output(&mut output, OutputMode::ReportJson)?,
                 other => {
@@ -178,6 +217,9 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                 }
             }
         }
+    }
+    if head_tail_quality.is_some() && head_tail.is_none() {
+        return Err(UsageError("--head-tail-quality needs --head-tail".into()));
     }
     let budget = match budget_file {
         Some(_) if max.is_some() || target.is_some() || reserve.is_some() => {
@@ -201,7 +243,30 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
         format,
         pinned_first,
         group_value,
+        no_variants,
+        encoding,
+        head_tail,
+        head_tail_quality,
     }))
+}
+
+/// `HEAD` or `HEAD:TAIL` (token counts; not both 0).
+fn head_tail_sizes(text: &str) -> Result<(usize, usize), UsageError> {
+    let bad = || {
+        UsageError(format!(
+            "--head-tail expects HEAD or HEAD:TAIL token counts, got '{text}'"
+        ))
+    };
+    let (head, tail) = match text.split_once(':') {
+        Some((h, t)) => (h, t),
+        None => (text, text),
+    };
+    let head: usize = head.parse().map_err(|_| bad())?;
+    let tail: usize = tail.parse().map_err(|_| bad())?;
+    if head == 0 && tail == 0 {
+        return Err(bad());
+    }
+    Ok((head, tail))
 }
 
 fn input_format(text: &str) -> Result<InputFormat, UsageError> {
@@ -292,6 +357,56 @@ mod tests {
             (a.budget, a.strict),
             (BudgetSource::File("b.json".into()), true)
         );
+    }
+
+    #[test]
+    fn parses_the_variant_flags() {
+        let a = args("--max 10").unwrap().unwrap();
+        assert_eq!(
+            (a.no_variants, a.encoding, a.head_tail, a.head_tail_quality),
+            (false, None, None, None)
+        );
+        let a = args("--max 10 --no-variants --encoding cl100k_base --head-tail 64:32")
+            .unwrap()
+            .unwrap();
+        assert!(a.no_variants);
+        assert_eq!(a.encoding.as_deref(), Some("cl100k_base"));
+        assert_eq!(a.head_tail, Some((64, 32)));
+        let a = args("--max 10 --head-tail 50 --head-tail-quality 0.4")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (a.head_tail, a.head_tail_quality),
+            (Some((50, 50)), Some(0.4))
+        );
+        assert_eq!(
+            args("--max 10 --head-tail 0:7").unwrap().unwrap().head_tail,
+            Some((0, 7))
+        );
+        for (line, msg) in [
+            (
+                "--max 1 --head-tail 0",
+                "--head-tail expects HEAD or HEAD:TAIL token counts, got '0'",
+            ),
+            (
+                "--max 1 --head-tail 5:x",
+                "--head-tail expects HEAD or HEAD:TAIL token counts, got '5:x'",
+            ),
+            (
+                "--max 1 --head-tail 5 --head-tail-quality 0",
+                "--head-tail-quality expects a number in (0, 1], got '0'",
+            ),
+            (
+                "--max 1 --head-tail 5 --head-tail-quality NaN",
+                "--head-tail-quality expects a number in (0, 1], got 'NaN'",
+            ),
+            (
+                "--max 1 --head-tail-quality 0.5",
+                "--head-tail-quality needs --head-tail",
+            ),
+        ] {
+            assert_eq!(args(line).unwrap_err().0, msg, "{line}");
+        }
     }
 
     #[test]

@@ -16,8 +16,9 @@ use std::process::ExitCode;
 
 use args::{Args, BudgetSource, InputFormat, OutputMode, PolicySource};
 use ctxpack::diagnostics::TraceDetail;
-use ctxpack::model::read_items;
+use ctxpack::model::{read_items_with, HeadTail, ItemReadOptions};
 use ctxpack::policy::{JsonRead, JsonReadOptions, Policy};
+use ctxpack::tokenizer::Encoding;
 use ctxpack::{ContextBudget, ContextItem, Pipeline, RunOptions};
 
 /// A failure, reported on one line with its exit status.
@@ -77,7 +78,7 @@ fn run(argv: &[String], warnings: &mut Vec<String>) -> Result<String, Failure> {
     if args.format != InputFormat::Items {
         return run_chat(&args, warnings);
     }
-    let items = load_items(args.input.as_deref())?;
+    let items = load_items(&args)?;
     let budget = load_budget(&args, warnings)?;
     let pipeline = load_pipeline(&args, warnings)?;
     let trace = match args.output {
@@ -123,9 +124,31 @@ fn run_chat(args: &Args, warnings: &mut Vec<String>) -> Result<String, Failure> 
     })
 }
 
-fn load_items(path: Option<&str>) -> Result<Vec<ContextItem>, Failure> {
-    let (name, text) = input::read_text(path).map_err(Failure::input)?;
-    read_items(&text).map_err(|e| Failure::input(format!("{name}: {e}")))
+fn load_items(args: &Args) -> Result<Vec<ContextItem>, Failure> {
+    let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
+    // The encoding is loaded only when a flag needs it.
+    let encoding = match (&args.encoding, args.head_tail) {
+        (None, None) => None,
+        (name, _) => Some(
+            Encoding::by_name(name.as_deref().unwrap_or("o200k_base"))
+                .map_err(|e| Failure::input(format!("--encoding: {e}")))?,
+        ),
+    };
+    let head_tail = match args.head_tail {
+        None => None,
+        Some((head, tail)) => {
+            let spec = HeadTail::new(head, tail).map_err(|e| Failure::input(e.to_string()))?;
+            Some(match args.head_tail_quality {
+                Some(q) => spec.with_quality(q),
+                None => spec,
+            })
+        }
+    };
+    let options = ItemReadOptions {
+        encoding: args.encoding.as_ref().and(encoding),
+        head_tail: encoding.zip(head_tail.as_ref()),
+    };
+    read_items_with(&text, &options).map_err(|e| Failure::input(format!("{name}: {e}")))
 }
 
 fn load_budget(args: &Args, warnings: &mut Vec<String>) -> Result<ContextBudget, Failure> {
@@ -153,6 +176,7 @@ fn load_pipeline(args: &Args, warnings: &mut Vec<String>) -> Result<Pipeline, Fa
     let adjust = |policy: Policy| Policy {
         pinned_first: policy.pinned_first || args.pinned_first,
         group_value: args.group_value.unwrap_or(policy.group_value),
+        use_variants: policy.use_variants && !args.no_variants,
         ..policy
     };
     match &args.policy {
