@@ -425,6 +425,10 @@ impl Engine for FfiEngine {
         Some(GROUPS_UNSUPPORTED)
     }
 
+    fn variants_unsupported(&self) -> Option<&'static str> {
+        Some("the C ABI's item descriptor does not carry variants yet (docs/variants.md)")
+    }
+
     fn name(&self) -> &'static str {
         "c-abi"
     }
@@ -509,6 +513,7 @@ impl Engine for FfiEngine {
                 selected,
                 shortfalls,
                 cap_excluded,
+                forms: Vec::new(),
             })
         }
     }
@@ -602,6 +607,7 @@ impl Engine for FfiEngine {
             };
             Ok(PipelineResult {
                 placed,
+                forms: Vec::new(),
                 report,
                 overflow,
             })
@@ -663,6 +669,7 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
                 index: e.index,
                 score: e.score,
                 reason: reason.to_string(),
+                fields: Vec::new(),
             });
         }
         for i in 0..summary.excluded_count {
