@@ -598,7 +598,9 @@ fn pipeline_expectation(root: &Tbl, expect_error: bool) -> SpecResult<PipelineEx
     Ok(PipelineExpectation::Output {
         contents,
         forms,
-        diagnostics: sub("diagnostics")?.map(|d| diagnostics(&d)).transpose()?,
+        diagnostics: sub("diagnostics")?
+            .map(|d| diagnostics(&d).map(Box::new))
+            .transpose()?,
         overflow: sub("overflow")?.map(|o| overflow(&o)).transpose()?,
     })
 }

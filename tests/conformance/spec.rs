@@ -463,8 +463,8 @@ pub enum PipelineExpectation {
         contents: Vec<String>,
         /// The form of each placed item (extension `form`, default 0), parallel.
         forms: Vec<usize>,
-        /// `[expected.diagnostics]`, when present.
-        diagnostics: Option<DiagnosticsExpectation>,
+        /// `[expected.diagnostics]`, when present (boxed: most vectors have none).
+        diagnostics: Option<Box<DiagnosticsExpectation>>,
         /// `[expected.overflow]` (extension), when present.
         overflow: Option<OverflowExpectation>,
     },
