@@ -909,3 +909,17 @@ fn the_cli_counts_variant_tokens_and_makes_head_and_tail_forms() {
         "{err}"
     );
 }
+
+#[test]
+fn analytics_count_the_placed_forms() {
+    use ctxpack::analytics::{budget_utilization, min_budget_for};
+    let items = summary_and_stub();
+    let p = pipeline(greedy());
+    let (_, report) = run(&p, &items, 120);
+    // a as its summary (40) and b (50) of max 120.
+    let used = budget_utilization(&report, &items, &budget(120)).unwrap();
+    assert_eq!(used, 90.0 / 120.0);
+    // a alone is placed from 10 tokens on (its stub): the search starts from its cheapest
+    // form, not from its own 100 tokens.
+    assert_eq!(min_budget_for(&p, &items[..1], 0, 1000).unwrap(), Some(10));
+}

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
 use crate::hash::FastMap;
-use crate::model::levels::{LevelInputs, Levels};
+use crate::model::levels::{LevelSource, Levels};
 use crate::model::{kept_forms, ScoredItem};
 
 /// How the value of a group is computed from its members' scores. A group's value is what
@@ -166,19 +166,16 @@ impl Units {
     pub fn new(items: &[ScoredItem<'_>], value: GroupValue) -> Result<Units> {
         let mut units = Self::grouped(items, value)?;
         if items.iter().any(|s| s.item.has_variants()) {
-            let mut starts = vec![0usize];
-            let mut kept = Vec::with_capacity(items.len());
-            for s in items {
-                kept_forms(s.item, &mut kept, |_, _| {});
-                starts.push(kept.len());
-            }
-            let input = LevelInputs {
-                kept: |p: usize| &kept[starts[p]..starts[p + 1]],
-                item: |p: usize| items[p].item,
-                score: |p: usize| items[p].score,
-                mode: value,
+            let mut source = ItemForms {
+                items,
+                starts: vec![0],
+                kept: Vec::with_capacity(items.len()),
             };
-            units.set_levels(&input)?;
+            for s in items {
+                kept_forms(s.item, &mut source.kept, |_, _| {});
+                source.starts.push(source.kept.len());
+            }
+            units.set_levels(&source, value)?;
         }
         Ok(units)
     }
@@ -268,19 +265,11 @@ impl Units {
         Self::build(n, |_| NONE, |_| std::iter::empty(), |_| 0.0, value)
     }
 
-    /// Gives the units their levels, from what `input` says about each position.
-    pub(crate) fn set_levels<'a, K, I, S>(&mut self, input: &LevelInputs<'a, K, I, S>) -> Result<()>
-    where
-        K: Fn(usize) -> &'a [u32],
-        I: Fn(usize) -> &'a crate::model::ContextItem,
-        S: Fn(usize) -> f64,
-    {
-        let levels = Levels::build(
-            self.position_count(),
-            self.len(),
-            |u| self.members(u),
-            input,
-        )?;
+    /// Gives the units their levels, from what `source` says about each position; a
+    /// group's level value folds its members' values with `mode`.
+    pub(crate) fn set_levels(&mut self, source: &impl LevelSource, mode: GroupValue) -> Result<()> {
+        let members = |u| self.members(u);
+        let levels = Levels::build(self.position_count(), self.len(), members, source, mode)?;
         self.levels = Some(Box::new(levels));
         Ok(())
     }
@@ -471,6 +460,29 @@ impl Units {
             out.extend(self.members(u).iter().map(|&m| m as usize));
         }
         out
+    }
+}
+
+/// Scored items with their kept forms, read straight from the items.
+struct ItemForms<'s, 'a> {
+    items: &'s [ScoredItem<'a>],
+    /// Kept forms of position `p`: `kept[starts[p]..starts[p + 1]]`.
+    starts: Vec<usize>,
+    kept: Vec<u32>,
+}
+
+impl LevelSource for ItemForms<'_, '_> {
+    fn kept(&self, p: usize) -> &[u32] {
+        &self.kept[self.starts[p]..self.starts[p + 1]]
+    }
+    fn tokens(&self, p: usize, k: usize) -> i64 {
+        self.items[p].item.form_tokens(self.kept(p)[k] as usize)
+    }
+    fn quality(&self, p: usize, k: usize) -> f64 {
+        self.items[p].item.form_quality(self.kept(p)[k] as usize)
+    }
+    fn score(&self, p: usize) -> f64 {
+        self.items[p].score
     }
 }
 

@@ -15,7 +15,7 @@
 //! score).
 
 use crate::error::{checked_token_sum, Error, Result};
-use crate::model::{Accumulator, ContextItem, GroupValue};
+use crate::model::{Accumulator, GroupValue};
 
 /// Levels and kept forms, in flat index-based arrays.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,43 +29,36 @@ pub(crate) struct Levels {
     values: Vec<f64>,
 }
 
-/// What [`Levels::build`] reads about position `p` of the list the units partition.
-pub(crate) struct LevelInputs<'a, K, I, S>
-where
-    K: Fn(usize) -> &'a [u32],
-    I: Fn(usize) -> &'a ContextItem,
-    S: Fn(usize) -> f64,
-{
-    /// The kept forms of position `p` (at least one; the first is 0).
-    pub kept: K,
-    /// The item at position `p`.
-    pub item: I,
-    /// Its score.
-    pub score: S,
-    /// How a group's level value folds its members' values.
-    pub mode: GroupValue,
+/// What [`Levels::build`] reads about position `p` of the list the units partition: its
+/// kept forms, their tokens and qualities by index among them, and its score.
+pub(crate) trait LevelSource {
+    /// The kept forms of position `p` (at least one; the first is 0), richest first.
+    fn kept(&self, p: usize) -> &[u32];
+    /// Tokens of the `k`-th kept form of position `p`.
+    fn tokens(&self, p: usize, k: usize) -> i64;
+    /// Quality of the `k`-th kept form of position `p`.
+    fn quality(&self, p: usize, k: usize) -> f64;
+    /// The score of position `p`.
+    fn score(&self, p: usize) -> f64;
 }
 
 impl Levels {
     /// The levels of `unit_count` units over `n` positions; `members(u)` lists unit `u`'s
-    /// positions in input order. Fails with `TokenOverflow` when a level's tokens do not
-    /// fit in 64 bits, and with `InvalidArgument` past `u32::MAX - 1` kept forms or levels.
-    pub(crate) fn build<'a, 'm, K, I, S>(
+    /// positions in input order; a group's level value folds its members' values with
+    /// `mode`. Fails with `TokenOverflow` when a level's tokens do not fit in 64 bits, and
+    /// with `InvalidArgument` past `u32::MAX - 1` kept forms or levels.
+    pub(crate) fn build<'m>(
         n: usize,
         unit_count: usize,
         members: impl Fn(usize) -> &'m [u32],
-        input: &LevelInputs<'a, K, I, S>,
-    ) -> Result<Levels>
-    where
-        K: Fn(usize) -> &'a [u32],
-        I: Fn(usize) -> &'a ContextItem,
-        S: Fn(usize) -> f64,
-    {
+        source: &impl LevelSource,
+        mode: GroupValue,
+    ) -> Result<Levels> {
         let mut form_starts = Vec::with_capacity(n + 1);
         let mut forms = Vec::with_capacity(n);
         form_starts.push(0u32);
         for p in 0..n {
-            forms.extend_from_slice((input.kept)(p));
+            forms.extend_from_slice(source.kept(p));
             form_starts.push(index_u32(forms.len(), "kept forms")?);
         }
         let mut levels = Levels {
@@ -78,26 +71,34 @@ impl Levels {
         levels.level_starts.push(0);
         for u in 0..unit_count {
             let members = members(u);
-            let count = members
-                .iter()
-                .map(|&m| levels.kept(m as usize).len())
-                .max()
-                .unwrap_or(1);
-            for level in 0..count {
-                let form_of = |m: u32| levels.form_at(m as usize, level);
-                let tokens = checked_token_sum(
-                    members
-                        .iter()
-                        .map(|&m| (input.item)(m as usize).form_tokens(form_of(m))),
-                    "unit tokens",
-                )?;
-                let mut acc = Accumulator::default();
-                for &m in members {
-                    let item = (input.item)(m as usize);
-                    acc.add((input.score)(m as usize) * item.form_quality(form_of(m)));
+            if let [only] = members {
+                // An ungrouped item (the common case): its kept forms are its levels.
+                let p = *only as usize;
+                let score = source.score(p);
+                for k in 0..source.kept(p).len() {
+                    levels.tokens.push(source.tokens(p, k));
+                    levels.values.push(score * source.quality(p, k));
                 }
-                levels.tokens.push(tokens);
-                levels.values.push(acc.value(input.mode));
+            } else {
+                let count = members
+                    .iter()
+                    .map(|&m| source.kept(m as usize).len())
+                    .max()
+                    .unwrap_or(1);
+                for level in 0..count {
+                    // Member m's kept index at this level.
+                    let at = |m: u32| level.min(source.kept(m as usize).len() - 1);
+                    let tokens = checked_token_sum(
+                        members.iter().map(|&m| source.tokens(m as usize, at(m))),
+                        "unit tokens",
+                    )?;
+                    let mut acc = Accumulator::default();
+                    for &m in members {
+                        acc.add(source.score(m as usize) * source.quality(m as usize, at(m)));
+                    }
+                    levels.tokens.push(tokens);
+                    levels.values.push(acc.value(mode));
+                }
             }
             let end = index_u32(levels.tokens.len(), "levels")?;
             levels.level_starts.push(end);

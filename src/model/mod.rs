@@ -23,9 +23,9 @@ pub(crate) use json::type_name;
 pub use json::{read_items, read_items_with, ItemReadError, ItemReadOptions};
 pub(crate) use kind::fold_ascii;
 pub use kind::{ContextKind, ContextSource};
-pub(crate) use levels::{LevelInputs, Levels};
+pub(crate) use levels::{LevelSource, Levels};
 pub use timestamp::{format_rfc3339, parse_rfc3339};
-pub(crate) use variant::kept_forms;
+pub(crate) use variant::{kept_forms, kept_forms_with, PruneScratch};
 pub use variant::{PrunedForm, Variant};
 
 /// What the Place stage does when the merged selection exceeds `target_tokens`

@@ -132,6 +132,24 @@ pub struct PrunedForm {
 pub(crate) fn kept_forms(
     item: &ContextItem,
     kept: &mut Vec<u32>,
+    pruned: impl FnMut(usize, usize),
+) {
+    kept_forms_with(item, kept, &mut PruneScratch::default(), pruned)
+}
+
+/// Buffers [`kept_forms_with`] reuses from one item to the next.
+#[derive(Default)]
+pub(crate) struct PruneScratch {
+    order: Vec<u32>,
+    dominated: Vec<(usize, usize)>,
+}
+
+/// [`kept_forms`] with buffers kept by the caller, so that pruning many items allocates
+/// only while the buffers grow.
+pub(crate) fn kept_forms_with(
+    item: &ContextItem,
+    kept: &mut Vec<u32>,
+    scratch: &mut PruneScratch,
     mut pruned: impl FnMut(usize, usize),
 ) {
     let n = item.form_count();
@@ -140,9 +158,12 @@ pub(crate) fn kept_forms(
         return;
     }
     // Sweep by (tokens ascending, quality descending, form ascending): a form is kept when
-    // its quality beats every form before it, each of which has no more tokens.
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_by(|&a, &b| {
+    // its quality beats every form before it, each of which has no more tokens. The order
+    // is total (form numbers are distinct), so an unstable sort is deterministic.
+    let order = &mut scratch.order;
+    order.clear();
+    order.extend(0..n as u32);
+    order.sort_unstable_by(|&a, &b| {
         let (a, b) = (a as usize, b as usize);
         item.form_tokens(a)
             .cmp(&item.form_tokens(b))
@@ -151,8 +172,9 @@ pub(crate) fn kept_forms(
     });
     let start = kept.len();
     let mut best: Option<usize> = None; // the highest quality so far (first to reach it)
-    let mut dominated: Vec<(usize, usize)> = Vec::new();
-    for &f in &order {
+    let dominated = &mut scratch.dominated;
+    dominated.clear();
+    for &f in order.iter() {
         let f = f as usize;
         match best {
             Some(b) if f != 0 && item.form_quality(b) >= item.form_quality(f) => {
@@ -168,7 +190,7 @@ pub(crate) fn kept_forms(
     }
     kept[start..].reverse(); // richest (most tokens) first
     dominated.sort_unstable();
-    for (f, by) in dominated {
+    for &(f, by) in dominated.iter() {
         pruned(f, by);
     }
 }

@@ -5,7 +5,9 @@
 
 use crate::diagnostics::DowngradeCause;
 use crate::error::{Error, Result};
-use crate::model::{kept_forms, ContextItem, GroupValue, LevelInputs, PrunedForm, Units};
+use crate::model::{
+    kept_forms_with, ContextItem, GroupValue, LevelSource, PruneScratch, PrunedForm, Units,
+};
 
 /// The forms of a run, indexed by input position.
 pub(super) struct RunForms {
@@ -13,13 +15,19 @@ pub(super) struct RunForms {
     /// every position that is not a scoreable candidate with variants.
     starts: Vec<u32>,
     kept: Vec<u32>,
+    /// The tokens and quality of each kept form (parallel to `kept`), read once while
+    /// pruning so that later stages do not go back to the variants.
+    kept_tokens: Vec<i64>,
+    kept_quality: Vec<f64>,
     /// The form chosen for each position (0 until a slicer chooses).
     chosen: Vec<u32>,
     /// The level of each position's unit (0 until a slicer chooses).
     level: Vec<u32>,
-    /// Why each position placed below its full form is there, with the tokens left at
-    /// that moment.
-    downgrade: Vec<Option<(DowngradeCause, i64)>>,
+    /// Why each position placed below its full form is there (`None` when it is not).
+    cause: Vec<Option<DowngradeCause>>,
+    /// The tokens left unused at Slice and after Truncate: one value per stage and run.
+    slice_available: i64,
+    place_available: i64,
     /// The forms pruned before slicing, in input order and form order.
     pruned: Vec<PrunedForm>,
 }
@@ -35,18 +43,23 @@ impl RunForms {
         let mut forms = RunForms {
             starts: Vec::with_capacity(n + 1),
             kept: Vec::with_capacity(n),
+            kept_tokens: Vec::with_capacity(n),
+            kept_quality: Vec::with_capacity(n),
             chosen: vec![0; n],
             level: vec![0; n],
-            downgrade: vec![None; n],
+            cause: vec![None; n],
+            slice_available: 0,
+            place_available: 0,
             pruned: Vec::new(),
         };
+        let mut scratch = PruneScratch::default();
         forms.starts.push(0);
         let mut candidates = scoreable.iter().peekable();
         for (index, item) in items.iter().enumerate() {
             let candidate = candidates.next_if_eq(&&index).is_some();
             if candidate && item.has_variants() {
                 let pruned = &mut forms.pruned;
-                kept_forms(item, &mut forms.kept, |form, dominated_by| {
+                kept_forms_with(item, &mut forms.kept, &mut scratch, |form, dominated_by| {
                     pruned.push(PrunedForm {
                         index,
                         form,
@@ -55,6 +68,11 @@ impl RunForms {
                 });
             } else {
                 forms.kept.push(0);
+            }
+            let start = forms.kept_tokens.len();
+            for &f in &forms.kept[start..] {
+                forms.kept_tokens.push(item.form_tokens(f as usize));
+                forms.kept_quality.push(item.form_quality(f as usize));
             }
             let end = u32::try_from(forms.kept.len())
                 .ok()
@@ -96,14 +114,26 @@ impl RunForms {
         self.level[index] = level as u32;
     }
 
-    /// Records why input position `index` is placed below its full form.
-    pub(super) fn set_downgrade(&mut self, index: usize, cause: DowngradeCause, available: i64) {
-        self.downgrade[index] = Some((cause, available));
+    /// Records the tokens left unused at Slice (`Truncated` false) or after Truncate.
+    pub(super) fn set_available(&mut self, truncated: bool, available: i64) {
+        match truncated {
+            false => self.slice_available = available,
+            true => self.place_available = available,
+        }
     }
 
-    /// Why input position `index` is placed below its full form, if it is.
+    /// Records why input position `index` is placed below its full form.
+    pub(super) fn set_downgrade(&mut self, index: usize, cause: DowngradeCause) {
+        self.cause[index] = Some(cause);
+    }
+
+    /// Why input position `index` is placed below its full form, if it is, with the tokens
+    /// left unused at that stage.
     pub(super) fn downgrade(&self, index: usize) -> Option<(DowngradeCause, i64)> {
-        self.downgrade[index]
+        self.cause[index].map(|cause| match cause {
+            DowngradeCause::Truncated => (cause, self.place_available),
+            _ => (cause, self.slice_available),
+        })
     }
 
     /// The forms pruned before slicing (moved out, for the report).
@@ -113,21 +143,45 @@ impl RunForms {
 
     /// Gives `units` — over a list whose position `p` is input position `index(p)` with
     /// score `score(p)` — their levels from the kept forms.
-    pub(super) fn set_levels(
+    pub(super) fn set_levels<I, S>(
         &self,
         units: &mut Units,
-        items: &[ContextItem],
-        index: impl Fn(usize) -> usize,
-        score: impl Fn(usize) -> f64,
+        index: I,
+        score: S,
         mode: GroupValue,
-    ) -> Result<()> {
-        let index = &index;
-        units.set_levels(&LevelInputs {
-            kept: |p: usize| self.kept(index(p)),
-            item: |p: usize| &items[index(p)],
+    ) -> Result<()>
+    where
+        I: Fn(usize) -> usize,
+        S: Fn(usize) -> f64,
+    {
+        let source = ListForms {
+            forms: self,
+            index,
             score,
-            mode,
-        })
+        };
+        units.set_levels(&source, mode)
+    }
+}
+
+/// The kept forms of a list whose position `p` is input position `index(p)`.
+struct ListForms<'f, I, S> {
+    forms: &'f RunForms,
+    index: I,
+    score: S,
+}
+
+impl<I: Fn(usize) -> usize, S: Fn(usize) -> f64> LevelSource for ListForms<'_, I, S> {
+    fn kept(&self, p: usize) -> &[u32] {
+        self.forms.kept((self.index)(p))
+    }
+    fn tokens(&self, p: usize, k: usize) -> i64 {
+        self.forms.kept_tokens[self.forms.starts[(self.index)(p)] as usize + k]
+    }
+    fn quality(&self, p: usize, k: usize) -> f64 {
+        self.forms.kept_quality[self.forms.starts[(self.index)(p)] as usize + k]
+    }
+    fn score(&self, p: usize) -> f64 {
+        (self.score)(p)
     }
 }
 

@@ -346,7 +346,7 @@ impl LevelWalk<'_, '_> {
             None => Units::singles(list.len(), |p| list[p].score),
         };
         let (index, score) = (|p: usize| list[p].index, |p: usize| list[p].score);
-        forms.set_levels(&mut levels, items, index, score, self.context.mode)?;
+        forms.set_levels(&mut levels, index, score, self.context.mode)?;
         let tokens = |u: usize, l: usize| levels.level_tokens(u, l).expect("levels set above");
         // The level each unit keeps (`None`: dropped), and whether it moved down.
         let mut keep: Vec<Option<(usize, bool)>> = vec![None; levels.len()];
@@ -371,6 +371,7 @@ impl LevelWalk<'_, '_> {
             }
         }
         let available_tokens = self.target - used;
+        forms.set_available(true, available_tokens);
         for (p, c) in list.iter().enumerate() {
             let u = levels.unit_of(p);
             match keep[u] {
@@ -378,7 +379,7 @@ impl LevelWalk<'_, '_> {
                     let form = levels.form_at(p, level);
                     forms.choose(c.index, form, level);
                     if form != 0 {
-                        forms.set_downgrade(c.index, DowngradeCause::Truncated, available_tokens);
+                        forms.set_downgrade(c.index, DowngradeCause::Truncated);
                     }
                 }
                 Some((_, false)) => {}

@@ -151,7 +151,7 @@ impl SliceRun<'_, '_> {
         };
         if let Some(f) = forms.as_deref() {
             let (index, score) = (|p: usize| sorted[p].index, |p: usize| sorted[p].score);
-            f.set_levels(&mut units, self.items, index, score, mode)?;
+            f.set_levels(&mut units, index, score, mode)?;
         }
         let mut outcome = if self.view.is_empty() {
             SliceOutcome::default()
@@ -214,53 +214,62 @@ impl SliceRun<'_, '_> {
         let levels = units
             .levels()
             .expect("units of a run with forms have levels");
-        // The level of each selected unit, from its members' forms.
-        let mut unit_level: Vec<Option<usize>> = vec![None; units.len()];
-        for (i, &p) in outcome.selected.iter().enumerate() {
-            let index = sorted[p].index;
-            let form = outcome.form(i);
-            let item = &self.items[index];
-            if form >= item.form_count() {
-                return Err(Error::Callback(format!(
-                    "slicer chose form {form} of item {index}, which has {} forms",
-                    item.form_count()
-                )));
+        // The index of each selected position's form among its kept forms.
+        let kept_index = |i: usize, p: usize| -> Result<usize> {
+            let (index, form) = (sorted[p].index, outcome.form(i));
+            if let Some(k) = levels.level_of(p, form) {
+                return Ok(k);
             }
-            let Some(level) = levels.level_of(p, form) else {
-                return Err(Error::Callback(format!(
+            let count = self.items[index].form_count();
+            Err(Error::Callback(if form >= count {
+                format!("slicer chose form {form} of item {index}, which has {count} forms")
+            } else {
+                format!(
                     "slicer chose form {form} of item {index}, which was pruned (another form \
                      has no more tokens and at least its quality)"
-                )));
-            };
-            let u = units.unit_of(p);
-            unit_level[u] = Some(unit_level[u].map_or(level, |l: usize| l.max(level)));
-        }
-        for (i, &p) in outcome.selected.iter().enumerate() {
-            let u = units.unit_of(p);
-            let level = unit_level[u].unwrap_or(0);
-            let form = outcome.form(i);
-            if units.form_at(p, level) != form {
-                return Err(Error::Callback(format!(
-                    "slicer chose forms for the members of item {}'s group that are not one \
-                     level (a group degrades as one)",
-                    sorted[p].index
-                )));
+                )
+            }))
+        };
+        if units.all_single() {
+            // An item's level is the index of its form.
+            for (i, &p) in outcome.selected.iter().enumerate() {
+                let level = kept_index(i, p)?;
+                forms.choose(sorted[p].index, outcome.form(i), level);
             }
-            forms.choose(sorted[p].index, form, level);
+        } else {
+            // A unit's level is the highest of its members' indices; each member must then
+            // use its form at that level.
+            let mut unit_level: Vec<usize> = vec![0; units.len()];
+            for (i, &p) in outcome.selected.iter().enumerate() {
+                let u = units.unit_of(p);
+                unit_level[u] = unit_level[u].max(kept_index(i, p)?);
+            }
+            for (i, &p) in outcome.selected.iter().enumerate() {
+                let level = unit_level[units.unit_of(p)];
+                let form = outcome.form(i);
+                if units.form_at(p, level) != form {
+                    return Err(Error::Callback(format!(
+                        "slicer chose forms for the members of item {}'s group that are not \
+                         one level (a group degrades as one)",
+                        sorted[p].index
+                    )));
+                }
+                forms.choose(sorted[p].index, form, level);
+            }
         }
         // One `available` for the run (D5), from the chosen forms' tokens.
         let used = sliced.iter().fold(0i64, |acc, c| {
             acc.saturating_add(forms.tokens(self.items, c.index))
         });
         let available = self.effective.target_tokens().saturating_sub(used);
+        forms.set_available(false, available);
         for &p in &outcome.selected {
-            let u = units.unit_of(p);
-            let level = unit_level[u].unwrap_or(0);
             let index = sorted[p].index;
+            let level = forms.level(index);
             if level > 0 && forms.chosen(index) != 0 {
-                let full = levels.tokens(u, 0);
-                let chosen = levels.tokens(u, level);
-                forms.set_downgrade(index, slice_cause(full, chosen, available), available);
+                let u = units.unit_of(p);
+                let (full, chosen) = (levels.tokens(u, 0), levels.tokens(u, level));
+                forms.set_downgrade(index, slice_cause(full, chosen, available));
             }
         }
         Ok(())
