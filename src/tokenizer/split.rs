@@ -22,7 +22,7 @@ impl Text<'_> {
     }
 
     /// The class and byte length of the character starting at `at` (`at < len`).
-    #[inline]
+    #[inline(always)]
     fn char_at(&self, at: usize) -> (Class, usize) {
         let b = self.bytes[at];
         if b < 0x80 {
@@ -278,20 +278,22 @@ fn o200k_piece_end(text: &Text, at: usize) -> usize {
 /// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+` from `at`, greedy with
 /// backtracking: the end of the match, if any.
 fn upper_then_lower(text: &Text, at: usize) -> Option<usize> {
-    let upper_end = text.run_end(at, Class::is_upper_part);
-    if text.class_at(upper_end).is_some_and(Class::is_lower_part) {
-        return Some(text.run_end(upper_end, Class::is_lower_part));
-    }
-    // Give back upper-part characters until one that is also a lower-part character
-    // (Lm, Lo, M) can end the match on its own.
+    // The end of the last upper-part character that is also a lower-part character (Lm,
+    // Lo, M): where the match ends if it has to give characters back.
     let mut last_lower = None;
     let mut i = at;
-    while i < upper_end {
+    while i < text.len() {
         let (class, len) = text.char_at(i);
-        if class.is_lower_part() {
-            last_lower = Some(i + len);
+        if !class.is_upper_part() {
+            if class.is_lower_part() {
+                return Some(text.run_end(i + len, Class::is_lower_part));
+            }
+            break;
         }
         i += len;
+        if class.is_lower_part() {
+            last_lower = Some(i);
+        }
     }
     last_lower
 }

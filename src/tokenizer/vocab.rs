@@ -10,7 +10,12 @@
 //! * an open-addressing hash table for longer tokens. A token of at most 7 bytes is its
 //!   own key (its bytes and its length packed into a `u64`), so finding it costs one
 //!   probe sequence and no byte comparison; a longer token's key is a hash with the top
-//!   bit set, confirmed by comparing the bytes.
+//!   bit set, confirmed by comparing the bytes;
+//! * for merging from whole characters (`units.rs`): the rank of each three-byte
+//!   character that is a token, in a direct table, and the tokens that join part of a
+//!   character to a neighbour ([`Crossings`]).
+
+use super::units::{is_continuation, Crossings};
 
 /// Rank of a token; `NONE` marks "not a token".
 pub(super) type Rank = u32;
@@ -35,6 +40,10 @@ pub(super) struct Vocab {
     ranks: Box<[Rank]>,
     shift: u32,
     max_len: usize,
+    /// The rank of each three-byte token shaped like a UTF-8 character (a lead byte
+    /// `1110xxxx`, two continuation bytes), indexed by the 16 bits that are not fixed.
+    char3_rank: Box<[Rank]>,
+    crossings: Crossings,
 }
 
 /// The key of a token of 1 to 7 bytes: the bytes, little-endian, and the length in the top
@@ -58,21 +67,27 @@ fn short_key(bytes: &[u8]) -> u64 {
 }
 
 /// The key of a token of 8 bytes or more: a hash of its bytes, top bit set.
-#[inline]
+#[inline(always)]
 fn long_key(bytes: &[u8]) -> u64 {
-    let mut h = (bytes.len() as u64).wrapping_mul(MUL);
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        h = (h.rotate_left(26) ^ word).wrapping_mul(MUL);
+    let n = bytes.len();
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let mix = |h: u64, w: u64| (h.rotate_left(26) ^ w).wrapping_mul(MUL);
+    let mut h = (n as u64).wrapping_mul(MUL);
+    // Whole words from the start, then the last 8 bytes (overlapping the previous word
+    // unless the length is a multiple of 8): 8 to 16 bytes are two reads, no loop.
+    let mut at = 0;
+    while at + 8 < n {
+        h = mix(h, word(at));
+        at += 8;
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut buf = [0u8; 8];
-        buf[..rest.len()].copy_from_slice(rest);
-        h = (h.rotate_left(26) ^ u64::from_le_bytes(buf)).wrapping_mul(MUL);
-    }
-    h | LONG_KEY
+    mix(h, word(n - 8)) | LONG_KEY
+}
+
+/// The index in `char3_rank` of three bytes shaped like a UTF-8 character (`1110xxxx`,
+/// then two continuation bytes).
+#[inline(always)]
+fn char3_index(a: u8, b: u8, c: u8) -> usize {
+    (usize::from(a & 0x0F) << 12) | (usize::from(b & 0x3F) << 6) | usize::from(c & 0x3F)
 }
 
 impl Vocab {
@@ -104,15 +119,25 @@ impl Vocab {
             ranks: vec![NONE; slots].into_boxed_slice(),
             shift: 64 - slots.trailing_zeros(),
             max_len,
+            char3_rank: vec![NONE; 1 << 16].into_boxed_slice(),
+            crossings: Crossings::build(std::iter::empty()),
         };
         for rank in 0..vocab.starts.len() as Rank {
             let bytes = vocab.token(rank);
             match bytes.len() {
                 1 => vocab.byte_rank[bytes[0] as usize] = rank,
                 2 => vocab.pair_rank[usize::from(u16::from_le_bytes([bytes[0], bytes[1]]))] = rank,
-                _ => vocab.insert(bytes, rank),
+                _ => {
+                    if let [a, b, c] = *bytes {
+                        if a & 0xF0 == 0xE0 && is_continuation(b) && is_continuation(c) {
+                            vocab.char3_rank[char3_index(a, b, c)] = rank;
+                        }
+                    }
+                    vocab.insert(bytes, rank)
+                }
             }
         }
+        vocab.crossings = Crossings::build((0..vocab.starts.len() as Rank).map(|r| vocab.token(r)));
         assert!(
             vocab.byte_rank.iter().all(|&r| r != NONE),
             "every byte must be a token"
@@ -161,8 +186,54 @@ impl Vocab {
         &self.data[start..start + len]
     }
 
-    /// The rank of `bytes` if they are a token, else `NONE`.
+    /// Cuts `s` into the units merging starts from, writing where each starts and its
+    /// rank, and returns their number (at most `s.len()`; `starts` gets one more entry,
+    /// `s.len()`). A unit is a whole character when the character has two or three bytes,
+    /// is a token, and nothing can join part of it to the bytes around it in `s` before it
+    /// is complete (`units.rs`); otherwise a single byte.
+    #[inline(always)]
+    pub(super) fn units(&self, s: &[u8], starts: &mut [u16], own: &mut [Rank]) -> usize {
+        let mut parts = 0;
+        let mut at = 0;
+        while at < s.len() {
+            let b = s[at];
+            let (mut len, mut rank) = (1, self.byte_rank[b as usize]);
+            if b >= 0xC0 {
+                let (char_len, char_rank) = self.char_token(&s[at..]);
+                if char_rank != NONE && self.crossings.keeps_whole(s, at, char_len, char_rank) {
+                    (len, rank) = (char_len, char_rank);
+                }
+            }
+            starts[parts] = at as u16;
+            own[parts] = rank;
+            parts += 1;
+            at += len;
+        }
+        starts[parts] = s.len() as u16;
+        parts
+    }
+
+    /// The length and rank of the two- or three-byte character that `s` starts with, if it
+    /// is a token; `(1, NONE)` otherwise.
+    #[inline(always)]
+    fn char_token(&self, s: &[u8]) -> (usize, Rank) {
+        match *s {
+            [a, b, c, ..] if a & 0xF0 == 0xE0 && is_continuation(b) && is_continuation(c) => {
+                (3, self.char3_rank[char3_index(a, b, c)])
+            }
+            [a, b, ..] if a & 0xE0 == 0xC0 && is_continuation(b) => (2, self.pair(a, b)),
+            _ => (1, NONE),
+        }
+    }
+
+    /// The rank of the two-byte string `[a, b]` if it is a token, else `NONE`.
     #[inline]
+    pub(super) fn pair(&self, a: u8, b: u8) -> Rank {
+        self.pair_rank[usize::from(u16::from_le_bytes([a, b]))]
+    }
+
+    /// The rank of `bytes` if they are a token, else `NONE`.
+    #[inline(always)]
     pub(super) fn rank(&self, bytes: &[u8]) -> Rank {
         match bytes.len() {
             0 => NONE,
@@ -174,10 +245,12 @@ impl Vocab {
 
     /// `rank` for byte strings of at least 3 bytes (what merging looks up after the
     /// first merge).
-    #[inline]
+    #[inline(always)]
     pub(super) fn rank_of_long(&self, bytes: &[u8]) -> Rank {
         if bytes.len() <= 7 {
             self.find(short_key(bytes), |_| true)
+        } else if bytes.len() > self.max_len {
+            NONE
         } else {
             self.find(long_key(bytes), |rank| self.token(rank) == bytes)
         }
