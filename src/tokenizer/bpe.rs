@@ -338,9 +338,13 @@ fn merge_heap(vocab: &Vocab, piece: &[u8], visit: &mut dyn FnMut(usize)) -> usiz
 mod tests {
     use super::*;
 
-    /// The rule written as plainly as possible: O(n²) per merge.
-    fn naive(vocab: &Vocab, piece: &[u8]) -> Vec<usize> {
+    use crate::tokenizer::{Encoding, ENCODING_NAMES};
+
+    /// The rule written as plainly as possible (O(n) lookups per merge): the token ends,
+    /// and the rank of each merge in the order they happen.
+    fn naive_run(vocab: &Vocab, piece: &[u8]) -> (Vec<usize>, Vec<Rank>) {
         let mut bounds: Vec<usize> = (0..=piece.len()).collect();
+        let mut merges = Vec::new();
         loop {
             let mut best = (NONE, 0);
             for i in 0..bounds.len().saturating_sub(2) {
@@ -352,9 +356,212 @@ mod tests {
             if best.0 == NONE {
                 break;
             }
+            merges.push(best.0);
             bounds.remove(best.1 + 1);
         }
-        bounds[1..].to_vec()
+        (bounds[1..].to_vec(), merges)
+    }
+
+    fn naive(vocab: &Vocab, piece: &[u8]) -> Vec<usize> {
+        naive_run(vocab, piece).0
+    }
+
+    fn vocab_of(name: &str) -> &'static Vocab {
+        &Encoding::by_name(name).unwrap().inner.vocab
+    }
+
+    /// A vocabulary of every byte and then `tokens`, in rank order.
+    fn vocab_with(tokens: &[&[u8]]) -> Vocab {
+        let mut data = Vec::new();
+        for b in 0..=255u8 {
+            data.extend([1, b]);
+        }
+        for t in tokens {
+            data.push(t.len() as u8);
+            data.extend_from_slice(t);
+        }
+        Vocab::load(Box::leak(data.into_boxed_slice()))
+    }
+
+    /// The two facts `units.rs` builds on: merging a token's own bytes gives back the
+    /// token, and the ranks of the merges that build it never fall.
+    fn assert_merges_to_itself_with_rising_ranks(name: &str, vocab: &Vocab) {
+        for rank in 0..vocab.len() as Rank {
+            let token = vocab.token(rank);
+            let (ends, merges) = naive_run(vocab, token);
+            assert_eq!(
+                ends,
+                [token.len()],
+                "{name}: token {rank} does not merge to itself"
+            );
+            assert!(
+                merges.windows(2).all(|w| w[0] <= w[1]),
+                "{name}: token {rank} is built with falling ranks {merges:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_token_merges_to_itself_with_rising_ranks() {
+        for name in ENCODING_NAMES {
+            assert_merges_to_itself_with_rising_ranks(name, vocab_of(name));
+        }
+    }
+
+    struct XorShift(u64);
+    impl XorShift {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Merges with `scan`, both ways: the tokens from bytes, and from characters if the
+    /// merge from characters was not given up.
+    fn both_scans(vocab: &Vocab, bytes: &[u8]) -> (Vec<usize>, Option<Vec<usize>>) {
+        let mut by_bytes = Vec::new();
+        scan::<{ SCAN_LIMIT + 1 }, false>(vocab, bytes, &mut |e| by_bytes.push(e));
+        let mut by_units = Vec::new();
+        let kept = scan::<{ SCAN_LIMIT + 1 }, true>(vocab, bytes, &mut |e| by_units.push(e));
+        (by_bytes, kept.map(|_| by_units))
+    }
+
+    /// On both vocabularies, merging from whole characters gives the tokens merging from
+    /// bytes gives — on strings that put every kind of neighbour next to characters of
+    /// two and three bytes (and on arbitrary byte ranges of them, so that characters are
+    /// cut at the edges) — and is never given up.
+    #[test]
+    fn characters_and_bytes_merge_alike() {
+        let pool = [
+            "中", "国", "人", "的", "一", "是", "我们", "中国", "。", "，", "東", "京", "の", "カ",
+            "ー", "ｶ", "ﾀ", "한", "국", "어", "ж", "в", "а", "Ё", "é", "ß", "ا", "ل", "ש", "ก",
+            "ไ", "्", "क", "\u{301}", "😀", "👍🏽", "\u{FFFD}", " ", "  ", "\n", "a", "T", "1", "'",
+            ".", "ſ", "\u{a0}", "\u{3000}", "\u{85}",
+        ];
+        let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+        for name in ENCODING_NAMES {
+            let vocab = vocab_of(name);
+            let (mut tried, mut with_characters) = (0, 0);
+            for _ in 0..20_000 {
+                let words = 1 + rng.below(30);
+                let text: String = (0..words).map(|_| pool[rng.below(pool.len())]).collect();
+                let bytes = text.as_bytes();
+                let from = rng.below(3).min(bytes.len() - 1);
+                let to = bytes.len() - rng.below(3).min(bytes.len() - from - 1);
+                for piece in [bytes, &bytes[from..to]] {
+                    if !(2..=SCAN_LIMIT).contains(&piece.len()) {
+                        continue;
+                    }
+                    let (by_bytes, by_units) = both_scans(vocab, piece);
+                    let by_units = by_units.unwrap_or_else(|| {
+                        panic!("{name}: merge from characters given up on {piece:?}")
+                    });
+                    assert_eq!(
+                        by_units,
+                        by_bytes,
+                        "{name}: {:?}",
+                        String::from_utf8_lossy(piece)
+                    );
+                    assert_eq!(naive(vocab, piece), by_bytes, "{name}: {piece:?}");
+                    let mut got = Vec::new();
+                    assert_eq!(merge(vocab, piece, &mut |e| got.push(e)), by_bytes.len());
+                    assert_eq!(got, by_bytes);
+                    tried += 1;
+                    let (mut starts, mut own) = ([0u16; SCAN_LIMIT + 1], [0; SCAN_LIMIT + 1]);
+                    if vocab.units(piece, &mut starts, &mut own) < piece.len() {
+                        with_characters += 1;
+                    }
+                }
+            }
+            // Not vacuous: most strings had characters merged whole.
+            assert!(
+                with_characters * 2 > tried,
+                "{name}: {with_characters} of {tried}"
+            );
+        }
+    }
+
+    /// A character starts whole exactly when no token joining part of it to its
+    /// neighbour ranks below it; either way the tokens are those of the plain rule.
+    #[test]
+    fn characters_start_whole_only_where_nothing_can_join_them_earlier() {
+        let vocab = vocab_with(&[
+            b" \xd0",          // 256: a space and the first byte of a Cyrillic letter
+            "ж".as_bytes(),    // 257
+            b"\xe4\xb8",       // 258
+            b"\xad!",          // 259: the last byte of 中 and "!"
+            "中".as_bytes(),   // 260
+            "жж".as_bytes(),   // 261
+            "中中".as_bytes(), // 262
+            " ж".as_bytes(),   // 263
+            b"a\xe4\xb8",      // 264: "a" and the first two bytes of 中
+            "中!".as_bytes(),  // 265
+            "a中".as_bytes(),  // 266
+        ]);
+        assert_merges_to_itself_with_rising_ranks("test", &vocab);
+        let units = |s: &str| {
+            let (mut starts, mut own) = ([0u16; 64], [0; 64]);
+            let n = vocab.units(s.as_bytes(), &mut starts, &mut own);
+            starts[..n].to_vec()
+        };
+        assert_eq!(units("жж"), [0, 2]);
+        assert_eq!(units(" ж"), [0, 1, 2], "' \\xd0' ranks below ж");
+        assert_eq!(units("ж "), [0, 2]);
+        assert_eq!(units("中中"), [0, 3]);
+        assert_eq!(units("中!"), [0, 1, 2, 3], "'\\xad!' ranks below 中");
+        assert_eq!(units("!中"), [0, 1]);
+        assert_eq!(units("a中"), [0, 1], "'a\\xe4\\xb8' ranks above 中");
+        let pool = [" ", "ж", "中", "!", "a", "b"];
+        let mut rng = XorShift(7);
+        for _ in 0..5_000 {
+            let words = 1 + rng.below(12);
+            let text: String = (0..words).map(|_| pool[rng.below(pool.len())]).collect();
+            let piece = text.as_bytes();
+            if piece.len() < 2 {
+                continue;
+            }
+            let (by_bytes, by_units) = both_scans(&vocab, piece);
+            assert_eq!(by_bytes, naive(&vocab, piece), "{text:?}");
+            assert_eq!(by_units.as_ref(), Some(&by_bytes), "{text:?}");
+        }
+    }
+
+    /// Long pieces that repeat (runs of one character, short patterns), with and without
+    /// one different character somewhere: the chunks reuse earlier chunks' tokens and
+    /// junction answers, and the result is still the byte-pair encoding.
+    #[test]
+    fn repeated_chunks_merge_exactly() {
+        let patterns = [
+            "a", "ab", "abc", "=-", "中", "ж", "ab中", "    x", "aaaaaaab", "😀",
+        ];
+        let mut rng = XorShift(11);
+        for name in ENCODING_NAMES {
+            let vocab = vocab_of(name);
+            for pattern in patterns {
+                for len in [65, 100, 257, 1000, 2049, 3001] {
+                    let char_start = |s: &str, mut i: usize| {
+                        while !s.is_char_boundary(i) {
+                            i -= 1;
+                        }
+                        i
+                    };
+                    let mut text = pattern.repeat(len / pattern.len() + 1);
+                    text.truncate(char_start(&text, len));
+                    let mut odd = text.clone();
+                    let at = char_start(&odd, rng.below(odd.len()));
+                    odd.insert(at, if rng.below(2) == 0 { 'Q' } else { '国' });
+                    for piece in [text.as_bytes(), odd.as_bytes()] {
+                        let mut want = Vec::new();
+                        merge_heap(vocab, piece, &mut |e| want.push(e));
+                        let mut got = Vec::new();
+                        assert_eq!(merge(vocab, piece, &mut |e| got.push(e)), want.len());
+                        assert_eq!(got, want, "{name}: {pattern:?} x {len}");
+                    }
+                }
+            }
+        }
     }
 
     fn test_vocab() -> Vocab {
