@@ -8,11 +8,12 @@
 //! text without gaps. The comments quote the alternatives as the encodings define them;
 //! `\s` is Unicode White_Space, `$` the end of the text.
 
-use super::unicode::{class_of, Class};
+use super::unicode::{self, Class};
 
 /// A text being split: its bytes (valid UTF-8) and the class of the character at an offset.
 struct Text<'a> {
     bytes: &'a [u8],
+    classes: &'static unicode::Table,
 }
 
 impl Text<'_> {
@@ -49,7 +50,7 @@ impl Text<'_> {
                 4,
             )
         };
-        (class_of(cp), len)
+        (self.classes.class_of(cp), len)
     }
 
     /// The class of the character at `at`, or `None` at the end of the text.
@@ -325,6 +326,7 @@ impl<'a> Pieces<'a> {
         Pieces {
             text: Text {
                 bytes: text.as_bytes(),
+                classes: unicode::table(),
             },
             at: 0,
             pattern,
