@@ -32,12 +32,11 @@ pub(super) struct Vocab {
     starts: Vec<u32>,
     byte_rank: [Rank; 256],
     pair_rank: Box<[Rank]>,
-    /// A 16-bit fingerprint of each slot's key (0: empty slot), so that most lookups of
-    /// byte strings that are not tokens — the common case while merging — are answered
-    /// from this small array without touching the keys.
-    tags: Box<[u16]>,
-    keys: Box<[u64]>,
-    ranks: Box<[Rank]>,
+    /// The open-addressing table of tokens of 3 bytes and more: each slot is a key (two
+    /// words, low then high; 0 for an empty slot) and a rank, together so that a probe
+    /// reads one cache line.
+    slots: Box<[[u32; 3]]>,
+    /// `64 - log2(slots)`: a key's first slot is the top bits of its hash.
     shift: u32,
     max_len: usize,
     /// The three-byte tokens shaped like a UTF-8 character.
@@ -169,9 +168,7 @@ impl Vocab {
             starts,
             byte_rank: [NONE; 256],
             pair_rank: vec![NONE; 1 << 16].into_boxed_slice(),
-            tags: vec![0u16; slots].into_boxed_slice(),
-            keys: vec![0u64; slots].into_boxed_slice(),
-            ranks: vec![NONE; slots].into_boxed_slice(),
+            slots: vec![[0u32; 3]; slots].into_boxed_slice(),
             shift: 64 - slots.trailing_zeros(),
             max_len,
             char3: Char3Ranks::default(),
@@ -208,25 +205,18 @@ impl Vocab {
         } else {
             long_key(bytes)
         };
-        let mask = self.keys.len() - 1;
-        let (mut slot, tag) = self.slot_and_tag(key);
-        while self.tags[slot] != 0 {
+        let mask = self.slots.len() - 1;
+        let mut slot = self.first_slot(key);
+        while self.slots[slot][1] != 0 {
             slot = (slot + 1) & mask;
         }
-        self.tags[slot] = tag;
-        self.keys[slot] = key;
-        self.ranks[slot] = rank;
+        self.slots[slot] = [key as u32, (key >> 32) as u32, rank];
     }
 
-    /// The first slot to probe for `key` (top bits of a multiplicative hash) and its
-    /// fingerprint (the 16 bits below those; never 0).
-    #[inline]
-    fn slot_and_tag(&self, key: u64) -> (usize, u16) {
-        let mixed = key.wrapping_mul(MUL);
-        (
-            (mixed >> self.shift) as usize,
-            (mixed >> (self.shift - 16)) as u16 | 1,
-        )
+    /// The first slot to probe for `key`: the top bits of a multiplicative hash.
+    #[inline(always)]
+    fn first_slot(&self, key: u64) -> usize {
+        (key.wrapping_mul(MUL) >> self.shift) as usize
     }
 
     /// The number of tokens.
@@ -313,17 +303,20 @@ impl Vocab {
         }
     }
 
-    #[inline]
+    /// Every key has a nonzero high word (the length byte of a short key, the top bit of
+    /// a long one), so a zero high word marks an empty slot.
+    #[inline(always)]
     fn find(&self, key: u64, confirm: impl Fn(Rank) -> bool) -> Rank {
-        let mask = self.keys.len() - 1;
-        let (mut slot, tag) = self.slot_and_tag(key);
+        let mask = self.slots.len() - 1;
+        let (lo, hi) = (key as u32, (key >> 32) as u32);
+        let mut slot = self.first_slot(key);
         loop {
-            let t = self.tags[slot];
-            if t == 0 {
+            let [k_lo, k_hi, rank] = self.slots[slot];
+            if k_hi == 0 {
                 return NONE;
             }
-            if t == tag && self.keys[slot] == key && confirm(self.ranks[slot]) {
-                return self.ranks[slot];
+            if k_hi == hi && k_lo == lo && confirm(rank) {
+                return rank;
             }
             slot = (slot + 1) & mask;
         }
