@@ -133,13 +133,24 @@ fn texts() -> Vec<(&'static str, String)> {
         prose(&mut r4, sample, 50)
     }));
     let run = "a".repeat(64 * 1024);
-    let _ = rng.next();
+    // One piece of 64 KB that does not repeat: random lower-case letters (a word
+    // without spaces), and random common Chinese characters without punctuation.
+    let letters: String = (0..64 * 1024)
+        .map(|_| char::from(b'a' + rng.below(26) as u8))
+        .collect();
+    let hanzi: Vec<char> = chinese.chars().filter(|c| c.is_alphabetic()).collect();
+    let mut hanzi_run = String::new();
+    while hanzi_run.len() < 64 * 1024 {
+        hanzi_run.push(hanzi[rng.below(hanzi.len())]);
+    }
     vec![
         ("prose (English)", prose_text),
         ("code", code_text),
         ("CJK (Chinese)", cjk_text),
         ("multilingual", mixed),
         ("run of 'a' x 65536", run),
+        ("one piece of random letters (64 KB)", letters),
+        ("one piece of random Chinese characters (64 KB)", hanzi_run),
     ]
 }
 
