@@ -168,16 +168,19 @@ fn scan<const N: usize, const UNITS: bool>(
     Some(parts)
 }
 
-/// Whether two adjacent tokens of a piece, `piece[left]` and `piece[right]`, stay two
-/// tokens when their bytes are merged alone — the condition for them to stand next to
-/// each other in any encoding. Remembers its last answer: the junctions of a long run of
-/// one character (or of any text that repeats with the chunks' period) are all the same.
+/// The compatibility checks of one chunked merge, with the last answer remembered: the
+/// junctions of a long run of one character (or of any text that repeats with the
+/// chunks' period) are all between the same two tokens.
 #[derive(Default)]
 struct Junctions {
+    /// The last two tokens checked (ranges of the piece) and the answer.
     last: Option<(Range<usize>, Range<usize>, bool)>,
 }
 
 impl Junctions {
+    /// Whether two adjacent tokens of a piece, `piece[left]` and `piece[right]`, stay two
+    /// tokens when their bytes are merged alone — the condition for them to stand next
+    /// to each other in any encoding.
     fn compatible(
         &mut self,
         vocab: &Vocab,

@@ -7,21 +7,25 @@
 //! can join part of the character to a neighbour before the character is complete. This
 //! module decides that, character by character, from the bytes around it.
 //!
-//! Why it is exact. Two facts about the vocabularies, checked for every token by the unit
-//! test `every_token_merges_to_itself_with_rising_ranks` (`bpe.rs`): merging a token's own
-//! bytes gives back the token, and the ranks of the merges that build it rise. From the
-//! second, every merge run (starting from bytes) merges in order of rising rank, so a
-//! character `c` of rank `R(c)` is complete once the run has passed rank `R(c)`, and until
-//! then only merges of lower rank happen. A merge that joins an incomplete `c` to a
+//! Why it is exact. Two facts about the two vocabularies, checked for every token by the
+//! unit test `every_token_merges_to_itself_with_rising_ranks` (`bpe.rs`): merging a
+//! token's own bytes gives back the token, and the merges that build it come in order of
+//! rank, never falling. It follows that every merge run from bytes merges in order of
+//! rank, never falling (a pair that a merge makes possible, once merged, is a token built
+//! from the part just made, so it ranks above it). A character `c` of rank `R(c)` is
+//! therefore complete by the time the run passes rank `R(c)`, and until then only merges
+//! of lower rank happen. The first merge that joins part of an incomplete `c` to a
 //! neighbour makes a token that either *starts* with the last one or two bytes of `c`
-//! followed by the neighbour's first byte `q`, or *ends* with the neighbour's last byte `p`
-//! followed by the first one or two bytes of `c`. So when every token of those four shapes
-//! (for this `p`, `c` and `q`) ranks above `R(c)` — the [`Crossings`] table keeps the lowest
-//! rank of each shape — no such merge can happen before `c` is complete, and `c` can enter
-//! the merge as one unit. The merge over units then repeats the merges of the byte-level
-//! run in the same order, provided each merge ranks above both of its parts (`bpe.rs`
-//! checks this as it goes and falls back to bytes otherwise; with these vocabularies it
-//! does not happen).
+//! followed by the byte `q` after `c`, or *ends* with the byte `p` before `c` followed by
+//! the first one or two bytes of `c`. When every token of those four shapes (for these
+//! bytes) ranks above `R(c)` — the [`Crossings`] table keeps the lowest rank of each shape
+//! and bytes — no such merge can happen before `c` is complete, and `c` can enter the
+//! merge as one unit. With every unit chosen that way, the merge from units makes the
+//! merges that the merge from bytes makes between whole units, in the same order,
+//! provided each of its merges ranks above both of its parts (so that the parts exist at
+//! that point of the run from bytes). `bpe.rs` checks this as it goes and starts again
+//! from bytes when a merge does not (in the tests and on the agreement corpus, none has
+//! to). Characters of four bytes are never units.
 
 use super::vocab::{Rank, NONE};
 
