@@ -87,6 +87,10 @@ enum ctxpack_status
   // An argument is invalid: an enumeration value out of its range, a wrong
   // `struct_size`, inconsistent lengths.
   CTXPACK_INVALID_ARGUMENT = 15,
+  // Memory for a size the caller controls (a budget's knapsack table, a reservation
+  // for a count of items, a copy of a long string, a report's JSON) could not be
+  // allocated; the message names what and how many bytes. Nothing was changed.
+  CTXPACK_OUT_OF_MEMORY = 16,
   // A required pointer argument was NULL (or a string/array had NULL data with a
   // non-zero length).
   CTXPACK_NULL_ARGUMENT = 100,
@@ -880,7 +884,7 @@ ctxpack_status ctxpack_items_push_many(struct ctxpack_items *items, const struct
 // Stores the number of items in `*out_len`.
 ctxpack_status ctxpack_items_len(const struct ctxpack_items *items, size_t *out_len);
 
-// Removes every item.
+// Removes every item and releases the list's storage.
 ctxpack_status ctxpack_items_clear(struct ctxpack_items *items);
 
 // Frees an item list (results made from it stay valid). NULL is a no-op.
@@ -991,7 +995,8 @@ ctxpack_status ctxpack_result_report_event(const struct ctxpack_result *result, 
 ctxpack_status ctxpack_result_report_shortfall(const struct ctxpack_result *result, size_t i, struct ctxpack_shortfall *out);
 
 // The report in the JSON wire form of spec 06 §10 (UTF-8, also NUL-terminated), built
-// on first request and owned by the result.
+// on first request and owned by the result. It holds every item's content:
+// `CTXPACK_OUT_OF_MEMORY` when it cannot be allocated (a later call tries again).
 ctxpack_status ctxpack_result_report_json(const struct ctxpack_result *result, struct ctxpack_str *out);
 
 // Frees a result. NULL is a no-op.

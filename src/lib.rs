@@ -59,6 +59,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod alloc;
 pub mod analytics;
 pub mod diagnostics;
 mod downcast;

@@ -10,7 +10,7 @@ mod reasons;
 mod report;
 
 pub(crate) use collector::{Collector, NullCollector, Recorder};
-pub use json::{item_to_json, report_to_json};
+pub use json::{item_to_json, report_to_json, try_report_to_json};
 pub use reasons::{ExclusionReason, InclusionReason};
 pub use report::{ExcludedItem, IncludedItem, SelectionReport};
 

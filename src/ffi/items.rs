@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::alloc;
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, to_str};
@@ -106,6 +107,18 @@ unsafe fn element_str<'a>(s: &ctxpack_str, name: impl FnOnce() -> String) -> Ffi
     }
 }
 
+/// A kind or source as the constructors take it: short ones borrowed (the constructor
+/// copies them, or points to a static well-known name), long ones copied here with a
+/// fallible allocation.
+fn copy_if_long<'a>(s: &'a str, what: &str) -> FfiResult<std::borrow::Cow<'a, str>> {
+    const SHORT: usize = 256;
+    Ok(if s.len() <= SHORT {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(alloc::copy_str(s, what)?)
+    })
+}
+
 /// Converts a descriptor into an item (copying every string). Every argument is read and
 /// checked first; the item is then assembled in one go.
 ///
@@ -119,18 +132,18 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
         let kind = if kind.is_empty() {
             ContextKind::default()
         } else {
-            ContextKind::new(kind)?
+            ContextKind::new(copy_if_long(kind, "kind")?)?
         };
         let source = to_str(&d.source, "source")?;
         let source = if source.is_empty() {
             ContextSource::default()
         } else {
-            ContextSource::new(source)?
+            ContextSource::new(copy_if_long(source, "source")?)?
         };
         let tag_array = array(d.tags, d.tag_count, "tags")?;
-        let mut tags = Vec::with_capacity(tag_array.len());
+        let mut tags = alloc::vec_with_capacity(tag_array.len(), "tags")?;
         for (i, t) in tag_array.iter().enumerate() {
-            tags.push(element_str(t, || format!("tags[{i}]"))?.to_owned());
+            tags.push(alloc::copy_str(element_str(t, || format!("tags[{i}]"))?, "a tag")?);
         }
         let mut metadata = BTreeMap::new();
         for (i, e) in array(d.metadata, d.metadata_count, "metadata")?
@@ -139,13 +152,16 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
         {
             let key = element_str(&e.key, || format!("metadata[{i}].key"))?;
             let value = element_str(&e.value, || format!("metadata[{i}].value"))?;
-            metadata.insert(key.to_owned(), value.to_owned());
+            metadata.insert(
+                alloc::copy_str(key, "a metadata key")?,
+                alloc::copy_str(value, "a metadata value")?,
+            );
         }
         if content.is_empty() {
             return Err(crate::Error::EmptyContent.into());
         }
         Ok(ContextItem::from_fields(ItemFields {
-            content: content.to_owned(),
+            content: alloc::copy_str(content, "content")?,
             tokens: d.tokens,
             kind,
             source,
@@ -241,16 +257,22 @@ pub unsafe extern "C" fn ctxpack_items_push_many(
     // SAFETY: pointers are NULL or valid by the caller's contract.
     guard(out_error, || unsafe {
         let list = Arc::make_mut(handles::borrow_mut(items, "items")?);
-        // Items go straight into the list; a failure truncates it back (all or nothing).
-        let start = list.len();
-        // Only a hint: a count the caller's array cannot back fails at its first bad
-        // descriptor, not here.
-        let _ = list.try_reserve(count);
+        // Items go straight into the list; a failure truncates it back and gives back the
+        // room reserved for them (all or nothing).
+        let (start, capacity) = (list.len(), list.capacity());
+        let what = || format!("{} items", start as u128 + count as u128);
+        alloc::reserve(list, count, "items").map_err(|_| {
+            alloc::out_of_memory_bytes(
+                (start as u128 + count as u128) * std::mem::size_of::<ContextItem>() as u128,
+                &what(),
+            )
+        })?;
         for i in 0..count {
             match read_item(descs, i) {
                 Ok(item) => list.push(item),
                 Err(e) => {
                     list.truncate(start);
+                    list.shrink_to(capacity);
                     return Err(e.context(format_args!("item {i}")));
                 }
             }
@@ -271,16 +293,12 @@ pub unsafe extern "C" fn ctxpack_items_len(
     })
 }
 
-/// Removes every item.
+/// Removes every item and releases the list's storage.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_items_clear(items: *mut ctxpack_items) -> ctxpack_status {
     // SAFETY: `items` is NULL or a handle.
     guard(std::ptr::null_mut(), || unsafe {
-        let list = handles::borrow_mut(items, "items")?;
-        match Arc::get_mut(list) {
-            Some(v) => v.clear(),
-            None => *list = Arc::new(Vec::new()),
-        }
+        *handles::borrow_mut(items, "items")? = Arc::new(Vec::new());
         Ok(())
     })
 }

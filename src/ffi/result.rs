@@ -3,7 +3,7 @@
 use std::sync::{Arc, OnceLock};
 
 use crate::diagnostics::{
-    report_to_json, CountRequirementShortfall, ExclusionReason, SelectionReport,
+    try_report_to_json, CountRequirementShortfall, ExclusionReason, SelectionReport,
 };
 use crate::ffi::enums::{
     ctxpack_exclusion_reason, ctxpack_inclusion_reason, ctxpack_pipeline_stage,
@@ -506,7 +506,8 @@ pub unsafe extern "C" fn ctxpack_result_report_shortfall(
 }
 
 /// The report in the JSON wire form of spec 06 §10 (UTF-8, also NUL-terminated), built
-/// on first request and owned by the result.
+/// on first request and owned by the result. It holds every item's content:
+/// `CTXPACK_OUT_OF_MEMORY` when it cannot be allocated (a later call tries again).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_json(
     result: *const ctxpack_result,
@@ -514,9 +515,13 @@ pub unsafe extern "C" fn ctxpack_result_report_json(
 ) -> ctxpack_status {
     with_result(result, |r| {
         let (report, items) = r.traced()?;
-        let json = r
-            .json
-            .get_or_init(|| OwnedCString::new(report_to_json(report, items)));
+        let json = match r.json.get() {
+            Some(json) => json,
+            None => {
+                let text = OwnedCString::try_new(try_report_to_json(report, items)?)?;
+                r.json.get_or_init(|| text)
+            }
+        };
         // SAFETY: `out` is NULL or writable.
         unsafe { handles::write_out(out, json.as_ctxpack_str(), "out") }
     })

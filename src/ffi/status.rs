@@ -51,6 +51,10 @@ pub enum ctxpack_status {
     /// An argument is invalid: an enumeration value out of its range, a wrong
     /// `struct_size`, inconsistent lengths.
     CTXPACK_INVALID_ARGUMENT = 15,
+    /// Memory for a size the caller controls (a budget's knapsack table, a reservation
+    /// for a count of items, a copy of a long string, a report's JSON) could not be
+    /// allocated; the message names what and how many bytes. Nothing was changed.
+    CTXPACK_OUT_OF_MEMORY = 16,
     /// A required pointer argument was NULL (or a string/array had NULL data with a
     /// non-zero length).
     CTXPACK_NULL_ARGUMENT = 100,

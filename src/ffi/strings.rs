@@ -122,6 +122,15 @@ impl OwnedCString {
         Self(s.into_boxed_str())
     }
 
+    /// As [`OwnedCString::new`], failing with `CTXPACK_OUT_OF_MEMORY` when the terminator
+    /// does not fit (for strings as large as the caller's data).
+    pub(crate) fn try_new(mut s: String) -> FfiResult<Self> {
+        if crate::alloc::grow_string(&mut s, 1).is_err() {
+            return Err(crate::alloc::out_of_memory_bytes(s.len() as u128 + 1, "a string").into());
+        }
+        Ok(Self::new(s))
+    }
+
     /// The string without its terminator; borrowed from `self`.
     pub(crate) fn as_ctxpack_str(&self) -> ctxpack_str {
         ctxpack_str {

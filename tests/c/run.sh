@@ -4,7 +4,7 @@
 #   * the header compiles standalone as C99 and as C++17 (-Wall -Wextra -Werror
 #     -pedantic) and survives double inclusion; it equals a fresh generation;
 #   * every exported function is called by the tests or the quickstart example;
-#   * tests/c/test_api.c, test_policy.c, test_threads.c, test_cpp.cpp and
+#   * tests/c/test_api.c, test_policy.c, test_boundary.c, test_threads.c, test_cpp.cpp and
 #     examples/quickstart.c run
 #     plain, under AddressSanitizer + UBSan, and under valgrind memcheck (zero errors,
 #     zero definite/indirect leaks).
@@ -66,6 +66,7 @@ build() {
     $CC $CFLAGS $extra "$ROOT/tests/c/test_api.c" -o "$dir/test_api" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_policy.c" -o "$dir/test_policy" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_threads.c" -o "$dir/test_threads" $LDFLAGS &&
+        $CC $CFLAGS $extra "$ROOT/tests/c/test_boundary.c" -o "$dir/test_boundary" $LDFLAGS &&
         $CXX $CXXFLAGS $extra "$ROOT/tests/c/test_cpp.cpp" -o "$dir/test_cpp" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/examples/quickstart.c" -o "$dir/quickstart" $LDFLAGS
 }
@@ -75,7 +76,7 @@ quickstart() {
     "$@" && echo "1 passed, 0 failed"
 }
 
-PROGRAMS="test_api test_policy test_threads test_cpp"
+PROGRAMS="test_api test_policy test_boundary test_threads test_cpp"
 for mode in $MODES; do
     echo "== $mode"
     case $mode in
@@ -88,8 +89,11 @@ for mode in $MODES; do
         # The executables carry libasan (linked first, so no LD_PRELOAD is needed); the
         # Rust library is not instrumented but its malloc/free go through ASan's
         # interceptors, so leaks and bad frees across the boundary are caught.
+        # allocator_may_return_null=1: ASan's malloc returns NULL for an impossible size
+        # (as glibc's does) instead of stopping the program, so the out-of-memory tests
+        # see ctxpack's own handling of it (CTXPACK_OUT_OF_MEMORY).
         step build_asan build asan "$SAN" || continue
-        export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:fast_unwind_on_malloc=0"
+        export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:fast_unwind_on_malloc=0:allocator_may_return_null=1"
         export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
         for p in $PROGRAMS; do program "asan_$p" "$OUT/asan/$p"; done
         program asan_quickstart quickstart "$OUT/asan/quickstart"

@@ -7,7 +7,7 @@
 #include "ctxpack_helpers.h"
 
 // Test hook of the `ffi-test-hooks` feature (not in the public header): a scorer whose
-// runs panic (code 0) or fail with the core error of `code` (1..15).
+// runs panic (code 0) or fail with the core error of `code` (any core code).
 ctxpack_status ctxpack_test_scorer_new_faulty(int32_t code, ctxpack_scorer **out,
                                               ctxpack_error **out_error);
 
@@ -102,11 +102,13 @@ TEST(status_names) {
     CHECK(strcmp(ctxpack_status_name(CTXPACK_INVALID_ARGUMENT), "CTXPACK_INVALID_ARGUMENT") == 0);
     CHECK(strcmp(ctxpack_status_name(CTXPACK_NULL_ARGUMENT), "CTXPACK_NULL_ARGUMENT") == 0);
     CHECK(strcmp(ctxpack_status_name(CTXPACK_PANIC), "CTXPACK_PANIC") == 0);
-    CHECK(strcmp(ctxpack_status_name(16), "CTXPACK_UNKNOWN_STATUS") == 0);
+    CHECK(strcmp(ctxpack_status_name(CTXPACK_OUT_OF_MEMORY), "CTXPACK_OUT_OF_MEMORY") == 0);
+    CHECK(strcmp(ctxpack_status_name(99), "CTXPACK_UNKNOWN_STATUS") == 0);
     CHECK(strcmp(ctxpack_status_name(-1), "CTXPACK_UNKNOWN_STATUS") == 0);
     // Stable numbers.
     CHECK_I64(CTXPACK_OK, 0);
     CHECK_I64(CTXPACK_INVALID_ARGUMENT, 15);
+    CHECK_I64(CTXPACK_OUT_OF_MEMORY, 16);
     CHECK_I64(CTXPACK_NULL_ARGUMENT, 100);
     CHECK_I64(CTXPACK_PANIC, 105);
 }
@@ -1497,7 +1499,7 @@ TEST(faulty_scorer_statuses) {
     ctxpack_budget *b = budget_of(10, 10);
     ctxpack_error *err = NULL;
     REQUIRE(items && b);
-    for (int32_t code = 0; code <= 15; code++) {
+    for (int32_t code = 0; code <= CTXPACK_OUT_OF_MEMORY; code++) {
         if (code == CTXPACK_INVALID_POLICY) continue;
         ctxpack_scorer *sc = NULL;
         ctxpack_slicer *sl = NULL;
