@@ -347,15 +347,17 @@ typedef struct ctxpack_error ctxpack_error;
 // A list of items, in the order a pipeline run identifies them: the indices in results
 // and reports are positions in this list. The library copies every item pushed.
 //
-// Runs only read the list, so many threads may run pipelines over one list at once; a
-// push or clear must not overlap with anything else on the same list. A result keeps
-// the items it reports on, so pushing or clearing after a run does not affect it.
+// A run works on the list as it was when the run started (a snapshot; the list is
+// copy-on-write), so pushing to, clearing or freeing the list while runs use it — from
+// another thread or from one of the run's own callbacks — changes only later runs. A
+// result keeps the items it reports on.
 typedef struct ctxpack_items ctxpack_items;
 
 // A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
 // Immutable, and safe to run from many threads at once (the callbacks of custom
-// components must then be thread-safe; see docs/ffi.md). Do not free it while a run is
-// in progress.
+// components must then be thread-safe; see docs/ffi.md). A run holds its own reference:
+// freeing the pipeline while it runs (even from one of its callbacks) releases it when
+// the run is over.
 typedef struct ctxpack_pipeline ctxpack_pipeline;
 
 // A placer. Immutable and reference-counted: pipelines built from it keep their own
@@ -887,7 +889,8 @@ ctxpack_status ctxpack_items_len(const struct ctxpack_items *items, size_t *out_
 // Removes every item and releases the list's storage.
 ctxpack_status ctxpack_items_clear(struct ctxpack_items *items);
 
-// Frees an item list (results made from it stay valid). NULL is a no-op.
+// Frees an item list (results made from it, and runs using it, are not affected). NULL
+// is a no-op.
 void ctxpack_items_free(struct ctxpack_items *items);
 
 // Creates a pipeline. It keeps its own references to the components, so the caller may
@@ -897,7 +900,9 @@ ctxpack_status ctxpack_pipeline_new(const struct ctxpack_scorer *scorer, const s
 
 // Runs the pipeline over `items` within `budget` and stores the result in `*out`
 // (NULL on failure). `options` may be NULL. Safe to call concurrently on one pipeline,
-// one item list and one budget, as long as nobody pushes to or frees them meanwhile.
+// one item list and one budget. The run holds its own references to the pipeline (and
+// so its components), the budget and the items as they are when it starts: callbacks
+// may free or change any of them.
 ctxpack_status ctxpack_pipeline_run(const struct ctxpack_pipeline *pipeline, const struct ctxpack_items *items, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **out, struct ctxpack_error **out_error);
 
 // Frees a pipeline (components it shares with others live on). NULL is a no-op.

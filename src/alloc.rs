@@ -73,6 +73,21 @@ pub(crate) fn reserve<T>(v: &mut Vec<T>, additional: usize, what: &str) -> Resul
         .map_err(|_| out_of_memory::<T>(total, what))
 }
 
+/// Makes room for `additional` more elements in `v`, growing its capacity geometrically
+/// (for a vector that grows one element at a time), or fails with
+/// [`Error::OutOfMemory`] naming `what`.
+pub(crate) fn grow<T>(v: &mut Vec<T>, additional: usize, what: &str) -> Result<()> {
+    if v.capacity() - v.len() >= additional {
+        return Ok(());
+    }
+    let total = v.len() as u128 + additional as u128;
+    if refused_by_test_limit(total * size_of::<T>() as u128) {
+        return Err(out_of_memory::<T>(total, what));
+    }
+    v.try_reserve(additional)
+        .map_err(|_| out_of_memory::<T>(total, what))
+}
+
 /// An empty vector with room for `capacity` elements.
 pub(crate) fn vec_with_capacity<T>(capacity: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();

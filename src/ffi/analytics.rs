@@ -10,7 +10,7 @@ use crate::analytics::{
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::enums::ctxpack_quota_mode;
 use crate::ffi::handles::{self, HandleType};
-use crate::ffi::items::ctxpack_items;
+use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::pipeline::ctxpack_pipeline;
 use crate::ffi::result::{ctxpack_result, entry, with_result, ResultData};
 use crate::ffi::stages::check_capacity;
@@ -31,11 +31,11 @@ pub unsafe extern "C" fn ctxpack_pipeline_dry_run(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live.
     handles::create(out, out_error, || unsafe {
-        let pipeline = handles::borrow(pipeline, "pipeline")?;
-        let items = handles::borrow(items, "items")?;
-        let budget = handles::borrow(budget, "budget")?;
-        let report = pipeline.dry_run(items, budget)?;
-        Ok(ResultData::from_report(report, items.clone()))
+        let pipeline = handles::retain(pipeline, "pipeline")?;
+        let items = snapshot(items, "items")?;
+        let budget = handles::retain(budget, "budget")?;
+        let report = pipeline.dry_run(&items, &budget)?;
+        Ok(ResultData::from_report(report, items))
     })
 }
 
@@ -65,9 +65,9 @@ pub unsafe extern "C" fn ctxpack_pipeline_marginal_items(
     // SAFETY: handles are NULL or live; `out_positions` holds `capacity` elements;
     // `out_count` is NULL or writable.
     guard(out_error, || unsafe {
-        let pipeline = handles::borrow(pipeline, "pipeline")?;
-        let list = handles::borrow(items, "items")?;
-        let budget = handles::borrow(budget, "budget")?;
+        let pipeline = handles::retain(pipeline, "pipeline")?;
+        let list = snapshot(items, "items")?;
+        let budget = handles::retain(budget, "budget")?;
         if out_count.is_null() {
             return Err(FfiError::null("out_count"));
         }
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_marginal_items(
         if out_positions.is_null() && !list.is_empty() {
             return Err(FfiError::null("out_positions"));
         }
-        let positions = marginal_items(pipeline, list, budget, slack)?;
+        let positions = marginal_items(&pipeline, &list, &budget, slack)?;
         if !positions.is_empty() {
             std::ptr::copy_nonoverlapping(positions.as_ptr(), out_positions, positions.len());
         }
@@ -107,8 +107,8 @@ pub unsafe extern "C" fn ctxpack_pipeline_min_budget_for(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; the out-parameters are NULL or writable.
     guard(out_error, || unsafe {
-        let pipeline = handles::borrow(pipeline, "pipeline")?;
-        let list = handles::borrow(items, "items")?;
+        let pipeline = handles::retain(pipeline, "pipeline")?;
+        let list = snapshot(items, "items")?;
         if out_found.is_null() || out_budget.is_null() {
             return Err(FfiError::null(if out_found.is_null() {
                 "out_found"
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_min_budget_for(
                 "out_budget"
             }));
         }
-        let found = min_budget_for(pipeline, list, target, ceiling)?;
+        let found = min_budget_for(&pipeline, &list, target, ceiling)?;
         handles::write_out(out_budget, found.unwrap_or(0), "out_budget")?;
         handles::write_out(out_found, found.is_some(), "out_found")
     })

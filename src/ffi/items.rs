@@ -1,7 +1,7 @@
 //! The item list handle and the item descriptor.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::alloc;
 use crate::ffi::handles::{self, HandleType};
@@ -13,18 +13,39 @@ use crate::model::{ContextItem, ContextKind, ContextSource, ItemFields};
 /// A list of items, in the order a pipeline run identifies them: the indices in results
 /// and reports are positions in this list. The library copies every item pushed.
 ///
-/// Runs only read the list, so many threads may run pipelines over one list at once; a
-/// push or clear must not overlap with anything else on the same list. A result keeps
-/// the items it reports on, so pushing or clearing after a run does not affect it.
+/// A run works on the list as it was when the run started (a snapshot; the list is
+/// copy-on-write), so pushing to, clearing or freeing the list while runs use it — from
+/// another thread or from one of the run's own callbacks — changes only later runs. A
+/// result keeps the items it reports on.
 pub struct ctxpack_items {
     _opaque: [u8; 0],
 }
 
 impl HandleType for ctxpack_items {
-    // Shared with traced results (copy-on-write on push).
-    type Value = Arc<Vec<ContextItem>>;
+    // The current version, shared with the runs and traced results that took it
+    // (copy-on-write on push).
+    type Value = Mutex<Arc<Vec<ContextItem>>>;
     const TAG: u32 = u32::from_be_bytes(*b"CPIT");
     const NAME: &'static str = "ctxpack_items";
+}
+
+/// Locks the list's current version.
+fn lock(list: &Mutex<Arc<Vec<ContextItem>>>) -> MutexGuard<'_, Arc<Vec<ContextItem>>> {
+    // A panic while the lock was held is caught at the boundary; the list is still whole.
+    list.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The list's current version, for a run: later pushes and clears make a new version and
+/// leave this one alone.
+///
+/// # Safety
+/// `items` is NULL or a handle.
+pub(crate) unsafe fn snapshot(
+    items: *const ctxpack_items,
+    what: &str,
+) -> FfiResult<Arc<Vec<ContextItem>>> {
+    // SAFETY: forwarded from the caller; the list is only locked for the clone.
+    Ok(lock(unsafe { handles::borrow(items, what) }?).clone())
 }
 
 /// One metadata entry of an item (a later entry with the same key replaces an earlier
@@ -224,7 +245,7 @@ pub unsafe extern "C" fn ctxpack_items_new(
     out: *mut *mut ctxpack_items,
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    handles::create(out, out_error, || Ok(Arc::new(Vec::new())))
+    handles::create(out, out_error, || Ok(Mutex::new(Arc::new(Vec::new()))))
 }
 
 /// Appends one item, copied from `desc`. On failure the list is unchanged.
@@ -236,9 +257,12 @@ pub unsafe extern "C" fn ctxpack_items_push(
 ) -> ctxpack_status {
     // SAFETY: pointers are NULL or valid by the caller's contract.
     guard(out_error, || unsafe {
-        let list = handles::borrow_mut(items, "items")?;
+        let list = handles::borrow(items, "items")?;
         let item = to_item(&versioned::read(desc, "desc")?)?;
-        Arc::make_mut(list).push(item);
+        let mut current = lock(list);
+        let list = Arc::make_mut(&mut current);
+        alloc::grow(list, 1, "items")?;
+        list.push(item);
         Ok(())
     })
 }
@@ -256,7 +280,8 @@ pub unsafe extern "C" fn ctxpack_items_push_many(
 ) -> ctxpack_status {
     // SAFETY: pointers are NULL or valid by the caller's contract.
     guard(out_error, || unsafe {
-        let list = Arc::make_mut(handles::borrow_mut(items, "items")?);
+        let mut current = lock(handles::borrow(items, "items")?);
+        let list = Arc::make_mut(&mut current);
         // Items go straight into the list; a failure truncates it back and gives back the
         // room reserved for them (all or nothing).
         let (start, capacity) = (list.len(), list.capacity());
@@ -289,7 +314,8 @@ pub unsafe extern "C" fn ctxpack_items_len(
 ) -> ctxpack_status {
     // SAFETY: pointers are NULL or valid by the caller's contract.
     guard(std::ptr::null_mut(), || unsafe {
-        handles::write_out(out_len, handles::borrow(items, "items")?.len(), "out_len")
+        let len = lock(handles::borrow(items, "items")?).len();
+        handles::write_out(out_len, len, "out_len")
     })
 }
 
@@ -298,12 +324,13 @@ pub unsafe extern "C" fn ctxpack_items_len(
 pub unsafe extern "C" fn ctxpack_items_clear(items: *mut ctxpack_items) -> ctxpack_status {
     // SAFETY: `items` is NULL or a handle.
     guard(std::ptr::null_mut(), || unsafe {
-        *handles::borrow_mut(items, "items")? = Arc::new(Vec::new());
+        *lock(handles::borrow(items, "items")?) = Arc::new(Vec::new());
         Ok(())
     })
 }
 
-/// Frees an item list (results made from it stay valid). NULL is a no-op.
+/// Frees an item list (results made from it, and runs using it, are not affected). NULL
+/// is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_items_free(items: *mut ctxpack_items) {
     // SAFETY: `items` is NULL or a handle.

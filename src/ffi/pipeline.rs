@@ -8,7 +8,7 @@ use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::callbacks::ctxpack_overflow_fn;
 use crate::ffi::enums::{ctxpack_overflow_strategy, ctxpack_trace_detail, enum_arg};
 use crate::ffi::handles::{self, HandleType};
-use crate::ffi::items::ctxpack_items;
+use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::placer::ctxpack_placer;
 use crate::ffi::result::{ctxpack_result, ResultData};
 use crate::ffi::scorer::ctxpack_scorer;
@@ -19,8 +19,9 @@ use crate::pipeline::{Pipeline, RunOptions};
 
 /// A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
 /// Immutable, and safe to run from many threads at once (the callbacks of custom
-/// components must then be thread-safe; see docs/ffi.md). Do not free it while a run is
-/// in progress.
+/// components must then be thread-safe; see docs/ffi.md). A run holds its own reference:
+/// freeing the pipeline while it runs (even from one of its callbacks) releases it when
+/// the run is over.
 pub struct ctxpack_pipeline {
     _opaque: [u8; 0],
 }
@@ -112,7 +113,9 @@ pub unsafe extern "C" fn ctxpack_pipeline_new(
 
 /// Runs the pipeline over `items` within `budget` and stores the result in `*out`
 /// (NULL on failure). `options` may be NULL. Safe to call concurrently on one pipeline,
-/// one item list and one budget, as long as nobody pushes to or frees them meanwhile.
+/// one item list and one budget. The run holds its own references to the pipeline (and
+/// so its components), the budget and the items as they are when it starts: callbacks
+/// may free or change any of them.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_run(
     pipeline: *const ctxpack_pipeline,
@@ -124,9 +127,9 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; `options` is NULL or valid.
     handles::create(out, out_error, || unsafe {
-        let pipeline = handles::borrow(pipeline, "pipeline")?;
-        let items = handles::borrow(items, "items")?;
-        let budget = handles::borrow(budget, "budget")?;
+        let pipeline = handles::retain(pipeline, "pipeline")?;
+        let items = snapshot(items, "items")?;
+        let budget = handles::retain(budget, "budget")?;
         let o = if options.is_null() {
             ctxpack_run_options {
                 struct_size: 0,
@@ -146,7 +149,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
             trace,
             on_overflow: callback.as_ref().map(|c| c as &dyn Fn(&OverflowEvent)),
         };
-        let selection = pipeline.run_with(items, budget, &run)?;
+        let selection = pipeline.run_with(&items, &budget, &run)?;
         let traced_items = selection.report.is_some().then(|| items.clone());
         Ok(ResultData::new(selection, traced_items))
     })

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::analytics::{pipeline_sensitivity, SensitivityReport};
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::enums::ctxpack_item_status;
-use crate::ffi::handles::{self, HandleType};
-use crate::ffi::items::ctxpack_items;
+use crate::ffi::handles::{self, HandleType, Held};
+use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::pipeline::ctxpack_pipeline;
 use crate::ffi::result::{ctxpack_result, entry, write_array, ResultData};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
@@ -94,20 +94,22 @@ pub unsafe extern "C" fn ctxpack_sensitivity_new(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; `variants` is valid for `count` elements.
     handles::create(out, out_error, || unsafe {
-        let list = handles::borrow(items, "items")?;
-        let budget = handles::borrow(budget, "budget")?;
-        let variants = array(variants, count, "variants")?
+        let list = snapshot(items, "items")?;
+        let budget = handles::retain(budget, "budget")?;
+        // The run holds every pipeline: a callback of one may free any of them.
+        let held = array(variants, count, "variants")?
             .iter()
             .enumerate()
             .map(|(i, v)| {
                 let label = to_str(&v.label, &format!("variants[{i}].label"))?;
-                let pipeline: &Pipeline =
-                    handles::borrow(v.pipeline, &format!("variants[{i}].pipeline"))?;
+                let pipeline: Held<ctxpack_pipeline> =
+                    handles::retain(v.pipeline, &format!("variants[{i}].pipeline"))?;
                 Ok((label, pipeline))
             })
             .collect::<FfiResult<Vec<_>>>()?;
-        let report = pipeline_sensitivity(list, budget, &variants)?;
-        Ok(SensitivityData::new(report, list.clone()))
+        let variants: Vec<(&str, &Pipeline)> = held.iter().map(|(l, p)| (*l, &**p)).collect();
+        let report = pipeline_sensitivity(&list, &budget, &variants)?;
+        Ok(SensitivityData::new(report, list))
     })
 }
 

@@ -6,7 +6,7 @@
 use crate::diagnostics::CountRequirementShortfall;
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::handles::{self, HandleType};
-use crate::ffi::items::ctxpack_items;
+use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::placer::ctxpack_placer;
 use crate::ffi::result::{ctxpack_shortfall, shortfall_entry};
 use crate::ffi::scorer::ctxpack_scorer;
@@ -77,8 +77,8 @@ pub unsafe extern "C" fn ctxpack_scorer_score(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; `out_scores` is valid for `capacity` elements.
     guard(out_error, || unsafe {
-        let scorer = handles::borrow(scorer, "scorer")?;
-        let list = handles::borrow(items, "items")?;
+        let scorer = handles::retain(scorer, "scorer")?;
+        let list = snapshot(items, "items")?;
         check_capacity(capacity, list.len(), "out_scores")?;
         if out_scores.is_null() && !list.is_empty() {
             return Err(FfiError::null("out_scores"));
@@ -109,10 +109,10 @@ pub unsafe extern "C" fn ctxpack_slicer_slice(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; `scores` is valid for `count` elements.
     handles::create(out, out_error, || unsafe {
-        let slicer = handles::borrow(slicer, "slicer")?;
-        let list = handles::borrow(items, "items")?;
-        let budget = handles::borrow(budget, "budget")?;
-        Ok(slicer.slice(&scored(list, scores, count)?, budget)?)
+        let slicer = handles::retain(slicer, "slicer")?;
+        let list = snapshot(items, "items")?;
+        let budget = handles::retain(budget, "budget")?;
+        Ok(slicer.slice(&scored(&list, scores, count)?, &budget)?)
     })
 }
 
@@ -130,9 +130,9 @@ pub unsafe extern "C" fn ctxpack_placer_place(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; `scores` and `out_order` hold `count` elements.
     guard(out_error, || unsafe {
-        let placer = handles::borrow(placer, "placer")?;
-        let list = handles::borrow(items, "items")?;
-        let scored = scored(list, scores, count)?;
+        let placer = handles::retain(placer, "placer")?;
+        let list = snapshot(items, "items")?;
+        let scored = scored(&list, scores, count)?;
         if out_order.is_null() && count > 0 {
             return Err(FfiError::null("out_order"));
         }

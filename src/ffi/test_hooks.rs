@@ -95,7 +95,7 @@ pub unsafe extern "C" fn ctxpack_test_items_capacity(
 ) -> ctxpack_status {
     // SAFETY: `items` is NULL or a handle; `out` is NULL or writable.
     crate::ffi::status::guard(std::ptr::null_mut(), || unsafe {
-        let list = handles::borrow(items, "items")?;
+        let list = crate::ffi::items::snapshot(items, "items")?;
         handles::write_out(out, list.capacity(), "out")
     })
 }

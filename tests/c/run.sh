@@ -105,9 +105,13 @@ for mode in $MODES; do
             continue
         fi
         [[ -x "$OUT/plain/test_api" ]] || step build_plain build plain "" || continue
+        # Tests that read freed memory on purpose (a released handle's tag) skip
+        # themselves under valgrind, which reports every such read.
+        export CTXPACK_TEST_VALGRIND=1
         VG="valgrind -q --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect"
         for p in $PROGRAMS; do program "valgrind_$p" $VG "$OUT/plain/$p"; done
         program valgrind_quickstart quickstart $VG "$OUT/plain/quickstart"
+        unset CTXPACK_TEST_VALGRIND
         ;;
     *)
         echo "unknown mode $mode"
