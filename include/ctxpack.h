@@ -447,26 +447,24 @@ typedef struct ctxpack_metadata_entry {
 } ctxpack_metadata_entry;
 
 // Describes one item to push. Every field of a ContextItem is here; optional fields
-// have a `has_...` flag, and the value is ignored when the flag is false. The library
+// have a `has_...` flag, and the value is ignored when the flag is 0. The library
 // copies everything: the caller's memory may be reused as soon as the call returns.
 //
-// Set `struct_size = sizeof(ctxpack_item_desc)`; zero-initialise the struct
-// (`ctxpack_item_desc d = {0};` or memset) before filling it in.
+// Initialise it with `CTXPACK_ITEM_DESC_INIT` or `ctxpack_item_desc_init` (every field
+// zero, `struct_size` set), then fill in what you need. Flags are bytes, 0 or 1 (any
+// other value is `CTXPACK_INVALID_ARGUMENT` naming the field); `reserved` must be zero.
+// The layout has no implicit padding on 64-bit targets; fields a later version adds
+// (an item group, a token encoding, variants) are appended after `reserved`, and their
+// zero value means "not used".
 typedef struct ctxpack_item_desc {
   // `sizeof(ctxpack_item_desc)`.
   size_t struct_size;
   // The text; must not be empty (`CTXPACK_EMPTY_CONTENT`).
   struct ctxpack_str content;
-  // Caller-counted tokens; negative items are excluded by the run.
-  int64_t tokens;
   // The kind; empty means `Message`; whitespace-only is `CTXPACK_EMPTY_KIND`.
   struct ctxpack_str kind;
   // The source; empty means `Chat`; whitespace-only is `CTXPACK_EMPTY_SOURCE`.
   struct ctxpack_str source;
-  // Priority (higher is more important), read when `has_priority`.
-  int64_t priority;
-  // Whether `priority` is set.
-  bool has_priority;
   // `tag_count` tags (order and duplicates kept); may be NULL when `tag_count` is 0.
   const struct ctxpack_str *tags;
   // Number of tags.
@@ -475,32 +473,43 @@ typedef struct ctxpack_item_desc {
   const struct ctxpack_metadata_entry *metadata;
   // Number of metadata entries.
   size_t metadata_count;
+  // Caller-counted tokens; negative items are excluded by the run.
+  int64_t tokens;
+  // Priority (higher is more important), read when `has_priority`.
+  int64_t priority;
   // Timestamp in nanoseconds since the Unix epoch (UTC), read when `has_timestamp`.
   int64_t timestamp_ns;
-  // Whether `timestamp_ns` is set.
-  bool has_timestamp;
   // Future-relevance hint (conventionally in [0, 1]; any value is accepted), read when
   // `has_future_relevance_hint`.
   double future_relevance_hint;
-  // Whether `future_relevance_hint` is set.
-  bool has_future_relevance_hint;
-  // Pinned items bypass scoring and slicing and are always placed.
-  bool pinned;
   // Informational token count before truncation, read when `has_original_tokens`.
   int64_t original_tokens;
-  // Whether `original_tokens` is set.
-  bool has_original_tokens;
+  // 1: the item is pinned (it bypasses scoring and slicing and is always placed).
+  uint8_t pinned;
+  // 1: `priority` is set.
+  uint8_t has_priority;
+  // 1: `timestamp_ns` is set.
+  uint8_t has_timestamp;
+  // 1: `future_relevance_hint` is set.
+  uint8_t has_future_relevance_hint;
+  // 1: `original_tokens` is set.
+  uint8_t has_original_tokens;
+  // Must be zero.
+  uint8_t reserved[3];
 } ctxpack_item_desc;
 
-// Options of `ctxpack_pipeline_new`. Set `struct_size = sizeof(ctxpack_pipeline_options)`.
-// Passing NULL instead means deduplication on and the Throw strategy.
+// Options of `ctxpack_pipeline_new`. Initialise with `CTXPACK_PIPELINE_OPTIONS_INIT` or
+// `ctxpack_pipeline_options_init` (deduplication off, Throw). Passing NULL instead
+// means deduplication on and the Throw strategy.
 typedef struct ctxpack_pipeline_options {
   // `sizeof(ctxpack_pipeline_options)`.
   size_t struct_size;
-  // Remove items whose content is byte-identical to a better-scored one.
-  bool deduplication;
   // A `ctxpack_overflow_strategy` value (0 throw, 1 truncate, 2 proceed).
   int32_t overflow_strategy;
+  // 1: remove items whose content is byte-identical to a better-scored one (0 or 1).
+  uint8_t deduplication;
+  // Must be zero.
+  uint8_t reserved[3];
 } ctxpack_pipeline_options;
 
 // Overflow observer of one run (see `ctxpack_run_options`): called synchronously, on the
@@ -509,18 +518,21 @@ typedef struct ctxpack_pipeline_options {
 // valid only during the call.
 typedef void (*ctxpack_overflow_fn)(void *user_data, int64_t tokens_over_budget, const size_t *items, size_t count);
 
-// Options of one run. Set `struct_size = sizeof(ctxpack_run_options)`. Passing NULL
-// instead means no trace and no overflow callback.
+// Options of one run. Initialise with `CTXPACK_RUN_OPTIONS_INIT` or
+// `ctxpack_run_options_init`. Passing NULL instead means no trace and no overflow
+// callback.
 typedef struct ctxpack_run_options {
   // `sizeof(ctxpack_run_options)`.
   size_t struct_size;
-  // A `ctxpack_trace_detail` value: NONE (0) records no report; STAGE and ITEM make
-  // the report available through the `ctxpack_result_report_*` functions.
-  int32_t trace_detail;
   // Called when a Proceed run goes over `target_tokens` (may be NULL).
   ctxpack_overflow_fn on_overflow;
   // Passed to `on_overflow`; the run does not own it (no destructor is called).
   void *overflow_user_data;
+  // A `ctxpack_trace_detail` value: NONE (0) records no report; STAGE and ITEM make
+  // the report available through the `ctxpack_result_report_*` functions.
+  int32_t trace_detail;
+  // Must be zero.
+  uint8_t reserved[4];
 } ctxpack_run_options;
 
 // A read-only view of one item, as callbacks see it. Everything it points to is owned by
@@ -720,12 +732,11 @@ typedef struct ctxpack_decay_window {
   double score;
 } ctxpack_decay_window;
 
-// Configuration of a decay scorer. Set `struct_size = sizeof(ctxpack_decay_config)`.
+// Configuration of a decay scorer. Initialise with `CTXPACK_DECAY_CONFIG_INIT` or
+// `ctxpack_decay_config_init` (an exponential curve on the system clock, no values).
 typedef struct ctxpack_decay_config {
   // `sizeof(ctxpack_decay_config)`.
   size_t struct_size;
-  // The curve, a `ctxpack_decay_curve_kind` value.
-  int32_t curve;
   // Exponential: the half-life in nanoseconds (> 0).
   int64_t half_life_ns;
   // Window: the window length in nanoseconds (> 0).
@@ -734,15 +745,19 @@ typedef struct ctxpack_decay_config {
   const struct ctxpack_decay_window *windows;
   // Step: the number of windows (>= 1).
   size_t window_count;
-  // The clock, a `ctxpack_clock_kind` value.
-  int32_t clock;
   // Fixed clock: "now" in nanoseconds since the Unix epoch (UTC).
   int64_t fixed_now_ns;
   // Score of items without a timestamp, in [0, 1], read when
   // `has_null_timestamp_score` (else `CTXPACK_DECAY_DEFAULT_NULL_TIMESTAMP_SCORE`).
   double null_timestamp_score;
-  // Whether `null_timestamp_score` is set.
-  bool has_null_timestamp_score;
+  // The curve, a `ctxpack_decay_curve_kind` value.
+  int32_t curve;
+  // The clock, a `ctxpack_clock_kind` value.
+  int32_t clock;
+  // 1: `null_timestamp_score` is set (0 or 1).
+  uint8_t has_null_timestamp_score;
+  // Must be zero.
+  uint8_t reserved[7];
 } ctxpack_decay_config;
 
 // Batch scorer: writes one score per item into `out_scores[0..count]` (pre-filled with
@@ -947,14 +962,14 @@ ctxpack_status ctxpack_pipeline_new_preset(struct ctxpack_str name, struct ctxpa
 // pipeline is built by hand.
 ctxpack_status ctxpack_pipeline_new_policy_json(struct ctxpack_str json, struct ctxpack_pipeline **out, struct ctxpack_error **out_error);
 
-// Writes the policy of a pipeline as JSON into a new `ctxpack_string` (compact, or
-// indented by two spaces when `pretty`). The policy is recovered from the pipeline's
-// components: a pipeline built from a preset or from JSON gives the same scorers,
+// Writes the policy of a pipeline as JSON into a new `ctxpack_string`: compact when
+// `pretty` is 0, indented by two spaces when it is 1 (any other value is
+// `CTXPACK_INVALID_ARGUMENT`). The policy is recovered from the pipeline's components: a pipeline built from a preset or from JSON gives the same scorers,
 // slicer, placer, deduplication and overflow strategy, but no name or description
 // (a pipeline does not keep them). A pipeline with a custom (callback) component — or
 // another shape the JSON form cannot express — is `CTXPACK_INVALID_POLICY`, naming the
 // component (`"scorer: custom components cannot be expressed as a policy"`).
-ctxpack_status ctxpack_pipeline_policy_json(const struct ctxpack_pipeline *pipeline, bool pretty, struct ctxpack_string **out, struct ctxpack_error **out_error);
+ctxpack_status ctxpack_pipeline_policy_json(const struct ctxpack_pipeline *pipeline, uint8_t pretty, struct ctxpack_string **out, struct ctxpack_error **out_error);
 
 // The text of a library-owned string (UTF-8, also NUL-terminated; the NUL is not
 // counted in `len`), valid until `ctxpack_string_free`.

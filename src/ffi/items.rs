@@ -7,7 +7,7 @@ use crate::alloc;
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, to_str};
-use crate::ffi::versioned::{self, Versioned};
+use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::model::{ContextItem, ContextKind, ContextSource, ItemFields};
 
 /// A list of items, in the order a pipeline run identifies them: the indices in results
@@ -60,11 +60,15 @@ pub struct ctxpack_metadata_entry {
 }
 
 /// Describes one item to push. Every field of a ContextItem is here; optional fields
-/// have a `has_...` flag, and the value is ignored when the flag is false. The library
+/// have a `has_...` flag, and the value is ignored when the flag is 0. The library
 /// copies everything: the caller's memory may be reused as soon as the call returns.
 ///
-/// Set `struct_size = sizeof(ctxpack_item_desc)`; zero-initialise the struct
-/// (`ctxpack_item_desc d = {0};` or memset) before filling it in.
+/// Initialise it with `CTXPACK_ITEM_DESC_INIT` or `ctxpack_item_desc_init` (every field
+/// zero, `struct_size` set), then fill in what you need. Flags are bytes, 0 or 1 (any
+/// other value is `CTXPACK_INVALID_ARGUMENT` naming the field); `reserved` must be zero.
+/// The layout has no implicit padding on 64-bit targets; fields a later version adds
+/// (an item group, a token encoding, variants) are appended after `reserved`, and their
+/// zero value means "not used".
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_item_desc {
@@ -72,16 +76,10 @@ pub struct ctxpack_item_desc {
     pub struct_size: usize,
     /// The text; must not be empty (`CTXPACK_EMPTY_CONTENT`).
     pub content: ctxpack_str,
-    /// Caller-counted tokens; negative items are excluded by the run.
-    pub tokens: i64,
     /// The kind; empty means `Message`; whitespace-only is `CTXPACK_EMPTY_KIND`.
     pub kind: ctxpack_str,
     /// The source; empty means `Chat`; whitespace-only is `CTXPACK_EMPTY_SOURCE`.
     pub source: ctxpack_str,
-    /// Priority (higher is more important), read when `has_priority`.
-    pub priority: i64,
-    /// Whether `priority` is set.
-    pub has_priority: bool,
     /// `tag_count` tags (order and duplicates kept); may be NULL when `tag_count` is 0.
     pub tags: *const ctxpack_str,
     /// Number of tags.
@@ -90,21 +88,29 @@ pub struct ctxpack_item_desc {
     pub metadata: *const ctxpack_metadata_entry,
     /// Number of metadata entries.
     pub metadata_count: usize,
+    /// Caller-counted tokens; negative items are excluded by the run.
+    pub tokens: i64,
+    /// Priority (higher is more important), read when `has_priority`.
+    pub priority: i64,
     /// Timestamp in nanoseconds since the Unix epoch (UTC), read when `has_timestamp`.
     pub timestamp_ns: i64,
-    /// Whether `timestamp_ns` is set.
-    pub has_timestamp: bool,
     /// Future-relevance hint (conventionally in [0, 1]; any value is accepted), read when
     /// `has_future_relevance_hint`.
     pub future_relevance_hint: f64,
-    /// Whether `future_relevance_hint` is set.
-    pub has_future_relevance_hint: bool,
-    /// Pinned items bypass scoring and slicing and are always placed.
-    pub pinned: bool,
     /// Informational token count before truncation, read when `has_original_tokens`.
     pub original_tokens: i64,
-    /// Whether `original_tokens` is set.
-    pub has_original_tokens: bool,
+    /// 1: the item is pinned (it bypasses scoring and slicing and is always placed).
+    pub pinned: u8,
+    /// 1: `priority` is set.
+    pub has_priority: u8,
+    /// 1: `timestamp_ns` is set.
+    pub has_timestamp: u8,
+    /// 1: `future_relevance_hint` is set.
+    pub has_future_relevance_hint: u8,
+    /// 1: `original_tokens` is set.
+    pub has_original_tokens: u8,
+    /// Must be zero.
+    pub reserved: [u8; 3],
 }
 
 // SAFETY: `#[repr(C)]`, `struct_size` first, and all-zero is valid (NULL pointers, zero
@@ -146,6 +152,12 @@ fn copy_if_long<'a>(s: &'a str, what: &str) -> FfiResult<std::borrow::Cow<'a, st
 /// # Safety
 /// The descriptor's pointers are valid for their lengths.
 unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
+    let pinned = flag(d.pinned, "desc.pinned")?;
+    let has_priority = flag(d.has_priority, "desc.has_priority")?;
+    let has_timestamp = flag(d.has_timestamp, "desc.has_timestamp")?;
+    let has_hint = flag(d.has_future_relevance_hint, "desc.has_future_relevance_hint")?;
+    let has_original = flag(d.has_original_tokens, "desc.has_original_tokens")?;
+    reserved(&d.reserved, "desc.reserved")?;
     // SAFETY (whole body): the descriptor's pointers are valid by the caller's contract.
     unsafe {
         let content = to_str(&d.content, "content")?;
@@ -188,13 +200,11 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
             source,
             tags,
             metadata,
-            priority: d.has_priority.then_some(d.priority),
-            timestamp: d.has_timestamp.then_some(d.timestamp_ns),
-            future_relevance_hint: d
-                .has_future_relevance_hint
-                .then_some(d.future_relevance_hint),
-            pinned: d.pinned,
-            original_tokens: d.has_original_tokens.then_some(d.original_tokens),
+            priority: has_priority.then_some(d.priority),
+            timestamp: has_timestamp.then_some(d.timestamp_ns),
+            future_relevance_hint: has_hint.then_some(d.future_relevance_hint),
+            pinned,
+            original_tokens: has_original.then_some(d.original_tokens),
         }))
     }
 }

@@ -14,7 +14,7 @@ use crate::ffi::result::{ctxpack_result, ResultData};
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::slicer::ctxpack_slicer;
 use crate::ffi::status::{ctxpack_error, ctxpack_status};
-use crate::ffi::versioned::{self, Versioned};
+use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::pipeline::{Pipeline, RunOptions};
 
 /// A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
@@ -32,17 +32,20 @@ impl HandleType for ctxpack_pipeline {
     const NAME: &'static str = "ctxpack_pipeline";
 }
 
-/// Options of `ctxpack_pipeline_new`. Set `struct_size = sizeof(ctxpack_pipeline_options)`.
-/// Passing NULL instead means deduplication on and the Throw strategy.
+/// Options of `ctxpack_pipeline_new`. Initialise with `CTXPACK_PIPELINE_OPTIONS_INIT` or
+/// `ctxpack_pipeline_options_init` (deduplication off, Throw). Passing NULL instead
+/// means deduplication on and the Throw strategy.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_pipeline_options {
     /// `sizeof(ctxpack_pipeline_options)`.
     pub struct_size: usize,
-    /// Remove items whose content is byte-identical to a better-scored one.
-    pub deduplication: bool,
     /// A `ctxpack_overflow_strategy` value (0 throw, 1 truncate, 2 proceed).
     pub overflow_strategy: i32,
+    /// 1: remove items whose content is byte-identical to a better-scored one (0 or 1).
+    pub deduplication: u8,
+    /// Must be zero.
+    pub reserved: [u8; 3],
 }
 
 // SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid.
@@ -51,20 +54,23 @@ unsafe impl Versioned for ctxpack_pipeline_options {
     const NAME: &'static str = "ctxpack_pipeline_options";
 }
 
-/// Options of one run. Set `struct_size = sizeof(ctxpack_run_options)`. Passing NULL
-/// instead means no trace and no overflow callback.
+/// Options of one run. Initialise with `CTXPACK_RUN_OPTIONS_INIT` or
+/// `ctxpack_run_options_init`. Passing NULL instead means no trace and no overflow
+/// callback.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_run_options {
     /// `sizeof(ctxpack_run_options)`.
     pub struct_size: usize,
-    /// A `ctxpack_trace_detail` value: NONE (0) records no report; STAGE and ITEM make
-    /// the report available through the `ctxpack_result_report_*` functions.
-    pub trace_detail: i32,
     /// Called when a Proceed run goes over `target_tokens` (may be NULL).
     pub on_overflow: ctxpack_overflow_fn,
     /// Passed to `on_overflow`; the run does not own it (no destructor is called).
     pub overflow_user_data: *mut c_void,
+    /// A `ctxpack_trace_detail` value: NONE (0) records no report; STAGE and ITEM make
+    /// the report available through the `ctxpack_result_report_*` functions.
+    pub trace_detail: i32,
+    /// Must be zero.
+    pub reserved: [u8; 4],
 }
 
 // SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid (None function pointer).
@@ -103,8 +109,10 @@ pub unsafe extern "C" fn ctxpack_pipeline_new(
                 o.overflow_strategy,
                 "options.overflow_strategy",
             )?;
+            let deduplication = flag(o.deduplication, "options.deduplication")?;
+            reserved(&o.reserved, "options.reserved")?;
             builder = builder
-                .deduplication(o.deduplication)
+                .deduplication(deduplication)
                 .overflow_strategy(strategy.into());
         }
         Ok(builder.build()?)
@@ -133,13 +141,15 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
         let o = if options.is_null() {
             ctxpack_run_options {
                 struct_size: 0,
-                trace_detail: 0,
                 on_overflow: None,
                 overflow_user_data: ptr::null_mut(),
+                trace_detail: 0,
+                reserved: [0; 4],
             }
         } else {
             versioned::read(options, "options")?
         };
+        reserved(&o.reserved, "options.reserved")?;
         let trace: TraceDetail =
             enum_arg::<ctxpack_trace_detail>(o.trace_detail, "options.trace_detail")?.into();
         let callback = o

@@ -6,6 +6,7 @@ use crate::ffi::pipeline::ctxpack_pipeline;
 use crate::ffi::result::entry;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard};
 use crate::ffi::strings::{ctxpack_str, to_str, OwnedCString};
+use crate::ffi::versioned::flag;
 use crate::policy::{Policy, Preset};
 
 /// A string owned by the library (for example a policy written as JSON): UTF-8, also
@@ -80,9 +81,9 @@ pub unsafe extern "C" fn ctxpack_pipeline_new_policy_json(
     })
 }
 
-/// Writes the policy of a pipeline as JSON into a new `ctxpack_string` (compact, or
-/// indented by two spaces when `pretty`). The policy is recovered from the pipeline's
-/// components: a pipeline built from a preset or from JSON gives the same scorers,
+/// Writes the policy of a pipeline as JSON into a new `ctxpack_string`: compact when
+/// `pretty` is 0, indented by two spaces when it is 1 (any other value is
+/// `CTXPACK_INVALID_ARGUMENT`). The policy is recovered from the pipeline's components: a pipeline built from a preset or from JSON gives the same scorers,
 /// slicer, placer, deduplication and overflow strategy, but no name or description
 /// (a pipeline does not keep them). A pipeline with a custom (callback) component — or
 /// another shape the JSON form cannot express — is `CTXPACK_INVALID_POLICY`, naming the
@@ -90,12 +91,13 @@ pub unsafe extern "C" fn ctxpack_pipeline_new_policy_json(
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_policy_json(
     pipeline: *const ctxpack_pipeline,
-    pretty: bool,
+    pretty: u8,
     out: *mut *mut ctxpack_string,
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
     // SAFETY: `pipeline` is NULL or a live handle.
     handles::create(out, out_error, || {
+        let pretty = flag(pretty, "pretty")?;
         let policy = Policy::from_pipeline(unsafe { handles::borrow(pipeline, "pipeline") }?)?;
         let json = if pretty {
             policy.to_json_pretty()?

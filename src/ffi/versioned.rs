@@ -12,6 +12,12 @@
 //!   struct).
 //! * Output: the library writes `min(struct_size, its own size)` bytes and leaves the rest
 //!   of a newer caller's struct untouched.
+//!
+//! Caller-written structs have no implicit padding on 64-bit targets: after their flag
+//! bytes comes an explicit `reserved` array that must be zero, so every byte of the
+//! struct is either a field or checked, and a later version appends its fields after
+//! `reserved` at an aligned offset. Flags are `uint8_t` read as bytes ([`flag`]): 0 or 1,
+//! anything else is `CTXPACK_INVALID_ARGUMENT` naming the field.
 
 use std::mem::{size_of, MaybeUninit};
 use std::ptr;
@@ -32,6 +38,29 @@ pub(crate) unsafe trait Versioned: Copy {
     const V1_SIZE: usize;
     /// The C name, for messages.
     const NAME: &'static str;
+}
+
+/// A caller-written flag byte: 0 is false, 1 is true, anything else is
+/// `CTXPACK_INVALID_ARGUMENT` naming the field (`what`).
+pub(crate) fn flag(byte: u8, what: &str) -> FfiResult<bool> {
+    match byte {
+        0 => Ok(false),
+        1 => Ok(true),
+        b => Err(FfiError::invalid(format!(
+            "{what} is {b}; a flag must be 0 or 1"
+        ))),
+    }
+}
+
+/// Checks that a struct's `reserved` bytes are zero.
+pub(crate) fn reserved(bytes: &[u8], what: &str) -> FfiResult<()> {
+    match bytes.iter().position(|&b| b != 0) {
+        None => Ok(()),
+        Some(i) => Err(FfiError::invalid(format!(
+            "{what}[{i}] is {}; reserved bytes must be zero",
+            bytes[i]
+        ))),
+    }
 }
 
 /// Reads the caller's `struct_size`.

@@ -619,6 +619,11 @@ TEST(flag_bytes_other_than_zero_or_one_are_rejected) {
             CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, needle);
         }
     }
+    // Reserved bytes must be zero.
+    ctxpack_item_desc r = desc("x", 1);
+    r.reserved[1] = 5;
+    CHECK_STATUS(ctxpack_items_push(items, &r, &err), CTXPACK_INVALID_ARGUMENT);
+    CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "desc.reserved[1] is 5");
     CHECK_I64(items_len(items), 0);
     ctxpack_items_free(items);
 
@@ -645,6 +650,13 @@ TEST(flag_bytes_other_than_zero_or_one_are_rejected) {
     ctxpack_scorer *decay = NULL;
     CHECK_STATUS(ctxpack_scorer_new_decay(&c, &decay, &err), CTXPACK_INVALID_ARGUMENT);
     CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "config.has_null_timestamp_score is 3");
+    // A flag argument.
+    REQUIRE_OK(ctxpack_pipeline_new(sc, sl, pl, NULL, &p, NULL));
+    ctxpack_string *json = NULL;
+    CHECK_STATUS(ctxpack_pipeline_policy_json(p, 2, &json, &err), CTXPACK_INVALID_ARGUMENT);
+    CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "pretty is 2");
+    CHECK(json == NULL);
+    ctxpack_pipeline_free(p);
     ctxpack_scorer_free(sc);
     ctxpack_slicer_free(sl);
     ctxpack_placer_free(pl);

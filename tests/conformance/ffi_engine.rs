@@ -186,7 +186,8 @@ fn build_scorer(spec: &ScorerSpec) -> Result<Owned<ctxpack_scorer>, String> {
                 clock: ctxpack_clock_kind::Fixed as i32,
                 fixed_now_ns: *reference_time,
                 null_timestamp_score: *null_timestamp_score,
-                has_null_timestamp_score: true,
+                has_null_timestamp_score: 1,
+                reserved: [0; 7],
             };
             create(free, |o, e| unsafe {
                 ctxpack_scorer_new_decay(&config, o, e)
@@ -305,8 +306,9 @@ fn build_pipeline(spec: &PipelineSpec) -> Result<Owned<ctxpack_pipeline>, String
     };
     let options = ctxpack_pipeline_options {
         struct_size: std::mem::size_of::<ctxpack_pipeline_options>(),
-        deduplication: spec.deduplication,
         overflow_strategy: strategy as i32,
+        deduplication: spec.deduplication.into(),
+        reserved: [0; 3],
     };
     // SAFETY: live handles and options.
     create(ctxpack_pipeline_free, |o, e| unsafe {
@@ -357,18 +359,19 @@ fn build_items<'a>(
                 cstr,
             ),
             priority: s.priority.unwrap_or(0),
-            has_priority: s.priority.is_some(),
+            has_priority: s.priority.is_some().into(),
             tags: t.as_ptr(),
             tag_count: t.len(),
             metadata: m.as_ptr(),
             metadata_count: m.len(),
             timestamp_ns: s.timestamp.unwrap_or(0),
-            has_timestamp: s.timestamp.is_some(),
+            has_timestamp: s.timestamp.is_some().into(),
             future_relevance_hint: s.future_relevance_hint.unwrap_or(0.0),
-            has_future_relevance_hint: s.future_relevance_hint.is_some(),
-            pinned: s.pinned,
+            has_future_relevance_hint: s.future_relevance_hint.is_some().into(),
+            pinned: s.pinned.into(),
             original_tokens: s.original_tokens.unwrap_or(0),
-            has_original_tokens: s.original_tokens.is_some(),
+            has_original_tokens: s.original_tokens.is_some().into(),
+            reserved: [0; 3],
         })
         .collect();
     // SAFETY: out-parameters only, then a live handle and the array above.
@@ -547,6 +550,7 @@ impl Engine for FfiEngine {
             overflow_user_data: (&notified as *const RefCell<Vec<OverflowRecord>>)
                 .cast_mut()
                 .cast(),
+            reserved: [0; 4],
         };
         // SAFETY: live handles and options; `notified` outlives the run.
         let result = create(ctxpack_result_free, |o, e| unsafe {
