@@ -1143,14 +1143,14 @@ void ctxpack_slicer_free(struct ctxpack_slicer *slicer);
 // as the list (`capacity`).
 ctxpack_status ctxpack_scorer_score(const struct ctxpack_scorer *scorer, const struct ctxpack_items *items, double *out_scores, size_t capacity, struct ctxpack_error **out_error);
 
-// Runs the slicer alone over the items with the given `scores` (one per item, `count`
-// equal to the list length), in list order, against `budget` exactly as given (no
+// Runs the slicer alone over the items with the given `scores` (one finite score per
+// item, `count` equal to the list length), in list order, against `budget` exactly as given (no
 // pinned-item or reserve adjustment: that is the pipeline's job). The outcome holds the
 // selected positions, count-quota shortfalls and cap exclusions.
 ctxpack_status ctxpack_slicer_slice(const struct ctxpack_slicer *slicer, const struct ctxpack_items *items, const double *scores, size_t count, const struct ctxpack_budget *budget, struct ctxpack_slice_result **out, struct ctxpack_error **out_error);
 
-// Runs the placer alone over the items with the given `scores` (one per item, `count`
-// equal to the list length) and writes the placement order (positions in the list, a
+// Runs the placer alone over the items with the given `scores` (one finite score per
+// item, `count` equal to the list length) and writes the placement order (positions in the list, a
 // permutation) into `out_order`, which must hold `count` elements.
 ctxpack_status ctxpack_placer_place(const struct ctxpack_placer *placer, const struct ctxpack_items *items, const double *scores, size_t count, size_t *out_order, struct ctxpack_error **out_error);
 

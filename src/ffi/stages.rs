@@ -29,7 +29,9 @@ impl HandleType for ctxpack_slice_result {
     const NAME: &'static str = "ctxpack_slice_result";
 }
 
-/// Pairs every item with its score; `scores` must have one entry per item.
+/// Pairs every item with its score; `scores` must have one finite entry per item (a
+/// pipeline never hands a slicer or placer a NaN or infinite score, so neither may a
+/// caller: `CTXPACK_INVALID_ARGUMENT` naming the first one).
 ///
 /// # Safety
 /// `scores` is valid for `count` elements.
@@ -46,6 +48,12 @@ unsafe fn scored<'a>(
     }
     // SAFETY: forwarded from the caller.
     let scores = unsafe { array(scores, count, "scores") }?;
+    if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
+        return Err(FfiError::invalid(format!(
+            "scores[{i}] is {}; scores must be finite",
+            scores[i]
+        )));
+    }
     Ok(items
         .iter()
         .zip(scores)
@@ -93,8 +101,8 @@ pub unsafe extern "C" fn ctxpack_scorer_score(
     })
 }
 
-/// Runs the slicer alone over the items with the given `scores` (one per item, `count`
-/// equal to the list length), in list order, against `budget` exactly as given (no
+/// Runs the slicer alone over the items with the given `scores` (one finite score per
+/// item, `count` equal to the list length), in list order, against `budget` exactly as given (no
 /// pinned-item or reserve adjustment: that is the pipeline's job). The outcome holds the
 /// selected positions, count-quota shortfalls and cap exclusions.
 #[no_mangle]
@@ -116,8 +124,8 @@ pub unsafe extern "C" fn ctxpack_slicer_slice(
     })
 }
 
-/// Runs the placer alone over the items with the given `scores` (one per item, `count`
-/// equal to the list length) and writes the placement order (positions in the list, a
+/// Runs the placer alone over the items with the given `scores` (one finite score per
+/// item, `count` equal to the list length) and writes the placement order (positions in the list, a
 /// permutation) into `out_order`, which must hold `count` elements.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_placer_place(
