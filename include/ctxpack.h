@@ -536,7 +536,7 @@ typedef struct ctxpack_run_options {
 } ctxpack_run_options;
 
 // A read-only view of one item, as callbacks see it. Everything it points to is owned by
-// the library and valid only during the callback. Views are passed as a contiguous
+// the library and valid only during the callback; every string is also NUL-terminated. Views are passed as a contiguous
 // array; this layout is frozen for the 0.x ABI (new item fields would come with new
 // accessors, not new view fields).
 typedef struct ctxpack_item_view {

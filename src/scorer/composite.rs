@@ -75,11 +75,20 @@ fn accumulate_weighted(acc: &mut [f64], child_scores: &[f64], weight: f64) {
 
 impl Scorer for CompositeScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
+        self.score_all_at(items, &[], out)
+    }
+
+    fn score_all_at(
+        &self,
+        items: &[&ContextItem],
+        positions: &[usize],
+        out: &mut [f64],
+    ) -> Result<()> {
         check_one_slot_per_item(items, out)?;
         out.fill(0.0);
         let mut child_scores = vec![0.0; items.len()];
         for ((child, _), weight) in self.children.iter().zip(&self.normalized_weights) {
-            child.score_all(items, &mut child_scores)?;
+            child.score_all_at(items, positions, &mut child_scores)?;
             accumulate_weighted(out, &child_scores, *weight);
         }
         Ok(())

@@ -1112,7 +1112,7 @@ TEST(custom_batch_scorer_and_failures) {
     CHECK_ERROR(err, CTXPACK_CALLBACK, "custom scorer: scorer says no");
     pr.mode = 2;
     CHECK_STATUS(run(p1, items, b, CTXPACK_TRACE_DETAIL_NONE, &r, &err), CTXPACK_CALLBACK);
-    CHECK_ERROR(err, CTXPACK_CALLBACK, "NaN for item 1 (\"b\")");
+    CHECK_ERROR(err, CTXPACK_CALLBACK, "NaN for the item at position 1 (\"b\")");
     pr.mode = 3;
     CHECK_STATUS(run(p1, items, b, CTXPACK_TRACE_DETAIL_NONE, &r, &err), CTXPACK_CALLBACK);
     CHECK_ERROR(err, CTXPACK_CALLBACK, "custom scorer returned -7");
@@ -1176,7 +1176,7 @@ TEST(custom_item_scorer) {
     CHECK_ERROR(err, CTXPACK_CALLBACK, "item scorer failed");
     pr.mode = 2;
     CHECK_STATUS(run(p, items, b, CTXPACK_TRACE_DETAIL_NONE, &r, &err), CTXPACK_CALLBACK);
-    CHECK_ERROR(err, CTXPACK_CALLBACK, "inf for item 0");
+    CHECK_ERROR(err, CTXPACK_CALLBACK, "inf for the item at position 0");
     ctxpack_pipeline_free(p);
     CHECK_I64(pr.destroyed, 1);
     ctxpack_budget_free(b);

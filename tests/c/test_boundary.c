@@ -902,6 +902,7 @@ TEST(every_returned_string_is_nul_terminated) {
     d[0].tag_count = 1;
     d[0].metadata = &md;
     d[0].metadata_count = 1;
+    d[1].content = d[0].content;  // a duplicate: a Deduplicated exclusion with a string
     ctxpack_items *items = items_of(d, 3);
     ctxpack_budget *b = budget_of(100, 100);
     ctxpack_scorer *sc = NULL;
