@@ -21,10 +21,16 @@ impl ContextBudget {
         Self::with_all(max_tokens, target_tokens, 0, Vec::new(), 0.0)
     }
 
-    /// Builds a budget from every field, checking the seven rules in the spec's order.
+    /// Builds a budget from every field, checking the seven rules in the spec's order,
+    /// then two of ctxpack's own.
     ///
     /// Reserved slots are (kind, count) pairs; two kinds equal under ASCII case folding are
-    /// rejected because a kind-keyed map cannot hold both.
+    /// rejected because a kind-keyed map cannot hold both. By the specification's rule a
+    /// reserved slot shrinks the budget of every kind, its own included (decision D1), so
+    /// slots that do not fit can never be honoured and would leave nothing to select: the
+    /// sum of the slots must not exceed `target_tokens`, and `output_reserve` plus that
+    /// sum must not exceed `max_tokens` (the specification accepts both and clamps the
+    /// effective budget to zero; ctxpack rejects them, naming the values).
     pub fn with_all(
         max_tokens: i64,
         target_tokens: i64,
@@ -70,6 +76,19 @@ impl ContextBudget {
                     "reserved slot kind '{kind}' appears more than once"
                 ));
             }
+        }
+        // Sums in i128: any number of i64 slots fits.
+        let slots: i128 = reserved_slots.iter().map(|(_, n)| i128::from(*n)).sum();
+        if slots > i128::from(target_tokens) {
+            return invalid(format!(
+                "reserved slots ({slots} tokens in total) must be <= target_tokens ({target_tokens})"
+            ));
+        }
+        if slots + i128::from(output_reserve) > i128::from(max_tokens) {
+            return invalid(format!(
+                "output_reserve ({output_reserve}) plus reserved slots ({slots} tokens in total) \
+                 must be <= max_tokens ({max_tokens})"
+            ));
         }
         Ok(Self {
             max_tokens,
@@ -202,9 +221,30 @@ mod tests {
         let e = b.effective(0);
         assert_eq!((e.max_tokens(), e.target_tokens()), (0, 0));
 
-        // Slots larger than the room clamp both to zero.
-        let b = ContextBudget::with_all(100, 100, 0, vec![(kind("x"), i64::MAX)], 0.0).unwrap();
+        // Slots that fill the target exactly leave nothing for the slicer.
+        let b = ContextBudget::with_all(100, 60, 40, vec![(kind("x"), 60)], 0.0).unwrap();
         let e = b.effective(0);
         assert_eq!((e.max_tokens(), e.target_tokens()), (0, 0));
+    }
+
+    #[test]
+    fn slots_that_can_never_be_honoured_are_rejected() {
+        let huge = vec![(kind("a"), i64::MAX), (kind("b"), i64::MAX)];
+        assert_eq!(
+            err(ContextBudget::with_all(50, 50, 0, huge, 0.0)),
+            "invalid budget: reserved slots (18446744073709551614 tokens in total) must be \
+             <= target_tokens (50)"
+        );
+        let slots = vec![(kind("a"), 30), (kind("b"), 20)];
+        assert_eq!(
+            err(ContextBudget::with_all(100, 40, 0, slots.clone(), 0.0)),
+            "invalid budget: reserved slots (50 tokens in total) must be <= target_tokens (40)"
+        );
+        assert_eq!(
+            err(ContextBudget::with_all(100, 90, 60, slots.clone(), 0.0)),
+            "invalid budget: output_reserve (60) plus reserved slots (50 tokens in total) \
+             must be <= max_tokens (100)"
+        );
+        assert!(ContextBudget::with_all(100, 50, 50, slots, 0.0).is_ok());
     }
 }

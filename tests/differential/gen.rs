@@ -821,10 +821,13 @@ fn pipeline_budget(rng: &mut Rng, items: &[ItemSpec], plain: bool) -> BudgetSpec
     let (slots, margin) = if plain {
         (Vec::new(), 0.0)
     } else {
+        // ctxpack rejects slots that do not fit the target and the room left by the
+        // reserve (they could never be honoured); two slots of at most half of that fit.
+        let room = target.min(max - reserve) / 2;
         let slots = if rng.chance(0.15) {
             distinct_kinds(rng, 2)
                 .into_iter()
-                .map(|k| (k, rng.range(0, 200)))
+                .map(|k| (k, rng.range(0, room.min(200))))
                 .collect()
         } else {
             Vec::new()
