@@ -35,6 +35,8 @@
 #define CTXPACK_VERSION_MINOR 1
 #define CTXPACK_VERSION_PATCH 0
 #define CTXPACK_VERSION_STRING "0.1.0"
+// MAJOR * 10000 + MINOR * 100 + PATCH; see ctxpack_version_number().
+#define CTXPACK_VERSION_NUMBER 100
 
 // Default `null_timestamp_score` of a decay scorer.
 #define CTXPACK_DECAY_DEFAULT_NULL_TIMESTAMP_SCORE 0.5
@@ -437,6 +439,34 @@ typedef struct ctxpack_reserved_slot {
   int64_t count;
 } ctxpack_reserved_slot;
 
+// Describes a budget for `ctxpack_budget_new`. Initialise it with
+// `CTXPACK_BUDGET_DESC_INIT` or `ctxpack_budget_desc_init` (every field zero: a budget
+// of 0 tokens), then set the fields by name.
+//
+// How the fields work together (the specification's rules): the slicer gets
+// `max_tokens - output_reserve - pinned tokens - every reserved slot` as its ceiling and
+// `target_tokens - pinned tokens - every reserved slot` as its target, both then reduced
+// by the safety margin. A reserved slot therefore shrinks the room of **every** kind,
+// including the kind it names: it is not a quota that kind gets back.
+typedef struct ctxpack_budget_desc {
+  // `sizeof(ctxpack_budget_desc)`.
+  size_t struct_size;
+  // The model's context window (>= 0).
+  int64_t max_tokens;
+  // The soft goal the selection aims for (0 <= target <= max); overflow is judged
+  // against it.
+  int64_t target_tokens;
+  // Tokens kept free for the model's output (0 <= reserve <= max).
+  int64_t output_reserve;
+  // `slot_count` reserved slots; may be NULL when `slot_count` is 0.
+  const struct ctxpack_reserved_slot *slots;
+  // Number of reserved slots.
+  size_t slot_count;
+  // Safety margin for token-count estimates, in percent [0, 100]: the slicer's budget
+  // is reduced by this share.
+  double estimation_safety_margin_percent;
+} ctxpack_budget_desc;
+
 // One metadata entry of an item (a later entry with the same key replaces an earlier
 // one).
 typedef struct ctxpack_metadata_entry {
@@ -700,30 +730,6 @@ typedef struct ctxpack_shortfall {
   uint64_t satisfied_count;
 } ctxpack_shortfall;
 
-// A weight for one kind (KindScorer).
-typedef struct ctxpack_kind_weight {
-  // The kind (ASCII case-insensitive).
-  struct ctxpack_str kind;
-  // Its weight (finite, >= 0).
-  double weight;
-} ctxpack_kind_weight;
-
-// A weight for one tag (TagScorer).
-typedef struct ctxpack_tag_weight {
-  // The tag (case-sensitive).
-  struct ctxpack_str tag;
-  // Its weight (finite, >= 0).
-  double weight;
-} ctxpack_tag_weight;
-
-// A child of a composite scorer.
-typedef struct ctxpack_composite_child {
-  // The child scorer (the composite keeps its own reference).
-  const struct ctxpack_scorer *scorer;
-  // Its raw weight (finite, > 0); weights are normalised by their sum.
-  double weight;
-} ctxpack_composite_child;
-
 // One step of a Step decay curve.
 typedef struct ctxpack_decay_window {
   // Upper bound of the age, exclusive, in nanoseconds (> 0).
@@ -759,6 +765,30 @@ typedef struct ctxpack_decay_config {
   // Must be zero.
   uint8_t reserved[7];
 } ctxpack_decay_config;
+
+// A weight for one kind (KindScorer).
+typedef struct ctxpack_kind_weight {
+  // The kind (ASCII case-insensitive).
+  struct ctxpack_str kind;
+  // Its weight (finite, >= 0).
+  double weight;
+} ctxpack_kind_weight;
+
+// A weight for one tag (TagScorer).
+typedef struct ctxpack_tag_weight {
+  // The tag (case-sensitive).
+  struct ctxpack_str tag;
+  // Its weight (finite, >= 0).
+  double weight;
+} ctxpack_tag_weight;
+
+// A child of a composite scorer.
+typedef struct ctxpack_composite_child {
+  // The child scorer (the composite keeps its own reference).
+  const struct ctxpack_scorer *scorer;
+  // Its raw weight (finite, > 0); weights are normalised by their sum.
+  double weight;
+} ctxpack_composite_child;
 
 // Batch scorer: writes one score per item into `out_scores[0..count]` (pre-filled with
 // NaN). Every score must be finite, or the run fails with `CTXPACK_CALLBACK` naming the
@@ -814,6 +844,13 @@ extern "C" {
 // of the header it was built with), as a static NUL-terminated string.
 const char *ctxpack_version(void);
 
+// The library version as one number, `MAJOR * 10000 + MINOR * 100 + PATCH` (0.1.0 is
+// 100), equal to the `CTXPACK_VERSION_NUMBER` macro of the header it was built with. A
+// program compares it with the macro to find the library it was loaded with
+// (`ctxpack_version_number() >= CTXPACK_VERSION_NUMBER` when it needs what its header
+// declares).
+uint32_t ctxpack_version_number(void);
+
 // Dry-runs the pipeline (spec 07 §4): the run of `ctxpack_pipeline_run` traced at ITEM
 // detail, whose result always has a report (`ctxpack_result_report_*`, the report
 // helpers below). Errors of the run are returned as by `ctxpack_pipeline_run`.
@@ -861,6 +898,12 @@ ctxpack_status ctxpack_result_kind_diversity(const struct ctxpack_result *result
 // [0, 1]; 0.0 when nothing is included. `CTXPACK_NO_REPORT` on an untraced result.
 ctxpack_status ctxpack_result_timestamp_coverage(const struct ctxpack_result *result, double *out);
 
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_kind_quota_utilization) == size`: every byte
+// zero and `struct_size = size`. Then pass it to `ctxpack_quota_utilization_entry`. (C and C++ can write
+// `ctxpack_kind_quota_utilization x = CTXPACK_KIND_QUOTA_UTILIZATION_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_kind_quota_utilization_init(struct ctxpack_kind_quota_utilization *out, size_t size);
+
 // Report helper (spec 07 §7): how fully each quota constraint of `pipeline`'s slicer is
 // used by the traced `result` under `budget` (pass the pipeline and budget of the run).
 // A percentage quota slicer gives its entries in percent, the count-quota slicers their
@@ -872,19 +915,33 @@ ctxpack_status ctxpack_result_quota_utilization(const struct ctxpack_result *res
 ctxpack_status ctxpack_quota_utilization_count(const struct ctxpack_quota_utilization *utilization, size_t *out_count);
 
 // Entry `i` of a quota utilization (sorted by kind). Set `out->struct_size` first.
-ctxpack_status ctxpack_quota_utilization_entry(const struct ctxpack_quota_utilization *utilization, size_t i, struct ctxpack_kind_quota_utilization *out);
+ctxpack_status ctxpack_quota_utilization_entry(const struct ctxpack_quota_utilization *utilization, size_t i, struct ctxpack_kind_quota_utilization *out, struct ctxpack_error **out_error);
 
 // Frees a quota utilization. NULL is a no-op.
 void ctxpack_quota_utilization_free(struct ctxpack_quota_utilization *utilization);
 
-// Creates a budget from every field. The core validates it (status
-// `CTXPACK_INVALID_BUDGET`, message naming the rule and the values): `0 <= target_tokens
-// <= max_tokens`, `0 <= output_reserve <= max_tokens`, the margin in [0, 100], slot
-// counts >= 0 and slot kinds distinct. `slots` may be NULL when `slot_count` is 0.
-ctxpack_status ctxpack_budget_new(int64_t max_tokens, int64_t target_tokens, int64_t output_reserve, const struct ctxpack_reserved_slot *slots, size_t slot_count, double estimation_safety_margin_percent, struct ctxpack_budget **out, struct ctxpack_error **out_error);
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_budget_desc) == size`: every byte
+// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+// `ctxpack_budget_desc x = CTXPACK_BUDGET_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_budget_desc_init(struct ctxpack_budget_desc *out, size_t size);
+
+// Creates a budget from a descriptor. Every rule is checked (status
+// `CTXPACK_INVALID_BUDGET`, the message names the rule and the values): `0 <=
+// target_tokens <= max_tokens`, `0 <= output_reserve <= max_tokens`, the margin in
+// [0, 100], slot counts >= 0 and slot kinds distinct; and, since a reserved slot shrinks
+// the room of every kind, slots that could never be honoured are rejected too: their sum
+// must not exceed `target_tokens`, nor `max_tokens - output_reserve`.
+ctxpack_status ctxpack_budget_new(const struct ctxpack_budget_desc *desc, struct ctxpack_budget **out, struct ctxpack_error **out_error);
 
 // Frees a budget. NULL is a no-op.
 void ctxpack_budget_free(struct ctxpack_budget *budget);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
+// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+// `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_item_desc_init(struct ctxpack_item_desc *out, size_t size);
 
 // Creates an empty item list.
 ctxpack_status ctxpack_items_new(struct ctxpack_items **out, struct ctxpack_error **out_error);
@@ -907,6 +964,18 @@ ctxpack_status ctxpack_items_clear(struct ctxpack_items *items);
 // Frees an item list (results made from it, and runs using it, are not affected). NULL
 // is a no-op.
 void ctxpack_items_free(struct ctxpack_items *items);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_pipeline_options) == size`: every byte
+// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+// `ctxpack_pipeline_options x = CTXPACK_PIPELINE_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_pipeline_options_init(struct ctxpack_pipeline_options *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_run_options) == size`: every byte
+// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+// `ctxpack_run_options x = CTXPACK_RUN_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_run_options_init(struct ctxpack_run_options *out, size_t size);
 
 // Creates a pipeline. It keeps its own references to the components, so the caller may
 // free them afterwards. A NULL component is `CTXPACK_PIPELINE_CONFIG` ("scorer is
@@ -978,6 +1047,36 @@ ctxpack_status ctxpack_string_value(const struct ctxpack_string *string, struct 
 // Frees a library-owned string. NULL is a no-op.
 void ctxpack_string_free(struct ctxpack_string *string);
 
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_report_summary) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_report_summary x = CTXPACK_REPORT_SUMMARY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_report_summary_init(struct ctxpack_report_summary *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_included_entry) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_included_entry x = CTXPACK_INCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_included_entry_init(struct ctxpack_included_entry *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_excluded_entry) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_excluded_entry x = CTXPACK_EXCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_excluded_entry_init(struct ctxpack_excluded_entry *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_trace_event) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_trace_event x = CTXPACK_TRACE_EVENT_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_trace_event_init(struct ctxpack_trace_event *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_shortfall) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_shortfall x = CTXPACK_SHORTFALL_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_shortfall_init(struct ctxpack_shortfall *out, size_t size);
+
 // The selected items as positions in the caller's item list, in placed order.
 ctxpack_status ctxpack_result_indices(const struct ctxpack_result *result, const size_t **out_ptr, size_t *out_len);
 
@@ -999,20 +1098,20 @@ ctxpack_status ctxpack_result_overflow(const struct ctxpack_result *result, bool
 ctxpack_status ctxpack_result_has_report(const struct ctxpack_result *result, bool *out_has_report);
 
 // Counts and totals of the report.
-ctxpack_status ctxpack_result_report_summary(const struct ctxpack_result *result, struct ctxpack_report_summary *out);
+ctxpack_status ctxpack_result_report_summary(const struct ctxpack_result *result, struct ctxpack_report_summary *out, struct ctxpack_error **out_error);
 
 // Included entry `i` (placed order).
-ctxpack_status ctxpack_result_report_included(const struct ctxpack_result *result, size_t i, struct ctxpack_included_entry *out);
+ctxpack_status ctxpack_result_report_included(const struct ctxpack_result *result, size_t i, struct ctxpack_included_entry *out, struct ctxpack_error **out_error);
 
 // Excluded entry `i` (score descending, ties in recording order), with its reason's
 // fields; strings point into the result.
-ctxpack_status ctxpack_result_report_excluded(const struct ctxpack_result *result, size_t i, struct ctxpack_excluded_entry *out);
+ctxpack_status ctxpack_result_report_excluded(const struct ctxpack_result *result, size_t i, struct ctxpack_excluded_entry *out, struct ctxpack_error **out_error);
 
 // Trace event `i` (recording order).
-ctxpack_status ctxpack_result_report_event(const struct ctxpack_result *result, size_t i, struct ctxpack_trace_event *out);
+ctxpack_status ctxpack_result_report_event(const struct ctxpack_result *result, size_t i, struct ctxpack_trace_event *out, struct ctxpack_error **out_error);
 
 // Count-requirement shortfall `i` (configuration order).
-ctxpack_status ctxpack_result_report_shortfall(const struct ctxpack_result *result, size_t i, struct ctxpack_shortfall *out);
+ctxpack_status ctxpack_result_report_shortfall(const struct ctxpack_result *result, size_t i, struct ctxpack_shortfall *out, struct ctxpack_error **out_error);
 
 // The report in the JSON wire form of spec 06 §10 (UTF-8, also NUL-terminated), built
 // on first request and owned by the result. It holds every item's content:
@@ -1021,6 +1120,12 @@ ctxpack_status ctxpack_result_report_json(const struct ctxpack_result *result, s
 
 // Frees a result. NULL is a no-op.
 void ctxpack_result_free(struct ctxpack_result *result);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_decay_config) == size`: every byte
+// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+// `ctxpack_decay_config x = CTXPACK_DECAY_CONFIG_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_decay_config_init(struct ctxpack_decay_config *out, size_t size);
 
 // KindScorer with the default weights (SystemPrompt 1.0, Memory 0.8, ToolOutput 0.6,
 // Document 0.4, Message 0.2).
@@ -1164,7 +1269,7 @@ ctxpack_status ctxpack_slice_result_cap_excluded(const struct ctxpack_slice_resu
 ctxpack_status ctxpack_slice_result_shortfall_count(const struct ctxpack_slice_result *result, size_t *out_count);
 
 // Count-requirement shortfall `i` (configuration order). Set `out->struct_size` first.
-ctxpack_status ctxpack_slice_result_shortfall(const struct ctxpack_slice_result *result, size_t i, struct ctxpack_shortfall *out);
+ctxpack_status ctxpack_slice_result_shortfall(const struct ctxpack_slice_result *result, size_t i, struct ctxpack_shortfall *out, struct ctxpack_error **out_error);
 
 // Frees a slice result. NULL is a no-op.
 void ctxpack_slice_result_free(struct ctxpack_slice_result *result);
@@ -1192,5 +1297,34 @@ struct ctxpack_str ctxpack_str_from_cstr(const char *s);
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
+
+// Initialisers of the versioned structs: every field zero and `struct_size` set.
+//   ctxpack_item_desc d = CTXPACK_ITEM_DESC_INIT;
+// Bindings call the matching ctxpack_<struct>_init(&x, sizeof x) instead.
+#if defined(__cplusplus)
+#define CTXPACK_ITEM_DESC_INIT ([] { ctxpack_item_desc v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_BUDGET_DESC_INIT ([] { ctxpack_budget_desc v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_PIPELINE_OPTIONS_INIT ([] { ctxpack_pipeline_options v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_RUN_OPTIONS_INIT ([] { ctxpack_run_options v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_DECAY_CONFIG_INIT ([] { ctxpack_decay_config v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_REPORT_SUMMARY_INIT ([] { ctxpack_report_summary v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_INCLUDED_ENTRY_INIT ([] { ctxpack_included_entry v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_EXCLUDED_ENTRY_INIT ([] { ctxpack_excluded_entry v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_TRACE_EVENT_INIT ([] { ctxpack_trace_event v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_SHORTFALL_INIT ([] { ctxpack_shortfall v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_KIND_QUOTA_UTILIZATION_INIT ([] { ctxpack_kind_quota_utilization v_{}; v_.struct_size = sizeof v_; return v_; }())
+#else
+#define CTXPACK_ITEM_DESC_INIT { .struct_size = sizeof(ctxpack_item_desc) }
+#define CTXPACK_BUDGET_DESC_INIT { .struct_size = sizeof(ctxpack_budget_desc) }
+#define CTXPACK_PIPELINE_OPTIONS_INIT { .struct_size = sizeof(ctxpack_pipeline_options) }
+#define CTXPACK_RUN_OPTIONS_INIT { .struct_size = sizeof(ctxpack_run_options) }
+#define CTXPACK_DECAY_CONFIG_INIT { .struct_size = sizeof(ctxpack_decay_config) }
+#define CTXPACK_REPORT_SUMMARY_INIT { .struct_size = sizeof(ctxpack_report_summary) }
+#define CTXPACK_INCLUDED_ENTRY_INIT { .struct_size = sizeof(ctxpack_included_entry) }
+#define CTXPACK_EXCLUDED_ENTRY_INIT { .struct_size = sizeof(ctxpack_excluded_entry) }
+#define CTXPACK_TRACE_EVENT_INIT { .struct_size = sizeof(ctxpack_trace_event) }
+#define CTXPACK_SHORTFALL_INIT { .struct_size = sizeof(ctxpack_shortfall) }
+#define CTXPACK_KIND_QUOTA_UTILIZATION_INIT { .struct_size = sizeof(ctxpack_kind_quota_utilization) }
+#endif
 
 #endif  /* CTXPACK_H */

@@ -208,6 +208,16 @@ unsafe impl Versioned for ctxpack_kind_quota_utilization {
     const NAME: &'static str = "ctxpack_kind_quota_utilization";
 }
 
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_kind_quota_utilization) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to `ctxpack_quota_utilization_entry`. (C and C++ can write
+/// `ctxpack_kind_quota_utilization x = CTXPACK_KIND_QUOTA_UTILIZATION_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_kind_quota_utilization_init(out: *mut ctxpack_kind_quota_utilization, size: usize) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
 /// Report helper (spec 07 §7): how fully each quota constraint of `pipeline`'s slicer is
 /// used by the traced `result` under `budget` (pass the pipeline and budget of the run).
 /// A percentage quota slicer gives its entries in percent, the count-quota slicers their
@@ -254,8 +264,9 @@ pub unsafe extern "C" fn ctxpack_quota_utilization_entry(
     utilization: *const ctxpack_quota_utilization,
     i: usize,
     out: *mut ctxpack_kind_quota_utilization,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    handles::access(utilization, "utilization", |u| {
+    handles::access_into(utilization, "utilization", out_error, |u| {
         let e = entry(u, i, "utilization")?;
         let value = ctxpack_kind_quota_utilization {
             struct_size: std::mem::size_of::<ctxpack_kind_quota_utilization>(),

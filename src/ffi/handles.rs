@@ -197,13 +197,24 @@ pub(crate) fn create<K: HandleType>(
 
 /// The body of every accessor (`ctxpack_result_indices`, ...): behind the shim, runs
 /// `body` on the value of a live handle of type `K`. Accessors report a status only (no
-/// error object).
+/// error object), except those that fill a caller's versioned struct ([`access_into`]).
 pub(crate) fn access<K: HandleType>(
     ptr: *const K,
     what: &str,
     body: impl FnOnce(&K::Value) -> FfiResult<()>,
 ) -> ctxpack_status {
-    crate::ffi::status::guard(ptr::null_mut(), || {
+    access_into(ptr, what, ptr::null_mut(), body)
+}
+
+/// [`access`] for the accessors that fill a caller's versioned struct: they also take
+/// `out_error`, so that a wrong `struct_size` comes with a message.
+pub(crate) fn access_into<K: HandleType>(
+    ptr: *const K,
+    what: &str,
+    out_error: *mut *mut crate::ffi::status::ctxpack_error,
+    body: impl FnOnce(&K::Value) -> FfiResult<()>,
+) -> ctxpack_status {
+    crate::ffi::status::guard(out_error, || {
         // SAFETY: every accessor documents its handle argument as NULL or a live handle.
         body(unsafe { borrow(ptr, what) }?)
     })

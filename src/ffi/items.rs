@@ -120,6 +120,16 @@ unsafe impl Versioned for ctxpack_item_desc {
     const NAME: &'static str = "ctxpack_item_desc";
 }
 
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
+/// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+/// `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_item_desc_init(out: *mut ctxpack_item_desc, size: usize) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
 /// Reads a string that is one element of an array argument. The name of the element
 /// (`tags[3]`) is formatted only when the string is invalid.
 ///

@@ -79,6 +79,26 @@ unsafe impl Versioned for ctxpack_run_options {
     const NAME: &'static str = "ctxpack_run_options";
 }
 
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_pipeline_options) == size`: every byte
+/// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+/// `ctxpack_pipeline_options x = CTXPACK_PIPELINE_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_pipeline_options_init(out: *mut ctxpack_pipeline_options, size: usize) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_run_options) == size`: every byte
+/// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+/// `ctxpack_run_options x = CTXPACK_RUN_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_run_options_init(out: *mut ctxpack_run_options, size: usize) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
 /// Creates a pipeline. It keeps its own references to the components, so the caller may
 /// free them afterwards. A NULL component is `CTXPACK_PIPELINE_CONFIG` ("scorer is
 /// required", checked in the order scorer, slicer, placer); `options` may be NULL.

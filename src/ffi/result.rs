@@ -9,7 +9,7 @@ use crate::ffi::enums::{
     ctxpack_exclusion_reason, ctxpack_inclusion_reason, ctxpack_pipeline_stage,
 };
 use crate::ffi::handles::{self, HandleType};
-use crate::ffi::status::{ctxpack_status, FfiError, FfiResult};
+use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
 use crate::ffi::strings::{ctxpack_str, OwnedCString};
 use crate::ffi::versioned::{self, Versioned};
 use crate::model::ContextItem;
@@ -103,6 +103,15 @@ pub(crate) fn with_result(
     body: impl FnOnce(&ResultData) -> FfiResult<()>,
 ) -> ctxpack_status {
     handles::access(result, "result", body)
+}
+
+/// Runs an accessor that fills a caller's versioned struct (it reports an error object).
+fn fill_from_result(
+    result: *const ctxpack_result,
+    out_error: *mut *mut ctxpack_error,
+    body: impl FnOnce(&ResultData) -> FfiResult<()>,
+) -> ctxpack_status {
+    handles::access_into(result, "result", out_error, body)
 }
 
 /// Writes an array's pointer and length into two out-parameters.
@@ -262,6 +271,56 @@ versioned_output!(
     ctxpack_shortfall
 );
 
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_report_summary) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_report_summary x = CTXPACK_REPORT_SUMMARY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_report_summary_init(out: *mut ctxpack_report_summary, size: usize) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_included_entry) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_included_entry x = CTXPACK_INCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_included_entry_init(out: *mut ctxpack_included_entry, size: usize) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_excluded_entry) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_excluded_entry x = CTXPACK_EXCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_excluded_entry_init(out: *mut ctxpack_excluded_entry, size: usize) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_trace_event) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_trace_event x = CTXPACK_TRACE_EVENT_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_trace_event_init(out: *mut ctxpack_trace_event, size: usize) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_shortfall) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_shortfall x = CTXPACK_SHORTFALL_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_shortfall_init(out: *mut ctxpack_shortfall, size: usize) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
 fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack_excluded_entry {
     let s = ctxpack_str::borrowed;
     let mut e = ctxpack_excluded_entry {
@@ -412,8 +471,9 @@ pub unsafe extern "C" fn ctxpack_result_has_report(
 pub unsafe extern "C" fn ctxpack_result_report_summary(
     result: *const ctxpack_result,
     out: *mut ctxpack_report_summary,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_result(result, |r| {
+    fill_from_result(result, out_error, |r| {
         let report = r.report()?;
         let summary = ctxpack_report_summary {
             struct_size: std::mem::size_of::<ctxpack_report_summary>(),
@@ -435,8 +495,9 @@ pub unsafe extern "C" fn ctxpack_result_report_included(
     result: *const ctxpack_result,
     i: usize,
     out: *mut ctxpack_included_entry,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_result(result, |r| {
+    fill_from_result(result, out_error, |r| {
         let e = entry(&r.report()?.included, i, "included")?;
         let value = ctxpack_included_entry {
             struct_size: std::mem::size_of::<ctxpack_included_entry>(),
@@ -456,8 +517,9 @@ pub unsafe extern "C" fn ctxpack_result_report_excluded(
     result: *const ctxpack_result,
     i: usize,
     out: *mut ctxpack_excluded_entry,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_result(result, |r| {
+    fill_from_result(result, out_error, |r| {
         let e = entry(&r.report()?.excluded, i, "excluded")?;
         // SAFETY: `out` is NULL or valid for its `struct_size`.
         unsafe { versioned::write(out, excluded_entry(e.index, e.score, &e.reason), "out") }
@@ -470,8 +532,9 @@ pub unsafe extern "C" fn ctxpack_result_report_event(
     result: *const ctxpack_result,
     i: usize,
     out: *mut ctxpack_trace_event,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_result(result, |r| {
+    fill_from_result(result, out_error, |r| {
         let e = entry(&r.report()?.events, i, "event")?;
         let value = ctxpack_trace_event {
             struct_size: std::mem::size_of::<ctxpack_trace_event>(),
@@ -497,8 +560,9 @@ pub unsafe extern "C" fn ctxpack_result_report_shortfall(
     result: *const ctxpack_result,
     i: usize,
     out: *mut ctxpack_shortfall,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_result(result, |r| {
+    fill_from_result(result, out_error, |r| {
         let e = entry(&r.report()?.count_requirement_shortfalls, i, "shortfall")?;
         // SAFETY: `out` is NULL or valid for its `struct_size`.
         unsafe { versioned::write(out, shortfall_entry(e), "out") }

@@ -112,6 +112,16 @@ unsafe impl Versioned for ctxpack_decay_config {
     const NAME: &'static str = "ctxpack_decay_config";
 }
 
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_decay_config) == size`: every byte
+/// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+/// `ctxpack_decay_config x = CTXPACK_DECAY_CONFIG_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_decay_config_init(out: *mut ctxpack_decay_config, size: usize) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
 /// Borrows a scorer handle and clones its reference.
 ///
 /// # Safety

@@ -211,8 +211,9 @@ pub unsafe extern "C" fn ctxpack_slice_result_shortfall(
     result: *const ctxpack_slice_result,
     i: usize,
     out: *mut ctxpack_shortfall,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_slice_result(result, |r| {
+    handles::access_into(result, "result", out_error, |r: &SliceOutcome| {
         let s: &CountRequirementShortfall =
             crate::ffi::result::entry(&r.shortfalls, i, "shortfall")?;
         // SAFETY: `out` is NULL or valid for its `struct_size`.

@@ -22,7 +22,7 @@
 use std::mem::{size_of, MaybeUninit};
 use std::ptr;
 
-use crate::ffi::status::{FfiError, FfiResult};
+use crate::ffi::status::{ctxpack_status, guard, FfiError, FfiResult};
 
 /// No struct of this ABI will ever be this large: a bigger `struct_size` is taken for an
 /// uninitialised struct and rejected before anything else is read.
@@ -88,6 +88,32 @@ fn check_size<T: Versioned>(size: usize) -> FfiResult<()> {
         return Err(size_error::<T>(size));
     }
     Ok(())
+}
+
+/// The body of every `ctxpack_*_init` function: sets the `size` bytes at `out` to zero
+/// and `struct_size` to `size` (`sizeof` the struct in the caller's header).
+///
+/// # Safety
+/// `out` is NULL or valid for writes of `size` bytes.
+pub(crate) unsafe fn init<T: Versioned>(out: *mut T, size: usize) -> ctxpack_status {
+    guard(ptr::null_mut(), || {
+        if out.is_null() {
+            return Err(FfiError::null("out"));
+        }
+        check_size::<T>(size)?;
+        if out as usize % std::mem::align_of::<T>() != 0 {
+            return Err(FfiError::invalid(format!(
+                "out is not aligned for {}",
+                T::NAME
+            )));
+        }
+        // SAFETY: the caller declared `size` writable bytes at `out`, which is aligned.
+        unsafe {
+            ptr::write_bytes(out.cast::<u8>(), 0, size);
+            out.cast::<usize>().write(size);
+        }
+        Ok(())
+    })
 }
 
 /// Reads a versioned input struct (see the module rule).

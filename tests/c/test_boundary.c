@@ -804,21 +804,21 @@ TEST(budgets_that_can_never_select_anything_are_rejected) {
     ctxpack_budget *b = NULL;
     ctxpack_error *err = NULL;
     ctxpack_reserved_slot huge[2] = {{S("Memory"), INT64_MAX}, {S("Tool"), INT64_MAX}};
-    CHECK_STATUS(ctxpack_budget_new(50, 50, 0, huge, 2, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
+    CHECK_STATUS(new_budget(50, 50, 0, huge, 2, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
     CHECK_ERROR(err, CTXPACK_INVALID_BUDGET,
                 "invalid budget: reserved slots (18446744073709551614 tokens in total) must be "
                 "<= target_tokens (50)");
     CHECK(b == NULL);
     ctxpack_reserved_slot slots[2] = {{S("Memory"), 30}, {S("Tool"), 20}};
-    CHECK_STATUS(ctxpack_budget_new(100, 40, 0, slots, 2, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
+    CHECK_STATUS(new_budget(100, 40, 0, slots, 2, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
     CHECK_ERROR(err, CTXPACK_INVALID_BUDGET,
                 "reserved slots (50 tokens in total) must be <= target_tokens (40)");
-    CHECK_STATUS(ctxpack_budget_new(100, 90, 60, slots, 2, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
+    CHECK_STATUS(new_budget(100, 90, 60, slots, 2, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
     CHECK_ERROR(err, CTXPACK_INVALID_BUDGET,
                 "output_reserve (60) plus reserved slots (50 tokens in total) must be <= "
                 "max_tokens (100)");
     // Exactly full is still a budget.
-    CHECK_OK(ctxpack_budget_new(100, 50, 50, slots, 2, 0.0, &b, NULL));
+    CHECK_OK(new_budget(100, 50, 50, slots, 2, 0.0, &b, NULL));
     ctxpack_budget_free(b);
 }
 
@@ -917,13 +917,13 @@ TEST(every_returned_string_is_nul_terminated) {
     ctxpack_report_summary sum;
     memset(&sum, 0, sizeof sum);
     sum.struct_size = sizeof sum;
-    REQUIRE_OK(ctxpack_result_report_summary(r, &sum));
+    REQUIRE_OK(ctxpack_result_report_summary(r, &sum, NULL));
     CHECK(sum.excluded_count >= 2);
     for (size_t i = 0; i < sum.excluded_count; i++) {
         ctxpack_excluded_entry e;
         memset(&e, 0, sizeof e);
         e.struct_size = sizeof e;
-        CHECK_OK(ctxpack_result_report_excluded(r, i, &e));
+        CHECK_OK(ctxpack_result_report_excluded(r, i, &e, NULL));
         CHECK(nul_terminated(e.name) && nul_terminated(e.deduplicated_against) &&
               nul_terminated(e.kind) && nul_terminated(e.displaced_by_kind) &&
               nul_terminated(e.displaced_by) && nul_terminated(e.filter_name));
@@ -932,7 +932,7 @@ TEST(every_returned_string_is_nul_terminated) {
         ctxpack_trace_event ev;
         memset(&ev, 0, sizeof ev);
         ev.struct_size = sizeof ev;
-        CHECK_OK(ctxpack_result_report_event(r, i, &ev));
+        CHECK_OK(ctxpack_result_report_event(r, i, &ev, NULL));
         CHECK(nul_terminated(ev.message));
     }
     // Sensitivity labels.
@@ -1003,7 +1003,7 @@ TEST(utilization_is_never_negative_zero) {
     ctxpack_kind_quota_utilization e;
     memset(&e, 0, sizeof e);
     e.struct_size = sizeof e;
-    REQUIRE_OK(ctxpack_quota_utilization_entry(qu, 0, &e));
+    REQUIRE_OK(ctxpack_quota_utilization_entry(qu, 0, &e, NULL));
     CHECK(e.actual == 0.0 && !signbit(e.actual));
     CHECK(e.utilization == 0.0 && !signbit(e.utilization));
     ctxpack_quota_utilization_free(qu);
@@ -1020,7 +1020,7 @@ TEST(error_messages_contain_no_nul_bytes) {
     ctxpack_pipeline *p = NULL;
     ctxpack_error *err = NULL;
     ctxpack_reserved_slot dup[2] = {{{"a\0b", 3}, 1}, {{"A\0B", 3}, 1}};
-    CHECK_STATUS(ctxpack_budget_new(10, 5, 0, dup, 2, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
+    CHECK_STATUS(new_budget(10, 5, 0, dup, 2, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
     REQUIRE(err != NULL);
     ctxpack_str m = ctxpack_error_message(err);
     CHECK(memchr(m.ptr, '\0', m.len) == NULL);

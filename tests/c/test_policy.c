@@ -136,7 +136,7 @@ static ctxpack_kind_quota_utilization quota_entry_at(const ctxpack_quota_utiliza
     ctxpack_kind_quota_utilization e;
     memset(&e, 0, sizeof e);
     e.struct_size = sizeof e;
-    *st = ctxpack_quota_utilization_entry(q, i, &e);
+    *st = ctxpack_quota_utilization_entry(q, i, &e, NULL);
     return e;
 }
 
@@ -510,8 +510,8 @@ TEST(dry_run) {
     memset(&sum_d, 0, sizeof sum_d);
     memset(&sum_r, 0, sizeof sum_r);
     sum_d.struct_size = sum_r.struct_size = sizeof sum_d;
-    CHECK_OK(ctxpack_result_report_summary(dry, &sum_d));
-    CHECK_OK(ctxpack_result_report_summary(run, &sum_r));
+    CHECK_OK(ctxpack_result_report_summary(dry, &sum_d, NULL));
+    CHECK_OK(ctxpack_result_report_summary(run, &sum_r, NULL));
     CHECK_I64(sum_d.included_count, 3);
     CHECK_I64(sum_d.excluded_count, 1);
     CHECK_I64(sum_d.total_candidates, 4);
@@ -523,14 +523,14 @@ TEST(dry_run) {
         ctxpack_trace_event e;
         memset(&e, 0, sizeof e);
         e.struct_size = sizeof e;
-        CHECK_OK(ctxpack_result_report_event(dry, i, &e));
+        CHECK_OK(ctxpack_result_report_event(dry, i, &e, NULL));
         item_events += e.has_item_index;
     }
     CHECK(item_events > 0);
     ctxpack_excluded_entry x;
     memset(&x, 0, sizeof x);
     x.struct_size = sizeof x;
-    CHECK_OK(ctxpack_result_report_excluded(dry, 0, &x));
+    CHECK_OK(ctxpack_result_report_excluded(dry, 0, &x, NULL));
     CHECK_I64(x.index, 0);
     CHECK_I64(x.reason, CTXPACK_EXCLUSION_REASON_BUDGET_EXCEEDED);
     ctxpack_str json;
@@ -804,7 +804,7 @@ TEST(sensitivity) {
     ctxpack_report_summary sum;
     memset(&sum, 0, sizeof sum);
     sum.struct_size = sizeof sum;
-    CHECK_OK(ctxpack_result_report_summary(pv, &sum));
+    CHECK_OK(ctxpack_result_report_summary(pv, &sum, NULL));
     CHECK_I64(sum.included_count, 3);
     CHECK_I64(sum.excluded_count, 2);
     size_t seen[5] = {0};
@@ -812,7 +812,7 @@ TEST(sensitivity) {
         ctxpack_included_entry e;
         memset(&e, 0, sizeof e);
         e.struct_size = sizeof e;
-        CHECK_OK(ctxpack_result_report_included(pv, i, &e));
+        CHECK_OK(ctxpack_result_report_included(pv, i, &e, NULL));
         if (e.index < 5) seen[e.index] = 1;
     }
     for (int i = 0; i < 3; i++) CHECK(seen[by_priority[i]]);
@@ -942,7 +942,7 @@ TEST(sensitivity_errors) {
 TEST(report_helpers) {
     ctxpack_items *items = mixed_items();
     ctxpack_budget *b = NULL;
-    REQUIRE_OK(ctxpack_budget_new(40, 30, 0, NULL, 0, 0.0, &b, NULL));
+    REQUIRE_OK(new_budget(40, 30, 0, NULL, 0, 0.0, &b, NULL));
     ctxpack_pipeline *p = policy_pipeline(PRIORITY);
     REQUIRE(items && p);
     ctxpack_result *r = NULL;
@@ -1024,7 +1024,7 @@ TEST(report_helpers) {
 TEST(quota_utilization) {
     ctxpack_items *items = mixed_items();
     ctxpack_budget *b = NULL;
-    REQUIRE_OK(ctxpack_budget_new(40, 30, 0, NULL, 0, 0.0, &b, NULL));
+    REQUIRE_OK(new_budget(40, 30, 0, NULL, 0, 0.0, &b, NULL));
     REQUIRE(items != NULL);
     ctxpack_status st;
 
@@ -1069,12 +1069,12 @@ TEST(quota_utilization) {
     ctxpack_kind_quota_utilization small;
     memset(&small, 0, sizeof small);
     small.struct_size = 8;
-    CHECK_STATUS(ctxpack_quota_utilization_entry(q, 0, &small), CTXPACK_INVALID_ARGUMENT);
-    CHECK_STATUS(ctxpack_quota_utilization_entry(q, 0, NULL), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_quota_utilization_entry(q, 0, &small, NULL), CTXPACK_INVALID_ARGUMENT);
+    CHECK_STATUS(ctxpack_quota_utilization_entry(q, 0, NULL, NULL), CTXPACK_NULL_ARGUMENT);
     CHECK_STATUS(ctxpack_quota_utilization_count(q, NULL), CTXPACK_NULL_ARGUMENT);
     CHECK_STATUS(ctxpack_quota_utilization_count((const ctxpack_quota_utilization *)r, &n),
                  CTXPACK_WRONG_HANDLE_TYPE);
-    CHECK_STATUS(ctxpack_quota_utilization_entry(NULL, 0, &e), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_quota_utilization_entry(NULL, 0, &e, NULL), CTXPACK_NULL_ARGUMENT);
     ctxpack_quota_utilization_free((ctxpack_quota_utilization *)r);  // wrong type: a no-op
     // The entries' strings live as long as the utilization, not the result.
     ctxpack_result_free(r);

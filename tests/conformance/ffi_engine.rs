@@ -4,7 +4,7 @@
 //! with raw pointers, `ctxpack_str` strings, descriptor structs, status codes and error
 //! objects, exactly as a C host calls them: components are built from their
 //! configuration with the `ctxpack_*_new_*` constructors, items are pushed as
-//! `ctxpack_item_desc` arrays, budgets are built with `ctxpack_budget_new`, and results
+//! `ctxpack_item_desc` arrays, budgets are built with `ctxpack_budget_new` from a `ctxpack_budget_desc`, and results
 //! are read back through the result accessors. Nothing here touches the Rust API.
 //! Selected with `CTXPACK_CONFORMANCE_ENGINE=ffi cargo test --test conformance`.
 
@@ -395,18 +395,18 @@ fn build_budget(spec: &BudgetSpec) -> EngineResult<Owned<ctxpack_budget>> {
             count: *n,
         })
         .collect();
-    // SAFETY: the slots array is live.
+    let desc = ctxpack_budget_desc {
+        struct_size: std::mem::size_of::<ctxpack_budget_desc>(),
+        max_tokens: spec.max_tokens,
+        target_tokens: spec.target_tokens,
+        output_reserve: spec.output_reserve,
+        slots: slots.as_ptr(),
+        slot_count: slots.len(),
+        estimation_safety_margin_percent: spec.estimation_safety_margin_percent,
+    };
+    // SAFETY: the descriptor and its slots array are live.
     create(ctxpack_budget_free, |o, e| unsafe {
-        ctxpack_budget_new(
-            spec.max_tokens,
-            spec.target_tokens,
-            spec.output_reserve,
-            slots.as_ptr(),
-            slots.len(),
-            spec.estimation_safety_margin_percent,
-            o,
-            e,
-        )
+        ctxpack_budget_new(&desc, o, e)
     })
     .map_err(EngineError::Input)
 }
@@ -494,7 +494,7 @@ impl Engine for FfiEngine {
                 let mut s: ctxpack_shortfall = std::mem::zeroed();
                 s.struct_size = std::mem::size_of::<ctxpack_shortfall>();
                 access(
-                    ctxpack_slice_result_shortfall(result.ptr, i, &mut s),
+                    ctxpack_slice_result_shortfall(result.ptr, i, &mut s, ptr::null_mut()),
                     "shortfall",
                 )?;
                 shortfalls.push(shortfall(&s));
@@ -624,7 +624,7 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
         let mut summary: ctxpack_report_summary = std::mem::zeroed();
         summary.struct_size = std::mem::size_of::<ctxpack_report_summary>();
         access(
-            ctxpack_result_report_summary(result, &mut summary),
+            ctxpack_result_report_summary(result, &mut summary, ptr::null_mut()),
             "report_summary",
         )?;
         let mut record = ReportRecord {
@@ -636,7 +636,7 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
             let mut e: ctxpack_included_entry = std::mem::zeroed();
             e.struct_size = std::mem::size_of::<ctxpack_included_entry>();
             access(
-                ctxpack_result_report_included(result, i, &mut e),
+                ctxpack_result_report_included(result, i, &mut e, ptr::null_mut()),
                 "report_included",
             )?;
             let reason = match e.reason {
@@ -659,7 +659,7 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
             let mut e: ctxpack_excluded_entry = std::mem::zeroed();
             e.struct_size = std::mem::size_of::<ctxpack_excluded_entry>();
             access(
-                ctxpack_result_report_excluded(result, i, &mut e),
+                ctxpack_result_report_excluded(result, i, &mut e, ptr::null_mut()),
                 "report_excluded",
             )?;
             record.excluded.push(ExcludedRecord {
@@ -672,7 +672,7 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
             let mut s: ctxpack_shortfall = std::mem::zeroed();
             s.struct_size = std::mem::size_of::<ctxpack_shortfall>();
             access(
-                ctxpack_result_report_shortfall(result, i, &mut s),
+                ctxpack_result_report_shortfall(result, i, &mut s, ptr::null_mut()),
                 "report_shortfall",
             )?;
             record.shortfalls.push(shortfall(&s));
