@@ -638,8 +638,12 @@ typedef struct ctxpack_report_summary {
   size_t shortfall_count;
   // Number of input items.
   size_t total_candidates;
-  // Sum of every input item's tokens, negative ones included.
+  // Sum of every input item's tokens, negative ones included; when it does not fit in
+  // 64 bits (several items near `INT64_MAX`), the nearest 64-bit value and
+  // `total_tokens_saturated` is set (the report's JSON has the exact number).
   int64_t total_tokens_considered;
+  // Whether `total_tokens_considered` was saturated.
+  bool total_tokens_saturated;
 } ctxpack_report_summary;
 
 // An item in the final window, in placed order. Set `struct_size` before the call.

@@ -316,9 +316,9 @@ impl JsonWriter {
         self.value_prefix();
         write_escaped(&mut self.out, s);
     }
-    fn int(&mut self, v: i64) {
+    fn int(&mut self, v: impl Into<i128>) {
         self.value_prefix();
-        let _ = write!(self.out, "{v}");
+        let _ = write!(self.out, "{}", v.into());
     }
     fn uint(&mut self, v: u64) {
         self.value_prefix();

@@ -37,8 +37,10 @@ pub struct SelectionReport {
     pub excluded: Vec<ExcludedItem>,
     /// Number of input items.
     pub total_candidates: usize,
-    /// Sum of every input item's tokens, negative ones included (D18).
-    pub total_tokens_considered: i64,
+    /// Sum of every input item's tokens, negative ones included (decision D18). Wider
+    /// than a token count so that it is exact whatever the items: tracing a run never
+    /// makes it fail where the untraced run succeeds.
+    pub total_tokens_considered: i128,
     /// Count requirements the slicer could not meet (D10).
     pub count_requirement_shortfalls: Vec<CountRequirementShortfall>,
     /// The overflow event of a Proceed run that went over target (D7).

@@ -164,7 +164,9 @@ mod tests {
                 "no CTXPACK_{upper}_INIT"
             );
             assert!(
-                header.contains(&format!("ctxpack_status {name}_init({name} *out, size_t size);")),
+                header.contains(&format!(
+                    "ctxpack_status {name}_init(struct {name} *out, size_t size);"
+                )),
                 "no {name}_init"
             );
         }

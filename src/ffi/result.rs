@@ -154,8 +154,12 @@ pub struct ctxpack_report_summary {
     pub shortfall_count: usize,
     /// Number of input items.
     pub total_candidates: usize,
-    /// Sum of every input item's tokens, negative ones included.
+    /// Sum of every input item's tokens, negative ones included; when it does not fit in
+    /// 64 bits (several items near `INT64_MAX`), the nearest 64-bit value and
+    /// `total_tokens_saturated` is set (the report's JSON has the exact number).
     pub total_tokens_considered: i64,
+    /// Whether `total_tokens_considered` was saturated.
+    pub total_tokens_saturated: bool,
 }
 
 /// An item in the final window, in placed order. Set `struct_size` before the call.
@@ -475,6 +479,8 @@ pub unsafe extern "C" fn ctxpack_result_report_summary(
 ) -> ctxpack_status {
     fill_from_result(result, out_error, |r| {
         let report = r.report()?;
+        let total = report.total_tokens_considered;
+        let saturated = i64::try_from(total).unwrap_or(if total < 0 { i64::MIN } else { i64::MAX });
         let summary = ctxpack_report_summary {
             struct_size: std::mem::size_of::<ctxpack_report_summary>(),
             included_count: report.included.len(),
@@ -482,7 +488,8 @@ pub unsafe extern "C" fn ctxpack_result_report_summary(
             event_count: report.events.len(),
             shortfall_count: report.count_requirement_shortfalls.len(),
             total_candidates: report.total_candidates,
-            total_tokens_considered: report.total_tokens_considered,
+            total_tokens_considered: saturated,
+            total_tokens_saturated: i128::from(saturated) != report.total_tokens_considered,
         };
         // SAFETY: `out` is NULL or valid for its `struct_size`.
         unsafe { versioned::write(out, summary, "out") }

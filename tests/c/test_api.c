@@ -668,6 +668,7 @@ TEST(traced_run_pinned_override_vector) {
     REQUIRE_OK(ctxpack_result_report_summary(r, &sum, NULL));
     CHECK_I64(sum.total_candidates, 2);
     CHECK_I64(sum.total_tokens_considered, 200);
+    CHECK(!sum.total_tokens_saturated);
     CHECK_I64(sum.included_count, 1);
     CHECK_I64(sum.excluded_count, 1);
     CHECK_I64(sum.event_count, 5);

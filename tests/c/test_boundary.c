@@ -847,6 +847,11 @@ TEST(tracing_never_changes_the_outcome) {
     ctxpack_str json = {NULL, 0};
     CHECK_OK(ctxpack_result_report_json(traced, &json));
     CHECK(tf_str_contains(json, "\"total_tokens_considered\":18446744073709551614"));
+    ctxpack_report_summary sum = CTXPACK_REPORT_SUMMARY_INIT;
+    CHECK_OK(ctxpack_result_report_summary(traced, &sum, NULL));
+    CHECK(sum.total_tokens_considered == INT64_MAX && sum.total_tokens_saturated);
+    CHECK_OK(ctxpack_result_report_summary(dry, &sum, NULL));
+    CHECK(sum.total_tokens_saturated);
     bool found = false;
     int64_t min_budget = 0;
     CHECK_OK(ctxpack_pipeline_min_budget_for(p, items, 1, INT64_MAX, &found, &min_budget, &err));

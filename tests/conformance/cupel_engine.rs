@@ -374,7 +374,7 @@ fn report_record(report: &SelectionReport, items: &[ItemSpec]) -> ReportRecord {
     let mut excluded_positions = Positions::new(items.iter().map(|i| i.content.as_str()).collect());
     ReportRecord {
         total_candidates: report.total_candidates as i64,
-        total_tokens_considered: report.total_tokens_considered,
+        total_tokens_considered: report.total_tokens_considered.into(),
         included: report
             .included
             .iter()

@@ -4,8 +4,8 @@
 //! with raw pointers, `ctxpack_str` strings, descriptor structs, status codes and error
 //! objects, exactly as a C host calls them: components are built from their
 //! configuration with the `ctxpack_*_new_*` constructors, items are pushed as
-//! `ctxpack_item_desc` arrays, budgets are built with `ctxpack_budget_new` from a `ctxpack_budget_desc`, and results
-//! are read back through the result accessors. Nothing here touches the Rust API.
+//! `ctxpack_item_desc` arrays, budgets are built with `ctxpack_budget_new` from a
+//! `ctxpack_budget_desc`, and results are read back through the result accessors. Nothing here touches the Rust API.
 //! Selected with `CTXPACK_CONFORMANCE_ENGINE=ffi cargo test --test conformance`.
 
 use std::cell::RefCell;
@@ -629,7 +629,7 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
         )?;
         let mut record = ReportRecord {
             total_candidates: summary.total_candidates as i64,
-            total_tokens_considered: summary.total_tokens_considered,
+            total_tokens_considered: summary.total_tokens_considered.into(),
             ..ReportRecord::default()
         };
         for i in 0..summary.included_count {

@@ -164,7 +164,7 @@ impl<'a> Driver<'a> {
     fn run(mut self) -> Result<Expected, Failure> {
         let n = self.spec.items.len();
         self.report.total_candidates = n;
-        self.report.total_tokens = self.spec.items.iter().map(|i| i.tokens).sum();
+        self.report.total_tokens = self.spec.items.iter().map(|i| i128::from(i.tokens)).sum();
         let (pinned, scoreable) = self.classify()?;
         let scored = self.score(&scoreable);
         let deduped = self.deduplicate(scored);
