@@ -888,10 +888,10 @@ ctxpack_status ctxpack_pipeline_marginal_items(const struct ctxpack_pipeline *pi
 // probe run are returned as they are.
 ctxpack_status ctxpack_pipeline_min_budget_for(const struct ctxpack_pipeline *pipeline, const struct ctxpack_items *items, size_t target, int64_t ceiling, bool *out_found, int64_t *out_budget, struct ctxpack_error **out_error);
 
-// Report helper (spec 07 §7): the tokens of the included items divided by
-// `budget`'s `max_tokens` (not clamped; 0.0 when `max_tokens` is 0). Pass the budget of
-// the run. `CTXPACK_NO_REPORT` on an untraced result.
-ctxpack_status ctxpack_result_budget_utilization(const struct ctxpack_result *result, const struct ctxpack_budget *budget, double *out);
+// Report helper (spec 07 §7): the tokens of the included items divided by the run's
+// `max_tokens` (not clamped; 0.0 when `max_tokens` is 0). The result keeps the budget
+// of its run. `CTXPACK_NO_REPORT` on an untraced result.
+ctxpack_status ctxpack_result_budget_utilization(const struct ctxpack_result *result, double *out);
 
 // Report helper (spec 07 §7): the number of distinct kinds (ASCII case-insensitive)
 // among the included items, pinned items included; 0 when nothing is included.
@@ -908,12 +908,12 @@ ctxpack_status ctxpack_result_timestamp_coverage(const struct ctxpack_result *re
 // first version's size or above 4096.
 ctxpack_status ctxpack_kind_quota_utilization_init(struct ctxpack_kind_quota_utilization *out, size_t size);
 
-// Report helper (spec 07 §7): how fully each quota constraint of `pipeline`'s slicer is
-// used by the traced `result` under `budget` (pass the pipeline and budget of the run).
-// A percentage quota slicer gives its entries in percent, the count-quota slicers their
+// Report helper (spec 07 §7): how fully each quota constraint of the run's slicer is
+// used by the traced `result` under the run's budget (the result keeps both). A
+// percentage quota slicer gives its entries in percent, the count-quota slicers their
 // counts; entries are sorted by kind (ordinal); any other slicer gives none (wrapped
 // slicers are not searched). `CTXPACK_NO_REPORT` on an untraced result.
-ctxpack_status ctxpack_result_quota_utilization(const struct ctxpack_result *result, const struct ctxpack_pipeline *pipeline, const struct ctxpack_budget *budget, struct ctxpack_quota_utilization **out, struct ctxpack_error **out_error);
+ctxpack_status ctxpack_result_quota_utilization(const struct ctxpack_result *result, struct ctxpack_quota_utilization **out, struct ctxpack_error **out_error);
 
 // The number of entries of a quota utilization.
 ctxpack_status ctxpack_quota_utilization_count(const struct ctxpack_quota_utilization *utilization, size_t *out_count);

@@ -49,8 +49,8 @@ mod sensitivity;
 mod simulation;
 
 pub use metrics::{
-    budget_utilization, kind_diversity, quota_constraints, quota_utilization, timestamp_coverage,
-    KindQuotaUtilization, QuotaConstraint, QuotaMode,
+    budget_utilization, kind_diversity, quota_constraints, quota_utilization, quota_utilization_of,
+    timestamp_coverage, KindQuotaUtilization, QuotaConstraint, QuotaMode,
 };
 pub use sensitivity::{
     pipeline_sensitivity, policy_sensitivity, ItemStatus, SensitivityDiff, SensitivityReport,

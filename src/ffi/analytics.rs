@@ -4,7 +4,7 @@
 //! positions in the caller's list (D15).
 
 use crate::analytics::{
-    budget_utilization, kind_diversity, marginal_items, min_budget_for, quota_utilization,
+    budget_utilization, kind_diversity, marginal_items, min_budget_for, quota_utilization_of,
     timestamp_coverage, KindQuotaUtilization,
 };
 use crate::ffi::budget::ctxpack_budget;
@@ -12,7 +12,7 @@ use crate::ffi::enums::ctxpack_quota_mode;
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::pipeline::ctxpack_pipeline;
-use crate::ffi::result::{ctxpack_result, entry, with_result, ResultData};
+use crate::ffi::result::{ctxpack_result, entry, with_result, ResultData, RunContext};
 use crate::ffi::stages::check_capacity;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiError};
 use crate::ffi::strings::ctxpack_str;
@@ -35,7 +35,8 @@ pub unsafe extern "C" fn ctxpack_pipeline_dry_run(
         let items = snapshot(items, "items")?;
         let budget = handles::retain(budget, "budget")?;
         let report = pipeline.dry_run(&items, &budget)?;
-        Ok(ResultData::from_report(report, items))
+        let context = RunContext::of(&pipeline, &budget);
+        Ok(ResultData::from_report(report, items, context))
     })
 }
 
@@ -122,20 +123,19 @@ pub unsafe extern "C" fn ctxpack_pipeline_min_budget_for(
     })
 }
 
-/// Report helper (spec 07 §7): the tokens of the included items divided by
-/// `budget`'s `max_tokens` (not clamped; 0.0 when `max_tokens` is 0). Pass the budget of
-/// the run. `CTXPACK_NO_REPORT` on an untraced result.
+/// Report helper (spec 07 §7): the tokens of the included items divided by the run's
+/// `max_tokens` (not clamped; 0.0 when `max_tokens` is 0). The result keeps the budget
+/// of its run. `CTXPACK_NO_REPORT` on an untraced result.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_budget_utilization(
     result: *const ctxpack_result,
-    budget: *const ctxpack_budget,
     out: *mut f64,
 ) -> ctxpack_status {
-    // SAFETY: `budget` is NULL or live; `out` is NULL or writable.
+    // SAFETY: `out` is NULL or writable.
     with_result(result, |r| unsafe {
-        let budget = handles::borrow(budget, "budget")?;
         let (report, items) = r.traced()?;
-        handles::write_out(out, budget_utilization(report, items, budget)?, "out")
+        let value = budget_utilization(report, items, &r.context.budget)?;
+        handles::write_out(out, value, "out")
     })
 }
 
@@ -218,30 +218,27 @@ pub unsafe extern "C" fn ctxpack_kind_quota_utilization_init(out: *mut ctxpack_k
     unsafe { versioned::init(out, size) }
 }
 
-/// Report helper (spec 07 §7): how fully each quota constraint of `pipeline`'s slicer is
-/// used by the traced `result` under `budget` (pass the pipeline and budget of the run).
-/// A percentage quota slicer gives its entries in percent, the count-quota slicers their
+/// Report helper (spec 07 §7): how fully each quota constraint of the run's slicer is
+/// used by the traced `result` under the run's budget (the result keeps both). A
+/// percentage quota slicer gives its entries in percent, the count-quota slicers their
 /// counts; entries are sorted by kind (ordinal); any other slicer gives none (wrapped
 /// slicers are not searched). `CTXPACK_NO_REPORT` on an untraced result.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_quota_utilization(
     result: *const ctxpack_result,
-    pipeline: *const ctxpack_pipeline,
-    budget: *const ctxpack_budget,
     out: *mut *mut ctxpack_quota_utilization,
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    // SAFETY: handles are NULL or live.
+    // SAFETY: `result` is NULL or live.
     handles::create(out, out_error, || unsafe {
         let r = handles::borrow(result, "result")?;
-        let pipeline = handles::borrow(pipeline, "pipeline")?;
-        let budget = handles::borrow(budget, "budget")?;
         let (report, items) = r.traced()?;
-        Ok(quota_utilization(
+        let context = &r.context;
+        Ok(quota_utilization_of(
             report,
             items,
-            pipeline.slicer().as_ref(),
-            budget,
+            context.quotas.clone(),
+            &context.budget,
         )?)
     })
 }

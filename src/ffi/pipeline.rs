@@ -10,7 +10,7 @@ use crate::ffi::enums::{ctxpack_overflow_strategy, ctxpack_trace_detail, enum_ar
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::placer::ctxpack_placer;
-use crate::ffi::result::{ctxpack_result, ResultData};
+use crate::ffi::result::{ctxpack_result, ResultData, RunContext};
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::slicer::ctxpack_slicer;
 use crate::ffi::status::{ctxpack_error, ctxpack_status};
@@ -181,7 +181,8 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
         };
         let selection = pipeline.run_with(&items, &budget, &run)?;
         let traced_items = selection.report.is_some().then(|| items.clone());
-        Ok(ResultData::new(selection, traced_items))
+        let context = RunContext::of(&pipeline, &budget);
+        Ok(ResultData::new(selection, traced_items, context))
     })
 }
 

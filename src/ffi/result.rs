@@ -12,8 +12,9 @@ use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
 use crate::ffi::strings::{ctxpack_str, OwnedCString};
 use crate::ffi::versioned::{self, Versioned};
-use crate::model::ContextItem;
-use crate::pipeline::Selection;
+use crate::analytics::{quota_constraints, QuotaConstraint};
+use crate::model::{ContextBudget, ContextItem};
+use crate::pipeline::{Pipeline, Selection};
 
 /// The outcome of a run. Immutable: its accessors may be called from many threads. Every
 /// pointer it hands out is owned by it and valid until `ctxpack_result_free`.
@@ -27,6 +28,27 @@ impl HandleType for ctxpack_result {
     const NAME: &'static str = "ctxpack_result";
 }
 
+/// What the report helpers need of the run besides its report and items: the budget and
+/// the slicer's quota constraints. A result keeps them, so the helpers never depend on
+/// the caller passing the right budget or pipeline again.
+#[derive(Debug, Clone)]
+pub(crate) struct RunContext {
+    /// The budget the run was given.
+    pub(crate) budget: ContextBudget,
+    /// The quota constraints of the pipeline's slicer (none for other slicers).
+    pub(crate) quotas: Vec<QuotaConstraint>,
+}
+
+impl RunContext {
+    /// The context of a run of `pipeline` within `budget`.
+    pub(crate) fn of(pipeline: &Pipeline, budget: &ContextBudget) -> Self {
+        Self {
+            budget: budget.clone(),
+            quotas: quota_constraints(pipeline.slicer().as_ref()),
+        }
+    }
+}
+
 /// What a result handle holds.
 pub(crate) struct ResultData {
     selection: Selection,
@@ -34,12 +56,18 @@ pub(crate) struct ResultData {
     reasons: Vec<i32>,
     /// The run's items, kept for the JSON form of a traced run.
     items: Option<Arc<Vec<ContextItem>>>,
+    /// The run's budget and quota constraints, for the report helpers.
+    pub(crate) context: RunContext,
     /// The JSON form, built on first request.
     json: OnceLock<OwnedCString>,
 }
 
 impl ResultData {
-    pub(crate) fn new(selection: Selection, items: Option<Arc<Vec<ContextItem>>>) -> Self {
+    pub(crate) fn new(
+        selection: Selection,
+        items: Option<Arc<Vec<ContextItem>>>,
+        context: RunContext,
+    ) -> Self {
         let reasons = selection
             .reasons
             .iter()
@@ -49,6 +77,7 @@ impl ResultData {
             selection,
             reasons,
             items,
+            context,
             json: OnceLock::new(),
         }
     }
@@ -57,7 +86,11 @@ impl ResultData {
     /// comparison: the selection is the report's included items (placed order, with their
     /// scores and reasons) and its overflow event, exactly as a traced run's selection
     /// mirrors its report; `items` are the run's items.
-    pub(crate) fn from_report(report: SelectionReport, items: Arc<Vec<ContextItem>>) -> Self {
+    pub(crate) fn from_report(
+        report: SelectionReport,
+        items: Arc<Vec<ContextItem>>,
+        context: RunContext,
+    ) -> Self {
         let selection = Selection {
             indices: report.included.iter().map(|x| x.index).collect(),
             scores: report.included.iter().map(|x| x.score).collect(),
@@ -65,7 +98,7 @@ impl ResultData {
             overflow: report.overflow.clone(),
             report: Some(report),
         };
-        Self::new(selection, Some(items))
+        Self::new(selection, Some(items), context)
     }
 
     /// The report and the run's items, or `CTXPACK_NO_REPORT` for an untraced run.
@@ -650,7 +683,8 @@ mod tests {
             };
             overflows += usize::from(traced.overflow.is_some());
             let report = traced.report.clone().unwrap();
-            let data = ResultData::from_report(report, Arc::new(items));
+            let context = RunContext::of(&pipeline, &budget);
+            let data = ResultData::from_report(report, Arc::new(items), context);
             assert_eq!(data.selection, traced, "case {case}");
         }
         assert!(overflows > 0, "no case went over target");

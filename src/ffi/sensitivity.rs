@@ -9,7 +9,7 @@ use crate::ffi::enums::ctxpack_item_status;
 use crate::ffi::handles::{self, HandleType, Held};
 use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::pipeline::ctxpack_pipeline;
-use crate::ffi::result::{ctxpack_result, entry, write_array, ResultData};
+use crate::ffi::result::{ctxpack_result, entry, write_array, ResultData, RunContext};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, to_str};
 use crate::model::ContextItem;
@@ -48,10 +48,16 @@ pub(crate) struct SensitivityData {
     statuses: Vec<Vec<i32>>,
     /// The items of the runs, for the variants' results.
     items: Arc<Vec<ContextItem>>,
+    /// Each variant's budget and quota constraints, for its result's report helpers.
+    contexts: Vec<RunContext>,
 }
 
 impl SensitivityData {
-    fn new(report: SensitivityReport, items: Arc<Vec<ContextItem>>) -> Self {
+    fn new(
+        report: SensitivityReport,
+        items: Arc<Vec<ContextItem>>,
+        contexts: Vec<RunContext>,
+    ) -> Self {
         let statuses = report
             .diffs
             .iter()
@@ -74,6 +80,7 @@ impl SensitivityData {
             report,
             statuses,
             items,
+            contexts,
         }
     }
 }
@@ -109,7 +116,11 @@ pub unsafe extern "C" fn ctxpack_sensitivity_new(
             .collect::<FfiResult<Vec<_>>>()?;
         let variants: Vec<(&str, &Pipeline)> = held.iter().map(|(l, p)| (*l, &**p)).collect();
         let report = pipeline_sensitivity(&list, &budget, &variants)?;
-        Ok(SensitivityData::new(report, list))
+        let contexts = variants
+            .iter()
+            .map(|(_, p)| RunContext::of(p, &budget))
+            .collect();
+        Ok(SensitivityData::new(report, list, contexts))
     })
 }
 
@@ -154,7 +165,11 @@ pub unsafe extern "C" fn ctxpack_sensitivity_variant_result(
     handles::create(out, out_error, || unsafe {
         let s = handles::borrow(sensitivity, "sensitivity")?;
         let v = entry(&s.report.variants, i, "variant")?;
-        Ok(ResultData::from_report(v.report.clone(), s.items.clone()))
+        Ok(ResultData::from_report(
+            v.report.clone(),
+            s.items.clone(),
+            s.contexts[i].clone(),
+        ))
     })
 }
 

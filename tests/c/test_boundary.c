@@ -759,17 +759,17 @@ TEST(callback_messages_name_the_callers_positions) {
 // ---------------------------------------------------------------- 6. results keep their context
 
 TEST(report_helpers_use_the_runs_budget_and_slicer) {
-    // Budget of 200 tokens; the helpers later get another budget and pipeline (the old
-    // signatures) or none: the values are those of the run.
+    // Budget of 200 tokens and a count-quota slicer, both freed before the helpers are
+    // called: the result keeps them. (The helpers used to take a budget and a pipeline
+    // from the caller and computed nonsense with the wrong ones.)
     ctxpack_item_desc d[2] = {desc_at("a", 50, 1), desc_at("b", 30, 2)};
     ctxpack_items *items = items_of(d, 2);
     ctxpack_budget *b = budget_of(200, 100);
-    ctxpack_budget *other = budget_of(1000, 1000);
     ctxpack_scorer *sc = NULL;
     ctxpack_slicer *greedy = NULL, *cq = NULL;
     ctxpack_placer *pl = NULL;
-    REQUIRE(items && b && other);
-    ctxpack_count_quota_entry e = {S("Message"), 0, 2};
+    REQUIRE(items && b);
+    ctxpack_count_quota_entry e = {S("Message"), 0, 4};
     REQUIRE_OK(ctxpack_scorer_new_recency(&sc, NULL));
     REQUIRE_OK(ctxpack_slicer_new_greedy(&greedy, NULL));
     REQUIRE_OK(ctxpack_slicer_new_count_quota(&e, 1, greedy, CTXPACK_SCARCITY_DEGRADE, &cq, NULL));
@@ -777,24 +777,45 @@ TEST(report_helpers_use_the_runs_budget_and_slicer) {
     REQUIRE_OK(ctxpack_placer_new_chronological(&pl, NULL));
     ctxpack_pipeline *p = pipeline_from(sc, cq, pl, CTXPACK_OVERFLOW_STRATEGY_THROW);
     ctxpack_pipeline *plain = recency_greedy();
-    ctxpack_result *r = NULL;
     REQUIRE(p && plain);
-    REQUIRE_OK(ctxpack_pipeline_dry_run(p, items, b, &r, NULL));
-    // The budget and pipeline of the run may be freed.
+    ctxpack_result *results[3] = {NULL, NULL, NULL};
+    REQUIRE_OK(ctxpack_pipeline_dry_run(p, items, b, &results[0], NULL));
+    REQUIRE_OK(run_traced(p, items, b, CTXPACK_TRACE_DETAIL_STAGE, &results[1], NULL));
+    // A sensitivity variant's result keeps its own pipeline's slicer.
+    ctxpack_sensitivity_variant v[2] = {{S("quota"), p}, {S("plain"), plain}};
+    ctxpack_sensitivity *s = NULL;
+    REQUIRE_OK(ctxpack_sensitivity_new(items, b, v, 2, &s, NULL));
+    REQUIRE_OK(ctxpack_sensitivity_variant_result(s, 0, &results[2], NULL));
+    ctxpack_result *plain_variant = NULL;
+    REQUIRE_OK(ctxpack_sensitivity_variant_result(s, 1, &plain_variant, NULL));
+    ctxpack_sensitivity_free(s);
     ctxpack_budget_free(b);
     ctxpack_pipeline_free(p);
-    double u = -1;
-    CHECK_OK(ctxpack_result_budget_utilization(r, other, &u));
-    CHECK_F64(u, 80.0 / 200.0);
-    ctxpack_quota_utilization *q = NULL;
-    CHECK_OK(ctxpack_result_quota_utilization(r, plain, other, &q, NULL));
-    size_t n = 0;
-    CHECK_OK(ctxpack_quota_utilization_count(q, &n));
-    CHECK_I64(n, 1);
-    ctxpack_quota_utilization_free(q);
-    ctxpack_result_free(r);
     ctxpack_pipeline_free(plain);
-    ctxpack_budget_free(other);
+    for (int i = 0; i < 3; i++) {
+        double u = -1;
+        CHECK_OK(ctxpack_result_budget_utilization(results[i], &u));
+        CHECK_F64(u, 80.0 / 200.0);
+        ctxpack_quota_utilization *q = NULL;
+        REQUIRE_OK(ctxpack_result_quota_utilization(results[i], &q, NULL));
+        size_t n = 0;
+        CHECK_OK(ctxpack_quota_utilization_count(q, &n));
+        CHECK_I64(n, 1);
+        ctxpack_kind_quota_utilization k = CTXPACK_KIND_QUOTA_UTILIZATION_INIT;
+        CHECK_OK(ctxpack_quota_utilization_entry(q, 0, &k, NULL));
+        CHECK_F64(k.actual, 2.0);
+        CHECK_F64(k.cap, 4.0);
+        CHECK_F64(k.utilization, 0.5);
+        ctxpack_quota_utilization_free(q);
+        ctxpack_result_free(results[i]);
+    }
+    ctxpack_quota_utilization *q = NULL;
+    size_t n = 9;
+    REQUIRE_OK(ctxpack_result_quota_utilization(plain_variant, &q, NULL));
+    CHECK_OK(ctxpack_quota_utilization_count(q, &n));
+    CHECK_I64(n, 0);
+    ctxpack_quota_utilization_free(q);
+    ctxpack_result_free(plain_variant);
     ctxpack_items_free(items);
 }
 
@@ -1001,10 +1022,10 @@ TEST(utilization_is_never_negative_zero) {
     REQUIRE(p != NULL);
     REQUIRE_OK(ctxpack_pipeline_dry_run(p, items, b, &r, NULL));
     double u = -1.0;
-    CHECK_OK(ctxpack_result_budget_utilization(r, b, &u));
+    CHECK_OK(ctxpack_result_budget_utilization(r, &u));
     CHECK(u == 0.0 && !signbit(u));
     ctxpack_quota_utilization *qu = NULL;
-    REQUIRE_OK(ctxpack_result_quota_utilization(r, p, b, &qu, NULL));
+    REQUIRE_OK(ctxpack_result_quota_utilization(r, &qu, NULL));
     ctxpack_kind_quota_utilization e;
     memset(&e, 0, sizeof e);
     e.struct_size = sizeof e;

@@ -953,7 +953,7 @@ TEST(report_helpers) {
     size_t kinds = 99;
     // 30 included tokens of max 40; Document and Message (ASCII case-insensitive);
     // item 1 has no timestamp.
-    CHECK_OK(ctxpack_result_budget_utilization(r, b, &value));
+    CHECK_OK(ctxpack_result_budget_utilization(r, &value));
     CHECK_F64(value, 0.75);
     CHECK_OK(ctxpack_result_kind_diversity(r, &kinds));
     CHECK_I64(kinds, 2);
@@ -962,7 +962,7 @@ TEST(report_helpers) {
     // Not a quota slicer: no constraints.
     ctxpack_quota_utilization *q = NULL;
     size_t n = 99;
-    REQUIRE_OK(ctxpack_result_quota_utilization(r, p, b, &q, NULL));
+    REQUIRE_OK(ctxpack_result_quota_utilization(r, &q, NULL));
     CHECK_OK(ctxpack_quota_utilization_count(q, &n));
     CHECK_I64(n, 0);
     ctxpack_status st;
@@ -975,7 +975,7 @@ TEST(report_helpers) {
     ctxpack_result *empty = NULL;
     REQUIRE(zero != NULL);
     REQUIRE_OK(ctxpack_pipeline_dry_run(p, items, zero, &empty, NULL));
-    CHECK_OK(ctxpack_result_budget_utilization(empty, zero, &value));
+    CHECK_OK(ctxpack_result_budget_utilization(empty, &value));
     CHECK_F64(value, 0.0);
     CHECK_OK(ctxpack_result_timestamp_coverage(empty, &value));
     CHECK_F64(value, 0.0);
@@ -988,31 +988,26 @@ TEST(report_helpers) {
     ctxpack_result *plain = NULL;
     ctxpack_error *err = NULL;
     REQUIRE_OK(ctxpack_pipeline_run(p, items, b, NULL, &plain, NULL));
-    CHECK_STATUS(ctxpack_result_budget_utilization(plain, b, &value), CTXPACK_NO_REPORT);
+    CHECK_STATUS(ctxpack_result_budget_utilization(plain, &value), CTXPACK_NO_REPORT);
     CHECK_STATUS(ctxpack_result_kind_diversity(plain, &kinds), CTXPACK_NO_REPORT);
     CHECK_STATUS(ctxpack_result_timestamp_coverage(plain, &value), CTXPACK_NO_REPORT);
-    CHECK_STATUS(ctxpack_result_quota_utilization(plain, p, b, &q, &err), CTXPACK_NO_REPORT);
+    CHECK_STATUS(ctxpack_result_quota_utilization(plain, &q, &err), CTXPACK_NO_REPORT);
     CHECK_ERROR(err, CTXPACK_NO_REPORT, "the run was not traced");
     CHECK(q == NULL);
     ctxpack_result_free(plain);
 
     // Arguments.
-    CHECK_STATUS(ctxpack_result_budget_utilization(r, NULL, &value), CTXPACK_NULL_ARGUMENT);
-    CHECK_STATUS(ctxpack_result_budget_utilization(r, b, NULL), CTXPACK_NULL_ARGUMENT);
-    CHECK_STATUS(ctxpack_result_budget_utilization(NULL, b, &value), CTXPACK_NULL_ARGUMENT);
-    CHECK_STATUS(ctxpack_result_budget_utilization(r, (const ctxpack_budget *)r, &value),
+    CHECK_STATUS(ctxpack_result_budget_utilization(r, NULL), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_result_budget_utilization(NULL, &value), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_result_budget_utilization((const ctxpack_result *)b, &value),
                  CTXPACK_WRONG_HANDLE_TYPE);
     CHECK_STATUS(ctxpack_result_kind_diversity(r, NULL), CTXPACK_NULL_ARGUMENT);
     CHECK_STATUS(ctxpack_result_kind_diversity((const ctxpack_result *)b, &kinds),
                  CTXPACK_WRONG_HANDLE_TYPE);
     CHECK_STATUS(ctxpack_result_timestamp_coverage(r, NULL), CTXPACK_NULL_ARGUMENT);
-    CHECK_STATUS(ctxpack_result_quota_utilization(r, NULL, b, &q, &err), CTXPACK_NULL_ARGUMENT);
-    CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "pipeline must not be NULL");
-    CHECK_STATUS(ctxpack_result_quota_utilization(r, p, NULL, &q, &err), CTXPACK_NULL_ARGUMENT);
-    CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "budget must not be NULL");
-    CHECK_STATUS(ctxpack_result_quota_utilization(NULL, p, b, &q, &err), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_result_quota_utilization(NULL, &q, &err), CTXPACK_NULL_ARGUMENT);
     CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "result must not be NULL");
-    CHECK_STATUS(ctxpack_result_quota_utilization(r, p, b, NULL, &err), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_result_quota_utilization(r, NULL, &err), CTXPACK_NULL_ARGUMENT);
     CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "out must not be NULL");
 
     ctxpack_result_free(r);
@@ -1034,7 +1029,7 @@ TEST(quota_utilization) {
     ctxpack_quota_utilization *q = NULL;
     REQUIRE(p != NULL);
     REQUIRE_OK(ctxpack_pipeline_dry_run(p, items, b, &r, NULL));
-    REQUIRE_OK(ctxpack_result_quota_utilization(r, p, b, &q, NULL));
+    REQUIRE_OK(ctxpack_result_quota_utilization(r, &q, NULL));
     size_t n = 0;
     CHECK_OK(ctxpack_quota_utilization_count(q, &n));
     REQUIRE(n == 2);
@@ -1090,7 +1085,7 @@ TEST(quota_utilization) {
     REQUIRE_OK(ctxpack_pipeline_dry_run(p, items, b, &r, NULL));
     static const size_t with_tool[3] = {0, 1, 3};
     CHECK(result_selects(r, with_tool, 3));
-    REQUIRE_OK(ctxpack_result_quota_utilization(r, p, b, &q, NULL));
+    REQUIRE_OK(ctxpack_result_quota_utilization(r, &q, NULL));
     CHECK_OK(ctxpack_quota_utilization_count(q, &n));
     REQUIRE(n == 1);
     e = quota_entry_at(q, 0, &st);
