@@ -1016,7 +1016,7 @@ size_t ctxpack_preset_count(void);
 
 // The name of preset `index` (`"Chat"`, `"CodeReview"`, `"Rag"`, `"DocumentQa"`,
 // `"ToolUse"`, `"LongRunning"`, `"Debugging"`, in the order of spec 07 §2) as a static
-// string (not NUL-terminated) that `ctxpack_pipeline_new_preset` accepts.
+// string (also NUL-terminated) that `ctxpack_pipeline_new_preset` accepts.
 // `CTXPACK_OUT_OF_RANGE` when `index >= ctxpack_preset_count()`.
 ctxpack_status ctxpack_preset_name(size_t index, struct ctxpack_str *out_name);
 
@@ -1194,7 +1194,7 @@ ctxpack_status ctxpack_sensitivity_new(const struct ctxpack_items *items, const 
 // The number of variants (as passed to `ctxpack_sensitivity_new`).
 ctxpack_status ctxpack_sensitivity_variant_count(const struct ctxpack_sensitivity *sensitivity, size_t *out_count);
 
-// The label of variant `i` (not NUL-terminated), owned by the sensitivity.
+// The label of variant `i` (also NUL-terminated), owned by the sensitivity.
 ctxpack_status ctxpack_sensitivity_variant_label(const struct ctxpack_sensitivity *sensitivity, size_t i, struct ctxpack_str *out_label);
 
 // The dry-run result of variant `i` as a new result handle (the caller frees it with

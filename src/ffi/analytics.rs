@@ -15,7 +15,7 @@ use crate::ffi::pipeline::ctxpack_pipeline;
 use crate::ffi::result::{ctxpack_result, entry, with_result, ResultData, RunContext};
 use crate::ffi::stages::check_capacity;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiError};
-use crate::ffi::strings::ctxpack_str;
+use crate::ffi::strings::{ctxpack_str, OwnedCString};
 use crate::ffi::versioned::{self, Versioned};
 
 /// Dry-runs the pipeline (spec 07 §4): the run of `ctxpack_pipeline_run` traced at ITEM
@@ -175,8 +175,24 @@ pub struct ctxpack_quota_utilization {
     _opaque: [u8; 0],
 }
 
+/// What a quota utilization handle holds: the entries and their kinds as C strings.
+pub(crate) struct QuotaUtilizationData {
+    entries: Vec<KindQuotaUtilization>,
+    kinds: Vec<OwnedCString>,
+}
+
+impl From<Vec<KindQuotaUtilization>> for QuotaUtilizationData {
+    fn from(entries: Vec<KindQuotaUtilization>) -> Self {
+        let kinds = entries
+            .iter()
+            .map(|e| OwnedCString::new(e.kind.as_str().to_owned()))
+            .collect();
+        Self { entries, kinds }
+    }
+}
+
 impl HandleType for ctxpack_quota_utilization {
-    type Value = Vec<KindQuotaUtilization>;
+    type Value = QuotaUtilizationData;
     const TAG: u32 = u32::from_be_bytes(*b"CPQU");
     const NAME: &'static str = "ctxpack_quota_utilization";
 }
@@ -234,12 +250,7 @@ pub unsafe extern "C" fn ctxpack_result_quota_utilization(
         let r = handles::borrow(result, "result")?;
         let (report, items) = r.traced()?;
         let context = &r.context;
-        Ok(quota_utilization_of(
-            report,
-            items,
-            context.quotas.clone(),
-            &context.budget,
-        )?)
+        Ok(quota_utilization_of(report, items, context.quotas.clone(), &context.budget)?.into())
     })
 }
 
@@ -251,7 +262,7 @@ pub unsafe extern "C" fn ctxpack_quota_utilization_count(
 ) -> ctxpack_status {
     // SAFETY: `out_count` is NULL or writable.
     handles::access(utilization, "utilization", |u| unsafe {
-        handles::write_out(out_count, u.len(), "out_count")
+        handles::write_out(out_count, u.entries.len(), "out_count")
     })
 }
 
@@ -264,10 +275,10 @@ pub unsafe extern "C" fn ctxpack_quota_utilization_entry(
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
     handles::access_into(utilization, "utilization", out_error, |u| {
-        let e = entry(u, i, "utilization")?;
+        let e = entry(&u.entries, i, "utilization")?;
         let value = ctxpack_kind_quota_utilization {
             struct_size: std::mem::size_of::<ctxpack_kind_quota_utilization>(),
-            kind: ctxpack_str::borrowed(e.kind.as_str()),
+            kind: u.kinds[i].as_ctxpack_str(),
             mode: ctxpack_quota_mode::from(e.mode) as i32,
             require: e.require,
             cap: e.cap,

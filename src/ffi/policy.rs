@@ -5,7 +5,9 @@ use crate::ffi::handles::{self, HandleType};
 use crate::ffi::pipeline::ctxpack_pipeline;
 use crate::ffi::result::entry;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard};
-use crate::ffi::strings::{ctxpack_str, to_str, OwnedCString};
+use std::ffi::CStr;
+
+use crate::ffi::strings::{ctxpack_str, static_str, to_str, OwnedCString};
 use crate::ffi::versioned::flag;
 use crate::policy::{Policy, Preset};
 
@@ -30,7 +32,7 @@ pub extern "C" fn ctxpack_preset_count() -> usize {
 
 /// The name of preset `index` (`"Chat"`, `"CodeReview"`, `"Rag"`, `"DocumentQa"`,
 /// `"ToolUse"`, `"LongRunning"`, `"Debugging"`, in the order of spec 07 §2) as a static
-/// string (not NUL-terminated) that `ctxpack_pipeline_new_preset` accepts.
+/// string (also NUL-terminated) that `ctxpack_pipeline_new_preset` accepts.
 /// `CTXPACK_OUT_OF_RANGE` when `index >= ctxpack_preset_count()`.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_preset_name(
@@ -40,8 +42,21 @@ pub unsafe extern "C" fn ctxpack_preset_name(
     guard(std::ptr::null_mut(), || {
         let preset = entry(&Preset::ALL, index, "preset")?;
         // SAFETY: `out_name` is NULL or writable.
-        unsafe { handles::write_out(out_name, ctxpack_str::borrowed(preset.name()), "out_name") }
+        unsafe { handles::write_out(out_name, static_str(preset_c_name(*preset)), "out_name") }
     })
+}
+
+/// The name of a preset as a C string literal (`Preset::name` with a NUL).
+fn preset_c_name(preset: Preset) -> &'static CStr {
+    match preset {
+        Preset::Chat => c"Chat",
+        Preset::CodeReview => c"CodeReview",
+        Preset::Rag => c"Rag",
+        Preset::DocumentQa => c"DocumentQa",
+        Preset::ToolUse => c"ToolUse",
+        Preset::LongRunning => c"LongRunning",
+        Preset::Debugging => c"Debugging",
+    }
 }
 
 /// Creates the pipeline of a preset (spec 07 §2). `name` is the preset's name in any
@@ -126,4 +141,16 @@ pub unsafe extern "C" fn ctxpack_string_value(
 pub unsafe extern "C" fn ctxpack_string_free(string: *mut ctxpack_string) {
     // SAFETY: `string` is NULL or a handle.
     unsafe { handles::release(string) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_names_are_the_preset_names() {
+        for preset in Preset::ALL {
+            assert_eq!(preset_c_name(preset).to_str().unwrap(), preset.name());
+        }
+    }
 }

@@ -10,7 +10,7 @@ use crate::ffi::enums::{
 };
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
-use crate::ffi::strings::{ctxpack_str, OwnedCString};
+use crate::ffi::strings::{ctxpack_str, static_str, terminate, OwnedCString};
 use crate::ffi::versioned::{self, Versioned};
 use crate::analytics::{quota_constraints, QuotaConstraint};
 use crate::model::{ContextBudget, ContextItem};
@@ -64,10 +64,13 @@ pub(crate) struct ResultData {
 
 impl ResultData {
     pub(crate) fn new(
-        selection: Selection,
+        mut selection: Selection,
         items: Option<Arc<Vec<ContextItem>>>,
         context: RunContext,
     ) -> Self {
+        if let Some(report) = &mut selection.report {
+            terminate_report(report);
+        }
         let reasons = selection
             .reasons
             .iter()
@@ -115,6 +118,61 @@ impl ResultData {
             )
         })
     }
+}
+
+/// Makes every string the report accessors hand out NUL-terminated ([`terminate`]): the
+/// event messages, the reasons' string fields and the shortfalls' kinds.
+fn terminate_report(report: &mut SelectionReport) {
+    for message in report.events.iter_mut().filter_map(|e| e.message.as_mut()) {
+        terminate(message);
+    }
+    for e in &mut report.excluded {
+        match &mut e.reason {
+            ExclusionReason::Deduplicated {
+                deduplicated_against: s,
+            }
+            | ExclusionReason::QuotaCapExceeded { kind: s, .. }
+            | ExclusionReason::QuotaRequireDisplaced {
+                displaced_by_kind: s,
+            }
+            | ExclusionReason::PinnedOverride { displaced_by: s }
+            | ExclusionReason::Filtered { filter_name: s }
+            | ExclusionReason::CountCapExceeded { kind: s, .. }
+            | ExclusionReason::CountRequireCandidatesExhausted { kind: s }
+            | ExclusionReason::Unknown { name: s } => terminate(s),
+            ExclusionReason::BudgetExceeded { .. }
+            | ExclusionReason::ScoredTooLow { .. }
+            | ExclusionReason::NegativeTokens { .. } => {}
+        }
+    }
+    terminate_shortfalls(&mut report.count_requirement_shortfalls);
+}
+
+/// Makes the kinds of count-requirement shortfalls NUL-terminated.
+pub(crate) fn terminate_shortfalls(shortfalls: &mut [CountRequirementShortfall]) {
+    for s in shortfalls {
+        terminate(&mut s.kind);
+    }
+}
+
+/// The wire name of an exclusion reason, NUL-terminated: a static string for the known
+/// reasons, the (terminated) name as read for an unknown one.
+fn reason_name(reason: &ExclusionReason) -> ctxpack_str {
+    use ctxpack_exclusion_reason as C;
+    let name = match ctxpack_exclusion_reason::from(reason) {
+        C::BudgetExceeded => c"BudgetExceeded",
+        C::ScoredTooLow => c"ScoredTooLow",
+        C::Deduplicated => c"Deduplicated",
+        C::QuotaCapExceeded => c"QuotaCapExceeded",
+        C::QuotaRequireDisplaced => c"QuotaRequireDisplaced",
+        C::NegativeTokens => c"NegativeTokens",
+        C::PinnedOverride => c"PinnedOverride",
+        C::Filtered => c"Filtered",
+        C::CountCapExceeded => c"CountCapExceeded",
+        C::CountRequireCandidatesExhausted => c"CountRequireCandidatesExhausted",
+        C::Unknown => return ctxpack_str::borrowed(reason.name()),
+    };
+    static_str(name)
 }
 
 /// Entry `index` of a report list, or `CTXPACK_OUT_OF_RANGE`.
@@ -365,7 +423,7 @@ fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack
         index,
         score,
         reason: ctxpack_exclusion_reason::from(reason) as i32,
-        name: s(reason.name()),
+        name: reason_name(reason),
         item_tokens: 0,
         available_tokens: 0,
         reason_score: 0.0,
@@ -474,6 +532,13 @@ pub unsafe extern "C" fn ctxpack_result_overflow(
 ) -> ctxpack_status {
     // SAFETY: out-parameters are NULL or writable.
     with_result(result, |r| unsafe {
+        // Every out-parameter is checked before any is written.
+        if out_present.is_null() {
+            return Err(FfiError::null("out_present"));
+        }
+        if out_tokens_over_budget.is_null() {
+            return Err(FfiError::null("out_tokens_over_budget"));
+        }
         let event = r.selection.overflow.as_ref();
         let items = event.map_or(&[][..], |e| &e.overflowing_items[..]);
         write_array(items, out_items, out_count)?;
@@ -646,6 +711,51 @@ mod tests {
     use crate::pipeline::RunOptions;
     use crate::policy::Preset;
     use crate::testutil::Rng;
+
+    #[test]
+    fn reason_names_are_the_wire_names_with_a_nul() {
+        let reasons = [
+            ExclusionReason::BudgetExceeded {
+                item_tokens: 1,
+                available_tokens: 0,
+            },
+            ExclusionReason::ScoredTooLow {
+                score: 0.0,
+                threshold: 1.0,
+            },
+            ExclusionReason::Deduplicated {
+                deduplicated_against: "x".into(),
+            },
+            ExclusionReason::QuotaCapExceeded {
+                kind: "k".into(),
+                cap: 1,
+                actual: 2,
+            },
+            ExclusionReason::QuotaRequireDisplaced {
+                displaced_by_kind: "k".into(),
+            },
+            ExclusionReason::NegativeTokens { tokens: -1 },
+            ExclusionReason::PinnedOverride {
+                displaced_by: "p".into(),
+            },
+            ExclusionReason::Filtered {
+                filter_name: "f".into(),
+            },
+            ExclusionReason::CountCapExceeded {
+                kind: "k".into(),
+                cap: 1,
+                count: 1,
+            },
+            ExclusionReason::CountRequireCandidatesExhausted { kind: "k".into() },
+        ];
+        for reason in &reasons {
+            let name = reason_name(reason);
+            // SAFETY: a static C string of `len` bytes and its NUL.
+            let bytes = unsafe { std::slice::from_raw_parts(name.ptr.cast::<u8>(), name.len + 1) };
+            assert_eq!(&bytes[..name.len], reason.name().as_bytes());
+            assert_eq!(bytes[name.len], 0);
+        }
+    }
 
     /// A dry run's (or a sensitivity variant's) result is built from the report alone; it
     /// must equal the selection of the same run traced at Item detail, overflow included.

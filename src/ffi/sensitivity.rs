@@ -11,7 +11,7 @@ use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::pipeline::ctxpack_pipeline;
 use crate::ffi::result::{ctxpack_result, entry, write_array, ResultData, RunContext};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
-use crate::ffi::strings::{array, ctxpack_str, to_str};
+use crate::ffi::strings::{array, ctxpack_str, terminate, to_str};
 use crate::model::ContextItem;
 use crate::pipeline::Pipeline;
 
@@ -54,10 +54,13 @@ pub(crate) struct SensitivityData {
 
 impl SensitivityData {
     fn new(
-        report: SensitivityReport,
+        mut report: SensitivityReport,
         items: Arc<Vec<ContextItem>>,
         contexts: Vec<RunContext>,
     ) -> Self {
+        for v in &mut report.variants {
+            terminate(&mut v.label);
+        }
         let statuses = report
             .diffs
             .iter()
@@ -136,7 +139,7 @@ pub unsafe extern "C" fn ctxpack_sensitivity_variant_count(
     })
 }
 
-/// The label of variant `i` (not NUL-terminated), owned by the sensitivity.
+/// The label of variant `i` (also NUL-terminated), owned by the sensitivity.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_sensitivity_variant_label(
     sensitivity: *const ctxpack_sensitivity,

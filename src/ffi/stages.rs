@@ -8,7 +8,7 @@ use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::placer::ctxpack_placer;
-use crate::ffi::result::{ctxpack_shortfall, shortfall_entry};
+use crate::ffi::result::{ctxpack_shortfall, shortfall_entry, terminate_shortfalls};
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::slicer::ctxpack_slicer;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiError, FfiResult};
@@ -120,7 +120,9 @@ pub unsafe extern "C" fn ctxpack_slicer_slice(
         let slicer = handles::retain(slicer, "slicer")?;
         let list = snapshot(items, "items")?;
         let budget = handles::retain(budget, "budget")?;
-        Ok(slicer.slice(&scored(&list, scores, count)?, &budget)?)
+        let mut outcome = slicer.slice(&scored(&list, scores, count)?, &budget)?;
+        terminate_shortfalls(&mut outcome.shortfalls);
+        Ok(outcome)
     })
 }
 

@@ -221,7 +221,7 @@ where
             Ok(()) => ptr::null_mut(),
             Err(e) => handles::into_raw::<ctxpack_error>(ErrorData {
                 status: e.status,
-                message: OwnedCString::new(e.message),
+                message: OwnedCString::message(e.message),
             }),
         };
         // SAFETY: the caller passes either NULL or a writable `ctxpack_error *` slot.

@@ -1051,7 +1051,7 @@ TEST(error_messages_contain_no_nul_bytes) {
     ctxpack_str m = ctxpack_error_message(err);
     CHECK(memchr(m.ptr, '\0', m.len) == NULL);
     CHECK(strlen(m.ptr) == m.len);
-    CHECK(tf_str_contains(m, "a\\0b"));
+    CHECK(tf_str_contains(m, "kind 'A\\0B' appears more than once"));
     ctxpack_error_free(err);
     CHECK_STATUS(ctxpack_pipeline_new_preset((ctxpack_str){"Chat\0x", 6}, &p, &err),
                  CTXPACK_INVALID_ARGUMENT);
