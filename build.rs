@@ -39,7 +39,6 @@ fn main() {
             + number("CARGO_PKG_VERSION_PATCH"),
     ));
 
-
     // Only the FFI module tree is parsed: the Rust API never reaches the header.
     let bindings = cbindgen::Builder::new()
         .with_config(config)
@@ -52,7 +51,9 @@ fn main() {
     // guard: they go just before its closing line.
     let text = String::from_utf8(generated_text).expect("cbindgen writes UTF-8");
     let guard_end = "#endif  /* CTXPACK_H */";
-    let at = text.rfind(guard_end).expect("the header ends with its include guard");
+    let at = text
+        .rfind(guard_end)
+        .expect("the header ends with its include guard");
     let header = format!("{}{}\n\n{}", &text[..at], init_macros(), &text[at..]).into_bytes();
 
     let generated = out_dir.join("ctxpack.h");

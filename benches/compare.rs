@@ -906,11 +906,11 @@ enum RefOutcome {
     Skipped { estimate: f64 },
 }
 
-/// Compares ctxpack's placed indices with the reference's placed contents (contents are
-/// unique in every workload). The reference crate places the sliced items in its
-/// slicer's output order before the placer runs, and the chronological placer keeps
-/// that order among items without a timestamp, where ctxpack uses input order (decision
-/// D2); that difference is named rather than reported as a disagreement.
+/// Compares ctxpack's placed indices with the reference's placed contents (contents are unique in
+/// every workload). The reference crate places the sliced items in its slicer's output order before
+/// the placer runs, and the chronological placer keeps that order among items without a timestamp,
+/// where ctxpack uses input order (decision Decision D2 in docs/decisions.md); that difference is
+/// named rather than reported as a disagreement.
 fn compare_selection(ctx: &[usize], reference: &[String], specs: &[Spec]) -> &'static str {
     let by_content: HashMap<&str, usize> = specs
         .iter()

@@ -1184,11 +1184,11 @@ ctxpack_status ctxpack_scorer_new_custom_item(ctxpack_score_item_fn score_item, 
 // Releases the caller's reference to a scorer. NULL is a no-op.
 void ctxpack_scorer_free(struct ctxpack_scorer *scorer);
 
-// Compares `count` (>= 2) labelled pipelines (spec 07 §6): each is dry-run over `items`
-// within `budget`, in order, and the items that at least one variant includes and
-// another excludes are listed, matched by their position in `items` (D15), in list
-// order. Fewer than two variants is `CTXPACK_INVALID_ARGUMENT`; the first failing run's
-// error is returned as it is.
+// Compares `count` (>= 2) labelled pipelines (spec 07 §6): each is dry-run over `items` within
+// `budget`, in order, and the items that at least one variant includes and another excludes are
+// listed, matched by their position in `items` (decision D15 in docs/decisions.md), in list order.
+// Fewer than two variants is `CTXPACK_INVALID_ARGUMENT`; the first failing run's error is returned
+// as it is.
 ctxpack_status ctxpack_sensitivity_new(const struct ctxpack_items *items, const struct ctxpack_budget *budget, const struct ctxpack_sensitivity_variant *variants, size_t count, struct ctxpack_sensitivity **out, struct ctxpack_error **out_error);
 
 // The number of variants (as passed to `ctxpack_sensitivity_new`).

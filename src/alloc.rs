@@ -127,7 +127,9 @@ mod tests {
         // Capacity overflow (more than usize::MAX bytes) is reported the same way.
         let mut v: Vec<u64> = vec![1];
         let err = reserve(&mut v, usize::MAX, "items").unwrap_err();
-        assert!(err.to_string().contains(&format!("{}", (usize::MAX as u128 + 1) * 8)));
+        assert!(err
+            .to_string()
+            .contains(&format!("{}", (usize::MAX as u128 + 1) * 8)));
         assert_eq!(v, [1]);
     }
 

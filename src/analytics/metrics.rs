@@ -21,7 +21,9 @@ pub fn budget_utilization(
     items: &[ContextItem],
     budget: &ContextBudget,
 ) -> Result<f64> {
-    let used = sum(included_items(report, items)?.iter().map(|i| i.tokens() as f64));
+    let used = sum(included_items(report, items)?
+        .iter()
+        .map(|i| i.tokens() as f64));
     let max = budget.max_tokens();
     Ok(if max == 0 { 0.0 } else { used / max as f64 })
 }

@@ -9,11 +9,11 @@
 use std::fmt::{self, Write};
 
 use crate::alloc;
-use crate::error::Result;
 use crate::diagnostics::{
     CountRequirementShortfall, ExcludedItem, ExclusionReason, IncludedItem, OverflowEvent,
     SelectionReport, TraceEvent,
 };
+use crate::error::Result;
 use crate::model::{format_rfc3339, ContextBudget, ContextItem};
 
 /// Writes the report in the JSON wire form; items are looked up in `items` by position.

@@ -1,7 +1,7 @@
-//! Analytics through the ABI (spec 07 §4, §5, §7): the dry run, budget simulation, and
-//! the report helpers on a traced result. Sensitivity comparisons are in
-//! `sensitivity.rs`. Every function calls the core's `analytics` functions; items are
-//! positions in the caller's list (D15).
+//! Analytics through the ABI (spec 07 §4, §5, §7): the dry run, budget simulation, and the report
+//! helpers on a traced result. Sensitivity comparisons are in `sensitivity.rs`. Every function
+//! calls the core's `analytics` functions; items are positions in the caller's list (decision D15
+//! in docs/decisions.md).
 
 use crate::analytics::{
     budget_utilization, kind_diversity, marginal_items, min_budget_for, quota_utilization_of,
@@ -229,7 +229,10 @@ unsafe impl Versioned for ctxpack_kind_quota_utilization {
 /// `ctxpack_kind_quota_utilization x = CTXPACK_KIND_QUOTA_UTILIZATION_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
 /// first version's size or above 4096.
 #[no_mangle]
-pub unsafe extern "C" fn ctxpack_kind_quota_utilization_init(out: *mut ctxpack_kind_quota_utilization, size: usize) -> ctxpack_status {
+pub unsafe extern "C" fn ctxpack_kind_quota_utilization_init(
+    out: *mut ctxpack_kind_quota_utilization,
+    size: usize,
+) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
 }

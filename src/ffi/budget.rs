@@ -70,7 +70,10 @@ unsafe impl Versioned for ctxpack_budget_desc {
 /// `ctxpack_budget_desc x = CTXPACK_BUDGET_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
 /// first version's size or above 4096.
 #[no_mangle]
-pub unsafe extern "C" fn ctxpack_budget_desc_init(out: *mut ctxpack_budget_desc, size: usize) -> ctxpack_status {
+pub unsafe extern "C" fn ctxpack_budget_desc_init(
+    out: *mut ctxpack_budget_desc,
+    size: usize,
+) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
 }

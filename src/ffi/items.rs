@@ -125,7 +125,10 @@ unsafe impl Versioned for ctxpack_item_desc {
 /// `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
 /// first version's size or above 4096.
 #[no_mangle]
-pub unsafe extern "C" fn ctxpack_item_desc_init(out: *mut ctxpack_item_desc, size: usize) -> ctxpack_status {
+pub unsafe extern "C" fn ctxpack_item_desc_init(
+    out: *mut ctxpack_item_desc,
+    size: usize,
+) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
 }
@@ -165,7 +168,10 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
     let pinned = flag(d.pinned, "desc.pinned")?;
     let has_priority = flag(d.has_priority, "desc.has_priority")?;
     let has_timestamp = flag(d.has_timestamp, "desc.has_timestamp")?;
-    let has_hint = flag(d.has_future_relevance_hint, "desc.has_future_relevance_hint")?;
+    let has_hint = flag(
+        d.has_future_relevance_hint,
+        "desc.has_future_relevance_hint",
+    )?;
     let has_original = flag(d.has_original_tokens, "desc.has_original_tokens")?;
     reserved(&d.reserved, "desc.reserved")?;
     // SAFETY (whole body): the descriptor's pointers are valid by the caller's contract.
@@ -186,7 +192,10 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
         let tag_array = array(d.tags, d.tag_count, "tags")?;
         let mut tags = alloc::vec_with_capacity(tag_array.len(), "tags")?;
         for (i, t) in tag_array.iter().enumerate() {
-            tags.push(alloc::copy_str(element_str(t, || format!("tags[{i}]"))?, "a tag")?);
+            tags.push(alloc::copy_str(
+                element_str(t, || format!("tags[{i}]"))?,
+                "a tag",
+            )?);
         }
         let mut metadata = BTreeMap::new();
         for (i, e) in array(d.metadata, d.metadata_count, "metadata")?

@@ -84,7 +84,10 @@ unsafe impl Versioned for ctxpack_run_options {
 /// `ctxpack_pipeline_options x = CTXPACK_PIPELINE_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
 /// first version's size or above 4096.
 #[no_mangle]
-pub unsafe extern "C" fn ctxpack_pipeline_options_init(out: *mut ctxpack_pipeline_options, size: usize) -> ctxpack_status {
+pub unsafe extern "C" fn ctxpack_pipeline_options_init(
+    out: *mut ctxpack_pipeline_options,
+    size: usize,
+) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
 }
@@ -94,7 +97,10 @@ pub unsafe extern "C" fn ctxpack_pipeline_options_init(out: *mut ctxpack_pipelin
 /// `ctxpack_run_options x = CTXPACK_RUN_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
 /// first version's size or above 4096.
 #[no_mangle]
-pub unsafe extern "C" fn ctxpack_run_options_init(out: *mut ctxpack_run_options, size: usize) -> ctxpack_status {
+pub unsafe extern "C" fn ctxpack_run_options_init(
+    out: *mut ctxpack_run_options,
+    size: usize,
+) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
 }

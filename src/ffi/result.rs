@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use crate::analytics::{quota_constraints, QuotaConstraint};
 use crate::diagnostics::{
     try_report_to_json, CountRequirementShortfall, ExclusionReason, SelectionReport,
 };
@@ -12,7 +13,6 @@ use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
 use crate::ffi::strings::{ctxpack_str, static_str, terminate, OwnedCString};
 use crate::ffi::versioned::{self, Versioned};
-use crate::analytics::{quota_constraints, QuotaConstraint};
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::{Pipeline, Selection};
 
@@ -371,7 +371,10 @@ versioned_output!(
 /// `ctxpack_report_summary x = CTXPACK_REPORT_SUMMARY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
 /// first version's size or above 4096.
 #[no_mangle]
-pub unsafe extern "C" fn ctxpack_report_summary_init(out: *mut ctxpack_report_summary, size: usize) -> ctxpack_status {
+pub unsafe extern "C" fn ctxpack_report_summary_init(
+    out: *mut ctxpack_report_summary,
+    size: usize,
+) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
 }
@@ -381,7 +384,10 @@ pub unsafe extern "C" fn ctxpack_report_summary_init(out: *mut ctxpack_report_su
 /// `ctxpack_included_entry x = CTXPACK_INCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
 /// first version's size or above 4096.
 #[no_mangle]
-pub unsafe extern "C" fn ctxpack_included_entry_init(out: *mut ctxpack_included_entry, size: usize) -> ctxpack_status {
+pub unsafe extern "C" fn ctxpack_included_entry_init(
+    out: *mut ctxpack_included_entry,
+    size: usize,
+) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
 }
@@ -391,7 +397,10 @@ pub unsafe extern "C" fn ctxpack_included_entry_init(out: *mut ctxpack_included_
 /// `ctxpack_excluded_entry x = CTXPACK_EXCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
 /// first version's size or above 4096.
 #[no_mangle]
-pub unsafe extern "C" fn ctxpack_excluded_entry_init(out: *mut ctxpack_excluded_entry, size: usize) -> ctxpack_status {
+pub unsafe extern "C" fn ctxpack_excluded_entry_init(
+    out: *mut ctxpack_excluded_entry,
+    size: usize,
+) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
 }
@@ -401,7 +410,10 @@ pub unsafe extern "C" fn ctxpack_excluded_entry_init(out: *mut ctxpack_excluded_
 /// `ctxpack_trace_event x = CTXPACK_TRACE_EVENT_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
 /// first version's size or above 4096.
 #[no_mangle]
-pub unsafe extern "C" fn ctxpack_trace_event_init(out: *mut ctxpack_trace_event, size: usize) -> ctxpack_status {
+pub unsafe extern "C" fn ctxpack_trace_event_init(
+    out: *mut ctxpack_trace_event,
+    size: usize,
+) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
 }
@@ -411,7 +423,10 @@ pub unsafe extern "C" fn ctxpack_trace_event_init(out: *mut ctxpack_trace_event,
 /// `ctxpack_shortfall x = CTXPACK_SHORTFALL_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
 /// first version's size or above 4096.
 #[no_mangle]
-pub unsafe extern "C" fn ctxpack_shortfall_init(out: *mut ctxpack_shortfall, size: usize) -> ctxpack_status {
+pub unsafe extern "C" fn ctxpack_shortfall_init(
+    out: *mut ctxpack_shortfall,
+    size: usize,
+) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
 }

@@ -117,7 +117,10 @@ unsafe impl Versioned for ctxpack_decay_config {
 /// `ctxpack_decay_config x = CTXPACK_DECAY_CONFIG_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
 /// first version's size or above 4096.
 #[no_mangle]
-pub unsafe extern "C" fn ctxpack_decay_config_init(out: *mut ctxpack_decay_config, size: usize) -> ctxpack_status {
+pub unsafe extern "C" fn ctxpack_decay_config_init(
+    out: *mut ctxpack_decay_config,
+    size: usize,
+) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
 }
@@ -257,7 +260,10 @@ pub unsafe extern "C" fn ctxpack_scorer_new_decay(
             ctxpack_clock_kind::System => Arc::new(SystemClock),
             ctxpack_clock_kind::Fixed => Arc::new(FixedClock(c.fixed_now_ns)),
         };
-        let has_null_score = flag(c.has_null_timestamp_score, "config.has_null_timestamp_score")?;
+        let has_null_score = flag(
+            c.has_null_timestamp_score,
+            "config.has_null_timestamp_score",
+        )?;
         reserved(&c.reserved, "config.reserved")?;
         let null_score = if has_null_score {
             c.null_timestamp_score

@@ -88,11 +88,11 @@ impl SensitivityData {
     }
 }
 
-/// Compares `count` (>= 2) labelled pipelines (spec 07 §6): each is dry-run over `items`
-/// within `budget`, in order, and the items that at least one variant includes and
-/// another excludes are listed, matched by their position in `items` (D15), in list
-/// order. Fewer than two variants is `CTXPACK_INVALID_ARGUMENT`; the first failing run's
-/// error is returned as it is.
+/// Compares `count` (>= 2) labelled pipelines (spec 07 §6): each is dry-run over `items` within
+/// `budget`, in order, and the items that at least one variant includes and another excludes are
+/// listed, matched by their position in `items` (decision D15 in docs/decisions.md), in list order.
+/// Fewer than two variants is `CTXPACK_INVALID_ARGUMENT`; the first failing run's error is returned
+/// as it is.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_sensitivity_new(
     items: *const ctxpack_items,

@@ -1,4 +1,5 @@
-//! ContextBudget: validation (seven rules) and the effective budget (spec 01 §2, 02 §6.1, D1).
+//! ContextBudget: validation (seven rules) and the effective budget (spec 01 §2, 02 §6.1, decision
+//! D1 in docs/decisions.md).
 
 use std::collections::HashMap;
 
@@ -21,16 +22,16 @@ impl ContextBudget {
         Self::with_all(max_tokens, target_tokens, 0, Vec::new(), 0.0)
     }
 
-    /// Builds a budget from every field, checking the seven rules in the spec's order,
-    /// then two of ctxpack's own.
+    /// Builds a budget from every field, checking the seven rules in the spec's order, then two of
+    /// ctxpack's own.
     ///
     /// Reserved slots are (kind, count) pairs; two kinds equal under ASCII case folding are
-    /// rejected because a kind-keyed map cannot hold both. By the specification's rule a
-    /// reserved slot shrinks the budget of every kind, its own included (decision D1), so
-    /// slots that do not fit can never be honoured and would leave nothing to select: the
-    /// sum of the slots must not exceed `target_tokens`, and `output_reserve` plus that
-    /// sum must not exceed `max_tokens` (the specification accepts both and clamps the
-    /// effective budget to zero; ctxpack rejects them, naming the values).
+    /// rejected because a kind-keyed map cannot hold both. By the specification's rule a reserved
+    /// slot shrinks the budget of every kind, its own included (decision D1 in docs/decisions.md),
+    /// so slots that do not fit can never be honoured and would leave nothing to select: the sum of
+    /// the slots must not exceed `target_tokens`, and `output_reserve` plus that sum must not
+    /// exceed `max_tokens` (the specification accepts both and clamps the effective budget to zero;
+    /// ctxpack rejects them, naming the values).
     pub fn with_all(
         max_tokens: i64,
         target_tokens: i64,
@@ -120,9 +121,9 @@ impl ContextBudget {
         self.estimation_safety_margin_percent
     }
 
-    /// The budget handed to the slicer once `pinned_tokens` are committed (spec 02 §6.1,
-    /// decision D1): subtracts the reserve, the pinned tokens and the reserved slots, then
-    /// applies the safety margin with floor. The result has no reserve, slots or margin.
+    /// The budget handed to the slicer once `pinned_tokens` are committed (spec 02 §6.1, Decision
+    /// D1 in docs/decisions.md): subtracts the reserve, the pinned tokens and the reserved slots,
+    /// then applies the safety margin with floor. The result has no reserve, slots or margin.
     pub fn effective(&self, pinned_tokens: i64) -> ContextBudget {
         let slots: i128 = self.reserved_slots.iter().map(|(_, n)| *n as i128).sum();
         let pinned = pinned_tokens as i128;

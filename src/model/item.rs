@@ -7,8 +7,8 @@ use crate::error::{Error, Result};
 use crate::hash::hash_bytes;
 use crate::model::{ContextKind, ContextSource};
 
-/// One candidate piece of context. Immutable once built; its identity is its position in
-/// the caller's input (decision D15), never its content.
+/// One candidate piece of context. Immutable once built; its identity is its position in the
+/// caller's input (decision D15 in docs/decisions.md), never its content.
 ///
 /// ```
 /// use ctxpack::{ContextItem, ContextKind, ErrorCode};
@@ -31,10 +31,10 @@ use crate::model::{ContextKind, ContextSource};
 /// # Ok::<(), ctxpack::Error>(())
 /// ```
 ///
-/// Stored compactly (144 bytes on 64-bit targets): every pipeline stage walks the items,
-/// so fewer bytes per item means fewer cache lines per pass. Optional numbers are a value
-/// and a flag bit (the value is 0 when absent, so equality is unchanged), tags are a boxed
-/// slice, and metadata is boxed only when there is some.
+/// Stored compactly (144 bytes on 64-bit targets): every pipeline stage walks the items, so fewer
+/// bytes per item means fewer cache lines per pass. Optional numbers are a value and a flag bit
+/// (the value is 0 when absent, so equality is unchanged), tags are a boxed slice, and metadata is
+/// boxed only when there is some.
 #[derive(Clone, PartialEq)]
 pub struct ContextItem {
     content: Box<str>,
@@ -125,7 +125,8 @@ impl ContextItem {
     pub fn metadata(&self) -> &BTreeMap<String, String> {
         self.metadata.as_deref().unwrap_or(&NO_METADATA)
     }
-    /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14).
+    /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14 in
+    /// docs/decisions.md).
     pub fn timestamp(&self) -> Option<i64> {
         self.has(HAS_TIMESTAMP).then_some(self.timestamp)
     }

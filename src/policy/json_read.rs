@@ -224,9 +224,9 @@ fn curve(value: &Value, path: &str) -> Result<DecayCurve> {
     })
 }
 
-/// The slicer whose properties live in `obj` (at `path`): its type, sizes, count quotas
-/// and inner slicer, wrapped in a percentage quota when `quotas` is non-empty (M6). Where
-/// `stream` may appear is a nesting rule checked by validation.
+/// The slicer whose properties live in `obj` (at `path`): its type, sizes, count quotas and inner
+/// slicer, wrapped in a percentage quota when `quotas` is non-empty (policy step M6 in
+/// docs/decisions.md). Where `stream` may appear is a nesting rule checked by validation.
 fn slicer(obj: &Object, path: &str) -> Result<SlicerSpec> {
     let ty = required_enum(obj, path, "slicerType", &SLICER_TYPES)?.unwrap_or(GREEDY);
     let knapsacks = &[KNAPSACK, COUNT_CONSTRAINED_KNAPSACK][..];

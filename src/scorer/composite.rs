@@ -8,13 +8,13 @@ use crate::scorer::{check_one_slot_per_item, config_error, sum_in_order, Scorer}
 
 /// CompositeScorer: weighted sum of child scores, weights normalised by their sum.
 ///
-/// Each item scores `acc = 0.0; acc = acc + c_k × ŵ_k` over the children in configured
-/// order, where `ŵ_k = w_k / T` and `T` is the left-to-right sum of the raw weights. The
-/// product and the sum round separately (no fused multiply-add). The output is not
-/// clamped: children above 1 (Kind, MetadataKey) push it above 1. It is never `-0.0`.
+/// Each item scores `acc = 0.0; acc = acc + c_k × ŵ_k` over the children in configured order, where
+/// `ŵ_k = w_k / T` and `T` is the left-to-right sum of the raw weights. The product and the sum
+/// round separately (no fused multiply-add). The output is not clamped: children above 1 (Kind,
+/// MetadataKey) push it above 1. It is never `-0.0`.
 ///
-/// Children are shared, immutable scorers, so a composite cannot contain itself (D17).
-/// Each child runs one batch pass per composite pass.
+/// Children are shared, immutable scorers, so a composite cannot contain itself (decision D17 in
+/// docs/decisions.md). Each child runs one batch pass per composite pass.
 #[derive(Debug, Clone)]
 pub struct CompositeScorer {
     children: Vec<(Arc<dyn Scorer>, f64)>,

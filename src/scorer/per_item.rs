@@ -1,4 +1,5 @@
-//! PerItemScorer: adapts a per-item function to the batch trait (spec 03 §1, decision D9).
+//! PerItemScorer: adapts a per-item function to the batch trait (spec 03 §1, decision D9 in
+//! docs/decisions.md).
 
 use std::fmt;
 
@@ -6,16 +7,15 @@ use crate::error::{Error, Result};
 use crate::model::ContextItem;
 use crate::scorer::{caller_position, check_one_slot_per_item, Scorer};
 
-/// A custom scorer written per item: `f(i, items)` scores `items[i]`. A non-finite result
-/// fails the run naming the item (D9).
+/// A custom scorer written per item: `f(i, items)` scores `items[i]`. A non-finite result fails the
+/// run naming the item (decision D9 in docs/decisions.md).
 ///
-/// `f` is called exactly once per item, for `i = 0 … N−1` in order, always with the whole
-/// list. It must be pure (spec 03 §1.4): the batch fast paths of ScaledScorer and
-/// CompositeScorer call it once per pass, where the per-item spec form would call it many
-/// times, and the two agree only for a pure `f`. An error returned by `f` stops the pass
-/// and is returned unchanged. A NaN or infinite score fails with [`Error::Callback`]
-/// naming the value and the item's position: in the pipeline's input when a pipeline
-/// scores ([`Scorer::score_all_at`]), else in `items`.
+/// `f` is called exactly once per item, for `i = 0 … N−1` in order, always with the whole list. It
+/// must be pure (spec 03 §1.4): the batch fast paths of ScaledScorer and CompositeScorer call it
+/// once per pass, where the per-item spec form would call it many times, and the two agree only for
+/// a pure `f`. An error returned by `f` stops the pass and is returned unchanged. A NaN or infinite
+/// score fails with [`Error::Callback`] naming the value and the item's position: in the pipeline's
+/// input when a pipeline scores ([`Scorer::score_all_at`]), else in `items`.
 pub struct PerItemScorer<F> {
     f: F,
 }
@@ -36,7 +36,8 @@ impl<F> fmt::Debug for PerItemScorer<F> {
     }
 }
 
-/// Rejects a non-finite custom score, naming the item's position (D9).
+/// Rejects a non-finite custom score, naming the item's position (decision D9 in
+/// docs/decisions.md).
 fn require_finite(position: usize, score: f64) -> Result<f64> {
     if score.is_finite() {
         Ok(score)
@@ -90,7 +91,10 @@ mod tests {
         );
         // In a pipeline that scores items 3 and 7 of its input: the input's position.
         let err = s.score_all_at(&refs, &[3, 7], &mut out).unwrap_err();
-        assert!(err.to_string().contains("NaN for the item at position 7;"), "{err}");
+        assert!(
+            err.to_string().contains("NaN for the item at position 7;"),
+            "{err}"
+        );
     }
 
     #[test]

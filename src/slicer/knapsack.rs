@@ -1,5 +1,5 @@
-//! KnapsackSlice (spec 04 §3): 0/1 knapsack by dynamic programming over a discretised
-//! capacity, with the memory guard of decision D11 and the exact shortcuts of 04 §9.2.
+//! KnapsackSlice (spec 04 §3): 0/1 knapsack by dynamic programming over a discretised capacity,
+//! with the memory guard of decision D11 in docs/decisions.md and the exact shortcuts of 04 §9.2.
 
 use std::cell::Cell;
 
@@ -10,7 +10,7 @@ use crate::slicer::{SliceOutcome, Slicer};
 
 /// Default bucket size: tokens per discretised capacity unit.
 pub const DEFAULT_BUCKET_SIZE: i64 = 100;
-/// Default memory guard for the keep table (D11): 256 MiB.
+/// Default memory guard for the keep table (decision D11 in docs/decisions.md): 256 MiB.
 pub const DEFAULT_TABLE_LIMIT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Scale from scores to integer knapsack values (spec 04 §3.2 rule 1).
@@ -18,23 +18,22 @@ const VALUE_SCALE: f64 = 10000.0;
 
 /// KnapsackSlice: 0/1 knapsack over a discretised capacity (spec 04 §3).
 ///
-/// Capacity is `target / bucket_size` (floor); each positive-token item weighs
-/// `ceil(tokens / bucket_size)` and is worth `max(0, floor(score * 10000))`. The selection
-/// maximises the total value; among equally valued choices the specification's tie rules
-/// (strict improvement, reverse capacity loop, backtracking from the last candidate) decide.
-/// Zero-token items are always selected when the target is positive; negative-token items
-/// are ignored.
+/// Capacity is `target / bucket_size` (floor); each positive-token item weighs `ceil(tokens /
+/// bucket_size)` and is worth `max(0, floor(score * 10000))`. The selection maximises the total
+/// value; among equally valued choices the specification's tie rules (strict improvement, reverse
+/// capacity loop, backtracking from the last candidate) decide. Zero-token items are always
+/// selected when the target is positive; negative-token items are ignored.
 ///
 /// Output order: zero-token items in input order, then the picks in reverse input order.
 ///
-/// Memory guard (D11): the keep table is a bitset of `candidates × (capacity + 1)` bits,
-/// where `candidates` counts every positive-token item, and the DP keeps one row of
-/// `capacity + 1` values. When the two together (`ceil(cells / 64) × 8 + 8 × (capacity + 1)`
-/// bytes) would exceed the configured limit, the slice fails with [`Error::TableTooLarge`]
-/// before any allocation. The check comes after the "no candidates" and "capacity 0" exits
-/// and before every shortcut. Under the limit (or with a limit of `u64::MAX`, no limit at
-/// all) the two allocations are fallible: memory the system cannot give is
-/// [`Error::OutOfMemory`], never an abort.
+/// Memory guard (decision D11 in docs/decisions.md): the keep table is a bitset of `candidates ×
+/// (capacity + 1)` bits, where `candidates` counts every positive-token item, and the DP keeps one
+/// row of `capacity + 1` values. When the two together (`ceil(cells / 64) × 8 + 8 × (capacity + 1)`
+/// bytes) would exceed the configured limit, the slice fails with [`Error::TableTooLarge`] before
+/// any allocation. The check comes after the "no candidates" and "capacity 0" exits and before
+/// every shortcut. Under the limit (or with a limit of `u64::MAX`, no limit at all) the two
+/// allocations are fallible: memory the system cannot give is [`Error::OutOfMemory`], never an
+/// abort.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KnapsackSlice {
     bucket_size: i64,

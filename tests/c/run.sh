@@ -59,6 +59,19 @@ every_export_is_called() {
 }
 step every_export_is_called every_export_is_called
 
+# The exports are exactly the header's functions, plus the ctxpack_test_* hooks of this
+# test build (scripts/test-install.sh checks the release build with no exception). The
+# count is printed, not written down anywhere: it comes from the build.
+exports_match_header() {
+    local exported declared
+    exported=$(nm -D --defined-only "$LIBDIR/libctxpack.so" | awk '$3 ~ /^ctxpack_/ && $3 !~ /^ctxpack_test_/ {print $3}' | LC_ALL=C sort -u)
+    declared=$(grep -v '^ *//' "$ROOT/include/ctxpack.h" | grep -oE '(^|[ *])ctxpack_[a-z0-9_]+\(' |
+        grep -oE 'ctxpack_[a-z0-9_]+' | LC_ALL=C sort -u)
+    diff -u <(echo "$declared") <(echo "$exported") || return 1
+    echo "$(wc -l <<<"$exported") functions exported and declared"
+}
+step exports_match_header exports_match_header
+
 # build VARIANT EXTRA_FLAGS: compiles every program into $OUT/VARIANT.
 build() {
     local variant=$1 extra=$2 dir="$OUT/$1"

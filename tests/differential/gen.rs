@@ -1,12 +1,11 @@
-//! Library-neutral descriptions of inputs (items, scorers, slicers, placers, budgets) and
-//! their random generators. `both.rs` turns each description into the ctxpack value and
-//! the cupel value.
+//! Library-neutral descriptions of inputs (items, scorers, slicers, placers, budgets) and their
+//! random generators. `both.rs` turns each description into the ctxpack value and the cupel value.
 //!
 //! Generated values stay where ctxpack and the crate are specified to agree: timestamps and
-//! durations in whole milliseconds with ages under ~100 days (D14 vs the crate's ms
-//! truncation), tag weights that are multiples of 1/4 (so the crate's hash-order weight sum
-//! is exact), distinct kinds in every kind-keyed configuration (D10), finite configuration
-//! values (D9).
+//! durations in whole milliseconds with ages under ~100 days (decision D14 in docs/decisions.md vs
+//! the crate's ms truncation), tag weights that are multiples of 1/4 (so the crate's hash-order
+//! weight sum is exact), distinct kinds in every kind-keyed configuration (decision D10), finite
+//! configuration values (decision D9).
 
 use ctxpack::OverflowStrategy;
 
