@@ -7,17 +7,31 @@
 //   take a `ctxpack_error **out_error` store a heap-allocated error (code + message) there
 //   on failure and NULL on success, when `out_error` is not NULL; free it with
 //   ctxpack_error_free. No thread-local state is used.
-// * Handles are opaque. `_new...` functions create them, `_free` releases them and
-//   accepts NULL. A handle of the wrong type is detected (CTXPACK_WRONG_HANDLE_TYPE).
-// * Component handles (scorer, slicer, placer) are reference-counted: a composite or a
-//   pipeline built from them keeps its own reference, and the caller still frees its
-//   handle whenever it likes.
+// * Handles are opaque and reference-counted. `_new...` functions create them; `_free`
+//   releases the caller's reference and accepts NULL. A call that runs callbacks holds its
+//   own references (and the item list as it was when it started), so a callback may free
+//   or change what the call uses. A handle of the wrong type is detected
+//   (CTXPACK_WRONG_HANDLE_TYPE), and so is a freed one while anything still holds it.
 // * Strings are ctxpack_str {ptr, len}, UTF-8, validated; {NULL, 0} is the empty string.
 //   Strings and arrays returned by the library are owned by the object they come from
-//   and stay valid until that object is freed.
-// * Input structs that may grow start with `size_t struct_size`: set it to sizeof(T).
+//   and stay valid until it is freed; every returned string also has a NUL after `len`.
+// * Structs that may grow start with `size_t struct_size`: initialise them with their
+//   CTXPACK_<STRUCT>_INIT macro (or ctxpack_<struct>_init(&s, sizeof s)). Flags the caller
+//   writes are uint8_t, 0 or 1; `reserved` bytes must be zero.
+// * Sizes the caller controls (a budget's knapsack table, a count of items, a string) are
+//   allocated fallibly: CTXPACK_OUT_OF_MEMORY, never an abort.
 // * Timestamps are int64 nanoseconds since the Unix epoch (UTC); durations are int64
 //   nanoseconds.
+//
+// ABI stability (docs/ffi.md, "ABI stability"): within the soname libctxpack.so.MAJOR the
+// ABI only grows. Functions are added, never removed or changed; status and enumeration
+// values are appended, never renumbered; a versioned struct gains fields only at its end,
+// after its `reserved` bytes, and a new field's zero value means "absent", so a program
+// built against an older header keeps working (struct_size tells the library what it
+// has). Structs without struct_size, and ctxpack_item_view, are frozen. In 0.x the Rust
+// API may change between minor releases; the C ABI was reshaped once, before this header,
+// and a change that breaks a program built against it changes the soname. Compare
+// ctxpack_version_number() with CTXPACK_VERSION_NUMBER to learn which library you run on.
 
 
 #ifndef CTXPACK_H
@@ -411,7 +425,8 @@ typedef struct ctxpack_str {
   size_t len;
 } ctxpack_str;
 
-// How fully one quota constraint is used. Set `struct_size` before the call.
+// How fully one quota constraint is used. Initialise with
+// `CTXPACK_KIND_QUOTA_UTILIZATION_INIT`.
 typedef struct ctxpack_kind_quota_utilization {
   // `sizeof(ctxpack_kind_quota_utilization)`, set by the caller.
   size_t struct_size;
@@ -624,7 +639,7 @@ typedef int (*ctxpack_place_fn)(void *user_data, const struct ctxpack_item_view 
 // the caller then still owns `user_data`.
 typedef void (*ctxpack_destroy_fn)(void *user_data);
 
-// Counts and totals of a selection report. Set `struct_size` before the call.
+// Counts and totals of a selection report. Initialise with `CTXPACK_REPORT_SUMMARY_INIT`.
 typedef struct ctxpack_report_summary {
   // `sizeof(ctxpack_report_summary)`, set by the caller.
   size_t struct_size;
@@ -646,7 +661,8 @@ typedef struct ctxpack_report_summary {
   bool total_tokens_saturated;
 } ctxpack_report_summary;
 
-// An item in the final window, in placed order. Set `struct_size` before the call.
+// An item in the final window, in placed order. Initialise with
+// `CTXPACK_INCLUDED_ENTRY_INIT`.
 typedef struct ctxpack_included_entry {
   // `sizeof(ctxpack_included_entry)`, set by the caller.
   size_t struct_size;
@@ -659,7 +675,7 @@ typedef struct ctxpack_included_entry {
 } ctxpack_included_entry;
 
 // An item left out, with its reason and the reason's fields; fields of other reasons
-// are zero or empty. Set `struct_size` before the call.
+// are zero or empty. Initialise with `CTXPACK_EXCLUDED_ENTRY_INIT`.
 typedef struct ctxpack_excluded_entry {
   // `sizeof(ctxpack_excluded_entry)`, set by the caller.
   size_t struct_size;
@@ -701,7 +717,7 @@ typedef struct ctxpack_excluded_entry {
   uint64_t count;
 } ctxpack_excluded_entry;
 
-// One trace event. Set `struct_size` before the call.
+// One trace event. Initialise with `CTXPACK_TRACE_EVENT_INIT`.
 typedef struct ctxpack_trace_event {
   // `sizeof(ctxpack_trace_event)`, set by the caller.
   size_t struct_size;
@@ -721,8 +737,8 @@ typedef struct ctxpack_trace_event {
   bool has_item_index;
 } ctxpack_trace_event;
 
-// A count requirement a count-quota slicer could not meet. Set `struct_size` before
-// the call.
+// A count requirement a count-quota slicer could not meet. Initialise with
+// `CTXPACK_SHORTFALL_INIT`.
 typedef struct ctxpack_shortfall {
   // `sizeof(ctxpack_shortfall)`, set by the caller.
   size_t struct_size;
@@ -918,7 +934,9 @@ ctxpack_status ctxpack_result_quota_utilization(const struct ctxpack_result *res
 // The number of entries of a quota utilization.
 ctxpack_status ctxpack_quota_utilization_count(const struct ctxpack_quota_utilization *utilization, size_t *out_count);
 
-// Entry `i` of a quota utilization (sorted by kind). Set `out->struct_size` first.
+// Entry `i` of a quota utilization (sorted by kind).
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_quota_utilization_entry(const struct ctxpack_quota_utilization *utilization, size_t i, struct ctxpack_kind_quota_utilization *out, struct ctxpack_error **out_error);
 
 // Frees a quota utilization. NULL is a no-op.
@@ -1102,19 +1120,29 @@ ctxpack_status ctxpack_result_overflow(const struct ctxpack_result *result, bool
 ctxpack_status ctxpack_result_has_report(const struct ctxpack_result *result, bool *out_has_report);
 
 // Counts and totals of the report.
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_result_report_summary(const struct ctxpack_result *result, struct ctxpack_report_summary *out, struct ctxpack_error **out_error);
 
 // Included entry `i` (placed order).
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_result_report_included(const struct ctxpack_result *result, size_t i, struct ctxpack_included_entry *out, struct ctxpack_error **out_error);
 
 // Excluded entry `i` (score descending, ties in recording order), with its reason's
 // fields; strings point into the result.
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_result_report_excluded(const struct ctxpack_result *result, size_t i, struct ctxpack_excluded_entry *out, struct ctxpack_error **out_error);
 
 // Trace event `i` (recording order).
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_result_report_event(const struct ctxpack_result *result, size_t i, struct ctxpack_trace_event *out, struct ctxpack_error **out_error);
 
 // Count-requirement shortfall `i` (configuration order).
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_result_report_shortfall(const struct ctxpack_result *result, size_t i, struct ctxpack_shortfall *out, struct ctxpack_error **out_error);
 
 // The report in the JSON wire form of spec 06 §10 (UTF-8, also NUL-terminated), built
@@ -1272,7 +1300,9 @@ ctxpack_status ctxpack_slice_result_cap_excluded(const struct ctxpack_slice_resu
 // The number of count-requirement shortfalls.
 ctxpack_status ctxpack_slice_result_shortfall_count(const struct ctxpack_slice_result *result, size_t *out_count);
 
-// Count-requirement shortfall `i` (configuration order). Set `out->struct_size` first.
+// Count-requirement shortfall `i` (configuration order).
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_slice_result_shortfall(const struct ctxpack_slice_result *result, size_t i, struct ctxpack_shortfall *out, struct ctxpack_error **out_error);
 
 // Frees a slice result. NULL is a no-op.

@@ -197,7 +197,8 @@ impl HandleType for ctxpack_quota_utilization {
     const NAME: &'static str = "ctxpack_quota_utilization";
 }
 
-/// How fully one quota constraint is used. Set `struct_size` before the call.
+/// How fully one quota constraint is used. Initialise with
+/// `CTXPACK_KIND_QUOTA_UTILIZATION_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_kind_quota_utilization {
@@ -269,7 +270,9 @@ pub unsafe extern "C" fn ctxpack_quota_utilization_count(
     })
 }
 
-/// Entry `i` of a quota utilization (sorted by kind). Set `out->struct_size` first.
+/// Entry `i` of a quota utilization (sorted by kind).
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_quota_utilization_entry(
     utilization: *const ctxpack_quota_utilization,

@@ -229,7 +229,7 @@ pub(crate) unsafe fn write_array<T>(
     Ok(())
 }
 
-/// Counts and totals of a selection report. Set `struct_size` before the call.
+/// Counts and totals of a selection report. Initialise with `CTXPACK_REPORT_SUMMARY_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_report_summary {
@@ -253,7 +253,8 @@ pub struct ctxpack_report_summary {
     pub total_tokens_saturated: bool,
 }
 
-/// An item in the final window, in placed order. Set `struct_size` before the call.
+/// An item in the final window, in placed order. Initialise with
+/// `CTXPACK_INCLUDED_ENTRY_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_included_entry {
@@ -268,7 +269,7 @@ pub struct ctxpack_included_entry {
 }
 
 /// An item left out, with its reason and the reason's fields; fields of other reasons
-/// are zero or empty. Set `struct_size` before the call.
+/// are zero or empty. Initialise with `CTXPACK_EXCLUDED_ENTRY_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_excluded_entry {
@@ -312,7 +313,7 @@ pub struct ctxpack_excluded_entry {
     pub count: u64,
 }
 
-/// One trace event. Set `struct_size` before the call.
+/// One trace event. Initialise with `CTXPACK_TRACE_EVENT_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_trace_event {
@@ -334,8 +335,8 @@ pub struct ctxpack_trace_event {
     pub has_item_index: bool,
 }
 
-/// A count requirement a count-quota slicer could not meet. Set `struct_size` before
-/// the call.
+/// A count requirement a count-quota slicer could not meet. Initialise with
+/// `CTXPACK_SHORTFALL_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_shortfall {
@@ -584,6 +585,8 @@ pub unsafe extern "C" fn ctxpack_result_has_report(
 }
 
 /// Counts and totals of the report.
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_summary(
     result: *const ctxpack_result,
@@ -610,6 +613,8 @@ pub unsafe extern "C" fn ctxpack_result_report_summary(
 }
 
 /// Included entry `i` (placed order).
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_included(
     result: *const ctxpack_result,
@@ -632,6 +637,8 @@ pub unsafe extern "C" fn ctxpack_result_report_included(
 
 /// Excluded entry `i` (score descending, ties in recording order), with its reason's
 /// fields; strings point into the result.
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_excluded(
     result: *const ctxpack_result,
@@ -647,6 +654,8 @@ pub unsafe extern "C" fn ctxpack_result_report_excluded(
 }
 
 /// Trace event `i` (recording order).
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_event(
     result: *const ctxpack_result,
@@ -675,6 +684,8 @@ pub unsafe extern "C" fn ctxpack_result_report_event(
 }
 
 /// Count-requirement shortfall `i` (configuration order).
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_shortfall(
     result: *const ctxpack_result,

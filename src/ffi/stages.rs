@@ -207,7 +207,9 @@ pub unsafe extern "C" fn ctxpack_slice_result_shortfall_count(
     })
 }
 
-/// Count-requirement shortfall `i` (configuration order). Set `out->struct_size` first.
+/// Count-requirement shortfall `i` (configuration order).
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_slice_result_shortfall(
     result: *const ctxpack_slice_result,
