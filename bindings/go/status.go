@@ -35,6 +35,7 @@ const (
 	StatusTokenOverflow         Status = C.CTXPACK_TOKEN_OVERFLOW
 	StatusInvalidPolicy         Status = C.CTXPACK_INVALID_POLICY
 	StatusInvalidArgument       Status = C.CTXPACK_INVALID_ARGUMENT
+	StatusOutOfMemory           Status = C.CTXPACK_OUT_OF_MEMORY
 	StatusNullArgument          Status = C.CTXPACK_NULL_ARGUMENT
 	StatusInvalidUTF8           Status = C.CTXPACK_INVALID_UTF8
 	StatusWrongHandleType       Status = C.CTXPACK_WRONG_HANDLE_TYPE
@@ -62,6 +63,7 @@ var statusNames = map[Status]string{
 	StatusTokenOverflow:         "CTXPACK_TOKEN_OVERFLOW",
 	StatusInvalidPolicy:         "CTXPACK_INVALID_POLICY",
 	StatusInvalidArgument:       "CTXPACK_INVALID_ARGUMENT",
+	StatusOutOfMemory:           "CTXPACK_OUT_OF_MEMORY",
 	StatusNullArgument:          "CTXPACK_NULL_ARGUMENT",
 	StatusInvalidUTF8:           "CTXPACK_INVALID_UTF8",
 	StatusWrongHandleType:       "CTXPACK_WRONG_HANDLE_TYPE",
