@@ -23,6 +23,7 @@ namespace Ctxpack
         TokenOverflow = 13,
         InvalidPolicy = 14,
         InvalidArgument = 15,
+        OutOfMemory = 16,
         NullArgument = 100,
         InvalidUtf8 = 101,
         WrongHandleType = 102,
