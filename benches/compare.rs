@@ -1181,15 +1181,15 @@ fn knapsack_tables(sizes: &[usize]) {
             let slicer = make(|o, e| ctxpack_slicer_new_knapsack(100, 0, o, e));
             let (max, target) = budget_numbers(&specs);
             let desc = ctxpack_budget_desc {
-            struct_size: std::mem::size_of::<ctxpack_budget_desc>(),
-            max_tokens: max,
-            target_tokens: target,
-            output_reserve: 0,
-            slots: ptr::null(),
-            slot_count: 0,
-            estimation_safety_margin_percent: 0.0,
-        };
-        let budget = make(|o, e| ctxpack_budget_new(&desc, o, e));
+                struct_size: std::mem::size_of::<ctxpack_budget_desc>(),
+                max_tokens: max,
+                target_tokens: target,
+                output_reserve: 0,
+                slots: ptr::null(),
+                slot_count: 0,
+                estimation_safety_margin_percent: 0.0,
+            };
+            let budget = make(|o, e| ctxpack_budget_new(&desc, o, e));
             let (_, stats) = counted(|| {
                 let r = make(|o, e| {
                     ctxpack_slicer_slice(slicer, items, scores.as_ptr(), n, budget, o, e)
