@@ -7,8 +7,8 @@ use crate::error::{Error, Result};
 use crate::hash::hash_bytes;
 use crate::model::{ContextKind, ContextSource};
 
-/// One candidate piece of context. Immutable once built; its identity is its position in
-/// the caller's input (decision D15), never its content.
+/// One candidate piece of context. Immutable once built; its identity is its position in the
+/// caller's input (decision D15 in docs/decisions.md), never its content.
 ///
 /// ```
 /// use ctxpack::{ContextItem, ContextKind, ErrorCode};
@@ -156,7 +156,8 @@ impl ContextItem {
     pub fn has_group(&self) -> bool {
         self.has(HAS_GROUP)
     }
-    /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14).
+    /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14 in
+    /// docs/decisions.md).
     pub fn timestamp(&self) -> Option<i64> {
         self.has(HAS_TIMESTAMP).then_some(self.timestamp)
     }

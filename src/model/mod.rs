@@ -27,9 +27,11 @@ pub enum OverflowStrategy {
     /// Fail the run with [`crate::Error::Overflow`] (the default).
     #[default]
     Throw,
-    /// Drop non-pinned items that do not fit, walking the merged list in order (D3).
+    /// Drop non-pinned items that do not fit, walking the merged list in order (decision D3 in
+    /// docs/decisions.md).
     Truncate,
-    /// Keep everything and report an [`crate::diagnostics::OverflowEvent`] (D7).
+    /// Keep everything and report an [`crate::diagnostics::OverflowEvent`] (decision D7 in
+    /// docs/decisions.md).
     Proceed,
 }
 

@@ -18,6 +18,7 @@ namespace Ctxpack.Tests
             ["ctxpack_reserved_slot"] = typeof(Native.ReservedSlot),
             ["ctxpack_metadata_entry"] = typeof(Native.MetadataEntry),
             ["ctxpack_item_desc"] = typeof(Native.ItemDesc),
+            ["ctxpack_budget_desc"] = typeof(Native.BudgetDesc),
             ["ctxpack_pipeline_options"] = typeof(Native.PipelineOptions),
             ["ctxpack_run_options"] = typeof(Native.RunOptions),
             ["ctxpack_item_view"] = typeof(Native.ItemView),
