@@ -789,6 +789,12 @@ mod tests {
                 count: 1,
             },
             ExclusionReason::CountRequireCandidatesExhausted { kind: "k".into() },
+            ExclusionReason::GroupExcluded {
+                group: "g".into(),
+                member_index: 0,
+                member_content: "m".into(),
+                member_reason: "BudgetExceeded".into(),
+            },
         ];
         for reason in &reasons {
             let name = reason_name(reason);
@@ -797,6 +803,47 @@ mod tests {
             assert_eq!(&bytes[..name.len], reason.name().as_bytes());
             assert_eq!(bytes[name.len], 0);
         }
+    }
+
+    /// Until the C ABI has group accessors, a group exclusion is reason UNKNOWN named
+    /// "GroupExcluded", and every string of its reason is NUL-terminated in a result.
+    #[test]
+    fn a_group_exclusion_reads_as_unknown_named_group_excluded() {
+        let mut report = SelectionReport {
+            excluded: vec![crate::diagnostics::ExcludedItem {
+                index: 1,
+                score: 0.5,
+                reason: ExclusionReason::GroupExcluded {
+                    group: "call-1".into(),
+                    member_index: 0,
+                    member_content: "the call".into(),
+                    member_reason: "BudgetExceeded".into(),
+                },
+            }],
+            ..SelectionReport::default()
+        };
+        terminate_report(&mut report);
+        let excluded = &report.excluded[0];
+        let ExclusionReason::GroupExcluded {
+            group,
+            member_content,
+            member_reason,
+            ..
+        } = &excluded.reason
+        else {
+            unreachable!()
+        };
+        for s in [group, member_content, member_reason] {
+            let c = ctxpack_str::borrowed(s);
+            // SAFETY: `terminate` wrote a NUL after the text, inside the allocation.
+            assert_eq!(unsafe { *c.ptr.add(c.len) }, 0, "{s:?}");
+        }
+        let entry = excluded_entry(excluded.index, excluded.score, &excluded.reason);
+        assert_eq!(entry.reason, ctxpack_exclusion_reason::Unknown as i32);
+        // SAFETY: a static C string of `len` bytes and its NUL.
+        let name =
+            unsafe { std::slice::from_raw_parts(entry.name.ptr.cast::<u8>(), entry.name.len + 1) };
+        assert_eq!(name, b"GroupExcluded\0");
     }
 
     /// A dry run's (or a sensitivity variant's) result is built from the report alone; it
