@@ -83,7 +83,8 @@ pub unsafe extern "C" fn ctxpack_budget_desc_init(
 /// target_tokens <= max_tokens`, `0 <= output_reserve <= max_tokens`, the margin in
 /// [0, 100], slot counts >= 0 and slot kinds distinct; and, since a reserved slot shrinks
 /// the room of every kind, slots that could never be honoured are rejected too: their sum
-/// must not exceed `target_tokens`, nor `max_tokens - output_reserve`.
+/// must not exceed `target_tokens`, nor `max_tokens - output_reserve` (the specification
+/// accepts such slots; why ctxpack does not: decision D20 in docs/decisions.md).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_budget_new(
     desc: *const ctxpack_budget_desc,

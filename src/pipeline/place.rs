@@ -225,7 +225,7 @@ fn truncate<C: Collector>(
     kept
 }
 
-/// D3 over units: the walk meets each unit at its first position in the merged list; a
+/// Decision D3 (docs/decisions.md) over units: the walk meets each unit at its first position in the merged list; a
 /// pinned unit stays, another stays when all its tokens still fit. Returns the kept
 /// positions in merged order. A dropped group's first member (input order) carries
 /// `BudgetExceeded` with the group's tokens, the others `GroupExcluded`.

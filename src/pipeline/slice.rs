@@ -209,7 +209,7 @@ impl SliceRun<'_, '_> {
     }
 }
 
-/// The candidates whose mask entry is set, in Sort order (D2).
+/// The candidates whose mask entry is set, in Sort order (decision D2 in docs/decisions.md).
 fn kept(sorted: &[Candidate], mask: &[bool]) -> Vec<Candidate> {
     sorted
         .iter()
