@@ -1038,7 +1038,8 @@ ctxpack_status ctxpack_budget_desc_init(struct ctxpack_budget_desc *out, size_t 
 // target_tokens <= max_tokens`, `0 <= output_reserve <= max_tokens`, the margin in
 // [0, 100], slot counts >= 0 and slot kinds distinct; and, since a reserved slot shrinks
 // the room of every kind, slots that could never be honoured are rejected too: their sum
-// must not exceed `target_tokens`, nor `max_tokens - output_reserve`.
+// must not exceed `target_tokens`, nor `max_tokens - output_reserve` (the specification
+// accepts such slots; why ctxpack does not: decision D20 in docs/decisions.md).
 ctxpack_status ctxpack_budget_new(const struct ctxpack_budget_desc *desc, struct ctxpack_budget **out, struct ctxpack_error **out_error);
 
 // Frees a budget. NULL is a no-op.

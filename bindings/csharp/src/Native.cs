@@ -274,6 +274,28 @@ namespace Ctxpack
             public IntPtr Pipeline;
         }
 
+        // The JSON read options and warnings (the policy and budget JSON functions, which
+        // the binding does not wrap yet): mirrored so that their layout is checked with the
+        // rest (LayoutTests).
+        [StructLayout(LayoutKind.Sequential)]
+        internal unsafe struct JsonReadOptions
+        {
+            public UIntPtr StructSize;
+            public IntPtr Registry;
+            public byte Strict;
+            public fixed byte Reserved[7];
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct JsonWarning
+        {
+            public UIntPtr StructSize;
+            public int Kind;
+            public Str Path;
+            public Str Message;
+            public Str Text;
+        }
+
         // Callbacks (Callbacks.cs). Pointers to views, scores and outputs are IntPtr and
         // read with unsafe code during the call.
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]

@@ -37,6 +37,8 @@ namespace Ctxpack.Tests
             ["ctxpack_count_quota_entry"] = typeof(Native.CountQuotaEntry),
             ["ctxpack_kind_quota_utilization"] = typeof(Native.KindQuotaUtilization),
             ["ctxpack_sensitivity_variant"] = typeof(Native.SensitivityVariant),
+            ["ctxpack_json_read_options"] = typeof(Native.JsonReadOptions),
+            ["ctxpack_json_warning"] = typeof(Native.JsonWarning),
         };
 
         /// has_future_relevance_hint -> HasFutureRelevanceHint
