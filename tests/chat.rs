@@ -618,3 +618,37 @@ fn sample_requests_keep_every_pair() {
         assert!(trims > 100);
     }
 }
+
+/// The framing on top of the built-in tokenizer reproduces the prompt tokens the OpenAI
+/// API reported for the cookbook's example request ("How to count tokens with tiktoken":
+/// 129 for gpt-4, whose encoding is cl100k_base; 124 for gpt-4o, o200k_base).
+#[cfg(feature = "tokenizer")]
+#[test]
+fn counts_match_the_prompt_tokens_openai_reported() {
+    let request = json!({"model": "gpt-4o", "messages": [
+        {"role": "system", "content": "You are a helpful, pattern-following assistant that translates corporate jargon into plain English."},
+        {"role": "system", "name": "example_user", "content": "New synergies will help drive top-line growth."},
+        {"role": "system", "name": "example_assistant", "content": "Things working well together will increase revenue."},
+        {"role": "system", "name": "example_user", "content": "Let's circle back when we have more bandwidth to touch base on opportunities for increased leverage."},
+        {"role": "system", "name": "example_assistant", "content": "Let's talk later when we're less busy about how to do better."},
+        {"role": "user", "content": "This late pivot means we don't have time to boil the ocean for the client deliverable."}]})
+    .to_string();
+    let pipeline = Policy::preset("chat").unwrap().build_pipeline().unwrap();
+    let budget = ContextBudget::new(1000, 1000).unwrap();
+    for (encoding, reported) in [("cl100k_base", 129), ("o200k_base", 124)] {
+        let options = ChatOptions::with_counter(Encoding::by_name(encoding).unwrap());
+        let t = trim(Provider::OpenAi, &request, &budget, &pipeline, &options).unwrap();
+        assert_eq!(t.input_tokens, reported, "{encoding}");
+        assert_eq!(t.tokens, reported, "{encoding}: everything fits");
+    }
+    // The default counter is o200k_base.
+    let t = trim(
+        Provider::OpenAi,
+        &request,
+        &budget,
+        &pipeline,
+        &ChatOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(t.input_tokens, 124);
+}

@@ -438,3 +438,20 @@ fn reports_map_items_back_to_paths() {
         assert!(t.items[e.index].content().starts_with(path.as_str()));
     }
 }
+
+#[test]
+fn the_default_counter_is_o200k_base_or_the_estimate_without_the_tokenizer() {
+    let text = "Refunds take 5–7 days. 払い戻しには数日かかります。";
+    let counted = ChatOptions::default().counter.count_tokens(text);
+    assert_eq!(default_counter().count_tokens(text), counted);
+    match crate::tokenizer::Encoding::by_name(DEFAULT_ENCODING) {
+        Ok(o200k) => {
+            assert_eq!(counted, o200k.count(text));
+            assert_ne!(counted, estimate_tokens(text), "not the estimate");
+        }
+        Err(e) => {
+            assert_eq!(e.code(), crate::ErrorCode::Unsupported);
+            assert_eq!(counted, estimate_tokens(text));
+        }
+    }
+}
