@@ -46,6 +46,7 @@ test-rust:
 	$(CARGO) test --release --no-default-features --test errors_doc
 	$(CARGO) bench --bench compare --no-run
 	$(CARGO) bench --bench tokenizer --no-run
+	$(CARGO) bench --bench chat --no-run
 	CTXPACK_CONFORMANCE_ENGINE=ffi $(CARGO) test --release --test conformance
 
 test-c:

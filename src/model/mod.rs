@@ -15,7 +15,7 @@ pub use group::{GroupValue, Units};
 pub(crate) use item::ItemFields;
 pub use item::{ContextItem, ContextItemBuilder};
 pub(crate) use json::type_name;
-pub use json::{read_items, ItemReadError};
+pub use json::{read_items, read_items_counted, ItemReadError};
 pub(crate) use kind::fold_ascii;
 pub use kind::{ContextKind, ContextSource};
 pub use timestamp::{format_rfc3339, parse_rfc3339};

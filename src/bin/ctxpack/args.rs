@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use ctxpack::tokenizer::ENCODING_NAMES;
 use ctxpack::GroupValue;
 
 /// What the tool prints.
@@ -72,6 +73,11 @@ pub struct Args {
     pub pinned_first: bool,
     /// `--group-value`: how a group's value is computed (overrides the policy when given).
     pub group_value: Option<GroupValue>,
+    /// `--encoding`: the encoding that counts items without `tokens` and chat requests
+    /// (one of `ctxpack::tokenizer::ENCODING_NAMES`, as spelled there).
+    pub encoding: Option<&'static str>,
+    /// `false` with `--no-pin-last-turn` (chat requests only).
+    pub pin_last_turn: bool,
 }
 
 /// A usage error: the message is printed on one line, exit status 2.
@@ -89,12 +95,12 @@ pub const USAGE: &str = "\
 usage: ctxpack [FILE] (--max N [--target N] [--reserve N] | --budget FILE.json)
                [--preset NAME | --policy FILE.json] [--strict] [--pinned-first]
                [--group-value V] [--explain | --report json] [--format items|openai|anthropic]
+               [--encoding o200k_base|cl100k_base] [--no-pin-last-turn]
 
 Reads candidate items (JSON Lines or a JSON array; FILE or standard input when FILE is
 absent or '-'), selects the context window for the budget, and prints it as JSON Lines in
 placed order. With --format openai or anthropic, reads a chat request body instead and
-prints it trimmed to the budget (tool calls kept with their results; tokens estimated
-without a tokenizer, docs/chat.md).
+prints it trimmed to the budget (tool calls kept with their results; docs/chat.md).
 
   --max N          max_tokens of the budget (required unless --budget is given)
   --target N       target_tokens (default: --max)
@@ -115,6 +121,12 @@ without a tokenizer, docs/chat.md).
   --report json    print the SelectionReport as JSON
   --format F       items (default), openai (Chat Completions request), anthropic (Messages
                    request)
+  --encoding E     o200k_base or cl100k_base: items without \"tokens\" are counted with it
+                   (items with \"tokens\" keep theirs); chat requests are counted with it
+                   (default: o200k_base)
+  --no-pin-last-turn
+                   chat requests: let the last turn (and the question it works on) be
+                   dropped like any other message (default: always kept)
   -h, --help       this text
   -V, --version    print the version
 
@@ -131,6 +143,7 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     let mut output = OutputMode::Window;
     let mut format = InputFormat::Items;
     let (mut pinned_first, mut group_value) = (false, None);
+    let (mut encoding, mut pin_last_turn) = (None, true);
     let mut it = argv.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -169,6 +182,8 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                 }
             },
             "--format" => format = input_format(&value("--format")?)?,
+            "--encoding" => encoding = Some(encoding_name(&value("--encoding")?)?),
+            "--no-pin-last-turn" => pin_last_turn = false,
             flag if flag.starts_with("--") => {
                 return Err(UsageError(format!("unknown option {flag}")))
             }
@@ -178,6 +193,11 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                 }
             }
         }
+    }
+    if !pin_last_turn && format == InputFormat::Items {
+        return Err(UsageError(
+            "--no-pin-last-turn applies to --format openai or anthropic".into(),
+        ));
     }
     let budget = match budget_file {
         Some(_) if max.is_some() || target.is_some() || reserve.is_some() => {
@@ -201,7 +221,23 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
         format,
         pinned_first,
         group_value,
+        encoding,
+        pin_last_turn,
     }))
+}
+
+/// The encoding's name as the library spells it; the check does not need the tokenizer
+/// (a build without it reports that when the encoding is loaded).
+fn encoding_name(text: &str) -> Result<&'static str, UsageError> {
+    ENCODING_NAMES
+        .into_iter()
+        .find(|name| name.eq_ignore_ascii_case(text))
+        .ok_or_else(|| {
+            UsageError(format!(
+                "--encoding expects {}, not '{text}'",
+                ENCODING_NAMES.join(" or ")
+            ))
+        })
 }
 
 fn input_format(text: &str) -> Result<InputFormat, UsageError> {
@@ -292,6 +328,11 @@ mod tests {
             (a.budget, a.strict),
             (BudgetSource::File("b.json".into()), true)
         );
+        assert_eq!((a.encoding, a.pin_last_turn), (None, true));
+        let a = args("r.json --max 10 --format openai --encoding CL100K_BASE --no-pin-last-turn")
+            .unwrap()
+            .unwrap();
+        assert_eq!((a.encoding, a.pin_last_turn), (Some("cl100k_base"), false));
     }
 
     #[test]
@@ -333,6 +374,15 @@ mod tests {
                 "--group-value expects sum, max or mean, got 'median'",
             ),
             ("--max 1 --group-value", "--group-value needs a value"),
+            (
+                "--max 1 --encoding p50k_base",
+                "--encoding expects o200k_base or cl100k_base, not 'p50k_base'",
+            ),
+            ("--max 1 --encoding", "--encoding needs a value"),
+            (
+                "--max 1 --no-pin-last-turn",
+                "--no-pin-last-turn applies to --format openai or anthropic",
+            ),
         ] {
             assert_eq!(args(line).unwrap_err().0, msg, "{line}");
         }
