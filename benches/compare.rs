@@ -4,6 +4,8 @@
 //! cargo bench --bench compare                      # the full table (docs/performance.md)
 //! cargo bench --bench compare -- --sizes 100,1000  # fewer sizes
 //! cargo bench --bench compare -- --workloads 1,3b  # some workloads only
+//! cargo bench --bench compare -- --workloads 6 --sizes 10000,100000
+//!                                                  # item groups: grouped chat vs plain chat
 //! cargo bench --bench compare -- --quick           # fewer samples per row
 //! cargo bench --bench compare -- --no-ref          # ctxpack only
 //! cargo bench --bench compare -- --wall            # wall-clock instead of thread CPU time
@@ -337,7 +339,7 @@ fn descriptors(specs: &[Spec]) -> Descs {
                 kind: cstr(s.kind),
                 source: cstr(s.source),
                 priority: s.priority.unwrap_or(0),
-                has_priority: s.priority.is_some(),
+                has_priority: s.priority.is_some().into(),
                 tags: if t.is_empty() {
                     ptr::null()
                 } else {
@@ -347,12 +349,13 @@ fn descriptors(specs: &[Spec]) -> Descs {
                 metadata: ptr::null(),
                 metadata_count: 0,
                 timestamp_ns: s.timestamp.unwrap_or(0),
-                has_timestamp: s.timestamp.is_some(),
+                has_timestamp: s.timestamp.is_some().into(),
                 future_relevance_hint: s.hint.unwrap_or(0.0),
-                has_future_relevance_hint: s.hint.is_some(),
-                pinned: false,
+                has_future_relevance_hint: s.hint.is_some().into(),
+                pinned: 0,
                 original_tokens: 0,
-                has_original_tokens: false,
+                has_original_tokens: 0,
+                reserved: [0; 3],
             }
         })
         .collect();
@@ -537,7 +540,16 @@ fn ctx_setup(w: Workload, specs: &[Spec]) -> CtxSetup {
         ctxpack_slicer_free(slicer);
         ctxpack_placer_free(placer);
         let (max, target) = budget_numbers(specs);
-        let budget = make(|o, e| ctxpack_budget_new(max, target, 0, ptr::null(), 0, 0.0, o, e));
+        let desc = ctxpack_budget_desc {
+            struct_size: std::mem::size_of::<ctxpack_budget_desc>(),
+            max_tokens: max,
+            target_tokens: target,
+            output_reserve: 0,
+            slots: ptr::null(),
+            slot_count: 0,
+            estimation_safety_margin_percent: 0.0,
+        };
+        let budget = make(|o, e| ctxpack_budget_new(&desc, o, e));
         CtxSetup { pipeline, budget }
     }
 }
@@ -554,9 +566,10 @@ fn ctx_run(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<usize>, St
         );
         let options = ctxpack_run_options {
             struct_size: std::mem::size_of::<ctxpack_run_options>(),
-            trace_detail: trace,
             on_overflow: None,
             overflow_user_data: ptr::null_mut(),
+            trace_detail: trace,
+            reserved: [0; 4],
         };
         let options_ptr = if trace == 0 {
             ptr::null()
@@ -808,6 +821,8 @@ fn fmt_bytes(b: usize) -> String {
 struct Options {
     sizes: Vec<usize>,
     workloads: Vec<Workload>,
+    /// Workload 6: the grouped chat rows (Rust API, grouped against plain).
+    groups: bool,
     ref_limit: f64,
     alloc_log: bool,
     /// Seconds of ctxpack samples per row (the reference gets at most as many samples).
@@ -828,6 +843,7 @@ fn parse_options() -> Options {
             Workload::Quota,
             Workload::ChatTraced,
         ],
+        groups: true,
         ref_limit: 60.0,
         alloc_log: false,
         ctx_budget: 1.5,
@@ -847,8 +863,11 @@ fn parse_options() -> Options {
                 i += 1;
             }
             "--workloads" => {
-                o.workloads = value()
+                let list = value();
+                o.groups = list.split(',').any(|s| s.trim() == "6");
+                o.workloads = list
                     .split(',')
+                    .filter(|s| s.trim() != "6")
                     .map(|s| match s.trim() {
                         "1" => Workload::Chat,
                         "2" => Workload::Rag,
@@ -906,11 +925,11 @@ enum RefOutcome {
     Skipped { estimate: f64 },
 }
 
-/// Compares ctxpack's placed indices with the reference's placed contents (contents are
-/// unique in every workload). The reference crate places the sliced items in its
-/// slicer's output order before the placer runs, and the chronological placer keeps
-/// that order among items without a timestamp, where ctxpack uses input order (decision
-/// D2); that difference is named rather than reported as a disagreement.
+/// Compares ctxpack's placed indices with the reference's placed contents (contents are unique in
+/// every workload). The reference crate places the sliced items in its slicer's output order before
+/// the placer runs, and the chronological placer keeps that order among items without a timestamp,
+/// where ctxpack uses input order (decision Decision D2 in docs/decisions.md); that difference is
+/// named rather than reported as a disagreement.
 fn compare_selection(ctx: &[usize], reference: &[String], specs: &[Spec]) -> &'static str {
     let by_content: HashMap<&str, usize> = specs
         .iter()
@@ -1131,6 +1150,148 @@ fn fmt_n(n: usize) -> String {
 }
 
 // ---------------------------------------------------------------------------------------
+// Workload 6: item groups
+// ---------------------------------------------------------------------------------------
+
+/// Group keys for chat items: about 30 % of the items belong to groups of 2 or 3
+/// consecutive items (a tool call and its results), keyed by their first item.
+fn group_keys(n: usize) -> Vec<Option<String>> {
+    let mut rng = Rng::new(0x6209 ^ n as u64);
+    let mut keys = vec![None; n];
+    let mut i = 0;
+    while i < n {
+        // A group of mean size 2.5 starts with probability p: 2.5 p / (1 + 1.5 p) = 0.3.
+        if rng.chance(0.141) {
+            let size = 2 + rng.below(2);
+            for key in keys.iter_mut().skip(i).take(size) {
+                *key = Some(format!("call_{i}"));
+            }
+            i += size;
+        } else {
+            i += 1;
+        }
+    }
+    keys
+}
+
+/// Workload 1's pipeline built through the Rust API: recency 3 + kind 1, greedy,
+/// chronological.
+fn rust_chat_pipeline() -> ctxpack::Pipeline {
+    use ctxpack::placer::ChronologicalPlacer;
+    use ctxpack::scorer::{CompositeScorer, KindScorer, RecencyScorer};
+    use ctxpack::slicer::GreedySlice;
+    use std::sync::Arc;
+    ctxpack::Pipeline::builder()
+        .scorer(Arc::new(
+            CompositeScorer::new(vec![
+                (Arc::new(RecencyScorer::new()), 3.0),
+                (Arc::new(KindScorer::new()), 1.0),
+            ])
+            .unwrap(),
+        ))
+        .slicer(Arc::new(GreedySlice::new()))
+        .placer(Arc::new(ChronologicalPlacer::new()))
+        .build()
+        .unwrap()
+}
+
+/// The chat items as Rust values, with or without their group keys.
+fn rust_chat_items(specs: &[Spec], keys: Option<&[Option<String>]>) -> Vec<ctxpack::ContextItem> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut b = ctxpack::ContextItem::builder(s.content.as_str(), s.tokens)
+                .kind(ctxpack::ContextKind::new(s.kind).unwrap())
+                .source(ctxpack::ContextSource::new(s.source).unwrap());
+            if let Some(t) = s.timestamp {
+                b = b.timestamp(t);
+            }
+            if let Some(key) = keys.and_then(|k| k[i].as_deref()) {
+                b = b.group(key);
+            }
+            b.build().unwrap()
+        })
+        .collect()
+}
+
+/// Workload 6: the chat workload (recency 3 + kind 1, greedy, chronological) with 30 % of
+/// the items in groups of 2–3, against the same items without group keys. Both sides go
+/// through the Rust API and each measured run builds the items, runs the pipeline and drops
+/// both (the C ABI's item descriptor gains its group field with the C ABI 1.0 work).
+fn group_rows(o: &Options) {
+    let pipeline = rust_chat_pipeline();
+    println!();
+    println!("Item groups (workload 6): chat with 30 % of the items in groups of 2–3, Rust API, build + run + drop");
+    println!();
+    println!("| N | grouped items | groups | plain chat | grouped chat | grouped / plain | groups placed whole |");
+    println!("|---|---|---|---|---|---|---|");
+    for &n in &o.sizes {
+        let specs = Workload::Chat.items(n);
+        let keys = group_keys(n);
+        let (max, target) = budget_numbers(&specs);
+        let budget = ctxpack::ContextBudget::new(max, target).unwrap();
+        let run = |grouped: bool| {
+            let items = rust_chat_items(&specs, grouped.then_some(keys.as_slice()));
+            let selection = pipeline.run(&items, &budget).unwrap();
+            (items, selection)
+        };
+        // Check once, untimed: every group all in or all out, members adjacent.
+        let (items, selection) = run(true);
+        let whole = groups_whole(&items, &selection.indices);
+        drop((items, selection));
+        let (_, first) = time(|| black_box(run(false)));
+        let samples = ((o.ctx_budget / first.as_secs_f64().max(1e-7)) as usize).clamp(5, 2001);
+        let (mut plain, mut grouped) = (Vec::new(), Vec::new());
+        for _ in 0..samples {
+            plain.push(time(|| black_box(run(false))).1);
+            grouped.push(time(|| black_box(run(true))).1);
+        }
+        let (p, g) = (median(&mut plain), median(&mut grouped));
+        let grouped_items = keys.iter().flatten().count();
+        let group_count = keys
+            .iter()
+            .enumerate()
+            .filter(|(i, k)| k.is_some() && (*i == 0 || keys[i - 1] != **k))
+            .count();
+        println!(
+            "| {} | {} ({:.0} %) | {} | {} | {} | {:.2}× | {} |",
+            fmt_n(n),
+            grouped_items,
+            100.0 * grouped_items as f64 / n as f64,
+            group_count,
+            fmt_time(p),
+            fmt_time(g),
+            g.as_secs_f64() / p.as_secs_f64(),
+            if whole { "yes" } else { "NO" }
+        );
+        eprintln!("  [6 {n}: {samples} samples each]");
+    }
+}
+
+/// True when every group is placed whole or not at all, members adjacent in input order.
+fn groups_whole(items: &[ctxpack::ContextItem], placed: &[usize]) -> bool {
+    let mut rank = vec![None; items.len()];
+    for (r, &i) in placed.iter().enumerate() {
+        rank[i] = Some(r);
+    }
+    let mut members: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, item) in items.iter().enumerate() {
+        if let Some(g) = item.group() {
+            members.entry(g).or_default().push(i);
+        }
+    }
+    members.values().all(|m| {
+        let ranks: Vec<Option<usize>> = m.iter().map(|&i| rank[i]).collect();
+        ranks.iter().all(Option::is_none)
+            || ranks
+                .windows(2)
+                .all(|w| w[0].is_some() && w[1] == w[0].map(|r| r + 1))
+                && ranks[0].is_some()
+    })
+}
+
+// ---------------------------------------------------------------------------------------
 // Extra evidence: knapsack keep table, diagnostics allocations
 // ---------------------------------------------------------------------------------------
 
@@ -1169,7 +1330,16 @@ fn knapsack_tables(sizes: &[usize]) {
             .unwrap();
             let slicer = make(|o, e| ctxpack_slicer_new_knapsack(100, 0, o, e));
             let (max, target) = budget_numbers(&specs);
-            let budget = make(|o, e| ctxpack_budget_new(max, target, 0, ptr::null(), 0, 0.0, o, e));
+            let desc = ctxpack_budget_desc {
+                struct_size: std::mem::size_of::<ctxpack_budget_desc>(),
+                max_tokens: max,
+                target_tokens: target,
+                output_reserve: 0,
+                slots: ptr::null(),
+                slot_count: 0,
+                estimation_safety_margin_percent: 0.0,
+            };
+            let budget = make(|o, e| ctxpack_budget_new(&desc, o, e));
             let (_, stats) = counted(|| {
                 let r = make(|o, e| {
                     ctxpack_slicer_slice(slicer, items, scores.as_ptr(), n, budget, o, e)
@@ -1224,36 +1394,22 @@ fn knapsack_tables(sizes: &[usize]) {
 /// Allocations of `ctxpack_pipeline_run` alone (items already pushed): untraced, traced
 /// at Item detail, and the Rust API's untraced `Pipeline::run` on the same items.
 fn diagnostics_allocations(sizes: &[usize], log: bool) {
-    use ctxpack::placer::ChronologicalPlacer;
-    use ctxpack::scorer::{CompositeScorer, KindScorer, RecencyScorer};
-    use ctxpack::slicer::GreedySlice;
-    use std::sync::Arc;
     println!();
     println!("Allocations of one chat run (workload 1) after the items are pushed");
     println!();
     println!("| N | C ABI untraced | Rust API untraced | C ABI traced (Item) |");
     println!("|---|---|---|---|");
-    let rust_pipeline = ctxpack::Pipeline::builder()
-        .scorer(Arc::new(
-            CompositeScorer::new(vec![
-                (Arc::new(RecencyScorer::new()), 3.0),
-                (Arc::new(KindScorer::new()), 1.0),
-            ])
-            .unwrap(),
-        ))
-        .slicer(Arc::new(GreedySlice::new()))
-        .placer(Arc::new(ChronologicalPlacer::new()))
-        .build()
-        .unwrap();
+    let rust_pipeline = rust_chat_pipeline();
     for &n in sizes {
         let specs = Workload::Chat.items(n);
         let descs = descriptors(&specs);
         let setup = ctx_setup(Workload::Chat, &specs);
         let options = ctxpack_run_options {
             struct_size: std::mem::size_of::<ctxpack_run_options>(),
-            trace_detail: 2,
             on_overflow: None,
             overflow_user_data: ptr::null_mut(),
+            trace_detail: 2,
+            reserved: [0; 4],
         };
         // SAFETY (block): valid arrays and live handles.
         let (untraced, traced) = unsafe {
@@ -1288,18 +1444,7 @@ fn diagnostics_allocations(sizes: &[usize], log: bool) {
             ctxpack_items_free(items);
             (u, t)
         };
-        let rust_items: Vec<ctxpack::ContextItem> = specs
-            .iter()
-            .map(|s| {
-                let mut b = ctxpack::ContextItem::builder(s.content.as_str(), s.tokens)
-                    .kind(ctxpack::ContextKind::new(s.kind).unwrap())
-                    .source(ctxpack::ContextSource::new(s.source).unwrap());
-                if let Some(t) = s.timestamp {
-                    b = b.timestamp(t);
-                }
-                b.build().unwrap()
-            })
-            .collect();
+        let rust_items = rust_chat_items(&specs, None);
         let budget = {
             let (max, target) = budget_numbers(&specs);
             ctxpack::ContextBudget::new(max, target).unwrap()
@@ -1396,8 +1541,10 @@ fn main() {
         load_average()
     );
     println!();
-    println!("| workload | N | ctxpack | reference | ref / ctxpack | sort floor | ctxpack / floor | peak extra memory | peak / input | same selection | notes |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    if !o.workloads.is_empty() {
+        println!("| workload | N | ctxpack | reference | ref / ctxpack | sort floor | ctxpack / floor | peak extra memory | peak / input | same selection | notes |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    }
     for &w in &o.workloads {
         let mut last_ref = None;
         for &n in &o.sizes {
@@ -1410,6 +1557,9 @@ fn main() {
     }
     if o.workloads.contains(&Workload::ChatTraced) {
         diagnostics_allocations(&o.sizes, o.alloc_log);
+    }
+    if o.groups {
+        group_rows(&o);
     }
     println!();
     println!("load average at the end: {}", load_average());

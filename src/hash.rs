@@ -62,6 +62,11 @@ fn fmix64(mut x: u64) -> u64 {
     x ^ (x >> 33)
 }
 
+/// Mixes the hash `next` into the running hash `acc` of a sequence (order matters).
+pub(crate) fn combine(acc: u64, next: u64) -> u64 {
+    fmix64((acc.rotate_left(5) ^ next).wrapping_mul(SEED))
+}
+
 const LANE_KEYS: [u64; 4] = [
     0x9e37_79b9_7f4a_7c15,
     0xc2b2_ae3d_27d4_eb4f,

@@ -60,6 +60,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod alloc;
 pub mod analytics;
 pub mod chat;
 pub mod diagnostics;
@@ -84,6 +85,7 @@ pub(crate) mod testutil;
 
 pub use error::{Error, ErrorCode, Result};
 pub use model::{
-    ContextBudget, ContextItem, ContextKind, ContextSource, OverflowStrategy, ScoredItem,
+    ContextBudget, ContextItem, ContextKind, ContextSource, GroupValue, OverflowStrategy,
+    ScoredItem,
 };
 pub use pipeline::{Pipeline, PipelineBuilder, RunOptions, Selection};

@@ -4,9 +4,9 @@
 //! composite scorers, decay on a fixed clock, a callback scorer returning arbitrary scores
 //! including NaN and ±inf), every slicer (knapsack, percentage quotas, count quotas,
 //! count-constrained knapsack, nested) and placer — with arbitrary f64 and i64
-//! configuration values, the deduplication flag and the overflow strategy. The rest
-//! gives the budget, the trace level and up to 64 items with arbitrary tokens (near
-//! `i64::MAX` included). Invalid configurations must fail with an error; built pipelines
+//! configuration values, the deduplication flag, the overflow strategy, the group value
+//! mode and the pinned-first option. The rest gives the budget, the trace level and up to
+//! 64 items with arbitrary tokens (near `i64::MAX` included), a third of them in groups. Invalid configurations must fail with an error; built pipelines
 //! must satisfy every run invariant of `ctxpack_fuzz::check`.
 //!
 //! When the pipeline has a policy form (`Policy::from_pipeline`: built-in components on
@@ -23,11 +23,10 @@ use ctxpack::Pipeline;
 use ctxpack_fuzz::{check, generate, ByteReader};
 use libfuzzer_sys::fuzz_target;
 
-/// `pipeline` with a top-level scorer that is not a composite wrapped in a one-entry
-/// composite of weight 1, as a policy always builds it (M1). The wrapper turns `-0.0`
-/// scores into `+0.0`, and under the IEEE total order of Sort that can reorder tied
-/// items (spec 03 §5.0), so this — not the original — is what the rebuilt pipeline must
-/// equal.
+/// `pipeline` with a top-level scorer that is not a composite wrapped in a one-entry composite of
+/// weight 1, as a policy always builds it (policy step M1 in docs/decisions.md). The wrapper turns
+/// `-0.0` scores into `+0.0`, and under the IEEE total order of Sort that can reorder tied items
+/// (spec 03 §5.0), so this — not the original — is what the rebuilt pipeline must equal.
 fn policy_shaped(pipeline: &Pipeline) -> Pipeline {
     let scorer = pipeline.scorer().clone();
     if scorer.as_any().is::<CompositeScorer>() {
@@ -41,6 +40,8 @@ fn policy_shaped(pipeline: &Pipeline) -> Pipeline {
         .placer(pipeline.placer().clone())
         .deduplication(pipeline.deduplication())
         .overflow_strategy(pipeline.overflow_strategy())
+        .group_value(pipeline.group_value())
+        .pinned_first(pipeline.pinned_first())
         .build()
         .expect("every component is set")
 }

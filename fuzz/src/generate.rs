@@ -19,6 +19,7 @@ use ctxpack::slicer::{
     CountConstrainedKnapsackSlice, CountQuotaEntry, CountQuotaSlice, GreedySlice, KnapsackSlice,
     QuotaEntry, QuotaSlice, ScarcityBehavior, Slicer,
 };
+use ctxpack::GroupValue;
 use ctxpack::{
     ContextBudget, ContextItem, ContextKind, ContextSource, OverflowStrategy, Pipeline, Result,
 };
@@ -99,8 +100,17 @@ pub fn item(r: &mut ByteReader<'_>) -> Result<ContextItem> {
     if flags & 128 != 0 {
         b = b.original_tokens(r.i64());
     }
-    b.pinned(r.one_in(8)).build()
+    b = b.pinned(r.one_in(8));
+    // Item groups: a key from a small pool, so that groups have several members.
+    if r.one_in(3) {
+        b = b.group(r.pick_or_string(GROUPS));
+    }
+    b.build()
 }
+
+/// Group keys: few, so that members collide; arbitrary strings (the empty one included)
+/// come from `pick_or_string`.
+const GROUPS: &[&str] = &["call_1", "call_2", "call_3", "Call_1"];
 
 /// A token count: mostly small and non-negative, sometimes negative or near `i64::MAX`.
 pub fn tokens(r: &mut ByteReader<'_>) -> i64 {
@@ -155,6 +165,8 @@ pub fn pipeline(r: &mut ByteReader<'_>) -> Result<Pipeline> {
         .placer(placer(r))
         .deduplication(r.bool())
         .overflow_strategy(overflow_strategy(r))
+        .group_value(GroupValue::ALL[r.below(GroupValue::ALL.len())])
+        .pinned_first(r.one_in(4))
         .build()
 }
 

@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use crate::diagnostics::{
-    CountRequirementShortfall, ExcludedItem, ExclusionReason, IncludedItem, InclusionReason,
-    OverflowEvent, PipelineStage, SelectionReport, TraceDetail, TraceEvent,
+    CountRequirementShortfall, ExcludedItem, ExclusionReason, GroupReport, IncludedItem,
+    InclusionReason, OverflowEvent, PipelineStage, SelectionReport, TraceDetail, TraceEvent,
 };
 
 /// What the pipeline reports to while it runs.
@@ -24,6 +24,8 @@ pub(crate) trait Collector {
     fn include(&mut self, index: usize, score: f64, reason: InclusionReason);
     /// Records the count-quota shortfalls of the Slice stage.
     fn shortfalls(&mut self, shortfalls: Vec<CountRequirementShortfall>);
+    /// Records the group listing (grouped runs only, once, after Place).
+    fn groups(&mut self, groups: Vec<GroupReport>);
 }
 
 /// The disabled collector: records nothing and allocates nothing.
@@ -41,6 +43,8 @@ impl Collector for NullCollector {
     fn include(&mut self, _: usize, _: f64, _: InclusionReason) {}
     #[inline(always)]
     fn shortfalls(&mut self, _: Vec<CountRequirementShortfall>) {}
+    #[inline(always)]
+    fn groups(&mut self, _: Vec<GroupReport>) {}
 }
 
 /// The recording collector behind traced runs.
@@ -77,7 +81,7 @@ impl Recorder {
     pub(crate) fn into_report(
         mut self,
         total_candidates: usize,
-        total_tokens_considered: i64,
+        total_tokens_considered: i128,
         overflow: Option<OverflowEvent>,
     ) -> SelectionReport {
         self.report.total_candidates = total_candidates;
@@ -128,5 +132,9 @@ impl Collector for Recorder {
 
     fn shortfalls(&mut self, shortfalls: Vec<CountRequirementShortfall>) {
         self.report.count_requirement_shortfalls = shortfalls;
+    }
+
+    fn groups(&mut self, groups: Vec<GroupReport>) {
+        self.report.groups = groups;
     }
 }

@@ -23,11 +23,12 @@ impl InclusionReason {
 }
 
 /// Why an item is not in the final window. The spec's eight variants, the reference's two
-/// count-quota variants, and `Unknown` for names read from JSON that this version does
-/// not know.
+/// count-quota variants, ctxpack's group variant, and `Unknown` for names read from JSON
+/// that this version does not know.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExclusionReason {
-    /// Did not fit: `available_tokens` is one value per stage and run (D5).
+    /// Did not fit: `available_tokens` is one value per stage and run (decision D5 in
+    /// docs/decisions.md).
     BudgetExceeded {
         /// The item's tokens.
         item_tokens: i64,
@@ -65,7 +66,7 @@ pub enum ExclusionReason {
         /// The item's token count (negative).
         tokens: i64,
     },
-    /// The room was taken by pinned items (D4).
+    /// The room was taken by pinned items (decision D4 in docs/decisions.md).
     PinnedOverride {
         /// Content of the first pinned item in input order.
         displaced_by: String,
@@ -75,7 +76,7 @@ pub enum ExclusionReason {
         /// The filter's name.
         filter_name: String,
     },
-    /// A count-quota cap was reached for the item's kind (D10).
+    /// A count-quota cap was reached for the item's kind (decision D10 in docs/decisions.md).
     CountCapExceeded {
         /// The item's own kind spelling.
         kind: String,
@@ -88,6 +89,19 @@ pub enum ExclusionReason {
     CountRequireCandidatesExhausted {
         /// The kind.
         kind: String,
+    },
+    /// The item's group was excluded because another member was (the group extension,
+    /// `docs/groups.md`): a group is selected whole or not at all. The named member carries
+    /// its own reason.
+    GroupExcluded {
+        /// The group key.
+        group: String,
+        /// Input position of the member whose exclusion took the group out.
+        member_index: usize,
+        /// That member's content.
+        member_content: String,
+        /// That member's own exclusion reason (its wire name).
+        member_reason: String,
     },
     /// A reason name this version does not know, kept as read.
     Unknown {
@@ -112,6 +126,7 @@ impl ExclusionReason {
             ExclusionReason::CountRequireCandidatesExhausted { .. } => {
                 "CountRequireCandidatesExhausted"
             }
+            ExclusionReason::GroupExcluded { .. } => "GroupExcluded",
             ExclusionReason::Unknown { name } => name,
         }
     }

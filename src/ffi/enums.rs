@@ -6,6 +6,7 @@ use crate::analytics::{ItemStatus, QuotaMode};
 use crate::diagnostics::{ExclusionReason, InclusionReason, PipelineStage, TraceDetail};
 use crate::ffi::status::{FfiError, FfiResult};
 use crate::model::OverflowStrategy;
+use crate::policy::JsonWarningKind;
 use crate::slicer::ScarcityBehavior;
 
 /// What the Place stage does when the selection exceeds `target_tokens`.
@@ -141,6 +142,32 @@ pub enum ctxpack_quota_mode {
     Count = 1,
 }
 
+/// What a lenient read of policy or budget JSON did (`ctxpack_json_warning.kind`).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_json_warning_kind {
+    /// A property this version does not know (or a wrongly-cased name) was ignored.
+    UnknownProperty = 1,
+    /// A scorer entry without `type` was read as `recency`, as .NET reads it.
+    MissingScorerType = 2,
+    /// A `kindWeights` or `reservedSlots` key repeated an earlier kind with other letter
+    /// case; the last value was kept under the first spelling.
+    RepeatedKind = 3,
+    /// A budget without `maxTokens` or `targetTokens` had it read as 0.
+    MissingBudgetField = 4,
+}
+
+impl From<JsonWarningKind> for ctxpack_json_warning_kind {
+    fn from(kind: JsonWarningKind) -> Self {
+        match kind {
+            JsonWarningKind::UnknownProperty => Self::UnknownProperty,
+            JsonWarningKind::MissingScorerType => Self::MissingScorerType,
+            JsonWarningKind::RepeatedKind => Self::RepeatedKind,
+            JsonWarningKind::MissingBudgetField => Self::MissingBudgetField,
+        }
+    }
+}
+
 /// A C enumeration received as `int32_t`.
 pub(crate) trait CEnum: Copy + 'static {
     /// Every value, in numeric order.
@@ -239,7 +266,9 @@ impl From<&ExclusionReason> for ctxpack_exclusion_reason {
             ExclusionReason::CountRequireCandidatesExhausted { .. } => {
                 C::CountRequireCandidatesExhausted
             }
-            ExclusionReason::Unknown { .. } => C::Unknown,
+            // The C enumeration gains a value for group exclusions with the group fields
+            // of the C ABI; until then the entry's `name` says "GroupExcluded".
+            ExclusionReason::Unknown { .. } | ExclusionReason::GroupExcluded { .. } => C::Unknown,
         }
     }
 }

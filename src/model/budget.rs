@@ -1,9 +1,38 @@
-//! ContextBudget: validation (seven rules) and the effective budget (spec 01 §2, 02 §6.1, D1).
+//! ContextBudget: validation (seven rules) and the effective budget (spec 01 §2, 02 §6.1, decision
+//! D1 in docs/decisions.md).
 
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::model::ContextKind;
+
+/// A budget rule (the seven of spec 01 §2, then ctxpack's two slot rules, decision D20 in
+/// docs/decisions.md) that a set of values breaks; reported in terms of the Rust
+/// field names by [`ContextBudget::with_all`] and of the JSON names by the budget JSON
+/// reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BudgetRule {
+    /// `max_tokens < 0`.
+    MaxNegative,
+    /// `target_tokens < 0`.
+    TargetNegative,
+    /// `target_tokens > max_tokens`.
+    TargetAboveMax,
+    /// `output_reserve < 0`.
+    ReserveNegative,
+    /// `output_reserve > max_tokens`.
+    ReserveAboveMax,
+    /// The safety margin is outside [0, 100] (or NaN).
+    MarginOutOfRange,
+    /// Reserved slot `i` has a negative count.
+    SlotNegative(usize),
+    /// Reserved slot `i` repeats an earlier kind.
+    SlotRepeated(usize),
+    /// The reserved slots add up to more than `target_tokens` (ctxpack's own rule).
+    SlotsAboveTarget,
+    /// `output_reserve` plus the reserved slots exceed `max_tokens` (ctxpack's own rule).
+    SlotsAboveMax,
+}
 
 /// Token budget of one run. Always valid once built.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,10 +50,16 @@ impl ContextBudget {
         Self::with_all(max_tokens, target_tokens, 0, Vec::new(), 0.0)
     }
 
-    /// Builds a budget from every field, checking the seven rules in the spec's order.
+    /// Builds a budget from every field, checking the seven rules in the spec's order, then two of
+    /// ctxpack's own.
     ///
     /// Reserved slots are (kind, count) pairs; two kinds equal under ASCII case folding are
-    /// rejected because a kind-keyed map cannot hold both.
+    /// rejected because a kind-keyed map cannot hold both. By the specification's rule a reserved
+    /// slot shrinks the budget of every kind, its own included (decision D1 in docs/decisions.md),
+    /// so slots that do not fit can never be honoured and would leave nothing to select: the sum of
+    /// the slots must not exceed `target_tokens`, and `output_reserve` plus that sum must not
+    /// exceed `max_tokens` (the specification accepts both and clamps the effective budget to zero;
+    /// ctxpack rejects them, naming the values: decision D20 in docs/decisions.md).
     pub fn with_all(
         max_tokens: i64,
         target_tokens: i64,
@@ -32,52 +67,124 @@ impl ContextBudget {
         reserved_slots: Vec<(ContextKind, i64)>,
         estimation_safety_margin_percent: f64,
     ) -> Result<Self> {
-        let invalid = |msg: String| Err(Error::InvalidBudget(msg));
-        if max_tokens < 0 {
-            return invalid(format!("max_tokens ({max_tokens}) must be >= 0"));
-        }
-        if target_tokens < 0 {
-            return invalid(format!("target_tokens ({target_tokens}) must be >= 0"));
-        }
-        if target_tokens > max_tokens {
-            return invalid(format!(
-                "target_tokens ({target_tokens}) must be <= max_tokens ({max_tokens})"
-            ));
-        }
-        if output_reserve < 0 {
-            return invalid(format!("output_reserve ({output_reserve}) must be >= 0"));
-        }
-        if output_reserve > max_tokens {
-            return invalid(format!(
-                "output_reserve ({output_reserve}) must be <= max_tokens ({max_tokens})"
-            ));
-        }
-        let margin = estimation_safety_margin_percent;
-        if !(0.0..=100.0).contains(&margin) {
-            return invalid(format!(
-                "estimation_safety_margin_percent ({margin}) must be in [0.0, 100.0]"
-            ));
-        }
-        let mut seen: HashMap<&ContextKind, ()> = HashMap::new();
-        for (kind, count) in &reserved_slots {
-            if *count < 0 {
-                return invalid(format!(
-                    "reserved slot count for kind '{kind}' must be >= 0"
-                ));
-            }
-            if seen.insert(kind, ()).is_some() {
-                return invalid(format!(
-                    "reserved slot kind '{kind}' appears more than once"
-                ));
-            }
-        }
-        Ok(Self {
+        let budget = Self::unvalidated(
             max_tokens,
             target_tokens,
             output_reserve,
             reserved_slots,
-            estimation_safety_margin_percent: margin,
-        })
+            estimation_safety_margin_percent,
+        );
+        match budget.broken_rule() {
+            None => Ok(budget),
+            Some(rule) => Err(Error::InvalidBudget(budget.describe(rule))),
+        }
+    }
+
+    /// A budget holding these values as given; callers check [`Self::broken_rule`] before
+    /// handing it out.
+    pub(crate) fn unvalidated(
+        max_tokens: i64,
+        target_tokens: i64,
+        output_reserve: i64,
+        reserved_slots: Vec<(ContextKind, i64)>,
+        estimation_safety_margin_percent: f64,
+    ) -> Self {
+        Self {
+            max_tokens,
+            target_tokens,
+            output_reserve,
+            reserved_slots,
+            estimation_safety_margin_percent,
+        }
+    }
+
+    /// The first of the seven rules (in the spec's order) these values break, if any.
+    pub(crate) fn broken_rule(&self) -> Option<BudgetRule> {
+        let (max, target, reserve) = (self.max_tokens, self.target_tokens, self.output_reserve);
+        let checks = [
+            (max < 0, BudgetRule::MaxNegative),
+            (target < 0, BudgetRule::TargetNegative),
+            (target > max, BudgetRule::TargetAboveMax),
+            (reserve < 0, BudgetRule::ReserveNegative),
+            (reserve > max, BudgetRule::ReserveAboveMax),
+            (
+                !(0.0..=100.0).contains(&self.estimation_safety_margin_percent),
+                BudgetRule::MarginOutOfRange,
+            ),
+        ];
+        if let Some((_, rule)) = checks.into_iter().find(|(broken, _)| *broken) {
+            return Some(rule);
+        }
+        let mut seen: HashMap<&ContextKind, ()> = HashMap::new();
+        let slot_rule = self
+            .reserved_slots
+            .iter()
+            .enumerate()
+            .find_map(|(i, (kind, count))| {
+                if *count < 0 {
+                    Some(BudgetRule::SlotNegative(i))
+                } else if seen.insert(kind, ()).is_some() {
+                    Some(BudgetRule::SlotRepeated(i))
+                } else {
+                    None
+                }
+            });
+        if slot_rule.is_some() {
+            return slot_rule;
+        }
+        let slots = self.slot_total();
+        if slots > i128::from(target) {
+            Some(BudgetRule::SlotsAboveTarget)
+        } else if slots + i128::from(reserve) > i128::from(max) {
+            Some(BudgetRule::SlotsAboveMax)
+        } else {
+            None
+        }
+    }
+
+    /// The sum of the reserved slots, in `i128`: any number of `i64` slots fits.
+    pub(crate) fn slot_total(&self) -> i128 {
+        self.reserved_slots
+            .iter()
+            .map(|(_, n)| i128::from(*n))
+            .sum()
+    }
+
+    /// The message of `rule` in terms of the Rust field names and this budget's values.
+    fn describe(&self, rule: BudgetRule) -> String {
+        let (max, target, reserve) = (self.max_tokens, self.target_tokens, self.output_reserve);
+        match rule {
+            BudgetRule::MaxNegative => format!("max_tokens ({max}) must be >= 0"),
+            BudgetRule::TargetNegative => format!("target_tokens ({target}) must be >= 0"),
+            BudgetRule::TargetAboveMax => {
+                format!("target_tokens ({target}) must be <= max_tokens ({max})")
+            }
+            BudgetRule::ReserveNegative => format!("output_reserve ({reserve}) must be >= 0"),
+            BudgetRule::ReserveAboveMax => {
+                format!("output_reserve ({reserve}) must be <= max_tokens ({max})")
+            }
+            BudgetRule::MarginOutOfRange => format!(
+                "estimation_safety_margin_percent ({}) must be in [0.0, 100.0]",
+                self.estimation_safety_margin_percent
+            ),
+            BudgetRule::SlotNegative(i) => format!(
+                "reserved slot count for kind '{}' must be >= 0",
+                self.reserved_slots[i].0
+            ),
+            BudgetRule::SlotRepeated(i) => format!(
+                "reserved slot kind '{}' appears more than once",
+                self.reserved_slots[i].0
+            ),
+            BudgetRule::SlotsAboveTarget => format!(
+                "reserved slots ({} tokens in total) must be <= target_tokens ({target})",
+                self.slot_total()
+            ),
+            BudgetRule::SlotsAboveMax => format!(
+                "output_reserve ({reserve}) plus reserved slots ({} tokens in total) \
+                 must be <= max_tokens ({max})",
+                self.slot_total()
+            ),
+        }
     }
 
     /// Hard ceiling: the model's context window.
@@ -101,11 +208,11 @@ impl ContextBudget {
         self.estimation_safety_margin_percent
     }
 
-    /// The budget handed to the slicer once `pinned_tokens` are committed (spec 02 §6.1,
-    /// decision D1): subtracts the reserve, the pinned tokens and the reserved slots, then
-    /// applies the safety margin with floor. The result has no reserve, slots or margin.
+    /// The budget handed to the slicer once `pinned_tokens` are committed (spec 02 §6.1, Decision
+    /// D1 in docs/decisions.md): subtracts the reserve, the pinned tokens and the reserved slots,
+    /// then applies the safety margin with floor. The result has no reserve, slots or margin.
     pub fn effective(&self, pinned_tokens: i64) -> ContextBudget {
-        let slots: i128 = self.reserved_slots.iter().map(|(_, n)| *n as i128).sum();
+        let slots = self.slot_total();
         let pinned = pinned_tokens as i128;
         let mut hi =
             (self.max_tokens as i128 - self.output_reserve as i128 - pinned - slots).max(0);
@@ -202,9 +309,30 @@ mod tests {
         let e = b.effective(0);
         assert_eq!((e.max_tokens(), e.target_tokens()), (0, 0));
 
-        // Slots larger than the room clamp both to zero.
-        let b = ContextBudget::with_all(100, 100, 0, vec![(kind("x"), i64::MAX)], 0.0).unwrap();
+        // Slots that fill the target exactly leave nothing for the slicer.
+        let b = ContextBudget::with_all(100, 60, 40, vec![(kind("x"), 60)], 0.0).unwrap();
         let e = b.effective(0);
         assert_eq!((e.max_tokens(), e.target_tokens()), (0, 0));
+    }
+
+    #[test]
+    fn slots_that_can_never_be_honoured_are_rejected() {
+        let huge = vec![(kind("a"), i64::MAX), (kind("b"), i64::MAX)];
+        assert_eq!(
+            err(ContextBudget::with_all(50, 50, 0, huge, 0.0)),
+            "invalid budget: reserved slots (18446744073709551614 tokens in total) must be \
+             <= target_tokens (50)"
+        );
+        let slots = vec![(kind("a"), 30), (kind("b"), 20)];
+        assert_eq!(
+            err(ContextBudget::with_all(100, 40, 0, slots.clone(), 0.0)),
+            "invalid budget: reserved slots (50 tokens in total) must be <= target_tokens (40)"
+        );
+        assert_eq!(
+            err(ContextBudget::with_all(100, 90, 60, slots.clone(), 0.0)),
+            "invalid budget: output_reserve (60) plus reserved slots (50 tokens in total) \
+             must be <= max_tokens (100)"
+        );
+        assert!(ContextBudget::with_all(100, 50, 50, slots, 0.0).is_ok());
     }
 }

@@ -6,9 +6,10 @@ use std::fmt;
 use crate::error::{Error, Result};
 use crate::hash::hash_bytes;
 use crate::model::{ContextKind, ContextSource};
+use crate::tokenizer::Encoding;
 
-/// One candidate piece of context. Immutable once built; its identity is its position in
-/// the caller's input (decision D15), never its content.
+/// One candidate piece of context. Immutable once built; its identity is its position in the
+/// caller's input (decision D15 in docs/decisions.md), never its content.
 ///
 /// ```
 /// use ctxpack::{ContextItem, ContextKind, ErrorCode};
@@ -34,7 +35,8 @@ use crate::model::{ContextKind, ContextSource};
 /// Stored compactly (144 bytes on 64-bit targets): every pipeline stage walks the items,
 /// so fewer bytes per item means fewer cache lines per pass. Optional numbers are a value
 /// and a flag bit (the value is 0 when absent, so equality is unchanged), tags are a boxed
-/// slice, and metadata is boxed only when there is some.
+/// slice, and the rarely set fields (metadata, the group key) share one box that exists
+/// only when one of them is set.
 #[derive(Clone, PartialEq)]
 pub struct ContextItem {
     content: Box<str>,
@@ -45,10 +47,9 @@ pub struct ContextItem {
     kind: ContextKind,
     source: ContextSource,
     tags: Box<[String]>,
-    /// `None` when empty, never `Some` of an empty map. Boxed on purpose: 8 bytes in the
-    /// item instead of the map's 24, for a field most items leave empty.
-    #[allow(clippy::box_collection)]
-    metadata: Option<Box<BTreeMap<String, String>>>,
+    /// Metadata and group key: `None` when both are empty, never `Some` of an empty
+    /// [`Extra`]. Boxed on purpose: 8 bytes in the item for fields most items leave empty.
+    extra: Option<Box<Extra>>,
     priority: i64,
     timestamp: i64,
     original_tokens: i64,
@@ -62,6 +63,23 @@ const HAS_PRIORITY: u8 = 2;
 const HAS_TIMESTAMP: u8 = 4;
 const HAS_HINT: u8 = 8;
 const HAS_ORIGINAL_TOKENS: u8 = 16;
+/// Set exactly when the item has a group key, so that "is this item grouped?" never
+/// follows the [`Extra`] pointer.
+const HAS_GROUP: u8 = 32;
+
+/// The fields of an item that most items leave empty.
+#[derive(Clone, PartialEq, Default)]
+struct Extra {
+    metadata: BTreeMap<String, String>,
+    /// A non-empty key, or `None`.
+    group: Option<Box<str>>,
+}
+
+impl Extra {
+    fn is_empty(&self) -> bool {
+        self.metadata.is_empty() && self.group.is_none()
+    }
+}
 
 /// The map `metadata()` returns for an item without metadata.
 static NO_METADATA: BTreeMap<String, String> = BTreeMap::new();
@@ -78,7 +96,7 @@ impl ContextItem {
                 kind: ContextKind::default(),
                 source: ContextSource::default(),
                 tags: Box::default(),
-                metadata: None,
+                extra: None,
                 priority: 0,
                 timestamp: 0,
                 original_tokens: 0,
@@ -86,6 +104,31 @@ impl ContextItem {
                 flags: 0,
             },
         }
+    }
+
+    /// Starts building an item whose tokens are counted by the library: `encoding`'s exact
+    /// count of `content` ([`Encoding::count`]). The count is the content's own; framing a
+    /// chat message adds (role markers and the like) is not included.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokenizer")] {
+    /// use ctxpack::tokenizer::Encoding;
+    /// use ctxpack::ContextItem;
+    ///
+    /// let o200k = Encoding::by_name("o200k_base")?;
+    /// let item = ContextItem::builder_counted("hello world", o200k).pinned(true).build()?;
+    /// assert_eq!(item.tokens(), 2);
+    /// # }
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
+    ///
+    /// Without the `tokenizer` feature no [`Encoding`] exists, so this cannot be called;
+    /// [`Encoding::by_name`] answers [`Error::Unsupported`] instead.
+    pub fn builder_counted(content: impl Into<String>, encoding: &Encoding) -> ContextItemBuilder {
+        let content = content.into();
+        // A count never exceeds the content's length in bytes, which fits in an i64.
+        let tokens = i64::try_from(encoding.count(&content)).unwrap_or(i64::MAX);
+        Self::builder(content, tokens)
     }
 
     /// Builds an item with every other field at its default.
@@ -123,9 +166,24 @@ impl ContextItem {
     }
     /// String-to-string metadata; only metadata scorers read it.
     pub fn metadata(&self) -> &BTreeMap<String, String> {
-        self.metadata.as_deref().unwrap_or(&NO_METADATA)
+        self.extra.as_ref().map_or(&NO_METADATA, |e| &e.metadata)
     }
-    /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14).
+    /// The group key (non-empty), if the item belongs to a group: items with byte-equal
+    /// keys are selected or dropped together (the group extension, `docs/groups.md`).
+    pub fn group(&self) -> Option<&str> {
+        if self.has(HAS_GROUP) {
+            self.extra.as_ref().and_then(|e| e.group.as_deref())
+        } else {
+            None
+        }
+    }
+    /// Whether the item has a group key (a flag test; the key itself is not read).
+    #[inline]
+    pub fn has_group(&self) -> bool {
+        self.has(HAS_GROUP)
+    }
+    /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14 in
+    /// docs/decisions.md).
     pub fn timestamp(&self) -> Option<i64> {
         self.has(HAS_TIMESTAMP).then_some(self.timestamp)
     }
@@ -163,7 +221,12 @@ impl ContextItem {
             kind: f.kind,
             source: f.source,
             tags: f.tags.into_boxed_slice(),
-            metadata: (!f.metadata.is_empty()).then(|| Box::new(f.metadata)),
+            extra: (!f.metadata.is_empty()).then(|| {
+                Box::new(Extra {
+                    metadata: f.metadata,
+                    group: None,
+                })
+            }),
             priority: f.priority.unwrap_or(0),
             timestamp: f.timestamp.unwrap_or(0),
             original_tokens: f.original_tokens.unwrap_or(0),
@@ -206,6 +269,7 @@ impl fmt::Debug for ContextItem {
             .field("future_relevance_hint", &self.future_relevance_hint())
             .field("pinned", &self.pinned())
             .field("original_tokens", &self.original_tokens())
+            .field("group", &self.group())
             .finish()
     }
 }
@@ -250,16 +314,71 @@ impl ContextItemBuilder {
     #[inline]
     pub fn metadata_entry(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.item
-            .metadata
+            .extra
             .get_or_insert_with(Box::default)
+            .metadata
             .insert(key.into(), value.into());
         self
     }
     /// Replaces the metadata map.
     #[inline]
     pub fn metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
-        self.item.metadata = (!metadata.is_empty()).then(|| Box::new(metadata));
+        self.item.extra.get_or_insert_with(Box::default).metadata = metadata;
+        self.drop_empty_extra();
         self
+    }
+    /// Puts the item in the group named `key`: items whose keys are equal byte for byte
+    /// are selected together or not at all, and placed next to each other in input order
+    /// (`docs/groups.md`). The key must not be empty (checked by `build`).
+    ///
+    /// A tool call and its result stay together:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ctxpack::placer::ChronologicalPlacer;
+    /// use ctxpack::scorer::ReflexiveScorer;
+    /// use ctxpack::slicer::GreedySlice;
+    /// use ctxpack::{ContextBudget, ContextItem, Pipeline};
+    ///
+    /// let item = |c: &str, t, s| ContextItem::builder(c, t).future_relevance_hint(s);
+    /// let items = [
+    ///     item("user: weather in Oslo?", 10, 0.9).timestamp(1).build()?,
+    ///     item("call get_weather(Oslo)", 20, 0.8).group("c1").timestamp(2).build()?,
+    ///     item("doc: Oslo guide", 30, 0.5).timestamp(3).build()?,
+    ///     item("result: 4 °C, rain", 40, 0.1).group("c1").timestamp(4).build()?,
+    /// ];
+    /// let pipeline = Pipeline::builder()
+    ///     .scorer(Arc::new(ReflexiveScorer::new()))
+    ///     .slicer(Arc::new(GreedySlice::new()))
+    ///     .placer(Arc::new(ChronologicalPlacer::new()))
+    ///     .build()?;
+    /// // 80 tokens: the call (60 with its result) does not fit; without the key greedy would
+    /// // take the call alone (density 0.04) and drop its result.
+    /// assert_eq!(pipeline.run(&items, &ContextBudget::new(80, 80)?)?.indices, [0, 2]);
+    /// // 100 tokens: everything, the group at its earliest timestamp, members together.
+    /// assert_eq!(pipeline.run(&items, &ContextBudget::new(100, 100)?)?.indices, [0, 1, 3, 2]);
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
+    #[inline]
+    pub fn group(mut self, key: impl Into<String>) -> Self {
+        self.item.extra.get_or_insert_with(Box::default).group = Some(key.into().into_boxed_str());
+        self.item.flags |= HAS_GROUP;
+        self
+    }
+    /// Removes the group key, if any.
+    #[inline]
+    pub fn no_group(mut self) -> Self {
+        if let Some(extra) = &mut self.item.extra {
+            extra.group = None;
+        }
+        self.item.flags &= !HAS_GROUP;
+        self.drop_empty_extra();
+        self
+    }
+    fn drop_empty_extra(&mut self) {
+        if self.item.extra.as_ref().is_some_and(|e| e.is_empty()) {
+            self.item.extra = None;
+        }
     }
     /// Sets the timestamp (nanoseconds since the Unix epoch, UTC).
     #[inline]
@@ -292,11 +411,15 @@ impl ContextItemBuilder {
         self.item.flags |= HAS_ORIGINAL_TOKENS;
         self
     }
-    /// Finishes the item; empty content fails with [`Error::EmptyContent`].
+    /// Finishes the item; empty content fails with [`Error::EmptyContent`], an empty group
+    /// key with [`Error::InvalidArgument`].
     #[inline]
     pub fn build(mut self) -> Result<ContextItem> {
         if self.item.content.is_empty() {
             return Err(Error::EmptyContent);
+        }
+        if self.item.group() == Some("") {
+            return Err(Error::InvalidArgument("group key must not be empty".into()));
         }
         self.item.content_hash = hash_bytes(self.item.content.as_bytes());
         Ok(self.item)
@@ -372,7 +495,7 @@ mod tests {
             format!("{plain:?}"),
             "ContextItem { content: \"x\", tokens: 1, kind: \"Message\", source: \"Chat\", \
              priority: None, tags: [], metadata: {}, timestamp: None, \
-             future_relevance_hint: None, pinned: false, original_tokens: None }"
+             future_relevance_hint: None, pinned: false, original_tokens: None, group: None }"
         );
     }
 
@@ -435,6 +558,56 @@ mod tests {
         assert_ne!(a.content_hash(), c.content_hash());
         assert_eq!(a.clone().content_hash(), a.content_hash());
         assert!(!format!("{a:?}").contains("hash"));
+    }
+
+    #[test]
+    fn group_keys_share_the_box_with_metadata() {
+        let plain = ContextItem::new("x", 1).unwrap();
+        assert_eq!((plain.group(), plain.has_group()), (None, false));
+        let grouped = ContextItem::builder("x", 1)
+            .group("call_1")
+            .build()
+            .unwrap();
+        assert_eq!(grouped.group(), Some("call_1"));
+        assert!(grouped.has_group() && grouped.metadata().is_empty());
+        assert_ne!(plain, grouped);
+        let both = ContextItem::builder("x", 1)
+            .group("g")
+            .metadata_entry("k", "v")
+            .metadata(BTreeMap::new())
+            .build()
+            .unwrap();
+        assert_eq!((both.group(), both.metadata().len()), (Some("g"), 0));
+        // Removing the only extra field leaves an item equal to one that never had it.
+        let removed = ContextItem::builder("x", 1)
+            .group("g")
+            .no_group()
+            .build()
+            .unwrap();
+        assert_eq!(removed, plain);
+        let meta_only = ContextItem::builder("x", 1)
+            .metadata_entry("k", "v")
+            .group("g")
+            .no_group()
+            .build()
+            .unwrap();
+        assert_eq!(
+            meta_only,
+            ContextItem::builder("x", 1)
+                .metadata_entry("k", "v")
+                .build()
+                .unwrap()
+        );
+        // Keys are compared byte for byte: no case folding, no trimming.
+        let upper = ContextItem::builder("x", 1).group("G").build().unwrap();
+        assert_ne!(upper.group(), both.group());
+        let err = ContextItem::builder("x", 1).group("").build().unwrap_err();
+        assert_eq!(err.code(), crate::ErrorCode::InvalidArgument);
+        assert_eq!(
+            err.to_string(),
+            "invalid argument: group key must not be empty"
+        );
+        assert!(format!("{grouped:?}").ends_with("group: Some(\"call_1\") }"));
     }
 
     #[test]

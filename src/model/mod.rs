@@ -1,17 +1,21 @@
 //! The data model (spec chapter 01): items, budgets, kinds and sources, overflow strategy,
-//! scored items.
+//! scored items; and the item-group extension's value modes and units (`docs/groups.md`).
 
 mod budget;
+mod group;
 mod item;
 mod json;
 mod kind;
 mod timestamp;
 
+pub(crate) use budget::BudgetRule;
 pub use budget::ContextBudget;
+pub(crate) use group::{check_len as check_unit_count, Accumulator};
+pub use group::{GroupValue, Units};
 pub(crate) use item::ItemFields;
 pub use item::{ContextItem, ContextItemBuilder};
 pub(crate) use json::type_name;
-pub use json::{read_items, ItemReadError};
+pub use json::{read_items, read_items_counted, ItemReadError};
 pub(crate) use kind::fold_ascii;
 pub use kind::{ContextKind, ContextSource};
 pub use timestamp::{format_rfc3339, parse_rfc3339};
@@ -23,9 +27,11 @@ pub enum OverflowStrategy {
     /// Fail the run with [`crate::Error::Overflow`] (the default).
     #[default]
     Throw,
-    /// Drop non-pinned items that do not fit, walking the merged list in order (D3).
+    /// Drop non-pinned items that do not fit, walking the merged list in order (decision D3 in
+    /// docs/decisions.md).
     Truncate,
-    /// Keep everything and report an [`crate::diagnostics::OverflowEvent`] (D7).
+    /// Keep everything and report an [`crate::diagnostics::OverflowEvent`] (decision D7 in
+    /// docs/decisions.md).
     Proceed,
 }
 

@@ -1,37 +1,70 @@
 //! Stage 1, Classify (spec 02 §2): drop negative-token items, set pinned items aside,
 //! check pinned tokens against `max_tokens - output_reserve`.
+//!
+//! With groups (`docs/groups.md`): a member with negative tokens excludes its whole group,
+//! and a pinned member pins its whole group.
 
 use crate::diagnostics::{Collector, ExclusionReason, PipelineStage};
 use crate::error::{checked_token_sum, Error, Result};
-use crate::model::{ContextBudget, ContextItem};
+use crate::model::{ContextBudget, ContextItem, GroupValue};
+use crate::pipeline::groups::{member_reason, GroupIds, RunGroups, NO_GROUP};
 
-/// The partitions of the input, as input positions in input order.
-pub(super) struct Classified {
+/// The partitions of the input, as input positions in input order, and the run's groups.
+pub(super) struct Classified<'a> {
     pub pinned: Vec<usize>,
     pub scoreable: Vec<usize>,
     pub pinned_tokens: i64,
+    /// `None` when no item has a group key.
+    pub groups: Option<RunGroups<'a>>,
 }
 
-pub(super) fn classify<C: Collector>(
-    items: &[ContextItem],
+pub(super) fn classify<'a, C: Collector>(
+    items: &'a [ContextItem],
     budget: &ContextBudget,
+    group_value: GroupValue,
     collector: &mut C,
-) -> Result<Classified> {
+) -> Result<Classified<'a>> {
     collector.begin_stage();
     let mut pinned = Vec::new();
     let mut scoreable = Vec::with_capacity(items.len());
+    let mut negative = Vec::new();
+    let mut ids = GroupIds::new(items.len());
     for (index, item) in items.iter().enumerate() {
-        if item.tokens() < 0 {
-            if C::ENABLED {
-                let reason = ExclusionReason::NegativeTokens {
-                    tokens: item.tokens(),
-                };
-                collector.exclude(PipelineStage::Classify, index, 0.0, reason);
+        if item.has_group() {
+            if let Some(key) = item.group() {
+                ids.add(index, key, item);
             }
+        }
+        if item.tokens() < 0 {
+            negative.push(index);
         } else if item.pinned() {
             pinned.push(index);
         } else {
             scoreable.push(index);
+        }
+    }
+    // Unless some group has a negative or a pinned member, every negative item is
+    // ungrouped and the partitions above already keep groups together.
+    let regroup = |v: &[u32]| v.iter().any(|&m| m != NO_GROUP);
+    let groups = if ids.is_empty() {
+        None
+    } else if regroup(ids.first_negative()) || regroup(ids.first_pinned()) {
+        let (first_negative, first_pinned) =
+            (ids.first_negative().to_vec(), ids.first_pinned().to_vec());
+        let mut table = ids.finish(group_value)?;
+        (pinned, scoreable) =
+            classify_groups(items, &mut table, &first_negative, &first_pinned, collector);
+        negative.clear();
+        Some(table)
+    } else {
+        Some(ids.finish(group_value)?)
+    };
+    if C::ENABLED {
+        for index in negative {
+            let reason = ExclusionReason::NegativeTokens {
+                tokens: items[index].tokens(),
+            };
+            collector.exclude(PipelineStage::Classify, index, 0.0, reason);
         }
     }
     let pinned_tokens =
@@ -48,5 +81,60 @@ pub(super) fn classify<C: Collector>(
         pinned,
         scoreable,
         pinned_tokens,
+        groups,
     })
+}
+
+/// The partitions when the input has groups: a member of a group with a negative-token
+/// member is excluded (the negative members with `NegativeTokens`, the others with
+/// `GroupExcluded` naming the first negative member); every member of a group with a
+/// pinned member is pinned. Exclusions are recorded in input order.
+fn classify_groups<C: Collector>(
+    items: &[ContextItem],
+    table: &mut RunGroups<'_>,
+    first_negative: &[u32],
+    first_pinned: &[u32],
+    collector: &mut C,
+) -> (Vec<usize>, Vec<usize>) {
+    let member = |m: u32| (m != NO_GROUP).then_some(m as usize);
+    let first_negative: Vec<Option<usize>> = first_negative.iter().map(|&m| member(m)).collect();
+    let first_pinned: Vec<Option<usize>> = first_pinned.iter().map(|&m| member(m)).collect();
+    for g in 0..table.len() {
+        if let (None, Some(by)) = (first_negative[g], first_pinned[g]) {
+            table.set_pinned_by(g, by);
+        }
+    }
+    let mut pinned = Vec::new();
+    let mut scoreable = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let group = table.group_of(index);
+        let lead = group.and_then(|g| first_negative[g]);
+        if item.tokens() < 0 || lead.is_some() {
+            if let (Some(g), Some(lead)) = (group, lead) {
+                table.set_excluded(g, PipelineStage::Classify, lead);
+            }
+            if C::ENABLED {
+                let own = ExclusionReason::NegativeTokens {
+                    tokens: item.tokens(),
+                };
+                // Every negative member carries its own reason; the others name the first
+                // negative member of their group.
+                let reason = match (group, lead) {
+                    (Some(g), Some(lead)) if item.tokens() >= 0 => {
+                        let lead_reason = ExclusionReason::NegativeTokens {
+                            tokens: items[lead].tokens(),
+                        };
+                        member_reason(table, items, g, lead, &lead_reason)
+                    }
+                    _ => own,
+                };
+                collector.exclude(PipelineStage::Classify, index, 0.0, reason);
+            }
+        } else if item.pinned() || group.is_some_and(|g| first_pinned[g].is_some()) {
+            pinned.push(index);
+        } else {
+            scoreable.push(index);
+        }
+    }
+    (pinned, scoreable)
 }

@@ -1,21 +1,30 @@
 //! Stage 3, Deduplicate (spec 02 §4): among byte-identical contents keep the highest score
 //! (strictly greater wins, so ties keep the earliest); survivors keep their order.
+//!
+//! With groups (`docs/groups.md`), ungrouped items deduplicate among themselves exactly as
+//! above, and a group is a duplicate only of another group whose members have the same
+//! contents in the same order; the group with the strictly highest value survives (ties
+//! keep the earliest). A grouped item is never a duplicate of an ungrouped one, and members
+//! of one group are never duplicates of each other, so no duplicate can orphan a group.
 
 use crate::diagnostics::{Collector, ExclusionReason, PipelineStage};
+use crate::hash::FastMap;
 use crate::model::ContextItem;
+use crate::pipeline::groups::{exclude_member, RunGroups};
 use crate::pipeline::score::Candidate;
 
 pub(super) fn deduplicate<C: Collector>(
     enabled: bool,
     items: &[ContextItem],
     scored: Vec<Candidate>,
+    groups: Option<&mut RunGroups<'_>>,
     collector: &mut C,
 ) -> Vec<Candidate> {
     collector.begin_stage();
-    let survivors = if enabled && scored.len() > 1 {
-        remove_duplicates(items, scored, collector)
-    } else {
-        scored
+    let survivors = match groups {
+        _ if !enabled || scored.len() <= 1 => scored,
+        None => remove_duplicates(items, scored, collector),
+        Some(table) => remove_duplicates_grouped(items, scored, table, collector),
     };
     collector.end_stage(PipelineStage::Deduplicate, survivors.len());
     survivors
@@ -50,6 +59,126 @@ fn remove_duplicates<C: Collector>(
         }
     }
     survivors
+}
+
+/// [`remove_duplicates`] with groups: item-level among ungrouped candidates, group-level
+/// among groups. A removed group's first member carries `Deduplicated`, the others
+/// `GroupExcluded` naming it. Exclusions are recorded in candidate order.
+fn remove_duplicates_grouped<C: Collector>(
+    items: &[ContextItem],
+    scored: Vec<Candidate>,
+    table: &mut RunGroups<'_>,
+    collector: &mut C,
+) -> Vec<Candidate> {
+    let ungrouped: Vec<usize> = (0..scored.len())
+        .filter(|&p| table.group_of(scored[p].index).is_none())
+        .collect();
+    let at = |i: usize| scored[ungrouped[i]].index;
+    let ungrouped_keep = best_of_each_content(
+        ungrouped.len(),
+        |i| items[at(i)].content(),
+        |i| scored[ungrouped[i]].score,
+        |i| items[at(i)].content_hash(),
+    );
+    let mut keep = vec![true; scored.len()];
+    if let Some(flags) = ungrouped_keep {
+        for (&p, kept) in ungrouped.iter().zip(flags) {
+            keep[p] = kept;
+        }
+    }
+    let group_keep = surviving_groups(items, table);
+    for (p, c) in scored.iter().enumerate() {
+        if let Some(g) = table.group_of(c.index) {
+            keep[p] = group_keep[g];
+        }
+    }
+    let mut survivors = Vec::with_capacity(scored.len());
+    for (candidate, kept) in scored.iter().zip(keep) {
+        if kept {
+            survivors.push(*candidate);
+            continue;
+        }
+        let lead = match table.group_of(candidate.index) {
+            Some(g) => table.members(g)[0] as usize,
+            None => candidate.index,
+        };
+        let lead_reason = ExclusionReason::Deduplicated {
+            deduplicated_against: items[lead].content().to_owned(),
+        };
+        let stage = PipelineStage::Deduplicate;
+        let (index, score) = (candidate.index, candidate.score);
+        exclude_member(
+            collector,
+            table,
+            items,
+            stage,
+            index,
+            score,
+            lead,
+            &lead_reason,
+        );
+    }
+    survivors
+}
+
+/// For every group, whether it survives group-level deduplication. Only scored groups
+/// (those with a value) take part; among groups whose member contents are equal in input
+/// order, the first with the strictly highest value survives.
+///
+/// Groups are classed by a hash of their member contents' hashes; equal hashes are
+/// confirmed by comparing the contents. A class is named by its first group and keeps its
+/// best group so far; classes with equal hashes (distinct contents) are chained.
+fn surviving_groups(items: &[ContextItem], table: &RunGroups<'_>) -> Vec<bool> {
+    const NONE: u32 = u32::MAX;
+    let mut keep = vec![true; table.len()];
+    let mut first_class: FastMap<u64, u32> = FastMap::default();
+    first_class.reserve(table.len());
+    let mut best = vec![NONE; table.len()]; // per class (indexed by its first group)
+    let mut next_class = vec![NONE; table.len()]; // chain of classes with equal hashes
+    for g in 0..table.len() {
+        if !table.has_value(g) {
+            continue;
+        }
+        let members = table.members(g);
+        let hash = members.iter().fold(members.len() as u64, |h, &m| {
+            crate::hash::combine(h, items[m as usize].content_hash())
+        });
+        let same = |other: usize| {
+            let theirs = table.members(other);
+            theirs.len() == members.len()
+                && theirs
+                    .iter()
+                    .zip(members)
+                    .all(|(&a, &b)| items[a as usize].content() == items[b as usize].content())
+        };
+        let mut class = match first_class.get(&hash) {
+            None => {
+                first_class.insert(hash, g as u32);
+                best[g] = g as u32;
+                continue;
+            }
+            Some(&c) => c as usize,
+        };
+        loop {
+            if same(class) {
+                let current = best[class] as usize;
+                if table.value(g) > table.value(current) {
+                    keep[current] = false;
+                    best[class] = g as u32;
+                } else {
+                    keep[g] = false;
+                }
+                break;
+            }
+            if next_class[class] == NONE {
+                next_class[class] = g as u32;
+                best[g] = g as u32;
+                break;
+            }
+            class = next_class[class] as usize;
+        }
+    }
+    keep
 }
 
 /// Average number of candidates per partition (see [`best_of_each_content`]).

@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use crate::diagnostics::{InclusionReason, OverflowEvent, SelectionReport, TraceDetail};
 use crate::error::{Error, Result};
-use crate::model::{ContextBudget, ContextItem, OverflowStrategy};
+use crate::model::{ContextBudget, ContextItem, GroupValue, OverflowStrategy};
 use crate::placer::Placer;
 use crate::scorer::Scorer;
 use crate::slicer::Slicer;
 
 mod classify;
 mod deduplicate;
+mod groups;
 mod place;
 mod run;
 mod score;
@@ -67,6 +68,8 @@ pub struct Pipeline {
     placer: Arc<dyn Placer>,
     deduplication: bool,
     overflow_strategy: OverflowStrategy,
+    group_value: GroupValue,
+    pinned_first: bool,
 }
 
 impl fmt::Debug for Pipeline {
@@ -77,6 +80,8 @@ impl fmt::Debug for Pipeline {
             .field("placer", &self.placer)
             .field("deduplication", &self.deduplication)
             .field("overflow_strategy", &self.overflow_strategy)
+            .field("group_value", &self.group_value)
+            .field("pinned_first", &self.pinned_first)
             .finish()
     }
 }
@@ -161,6 +166,15 @@ impl Pipeline {
     pub fn overflow_strategy(&self) -> OverflowStrategy {
         self.overflow_strategy
     }
+    /// How a group's value is computed from its members' scores (`docs/groups.md`).
+    pub fn group_value(&self) -> GroupValue {
+        self.group_value
+    }
+    /// Whether pinned items are placed first, in input order (an extension; off by
+    /// default, as the specification places them like any other item).
+    pub fn pinned_first(&self) -> bool {
+        self.pinned_first
+    }
 }
 
 /// Builder for [`Pipeline`]. Scorer, slicer and placer are required; deduplication
@@ -197,6 +211,8 @@ pub struct PipelineBuilder {
     placer: Option<Arc<dyn Placer>>,
     deduplication: bool,
     overflow_strategy: OverflowStrategy,
+    group_value: GroupValue,
+    pinned_first: bool,
 }
 
 impl Default for PipelineBuilder {
@@ -207,6 +223,8 @@ impl Default for PipelineBuilder {
             placer: None,
             deduplication: true,
             overflow_strategy: OverflowStrategy::Throw,
+            group_value: GroupValue::Sum,
+            pinned_first: false,
         }
     }
 }
@@ -237,6 +255,20 @@ impl PipelineBuilder {
         self.overflow_strategy = strategy;
         self
     }
+    /// Sets how a group's value is computed from its members' scores (default
+    /// [`GroupValue::Sum`]); it matters only when items have group keys (`docs/groups.md`).
+    pub fn group_value(mut self, value: GroupValue) -> Self {
+        self.group_value = value;
+        self
+    }
+    /// Places the pinned items first, in input order, before everything the placer
+    /// orders (default off: the specification's placers place pinned items like any
+    /// other, so a chronological placer puts an undated system prompt last). A pinned
+    /// group stays together, at its first member's input position among the pinned.
+    pub fn pinned_first(mut self, on: bool) -> Self {
+        self.pinned_first = on;
+        self
+    }
     /// Builds; a missing component fails with `PipelineConfig` (scorer, slicer, placer order).
     pub fn build(self) -> Result<Pipeline> {
         let missing = |what: &str| Error::PipelineConfig(format!("{what} is required"));
@@ -246,6 +278,8 @@ impl PipelineBuilder {
             placer: self.placer.ok_or_else(|| missing("placer"))?,
             deduplication: self.deduplication,
             overflow_strategy: self.overflow_strategy,
+            group_value: self.group_value,
+            pinned_first: self.pinned_first,
         })
     }
 }

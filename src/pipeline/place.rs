@@ -1,14 +1,20 @@
-//! Stage 6, Place (spec 02 §7, seed "Stage 6: Place"): merge pinned items (score 1.0)
-//! before the sliced items, handle overflow (Throw / Truncate per D3 / Proceed per D7),
-//! and let the placer order the result.
+//! Stage 6, Place (spec 02 §7, seed "Stage 6: Place"): merge pinned items (score 1.0) before the
+//! sliced items, handle overflow (Throw / Truncate per decision D3 in docs/decisions.md / Proceed
+//! per decision D7), and let the placer order the result.
+//!
+//! With groups (`docs/groups.md`), Truncate keeps or drops whole groups (a group is met
+//! at its first member in the merged list), and the placer places each group as one unit
+//! whose members then follow one another in input order. The pinned-first option moves the
+//! pinned items (and pinned groups) to the front, in input order.
 
 use crate::diagnostics::{
     Collector, ExclusionReason, InclusionReason, OverflowEvent, PipelineStage,
 };
 use crate::error::{checked_token_sum, Error, Result};
-use crate::model::{ContextBudget, ContextItem, OverflowStrategy, ScoredItem};
+use crate::model::{ContextBudget, ContextItem, OverflowStrategy, ScoredItem, Units};
+use crate::pipeline::groups::{exclude_member, RunGroups};
 use crate::pipeline::score::Candidate;
-use crate::placer::Placer;
+use crate::placer::{check_permutation, Placer};
 
 /// The placed window: input positions with their scores and reasons, plus any overflow.
 pub(super) struct Placed {
@@ -26,6 +32,14 @@ pub(super) struct PlaceContext<'a> {
     pub on_overflow: Option<&'a dyn Fn(&OverflowEvent)>,
     pub items: &'a [ContextItem],
     pub budget: &'a ContextBudget,
+    pub pinned_first: bool,
+}
+
+/// The merged list: pinned positions (score 1.0) first, then the sliced candidates.
+struct Merged {
+    list: Vec<Candidate>,
+    /// How many leading entries of `list` are pinned.
+    pinned: usize,
 }
 
 /// Merges the pinned positions (first) and the sliced candidates, applies the overflow
@@ -34,23 +48,30 @@ pub(super) fn place<C: Collector>(
     context: PlaceContext<'_>,
     pinned: &[usize],
     sliced: Vec<Candidate>,
+    mut groups: Option<&mut RunGroups<'_>>,
     collector: &mut C,
 ) -> Result<Placed> {
     let PlaceContext {
-        placer,
         strategy,
         on_overflow,
         items,
         budget,
+        ..
     } = context;
     collector.begin_stage();
-    let mut merged: Vec<Candidate> = Vec::with_capacity(pinned.len() + sliced.len());
-    merged.extend(pinned.iter().map(|&index| Candidate { index, score: 1.0 }));
-    merged.extend(sliced);
+    let mut merged = Merged {
+        list: Vec::with_capacity(pinned.len() + sliced.len()),
+        pinned: pinned.len(),
+    };
+    merged
+        .list
+        .extend(pinned.iter().map(|&index| Candidate { index, score: 1.0 }));
+    merged.list.extend(sliced);
+    let mut units = groups.as_deref().map(|t| merged_units(t, &merged));
 
     let target = budget.target_tokens();
     let merged_tokens = checked_token_sum(
-        merged.iter().map(|c| items[c.index].tokens()),
+        merged.list.iter().map(|c| items[c.index].tokens()),
         "merged tokens",
     )?;
     let mut overflow = None;
@@ -62,11 +83,18 @@ pub(super) fn place<C: Collector>(
                     target_tokens: target,
                 })
             }
-            OverflowStrategy::Truncate => merged = truncate(items, merged, target, collector),
+            OverflowStrategy::Truncate => match (&mut groups, &units) {
+                (Some(table), Some(all)) => {
+                    let kept = truncate_units(items, &merged, all, target, table, collector);
+                    units = Some(all.subset(&kept));
+                    merged.list = kept.iter().map(|&p| merged.list[p]).collect();
+                }
+                _ => merged.list = truncate(items, merged.list, merged.pinned, target, collector),
+            },
             OverflowStrategy::Proceed => {
                 let event = OverflowEvent {
                     tokens_over_budget: merged_tokens - target,
-                    overflowing_items: merged.iter().map(|c| c.index).collect(),
+                    overflowing_items: merged.list.iter().map(|c| c.index).collect(),
                     budget: budget.clone(),
                 };
                 if let Some(callback) = on_overflow {
@@ -77,20 +105,7 @@ pub(super) fn place<C: Collector>(
         }
     }
 
-    let view: Vec<ScoredItem<'_>> = merged
-        .iter()
-        .map(|c| ScoredItem {
-            item: &items[c.index],
-            score: c.score,
-        })
-        .collect();
-    let order = if view.is_empty() {
-        Vec::new()
-    } else {
-        placer.place(&view)?
-    };
-    check_permutation(&order, merged.len())?;
-
+    let order = placement(context, &merged, units.as_ref())?;
     let mut placed = Placed {
         indices: Vec::with_capacity(order.len()),
         scores: Vec::with_capacity(order.len()),
@@ -98,8 +113,8 @@ pub(super) fn place<C: Collector>(
         overflow,
     };
     for pos in order {
-        let Candidate { index, score } = merged[pos];
-        let reason = inclusion_reason(&items[index]);
+        let Candidate { index, score } = merged.list[pos];
+        let reason = inclusion_reason(&items[index], pos < merged.pinned);
         collector.include(index, score, reason);
         placed.indices.push(index);
         placed.scores.push(score);
@@ -109,21 +124,90 @@ pub(super) fn place<C: Collector>(
     Ok(placed)
 }
 
-/// D3: walk the merged list as it stands; pinned items always stay, a non-pinned item
-/// stays when it still fits under `target`, otherwise it is skipped and the walk goes on.
+/// The units of the merged list. A pinned group's members all score 1.0 there, so its
+/// value is that of as many 1.0 scores; a sliced group keeps the value it was sliced with.
+fn merged_units(table: &RunGroups<'_>, merged: &Merged) -> Units {
+    let list = &merged.list;
+    let pinned_group_value = |g: usize| table.mode().of(table.members(g).iter().map(|_| 1.0));
+    // Which groups are pinned: their members are among the first `merged.pinned` entries.
+    let mut pinned_groups = vec![false; table.len()];
+    for c in &list[..merged.pinned] {
+        if let Some(g) = table.group_of(c.index) {
+            pinned_groups[g] = true;
+        }
+    }
+    table.units(
+        list.len(),
+        |p| list[p].index,
+        |p| list[p].score,
+        |g| {
+            if pinned_groups[g] {
+                pinned_group_value(g)
+            } else {
+                table.value(g)
+            }
+        },
+    )
+}
+
+/// The placement order (positions into `merged.list`): the placer's order, with groups
+/// gathered, and the pinned entries moved to the front when the option asks for it.
+fn placement(
+    context: PlaceContext<'_>,
+    merged: &Merged,
+    units: Option<&Units>,
+) -> Result<Vec<usize>> {
+    let list = &merged.list;
+    if list.is_empty() {
+        return Ok(Vec::new());
+    }
+    let view: Vec<ScoredItem<'_>> = list
+        .iter()
+        .map(|c| ScoredItem {
+            item: &context.items[c.index],
+            score: c.score,
+        })
+        .collect();
+    let order = match units {
+        None => context.placer.place(&view)?,
+        Some(units) => context.placer.place_grouped(&view, units)?,
+    };
+    check_permutation(&order, list.len())?;
+    // Whatever the placer, each group's members end up together in input order.
+    let order = match units {
+        Some(units) if !units.all_single() => units.gather(&order),
+        _ => order,
+    };
+    if !context.pinned_first || merged.pinned == 0 {
+        return Ok(order);
+    }
+    // Truncate never drops pinned entries, so they are still the first `merged.pinned`.
+    let pinned: Vec<usize> = (0..merged.pinned).collect();
+    let mut out = match units {
+        Some(units) => units.gather(&pinned),
+        None => pinned,
+    };
+    out.extend(order.into_iter().filter(|&p| p >= merged.pinned));
+    Ok(out)
+}
+
+/// Decision D3 in docs/decisions.md: walk the merged list as it stands; pinned items always stay, a
+/// non-pinned item stays when it still fits under `target`, otherwise it is skipped and the walk
+/// goes on.
 fn truncate<C: Collector>(
     items: &[ContextItem],
     merged: Vec<Candidate>,
+    pinned: usize,
     target: i64,
     collector: &mut C,
 ) -> Vec<Candidate> {
     let mut kept = Vec::with_capacity(merged.len());
     let mut dropped = Vec::new();
     let mut used: i64 = 0;
-    for candidate in merged {
+    for (pos, candidate) in merged.into_iter().enumerate() {
         let item = &items[candidate.index];
         // Every token count here is >= 0 and their total fits in i64 (checked by the caller).
-        if item.pinned() || used + item.tokens() <= target {
+        if pos < pinned || used + item.tokens() <= target {
             used += item.tokens();
             kept.push(candidate);
         } else if C::ENABLED {
@@ -141,34 +225,69 @@ fn truncate<C: Collector>(
     kept
 }
 
-fn inclusion_reason(item: &ContextItem) -> InclusionReason {
-    if item.pinned() {
+/// Decision D3 (docs/decisions.md) over units: the walk meets each unit at its first position in the merged list; a
+/// pinned unit stays, another stays when all its tokens still fit. Returns the kept
+/// positions in merged order. A dropped group's first member (input order) carries
+/// `BudgetExceeded` with the group's tokens, the others `GroupExcluded`.
+fn truncate_units<C: Collector>(
+    items: &[ContextItem],
+    merged: &Merged,
+    units: &Units,
+    target: i64,
+    table: &mut RunGroups<'_>,
+    collector: &mut C,
+) -> Vec<usize> {
+    let list = &merged.list;
+    let tokens = |u: usize| {
+        let members = units.members(u).iter();
+        members
+            .map(|&m| items[list[m as usize].index].tokens())
+            .sum::<i64>()
+    };
+    let mut keep: Vec<Option<bool>> = vec![None; units.len()];
+    let mut used: i64 = 0;
+    for p in 0..list.len() {
+        let u = units.unit_of(p);
+        if keep[u].is_none() {
+            let t = tokens(u);
+            let stays = p < merged.pinned || used + t <= target;
+            if stays {
+                used += t;
+            }
+            keep[u] = Some(stays);
+        }
+    }
+    let kept: Vec<usize> = (0..list.len())
+        .filter(|&p| keep[units.unit_of(p)] == Some(true))
+        .collect();
+    if C::ENABLED {
+        let available_tokens = target - used;
+        for (p, c) in list.iter().enumerate() {
+            let u = units.unit_of(p);
+            if keep[u] == Some(true) {
+                continue;
+            }
+            let lead = list[units.members(u)[0] as usize].index;
+            let reason = ExclusionReason::BudgetExceeded {
+                item_tokens: tokens(u),
+                available_tokens,
+            };
+            let stage = PipelineStage::Place;
+            exclude_member(
+                collector, table, items, stage, c.index, c.score, lead, &reason,
+            );
+        }
+    }
+    kept
+}
+
+/// Pinned (the item, or its group), zero tokens, scored — in that order.
+fn inclusion_reason(item: &ContextItem, pinned: bool) -> InclusionReason {
+    if pinned {
         InclusionReason::Pinned
     } else if item.tokens() == 0 {
         InclusionReason::ZeroToken
     } else {
         InclusionReason::Scored
     }
-}
-
-/// Rejects a placer result that is not a permutation of `0..len` (spec 05 rule P1).
-fn check_permutation(order: &[usize], len: usize) -> Result<()> {
-    if order.len() != len {
-        return Err(Error::Callback(format!(
-            "placer returned {} positions for {len} items; expected a permutation",
-            order.len()
-        )));
-    }
-    let mut seen = vec![false; len];
-    for &pos in order {
-        match seen.get_mut(pos) {
-            Some(slot) if !*slot => *slot = true,
-            _ => {
-                return Err(Error::Callback(format!(
-                    "placer result is not a permutation of 0..{len} (position {pos})"
-                )))
-            }
-        }
-    }
-    Ok(())
 }

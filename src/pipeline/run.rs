@@ -2,7 +2,7 @@
 //! an untraced run carries no diagnostics code at all.
 
 use crate::diagnostics::{Collector, NullCollector, Recorder, TraceDetail};
-use crate::error::{checked_token_sum, Result};
+use crate::error::Result;
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::classify::classify;
 use crate::pipeline::deduplicate::deduplicate;
@@ -24,7 +24,9 @@ pub(super) fn run(
     }
     let mut recorder = Recorder::new(options.trace);
     let placed = run_stages(pipeline, items, budget, options, &mut recorder)?;
-    let total_tokens = checked_token_sum(items.iter().map(ContextItem::tokens), "total tokens")?;
+    // In i128, exactly: any number of i64 token counts fits, so the report never fails
+    // a run that succeeds untraced.
+    let total_tokens: i128 = items.iter().map(|i| i128::from(i.tokens())).sum();
     let report = recorder.into_report(items.len(), total_tokens, placed.overflow.clone());
     Ok(selection(placed, Some(report)))
 }
@@ -46,14 +48,23 @@ fn run_stages<C: Collector>(
     options: &RunOptions<'_>,
     collector: &mut C,
 ) -> Result<Placed> {
-    let classified = classify(items, budget, collector)?;
+    let mut classified = classify(items, budget, pipeline.group_value, collector)?;
     let scored = score(
         pipeline.scorer.as_ref(),
         items,
         &classified.scoreable,
         collector,
     )?;
-    let mut sorted = deduplicate(pipeline.deduplication, items, scored, collector);
+    if let Some(table) = &mut classified.groups {
+        table.set_values(&scored);
+    }
+    let mut sorted = deduplicate(
+        pipeline.deduplication,
+        items,
+        scored,
+        classified.groups.as_mut(),
+        collector,
+    );
     sort_by_score(&mut sorted);
     let pinned = PinnedContext {
         tokens: classified.pinned_tokens,
@@ -65,6 +76,7 @@ fn run_stages<C: Collector>(
         &sorted,
         budget,
         &pinned,
+        classified.groups.as_mut(),
         collector,
     )?;
     let context = PlaceContext {
@@ -73,6 +85,19 @@ fn run_stages<C: Collector>(
         on_overflow: options.on_overflow,
         items,
         budget,
+        pinned_first: pipeline.pinned_first,
     };
-    place(context, &classified.pinned, sliced, collector)
+    let placed = place(
+        context,
+        &classified.pinned,
+        sliced,
+        classified.groups.as_mut(),
+        collector,
+    )?;
+    if C::ENABLED {
+        if let Some(table) = &classified.groups {
+            collector.groups(table.report(items));
+        }
+    }
+    Ok(placed)
 }

@@ -1,14 +1,20 @@
-//! Stage 5, Slice (spec 02 §6): run the slicer on the sorted candidates within the
-//! effective budget, re-associate by position in Sort order (D2), and classify every
-//! candidate the slicer left out (02 §6.4, D4, D5, D10).
+//! Stage 5, Slice (spec 02 §6): run the slicer on the sorted candidates within the effective
+//! budget, re-associate by position in Sort order (decision D2 in docs/decisions.md), and classify
+//! every candidate the slicer left out (02 §6.4, decisions D4, D5, D10).
+//!
+//! With groups (`docs/groups.md`) the slicer receives the candidates' units and selects
+//! whole units; the exclusion rule of 02 §6.4 is applied to a unit as one candidate (its
+//! tokens, its members' kinds), and the first member of an excluded group (input order)
+//! carries that reason while the others name it.
 
 use std::collections::HashMap;
 
 use crate::diagnostics::{Collector, ExclusionReason, PipelineStage};
 use crate::error::{Error, Result};
-use crate::model::{ContextBudget, ContextItem, ContextKind, ScoredItem};
+use crate::model::{ContextBudget, ContextItem, ContextKind, ScoredItem, Units};
+use crate::pipeline::groups::{exclude_member, RunGroups};
 use crate::pipeline::score::Candidate;
-use crate::slicer::Slicer;
+use crate::slicer::{SliceOutcome, Slicer};
 
 /// What the pipeline knows about the pinned items when it explains Slice exclusions.
 pub(super) struct PinnedContext<'a> {
@@ -22,6 +28,7 @@ pub(super) fn slice<C: Collector>(
     sorted: &[Candidate],
     budget: &ContextBudget,
     pinned: &PinnedContext<'_>,
+    groups: Option<&mut RunGroups<'_>>,
     collector: &mut C,
 ) -> Result<Vec<Candidate>> {
     collector.begin_stage();
@@ -33,19 +40,48 @@ pub(super) fn slice<C: Collector>(
             score: c.score,
         })
         .collect();
+    let sliced = match groups {
+        None => slice_items(
+            slicer, items, sorted, &view, budget, &effective, pinned, collector,
+        )?,
+        Some(table) => {
+            let run = SliceRun {
+                slicer,
+                items,
+                sorted,
+                view: &view,
+                budget,
+                effective: &effective,
+                pinned,
+            };
+            run.units(table, collector)?
+        }
+    };
+    collector.end_stage(PipelineStage::Slice, sliced.len());
+    Ok(sliced)
+}
+
+/// The Slice stage without groups.
+#[allow(clippy::too_many_arguments)]
+fn slice_items<C: Collector>(
+    slicer: &dyn Slicer,
+    items: &[ContextItem],
+    sorted: &[Candidate],
+    view: &[ScoredItem<'_>],
+    budget: &ContextBudget,
+    effective: &ContextBudget,
+    pinned: &PinnedContext<'_>,
+    collector: &mut C,
+) -> Result<Vec<Candidate>> {
     let outcome = if view.is_empty() {
         Default::default()
     } else {
-        slicer.slice(&view, &effective)?
+        slicer.slice(view, effective)?
     };
     let selected = selection_mask(&outcome.selected, sorted.len())?;
-    let sliced: Vec<Candidate> = sorted
-        .iter()
-        .zip(&selected)
-        .filter_map(|(c, &keep)| keep.then_some(*c))
-        .collect();
+    let sliced = kept(sorted, &selected);
     if C::ENABLED {
-        let explainer = SliceExplainer::new(slicer, items, &sliced, budget, &effective, pinned);
+        let explainer = SliceExplainer::new(slicer, items, &sliced, budget, effective, pinned);
         for (candidate, _) in sorted.iter().zip(&selected).filter(|(_, &keep)| !keep) {
             let reason = explainer.reason(&items[candidate.index]);
             collector.exclude(
@@ -57,8 +93,129 @@ pub(super) fn slice<C: Collector>(
         }
         collector.shortfalls(outcome.shortfalls);
     }
-    collector.end_stage(PipelineStage::Slice, sliced.len());
     Ok(sliced)
+}
+
+/// What the grouped Slice stage works with.
+struct SliceRun<'r, 'a> {
+    slicer: &'r dyn Slicer,
+    items: &'a [ContextItem],
+    sorted: &'r [Candidate],
+    view: &'r [ScoredItem<'a>],
+    budget: &'r ContextBudget,
+    effective: &'r ContextBudget,
+    pinned: &'r PinnedContext<'a>,
+}
+
+impl SliceRun<'_, '_> {
+    /// The Slice stage with groups: the slicer selects whole units; a group it returned in
+    /// part is dropped (and noted); every left-out member is explained.
+    fn units<C: Collector>(
+        &self,
+        table: &mut RunGroups<'_>,
+        collector: &mut C,
+    ) -> Result<Vec<Candidate>> {
+        let sorted = self.sorted;
+        let units = table.units(
+            sorted.len(),
+            |p| sorted[p].index,
+            |p| sorted[p].score,
+            |g| table.value(g),
+        );
+        let mut outcome = if self.view.is_empty() {
+            SliceOutcome::default()
+        } else {
+            self.slicer
+                .slice_grouped(self.view, &units, self.effective)?
+        };
+        // Whatever the slicer, only whole groups go on.
+        let split = units.keep_whole(&mut outcome.selected);
+        outcome.partial_groups.extend(split);
+        let selected = selection_mask(&outcome.selected, sorted.len())?;
+        let mut dropped = vec![false; sorted.len()];
+        for &p in &outcome.partial_groups {
+            if let Some(flag) = dropped.get_mut(p) {
+                *flag = true;
+                if let Some(g) = table.group_of(sorted[p].index) {
+                    table.set_partial(g);
+                }
+            }
+        }
+        let sliced = kept(sorted, &selected);
+        if C::ENABLED {
+            self.explain(&units, &selected, &dropped, &sliced, table, collector);
+            collector.shortfalls(outcome.shortfalls);
+        }
+        Ok(sliced)
+    }
+
+    /// Records a reason for every position not selected, in Sort order. A unit's lead is
+    /// its first member in input order, or — for a group the slicer returned in part — its
+    /// first member the slicer left out; the lead gets the 02 §6.4 reason (of the unit, or
+    /// of that item for a partial group), the other members `GroupExcluded`.
+    fn explain<C: Collector>(
+        &self,
+        units: &Units,
+        selected: &[bool],
+        dropped: &[bool],
+        sliced: &[Candidate],
+        table: &mut RunGroups<'_>,
+        collector: &mut C,
+    ) {
+        let items = self.items;
+        let explainer = SliceExplainer::new(
+            self.slicer,
+            items,
+            sliced,
+            self.budget,
+            self.effective,
+            self.pinned,
+        );
+        let mut leads: Vec<Option<(usize, ExclusionReason)>> = vec![None; units.len()];
+        for (p, c) in self.sorted.iter().enumerate() {
+            if selected[p] {
+                continue;
+            }
+            let u = units.unit_of(p);
+            if leads[u].is_none() {
+                let members = units.members(u);
+                let partial = members.iter().any(|&m| dropped[m as usize]);
+                let lead_pos = if partial {
+                    let left_out = members.iter().find(|&&m| !dropped[m as usize]);
+                    *left_out.unwrap_or(&members[0]) as usize
+                } else {
+                    members[0] as usize
+                };
+                let reason = if partial || members.len() == 1 {
+                    explainer.reason(&items[self.sorted[lead_pos].index])
+                } else {
+                    let tokens = members.iter().fold(0i64, |acc, &m| {
+                        acc.saturating_add(self.view[m as usize].item.tokens())
+                    });
+                    let kinds: Vec<&ContextKind> = members
+                        .iter()
+                        .map(|&m| self.view[m as usize].item.kind())
+                        .collect();
+                    explainer.unit_reason(tokens, &kinds)
+                };
+                leads[u] = Some((self.sorted[lead_pos].index, reason));
+            }
+            let (lead, reason) = leads[u].as_ref().expect("set above");
+            let stage = PipelineStage::Slice;
+            exclude_member(
+                collector, table, items, stage, c.index, c.score, *lead, reason,
+            );
+        }
+    }
+}
+
+/// The candidates whose mask entry is set, in Sort order (decision D2 in docs/decisions.md).
+fn kept(sorted: &[Candidate], mask: &[bool]) -> Vec<Candidate> {
+    sorted
+        .iter()
+        .zip(mask)
+        .filter_map(|(c, &keep)| keep.then_some(*c))
+        .collect()
 }
 
 /// Turns the slicer's positions into a membership mask, rejecting positions out of range
@@ -128,7 +285,14 @@ impl<'a> SliceExplainer<'a> {
     }
 
     fn reason(&self, item: &ContextItem) -> ExclusionReason {
-        let tokens = item.tokens();
+        self.unit_reason(item.tokens(), &[item.kind()])
+    }
+
+    /// The rule for a candidate of `tokens` tokens whose members have `kinds` (one kind for
+    /// an item): a cap is reached when the selected count of a member's kind plus the
+    /// candidate's members of that kind would exceed the cap (for one item: the count is
+    /// at or over the cap); the first such member's kind is reported.
+    fn unit_reason(&self, tokens: i64, kinds: &[&ContextKind]) -> ExclusionReason {
         if self.pinned.tokens > 0
             && tokens > self.effective_target
             && tokens <= self.pinned_override_ceiling
@@ -137,11 +301,15 @@ impl<'a> SliceExplainer<'a> {
             return ExclusionReason::PinnedOverride { displaced_by };
         }
         if tokens <= self.effective_target {
-            if let Some(&(_, cap)) = self.caps.iter().find(|(kind, _)| kind == item.kind()) {
-                let count = self.kind_counts.get(item.kind()).copied().unwrap_or(0);
-                if count >= cap {
+            for kind in kinds {
+                let Some(&(_, cap)) = self.caps.iter().find(|(k, _)| k == *kind) else {
+                    continue;
+                };
+                let count = self.kind_counts.get(*kind).copied().unwrap_or(0);
+                let adding = kinds.iter().filter(|k| **k == *kind).count();
+                if count + adding > cap {
                     return ExclusionReason::CountCapExceeded {
-                        kind: item.kind().as_str().to_owned(),
+                        kind: kind.as_str().to_owned(),
                         cap: cap as u64,
                         count: count as u64,
                     };

@@ -2,11 +2,14 @@
 //! ties by input position.
 
 use crate::error::Result;
-use crate::model::ScoredItem;
+use crate::model::{ScoredItem, Units};
 use crate::placer::Placer;
 use crate::radix::{i64_order_key, stable_sort_by_key};
 
 /// Orders items by ascending timestamp; items without one go last. Scores are ignored.
+///
+/// With groups, a group is placed at its earliest member timestamp and its members follow
+/// one another in input order.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ChronologicalPlacer;
 
@@ -19,22 +22,40 @@ impl ChronologicalPlacer {
 
 impl Placer for ChronologicalPlacer {
     fn place(&self, items: &[ScoredItem<'_>]) -> Result<Vec<usize>> {
-        // Order: (has no timestamp, timestamp, position). The timestamped items, taken in
-        // position order and sorted stably by timestamp, come first; the others follow in
-        // position order (rule C5).
-        let mut timed: Vec<(u64, usize)> = Vec::with_capacity(items.len());
-        let mut untimed = Vec::new();
-        for (pos, s) in items.iter().enumerate() {
-            match s.item.timestamp() {
-                Some(ts) => timed.push((i64_order_key(ts), pos)),
-                None => untimed.push(pos),
-            }
-        }
-        stable_sort_by_key(&mut timed);
-        let mut order: Vec<usize> = timed.into_iter().map(|(_, pos)| pos).collect();
-        order.extend(untimed);
-        Ok(order)
+        Ok(chronological_order(items.len(), |pos| {
+            items[pos].item.timestamp()
+        }))
     }
+
+    /// Each unit is placed at its earliest member timestamp (undated when no member has
+    /// one), ties by unit order, then expanded in input order.
+    fn place_grouped(&self, items: &[ScoredItem<'_>], units: &Units) -> Result<Vec<usize>> {
+        let earliest = |u: usize| {
+            let members = units.members(u).iter();
+            members
+                .filter_map(|&m| items[m as usize].item.timestamp())
+                .min()
+        };
+        Ok(units.expand(chronological_order(units.len(), earliest)))
+    }
+}
+
+/// The order of `n` elements by (has no timestamp, timestamp, index): the timestamped
+/// ones, taken in index order and sorted stably by timestamp, come first; the others
+/// follow in index order (rule C5).
+fn chronological_order(n: usize, timestamp: impl Fn(usize) -> Option<i64>) -> Vec<usize> {
+    let mut timed: Vec<(u64, usize)> = Vec::with_capacity(n);
+    let mut untimed = Vec::new();
+    for i in 0..n {
+        match timestamp(i) {
+            Some(ts) => timed.push((i64_order_key(ts), i)),
+            None => untimed.push(i),
+        }
+    }
+    stable_sort_by_key(&mut timed);
+    let mut order: Vec<usize> = timed.into_iter().map(|(_, i)| i).collect();
+    order.extend(untimed);
+    order
 }
 
 #[cfg(test)]

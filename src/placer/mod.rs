@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use crate::error::Result;
-use crate::model::ScoredItem;
+use crate::error::{Error, Result};
+use crate::model::{ScoredItem, Units};
 
 mod chronological;
 mod u_shaped;
@@ -22,4 +22,40 @@ pub use u_shaped::UShapedPlacer;
 pub trait Placer: crate::downcast::AsAny + Send + Sync + fmt::Debug {
     /// Returns the placement order as input positions.
     fn place(&self, items: &[ScoredItem<'_>]) -> Result<Vec<usize>>;
+
+    /// Returns the placement order when the items contain groups (`docs/groups.md`):
+    /// `units` partitions the positions into ungrouped items and groups, and every unit's
+    /// members must end up next to each other, in input order.
+    ///
+    /// The built-in placers place each unit as one element (chronological: at its
+    /// earliest member timestamp; U-shaped: by its value) and then expand it. The default,
+    /// for every other placer, calls [`Placer::place`], checks that it returned a
+    /// permutation, and moves each group to where its first member was placed.
+    fn place_grouped(&self, items: &[ScoredItem<'_>], units: &Units) -> Result<Vec<usize>> {
+        let order = self.place(items)?;
+        check_permutation(&order, items.len())?;
+        Ok(units.gather(&order))
+    }
+}
+
+/// Rejects a placer result that is not a permutation of `0..len` (spec 05 rule P1).
+pub(crate) fn check_permutation(order: &[usize], len: usize) -> Result<()> {
+    if order.len() != len {
+        return Err(Error::Callback(format!(
+            "placer returned {} positions for {len} items; expected a permutation",
+            order.len()
+        )));
+    }
+    let mut seen = vec![false; len];
+    for &pos in order {
+        match seen.get_mut(pos) {
+            Some(slot) if !*slot => *slot = true,
+            _ => {
+                return Err(Error::Callback(format!(
+                    "placer result is not a permutation of 0..{len} (position {pos})"
+                )))
+            }
+        }
+    }
+    Ok(())
 }

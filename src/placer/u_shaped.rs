@@ -1,12 +1,15 @@
 //! UShapedPlacer (seed): the highest scores at both edges, the lowest in the middle.
 
 use crate::error::Result;
-use crate::model::ScoredItem;
+use crate::model::{ScoredItem, Units};
 use crate::placer::Placer;
 use crate::radix::{f64_order_key, stable_sort_by_key};
 
 /// Rank items by score descending (total order, ties by position); even ranks fill from
 /// the left edge, odd ranks from the right edge.
+///
+/// With groups, a group is ranked by its value as one element and its members follow one
+/// another in input order where it lands.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UShapedPlacer;
 
@@ -19,28 +22,36 @@ impl UShapedPlacer {
 
 impl Placer for UShapedPlacer {
     fn place(&self, items: &[ScoredItem<'_>]) -> Result<Vec<usize>> {
-        let n = items.len();
-        // Built in position order and sorted stably by descending score: (score
-        // descending, position ascending).
-        let mut ranked: Vec<(u64, usize)> = items
-            .iter()
-            .enumerate()
-            .map(|(pos, s)| (!f64_order_key(s.score), pos))
-            .collect();
-        stable_sort_by_key(&mut ranked);
-        let mut out = vec![0usize; n];
-        let (mut left, mut right) = (0usize, n);
-        for (rank, (_, pos)) in ranked.into_iter().enumerate() {
-            if rank % 2 == 0 {
-                out[left] = pos;
-                left += 1;
-            } else {
-                right -= 1;
-                out[right] = pos;
-            }
-        }
-        Ok(out)
+        Ok(u_shaped_order(items.len(), |pos| items[pos].score))
     }
+
+    /// Units are ranked by value (ties by unit order) and alternate between the edges as
+    /// items do; each unit is then expanded in input order where it landed.
+    fn place_grouped(&self, _items: &[ScoredItem<'_>], units: &Units) -> Result<Vec<usize>> {
+        Ok(units.expand(u_shaped_order(units.len(), |u| units.value(u))))
+    }
+}
+
+/// The U-shaped order of `n` elements scored by `score`: ranked by score descending
+/// (total order), ties by index; even ranks fill from the left edge inwards, odd ranks
+/// from the right edge inwards.
+fn u_shaped_order(n: usize, score: impl Fn(usize) -> f64) -> Vec<usize> {
+    // Built in index order and sorted stably by descending score: (score descending,
+    // index ascending).
+    let mut ranked: Vec<(u64, usize)> = (0..n).map(|i| (!f64_order_key(score(i)), i)).collect();
+    stable_sort_by_key(&mut ranked);
+    let mut out = vec![0usize; n];
+    let (mut left, mut right) = (0usize, n);
+    for (rank, (_, i)) in ranked.into_iter().enumerate() {
+        if rank % 2 == 0 {
+            out[left] = i;
+            left += 1;
+        } else {
+            right -= 1;
+            out[right] = i;
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -9,34 +9,44 @@
 //! * can be recovered from a pipeline built from built-in components with
 //!   [`Policy::from_pipeline`];
 //! * reads and writes the JSON form of the .NET package (`Wollax.Cupel.Json`), extended
-//!   compatibly for what that format cannot express (see `docs/policy-json.md`);
+//!   compatibly for what that format cannot express (see `docs/policy-json.md`): read
+//!   leniently as .NET reads it, with [`JsonWarning`]s for what was ignored or filled in,
+//!   or strictly ([`JsonReadOptions`]); its scorer entries may name host scorers
+//!   registered in a [`ScorerRegistry`];
 //! * comes ready-made as one of the seven [`Preset`]s of spec 07 §2.
+//!
+//! The same module reads and writes the .NET JSON form of a budget
+//! ([`ContextBudget::from_json`], [`ContextBudget::to_json`]).
 //!
 //! Structural problems of a policy (those the .NET `CupelPolicy` constructor catches, and
 //! every JSON problem) fail with [`Error::InvalidPolicy`]; the message starts with the JSON
 //! path of the bad field (`scorers[2].weight: must be positive and finite (got -1)`), `$`
-//! naming the document itself.
+//! naming the document itself. Budget JSON fails the same way with
+//! [`Error::InvalidBudget`].
 
 use crate::diagnostics::SelectionReport;
 use crate::error::{Error, Result};
-use crate::model::{ContextBudget, ContextItem, ContextKind, OverflowStrategy};
+use crate::model::{ContextBudget, ContextItem, ContextKind, GroupValue, OverflowStrategy};
 use crate::pipeline::Pipeline;
 use crate::scorer::DecayCurve;
 use crate::slicer::ScarcityBehavior;
 
+mod budget_json;
 mod build;
 mod json_names;
+mod json_options;
 mod json_read;
-#[cfg(test)]
-mod json_tests;
+mod json_text;
+mod json_value;
 mod json_write;
-#[cfg(test)]
-mod pipeline_tests;
 mod presets;
 mod reflect;
+mod registry;
 mod validate;
 
+pub use json_options::{JsonRead, JsonReadOptions, JsonWarning, JsonWarningKind};
 pub use presets::Preset;
+pub use registry::{RegisteredScorer, ScorerRegistry};
 
 /// A declarative, budget-free description of a pipeline (spec 07 §1).
 ///
@@ -44,7 +54,8 @@ pub use presets::Preset;
 /// every conversion) checks the structural rules.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
-    /// Weighted scorers; each becomes one term of a composite scorer (M1). At least one.
+    /// Weighted scorers; each becomes one term of a composite scorer (policy step M1 in
+    /// docs/decisions.md). At least one.
     pub scorers: Vec<ScorerEntry>,
     /// The slicer and its configuration (default: greedy).
     pub slicer: SlicerSpec,
@@ -54,6 +65,11 @@ pub struct Policy {
     pub deduplication: bool,
     /// What to do when the selection exceeds the target (default: throw).
     pub overflow_strategy: OverflowStrategy,
+    /// How a group's value is computed from its members' scores (extension, default sum;
+    /// `docs/groups.md`).
+    pub group_value: GroupValue,
+    /// Place pinned items first, in input order (extension, default off).
+    pub pinned_first: bool,
     /// Optional name, free text.
     pub name: Option<String>,
     /// Optional description, free text.
@@ -63,8 +79,8 @@ pub struct Policy {
 /// One weighted scorer of a policy (.NET `ScorerEntry`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScorerEntry {
-    /// Relative weight in the enclosing composite; must be finite and > 0. The weight of a
-    /// scaled scorer's inner entry is validated but has no effect (M2).
+    /// Relative weight in the enclosing composite; must be finite and > 0. The weight of a scaled
+    /// scorer's inner entry is validated but has no effect (policy step M2 in docs/decisions.md).
     pub weight: f64,
     /// Which scorer, with its configuration.
     pub scorer: ScorerSpec,
@@ -105,12 +121,14 @@ pub enum ScorerSpec {
     Decay {
         /// The curve (durations in nanoseconds).
         curve: DecayCurve,
-        /// Score of items without a timestamp, in [0, 1] (default 0.5, D16).
+        /// Score of items without a timestamp, in [0, 1] (default 0.5, decision D16 in
+        /// docs/decisions.md).
         null_timestamp_score: f64,
     },
     /// MetadataTrustScorer (extension: JSON `metadataTrust`).
     MetadataTrust {
-        /// Score when `cupel:trust` is absent or unusable, in [0, 1] (default 0.5, D16).
+        /// Score when `cupel:trust` is absent or unusable, in [0, 1] (default 0.5, decision D16 in
+        /// docs/decisions.md).
         default_score: f64,
     },
     /// MetadataKeyScorer (extension: JSON `metadataKey`).
@@ -122,6 +140,9 @@ pub enum ScorerSpec {
         /// The score on a match (finite, > 0).
         boost: f64,
     },
+    /// A scorer the host registered under a type name (JSON: that name as `type`), read
+    /// through a [`ScorerRegistry`].
+    Registered(RegisteredScorer),
 }
 
 /// A built-in slicer and its configuration. Wrappers nest: a percentage quota wraps any
@@ -132,8 +153,9 @@ pub enum SlicerSpec {
     Greedy,
     /// KnapsackSlice (JSON `knapsack`).
     Knapsack(KnapsackSpec),
-    /// The .NET StreamSlice (JSON `stream`). ctxpack runs synchronously, so a pipeline built
-    /// from it uses GreedySlice, as .NET synchronous execution does (M3). Top level only.
+    /// The .NET StreamSlice (JSON `stream`). ctxpack runs synchronously, so a pipeline built from
+    /// it uses GreedySlice, as .NET synchronous execution does (policy step M3 in
+    /// docs/decisions.md). Top level only.
     Stream {
         /// Micro-batch size (> 0; absent means 32). Kept for JSON round trips only.
         batch_size: Option<i64>,
@@ -170,7 +192,8 @@ pub enum SlicerSpec {
 pub struct KnapsackSpec {
     /// Bucket size (> 0); `None` means the default of 100.
     pub bucket_size: Option<i64>,
-    /// Keep-table memory limit in bytes (> 0, extension); `None` means 256 MiB (D11).
+    /// Keep-table memory limit in bytes (> 0, extension); `None` means 256 MiB (decision D11 in
+    /// docs/decisions.md).
     pub table_limit_bytes: Option<u64>,
 }
 
@@ -216,7 +239,8 @@ impl ScorerEntry {
 
 impl Policy {
     /// A policy with `scorers` and every other field at its default: greedy slicer,
-    /// chronological placer, deduplication on, overflow Throw, no name or description.
+    /// chronological placer, deduplication on, overflow Throw, group value sum, pinned
+    /// items placed like the others, no name or description.
     pub fn new(scorers: Vec<ScorerEntry>) -> Self {
         Self {
             scorers,
@@ -224,6 +248,8 @@ impl Policy {
             placer: PlacerType::Chronological,
             deduplication: true,
             overflow_strategy: OverflowStrategy::Throw,
+            group_value: GroupValue::Sum,
+            pinned_first: false,
             name: None,
             description: None,
         }
@@ -231,6 +257,28 @@ impl Policy {
 
     /// The policy of a preset looked up by name (see [`Preset::from_name`] for the accepted
     /// spellings); an unknown name fails with [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use ctxpack::policy::{PlacerType, Policy, ScorerSpec};
+    /// use ctxpack::{ContextBudget, ContextItem, ErrorCode};
+    ///
+    /// let rag = Policy::preset("rag")?;
+    /// assert_eq!(rag.name.as_deref(), Some("Rag"));
+    /// assert_eq!(rag.placer, PlacerType::UShaped);
+    /// assert_eq!(rag.scorers[0].scorer, ScorerSpec::Reflexive);
+    /// assert_eq!(Policy::preset("Document_QA")?, Policy::preset("document-qa")?);
+    ///
+    /// let items = vec![
+    ///     ContextItem::builder("a passage", 40).future_relevance_hint(0.9).build()?,
+    ///     ContextItem::builder("another passage", 80).future_relevance_hint(0.2).build()?,
+    /// ];
+    /// let selection = rag.build_pipeline()?.run(&items, &ContextBudget::new(100, 60)?)?;
+    /// assert_eq!(selection.indices, vec![0]);
+    ///
+    /// let err = Policy::preset("no-such-preset").unwrap_err();
+    /// assert_eq!(err.code(), ErrorCode::InvalidArgument);
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
     pub fn preset(name: &str) -> Result<Self> {
         Ok(Preset::from_name(name)?.policy())
     }
@@ -242,10 +290,10 @@ impl Policy {
         validate::policy(self)
     }
 
-    /// Builds the pipeline this policy describes (M1–M6): every scorer entry becomes a term
-    /// of a composite scorer, percentage quotas wrap their slicer, decay scorers read the
-    /// system clock. Fails with [`Error::InvalidPolicy`] for structural problems, and with
-    /// the component's own error (ScorerConfig, SlicerConfig, …) otherwise.
+    /// Builds the pipeline this policy describes (policy steps M1–M6 in docs/decisions.md): every
+    /// scorer entry becomes a term of a composite scorer, percentage quotas wrap their slicer,
+    /// decay scorers read the system clock. Fails with [`Error::InvalidPolicy`] for structural
+    /// problems, and with the component's own error (ScorerConfig, SlicerConfig, …) otherwise.
     pub fn build_pipeline(&self) -> Result<Pipeline> {
         build::pipeline(self)
     }
@@ -259,9 +307,34 @@ impl Policy {
     }
 
     /// Reads a policy from its JSON form (spec 07 §3 plus the ctxpack extensions) and
-    /// validates it. Every failure is an [`Error::InvalidPolicy`] naming the JSON path.
+    /// validates it, leniently as .NET reads (see [`JsonReadOptions`]; the warnings are
+    /// dropped — use [`Policy::from_json_with`] to see them). Every failure is an
+    /// [`Error::InvalidPolicy`] naming the JSON path.
     pub fn from_json(json: &str) -> Result<Self> {
-        json_read::policy(json)
+        Ok(json_read::policy(json, &JsonReadOptions::default())?.value)
+    }
+
+    /// Reads a policy from its JSON form with `options`: strict or lenient reading, and
+    /// the host's registered scorer types. Returns the policy with the warnings of a
+    /// lenient read. Every failure is an [`Error::InvalidPolicy`] naming the JSON path.
+    ///
+    /// ```
+    /// use ctxpack::policy::{JsonReadOptions, JsonWarningKind, Policy, ScorerSpec};
+    ///
+    /// let json = r#"{"scorers":[{"weight":2}],"placerType":"uShaped","futureOption":1}"#;
+    /// let read = Policy::from_json_with(json, &JsonReadOptions::default())?;
+    /// assert_eq!(read.value.scorers[0].scorer, ScorerSpec::Recency);
+    /// let kinds: Vec<_> = read.warnings.iter().map(|w| w.kind).collect();
+    /// assert_eq!(kinds, [JsonWarningKind::UnknownProperty, JsonWarningKind::MissingScorerType]);
+    /// assert_eq!(read.warnings[0].to_string(), "futureOption: unknown property; ignored");
+    ///
+    /// let strict = JsonReadOptions { strict: true, ..Default::default() };
+    /// let err = Policy::from_json_with(json, &strict).unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid policy: futureOption: unknown property");
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
+    pub fn from_json_with(json: &str, options: &JsonReadOptions<'_>) -> Result<JsonRead<Self>> {
+        json_read::policy(json, options)
     }
 
     /// Writes the compact JSON form, in the .NET property order. Fails with

@@ -4,7 +4,7 @@
 //! defaults, and a name equal to the preset identifier.
 
 use crate::error::{Error, Result};
-use crate::model::OverflowStrategy;
+use crate::model::{GroupValue, OverflowStrategy};
 use crate::policy::{KnapsackSpec, PlacerType, Policy, ScorerEntry, ScorerSpec, SlicerSpec};
 
 /// A ready-made policy for a common workload (spec 07 §2, .NET CUPEL001–CUPEL007).
@@ -144,6 +144,8 @@ impl Preset {
             placer,
             deduplication: true,
             overflow_strategy: OverflowStrategy::Throw,
+            group_value: GroupValue::Sum,
+            pinned_first: false,
             name: Some(self.name().to_string()),
             description: Some(self.description().to_string()),
         }

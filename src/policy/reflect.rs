@@ -33,6 +33,8 @@ pub(super) fn policy(pipeline: &Pipeline) -> Result<Policy> {
         placer: placer(pipeline.placer())?,
         deduplication: pipeline.deduplication(),
         overflow_strategy: pipeline.overflow_strategy(),
+        group_value: pipeline.group_value(),
+        pinned_first: pipeline.pinned_first(),
         name: None,
         description: None,
     };

@@ -1,12 +1,12 @@
-//! The parts CountQuotaSlice and CountConstrainedKnapsackSlice share (spec 04 §5–§7, D10):
-//! the validated entry set, Phase 1 (commit the required counts), the residual hand-off of
-//! Phase 2 and Phase 3 (enforce the caps).
+//! The parts CountQuotaSlice and CountConstrainedKnapsackSlice share (spec 04 §5–§7, decision D10
+//! in docs/decisions.md): the validated entry set, Phase 1 (commit the required counts), the
+//! residual hand-off of Phase 2 and Phase 3 (enforce the caps).
 
 use std::collections::HashMap;
 
 use crate::diagnostics::CountRequirementShortfall;
 use crate::error::{checked_token_sum, Error, Result};
-use crate::model::{ContextBudget, ContextKind, ScoredItem};
+use crate::model::{ContextBudget, ContextKind, ScoredItem, Units};
 use crate::slicer::shared::{append_mapped, reject_duplicate_kinds, score_desc};
 use crate::slicer::{CountQuotaEntry, ScarcityBehavior, SliceOutcome};
 
@@ -29,7 +29,8 @@ struct Commits {
 }
 
 impl CountQuotas {
-    /// Validates that the kinds are distinct under ASCII case folding (D10).
+    /// Validates that the kinds are distinct under ASCII case folding (decision D10 in
+    /// docs/decisions.md).
     pub(crate) fn new(entries: Vec<CountQuotaEntry>) -> Result<Self> {
         reject_duplicate_kinds(entries.iter().map(CountQuotaEntry::kind))?;
         let caps = entries
@@ -58,9 +59,9 @@ impl CountQuotas {
         &self.caps
     }
 
-    /// Runs the three phases. `phase2` selects from the residual items (input order) under
-    /// `Budget(room, room)`; it is not called when the room is 0 or nothing is left.
-    /// `slicer` names the slicer in the Throw error.
+    /// Runs the three phases over single items. `phase2` selects from the residual items
+    /// (input order) under `Budget(room, room)`; it is not called when the room is 0 or
+    /// nothing is left. `slicer` names the slicer in the Throw error.
     pub(crate) fn slice<F>(
         &self,
         slicer: &'static str,
@@ -72,47 +73,126 @@ impl CountQuotas {
     where
         F: FnOnce(&[ScoredItem<'_>], &ContextBudget) -> Result<SliceOutcome>,
     {
+        let singles = Singles(items.len());
+        self.slice_units(
+            slicer,
+            scarcity,
+            items,
+            &singles,
+            budget,
+            |rest, _, room| phase2(rest, room),
+        )
+    }
+
+    /// Runs the three phases over units (`docs/groups.md`): a unit counts toward every
+    /// entry with one per member of that entry's kind, is committed or kept only when no
+    /// capped kind would exceed its cap, and is taken or left whole. `phase2` receives the
+    /// residual items, their units (renumbered) and the room.
+    pub(crate) fn slice_grouped<F>(
+        &self,
+        slicer: &'static str,
+        scarcity: ScarcityBehavior,
+        items: &[ScoredItem<'_>],
+        units: &Units,
+        budget: &ContextBudget,
+        phase2: F,
+    ) -> Result<SliceOutcome>
+    where
+        F: FnOnce(&[ScoredItem<'_>], &Units, &ContextBudget) -> Result<SliceOutcome>,
+    {
+        self.slice_units(
+            slicer,
+            scarcity,
+            items,
+            units,
+            budget,
+            |rest, positions, room| phase2(rest, &units.subset(positions), room),
+        )
+    }
+
+    /// The three phases over any [`UnitSet`]; `phase2` gets the residual view, the
+    /// residual positions (into `items`) and the room.
+    fn slice_units<U, F>(
+        &self,
+        slicer: &'static str,
+        scarcity: ScarcityBehavior,
+        items: &[ScoredItem<'_>],
+        units: &U,
+        budget: &ContextBudget,
+        phase2: F,
+    ) -> Result<SliceOutcome>
+    where
+        U: UnitSet,
+        F: FnOnce(&[ScoredItem<'_>], &[usize], &ContextBudget) -> Result<SliceOutcome>,
+    {
         let target = budget.target_tokens();
         if items.is_empty() || target <= 0 {
             return Ok(SliceOutcome::default());
         }
-        let mut commits = self.commit(slicer, scarcity, items)?;
+        let entry_of: Vec<Option<usize>> = items
+            .iter()
+            .map(|s| self.index.get(s.item.kind()).copied())
+            .collect();
+        let counter = Counter {
+            quotas: self,
+            entry_of: &entry_of,
+        };
+        let mut commits = self.commit(slicer, scarcity, items, units, &counter)?;
         let inner = delegate(items, &commits.selected, target, phase2)?;
         let mut out = SliceOutcome {
             selected: std::mem::take(&mut commits.selected),
             shortfalls: std::mem::take(&mut commits.shortfalls),
             cap_excluded: inner.cap_excluded,
+            partial_groups: inner.partial_groups,
         };
         out.shortfalls.extend(inner.shortfalls);
-        self.enforce_caps(items, &inner.selected, &mut commits.counts, &mut out);
+        counter.enforce_caps(units, &inner.selected, &mut commits.counts, &mut out);
         Ok(out)
     }
 
-    /// Phase 1: walks the entries in configuration order and commits the top
-    /// `require_count` items of each kind by score (ties in input order).
-    fn commit(
+    /// Phase 1: walks the entries in configuration order; for each, commits the units
+    /// holding members of its kind by value (ties in unit order) until the entry's count
+    /// reaches its requirement, skipping a unit that would take a capped kind over its cap.
+    fn commit<U: UnitSet>(
         &self,
         slicer: &'static str,
         scarcity: ScarcityBehavior,
         items: &[ScoredItem<'_>],
+        units: &U,
+        counter: &Counter<'_>,
     ) -> Result<Commits> {
-        let mut members = self.required_members(items);
+        let mut members = self.required_units(units, counter.entry_of);
         let mut commits = Commits {
             selected: Vec::new(),
             counts: vec![0; self.entries.len()],
             shortfalls: Vec::new(),
         };
+        let mut committed = vec![false; if U::SINGLE { 0 } else { units.count() }];
         for (e, entry) in self.entries.iter().enumerate() {
             let required = entry.require_count();
-            if required == 0 {
+            if required == 0 || commits.counts[e] >= required {
                 continue;
             }
-            let got = top_by_score(items, &mut members[e], required);
-            commits.counts[e] = got.len();
-            commits.selected.extend_from_slice(got);
-            if got.len() < required {
+            let wanted = required - commits.counts[e];
+            // Single items never skip and each counts one: the top `wanted` suffice.
+            let limit = if U::SINGLE { wanted } else { usize::MAX };
+            for &u in top_by_value(|u| units.value(u, items), &mut members[e], limit) {
+                if commits.counts[e] >= required {
+                    break;
+                }
+                if !U::SINGLE && committed[u] {
+                    continue; // committed for an earlier entry
+                }
+                if counter.admit(units, u, &mut commits.counts) {
+                    units.for_members(u, |m| commits.selected.push(m));
+                    if !U::SINGLE {
+                        committed[u] = true;
+                    }
+                }
+            }
+            if commits.counts[e] < required {
                 let kind = entry.kind().as_str().to_string();
-                let (satisfied, required) = (got.len() as u64, required as u64);
+                let (satisfied, required) = (commits.counts[e] as u64, required as u64);
                 if scarcity == ScarcityBehavior::Throw {
                     return Err(Error::CountRequirementUnmet {
                         slicer,
@@ -131,53 +211,148 @@ impl CountQuotas {
         Ok(commits)
     }
 
-    /// For each entry with `require_count > 0`, the positions of its kind in input order.
-    fn required_members(&self, items: &[ScoredItem<'_>]) -> Vec<Vec<usize>> {
-        let mut members = vec![Vec::new(); self.entries.len()];
-        for (pos, scored) in items.iter().enumerate() {
-            if let Some(&e) = self.index.get(scored.item.kind()) {
-                if self.entries[e].require_count() > 0 {
-                    members[e].push(pos);
+    /// For each entry with `require_count > 0`, the units holding a member of its kind, in
+    /// unit order (each unit once).
+    fn required_units<U: UnitSet>(&self, units: &U, entry_of: &[Option<usize>]) -> Vec<Vec<usize>> {
+        let mut lists = vec![Vec::new(); self.entries.len()];
+        let mut listed: Vec<usize> = Vec::new(); // entries the current unit is listed for
+        for u in 0..units.count() {
+            listed.clear();
+            units.for_members(u, |m| {
+                if let Some(e) = entry_of[m] {
+                    if self.entries[e].require_count() > 0 && !listed.contains(&e) {
+                        listed.push(e);
+                        lists[e].push(u);
+                    }
                 }
-            }
+            });
         }
-        members
+        lists
+    }
+}
+
+/// Counts members per entry kind and applies the caps.
+struct Counter<'a> {
+    quotas: &'a CountQuotas,
+    /// The entry (index) of each position's kind, if it has one.
+    entry_of: &'a [Option<usize>],
+}
+
+impl Counter<'_> {
+    /// Adds unit `u`'s members to `counts` and returns true, unless that would take some
+    /// entry's count over its cap; then `counts` is left as it was and false returned.
+    fn admit<U: UnitSet>(&self, units: &U, u: usize, counts: &mut [usize]) -> bool {
+        let entries = &self.quotas.entries;
+        let mut fits = true;
+        units.for_members(u, |m| {
+            if let Some(e) = self.entry_of[m] {
+                counts[e] += 1;
+                fits &= counts[e] <= entries[e].cap_count();
+            }
+        });
+        if !fits {
+            units.for_members(u, |m| {
+                if let Some(e) = self.entry_of[m] {
+                    counts[e] -= 1;
+                }
+            });
+        }
+        fits
     }
 
-    /// Phase 3: appends `phase2` (inner output order) to `out.selected`, moving each item
-    /// whose kind has reached its cap to `out.cap_excluded` instead.
-    fn enforce_caps(
+    /// Phase 3: walks `phase2` (inner output order) unit by unit (a unit at its first
+    /// member); appends the unit's members to `out.selected`, or to `out.cap_excluded` when
+    /// admitting it would exceed a cap (Phase 1 commits count too).
+    fn enforce_caps<U: UnitSet>(
         &self,
-        items: &[ScoredItem<'_>],
+        units: &U,
         phase2: &[usize],
         counts: &mut [usize],
         out: &mut SliceOutcome,
     ) {
+        let mut seen = vec![false; if U::SINGLE { 0 } else { units.count() }];
         for &pos in phase2 {
-            match self.index.get(items[pos].item.kind()) {
-                Some(&e) if counts[e] >= self.entries[e].cap_count() => out.cap_excluded.push(pos),
-                Some(&e) => {
-                    counts[e] += 1;
-                    out.selected.push(pos);
+            let u = units.unit_of(pos);
+            if !U::SINGLE {
+                if seen[u] {
+                    continue;
                 }
-                None => out.selected.push(pos),
+                seen[u] = true;
             }
+            let target = if self.admit(units, u, counts) {
+                &mut out.selected
+            } else {
+                &mut out.cap_excluded
+            };
+            units.for_members(u, |m| target.push(m));
         }
     }
 }
 
-/// The first `r` of `members` (input order, `r >= 1`) by score descending, ties by position:
-/// a stable top-r selection. Reorders `members` and returns its prefix.
-fn top_by_score<'m>(items: &[ScoredItem<'_>], members: &'m mut [usize], r: usize) -> &'m [usize] {
-    // Positions are distinct, so this order is total and an unstable sort is deterministic.
-    let order = |a: &usize, b: &usize| score_desc(items[*a].score, items[*b].score).then(a.cmp(b));
-    let keep = r.min(members.len());
-    if keep < members.len() {
-        members.select_nth_unstable_by(keep, order);
+/// The first `limit` of `candidates` (units, in unit order) by value descending, ties by
+/// unit order: a stable top-k selection. Reorders `candidates` and returns its prefix.
+fn top_by_value(value: impl Fn(usize) -> f64, candidates: &mut [usize], limit: usize) -> &[usize] {
+    // Unit numbers are distinct, so this order is total and an unstable sort is
+    // deterministic.
+    let order = |a: &usize, b: &usize| score_desc(value(*a), value(*b)).then(a.cmp(b));
+    let keep = limit.min(candidates.len());
+    if keep < candidates.len() {
+        candidates.select_nth_unstable_by(keep, order);
     }
-    let top = &mut members[..keep];
+    let top = &mut candidates[..keep];
     top.sort_unstable_by(order);
     top
+}
+
+/// What the count-quota phases need to know about the units of their input.
+pub(crate) trait UnitSet {
+    /// True when every position is its own unit (no allocation, no bookkeeping).
+    const SINGLE: bool;
+    /// Number of units.
+    fn count(&self) -> usize;
+    /// The unit of position `pos`.
+    fn unit_of(&self, pos: usize) -> usize;
+    /// Calls `f` with each member of `unit`, in input order.
+    fn for_members(&self, unit: usize, f: impl FnMut(usize));
+    /// The unit's value: the item's score, or its group's value.
+    fn value(&self, unit: usize, items: &[ScoredItem<'_>]) -> f64;
+}
+
+/// Every position its own unit.
+pub(crate) struct Singles(pub usize);
+
+impl UnitSet for Singles {
+    const SINGLE: bool = true;
+    fn count(&self) -> usize {
+        self.0
+    }
+    fn unit_of(&self, pos: usize) -> usize {
+        pos
+    }
+    fn for_members(&self, unit: usize, mut f: impl FnMut(usize)) {
+        f(unit)
+    }
+    fn value(&self, unit: usize, items: &[ScoredItem<'_>]) -> f64 {
+        items[unit].score
+    }
+}
+
+impl UnitSet for Units {
+    const SINGLE: bool = false;
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn unit_of(&self, pos: usize) -> usize {
+        Units::unit_of(self, pos)
+    }
+    fn for_members(&self, unit: usize, mut f: impl FnMut(usize)) {
+        for &m in self.members(unit) {
+            f(m as usize)
+        }
+    }
+    fn value(&self, unit: usize, _: &[ScoredItem<'_>]) -> f64 {
+        Units::value(self, unit)
+    }
 }
 
 /// Phase 2: runs `phase2` on the items not `committed` (input order) with
@@ -190,7 +365,7 @@ fn delegate<F>(
     phase2: F,
 ) -> Result<SliceOutcome>
 where
-    F: FnOnce(&[ScoredItem<'_>], &ContextBudget) -> Result<SliceOutcome>,
+    F: FnOnce(&[ScoredItem<'_>], &[usize], &ContextBudget) -> Result<SliceOutcome>,
 {
     let committed_tokens = checked_token_sum(
         committed.iter().map(|&p| items[p].item.tokens()),
@@ -206,7 +381,7 @@ where
     let mut mapped = SliceOutcome::default();
     if room > 0 && !rest.is_empty() {
         let view: Vec<ScoredItem<'_>> = rest.iter().map(|&p| items[p]).collect();
-        let outcome = phase2(&view, &ContextBudget::new(room, room)?)?;
+        let outcome = phase2(&view, &rest, &ContextBudget::new(room, room)?)?;
         append_mapped(&mut mapped, outcome, &rest);
     }
     Ok(mapped)

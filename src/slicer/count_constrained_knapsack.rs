@@ -2,7 +2,7 @@
 //! Phase 2 and a score re-sort before the caps.
 
 use crate::error::Result;
-use crate::model::{ContextBudget, ContextKind, ScoredItem};
+use crate::model::{ContextBudget, ContextKind, ScoredItem, Units};
 use crate::slicer::count_common::CountQuotas;
 use crate::slicer::shared::score_desc;
 use crate::slicer::{CountQuotaEntry, KnapsackSlice, ScarcityBehavior, SliceOutcome, Slicer};
@@ -19,6 +19,10 @@ use crate::slicer::{CountQuotaEntry, KnapsackSlice, ScarcityBehavior, SliceOutco
 /// Scores are looked up by position. The reference implementations look them up by content,
 /// which differs only when the remaining items repeat a content with different scores.
 ///
+/// With groups (`docs/groups.md`), Phases 1 and 3 work on units as in CountQuotaSlice, the
+/// knapsack is exact over units and the re-sort orders units by value, keeping each unit's
+/// members together.
+///
 /// A [`crate::Error::TableTooLarge`] from the knapsack propagates. It is not a
 /// [`KnapsackSlice`] itself: CountQuotaSlice accepts it as an inner slicer.
 #[derive(Debug, Clone)]
@@ -29,8 +33,9 @@ pub struct CountConstrainedKnapsackSlice {
 }
 
 impl CountConstrainedKnapsackSlice {
-    /// Builds the slicer; fails only when two entries name the same kind under ASCII case
-    /// folding (`invalid slicer configuration: duplicate entry for kind "<k>"`, D10).
+    /// Builds the slicer; fails only when two entries name the same kind under ASCII case folding
+    /// (`invalid slicer configuration: duplicate entry for kind "<k>"`, decision D10 in
+    /// docs/decisions.md).
     pub fn new(
         entries: Vec<CountQuotaEntry>,
         knapsack: KnapsackSlice,
@@ -71,6 +76,27 @@ impl CountConstrainedKnapsackSlice {
             .sort_by(|&a, &b| score_desc(rest[a].score, rest[b].score));
         Ok(outcome)
     }
+
+    /// Phase 2 over units: the knapsack on the residual units, then the picked units
+    /// re-sorted stably by unit value descending, each unit's members kept together.
+    fn knapsack_units_by_value(
+        &self,
+        rest: &[ScoredItem<'_>],
+        units: &Units,
+        room: &ContextBudget,
+    ) -> Result<SliceOutcome> {
+        let mut outcome = self.knapsack.slice_grouped(rest, units, room)?;
+        let mut picked: Vec<usize> = Vec::new();
+        for &p in &outcome.selected {
+            let u = units.unit_of(p);
+            if picked.last() != Some(&u) {
+                picked.push(u); // the knapsack lists each unit's members together
+            }
+        }
+        picked.sort_by(|&a, &b| score_desc(units.value(a), units.value(b)));
+        outcome.selected = units.expand(picked);
+        Ok(outcome)
+    }
 }
 
 impl Slicer for CountConstrainedKnapsackSlice {
@@ -81,6 +107,22 @@ impl Slicer for CountConstrainedKnapsackSlice {
             items,
             budget,
             |rest, room| self.knapsack_by_score(rest, room),
+        )
+    }
+
+    fn slice_grouped(
+        &self,
+        items: &[ScoredItem<'_>],
+        units: &Units,
+        budget: &ContextBudget,
+    ) -> Result<SliceOutcome> {
+        self.quotas.slice_grouped(
+            "CountConstrainedKnapsackSlice",
+            self.scarcity,
+            items,
+            units,
+            budget,
+            |rest, rest_units, room| self.knapsack_units_by_value(rest, rest_units, room),
         )
     }
 

@@ -1,10 +1,10 @@
-//! CountQuotaSlice (spec 04 §5–§6, D10): commit required counts per kind, delegate the rest
-//! to an inner slicer, enforce per-kind caps.
+//! CountQuotaSlice (spec 04 §5–§6, decision D10 in docs/decisions.md): commit required counts per
+//! kind, delegate the rest to an inner slicer, enforce per-kind caps.
 
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::model::{ContextBudget, ContextKind, ScoredItem};
+use crate::model::{ContextBudget, ContextKind, ScoredItem, Units};
 use crate::slicer::count_common::CountQuotas;
 use crate::slicer::{KnapsackSlice, SliceOutcome, Slicer};
 
@@ -87,6 +87,11 @@ const KNAPSACK_INNER_MESSAGE: &str = "CountQuotaSlice does not support KnapsackS
 ///
 /// Output order: the commits, then the surviving Phase 2 items in inner output order.
 /// Shortfalls are reported in [`SliceOutcome::shortfalls`]. Phase 1 can exceed the target.
+///
+/// With groups (`docs/groups.md`), every phase works on units: a unit counts toward each
+/// entry with one per member of that entry's kind; Phase 1 ranks units by value; a unit
+/// that would take any capped kind over its cap is never committed or kept, so no cap is
+/// exceeded for any member's kind.
 #[derive(Debug, Clone)]
 pub struct CountQuotaSlice {
     quotas: CountQuotas,
@@ -96,8 +101,9 @@ pub struct CountQuotaSlice {
 
 impl CountQuotaSlice {
     /// Builds the slicer. Fails if the inner slicer is a [`KnapsackSlice`] (not a wrapper of one,
-    /// spec 04 §6.1 message), then if two entries name the same kind under ASCII case
-    /// folding (`duplicate entry for kind "<k>"`, D10); both `invalid slicer configuration`.
+    /// spec 04 §6.1 message), then if two entries name the same kind under ASCII case folding
+    /// (`duplicate entry for kind "<k>"`, decision D10 in docs/decisions.md); both `invalid slicer
+    /// configuration`.
     pub fn new(
         entries: Vec<CountQuotaEntry>,
         inner: Arc<dyn Slicer>,
@@ -138,6 +144,22 @@ impl Slicer for CountQuotaSlice {
             items,
             budget,
             |rest, room| self.inner.slice(rest, room),
+        )
+    }
+
+    fn slice_grouped(
+        &self,
+        items: &[ScoredItem<'_>],
+        units: &Units,
+        budget: &ContextBudget,
+    ) -> Result<SliceOutcome> {
+        self.quotas.slice_grouped(
+            "CountQuotaSlice",
+            self.scarcity,
+            items,
+            units,
+            budget,
+            |rest, rest_units, room| self.inner.slice_grouped(rest, rest_units, room),
         )
     }
 

@@ -1,8 +1,9 @@
 //! GreedySlice (spec 04 §2): value-density greedy fill in a single pass.
 
 use crate::error::{Error, Result};
-use crate::model::{ContextBudget, ScoredItem};
+use crate::model::{ContextBudget, ScoredItem, Units};
 use crate::radix::{f64_order_key, stable_sort_by_key};
+use crate::slicer::shared::select_units;
 use crate::slicer::{SliceOutcome, Slicer};
 
 /// GreedySlice: value-density greedy fill (spec 04 §2).
@@ -13,6 +14,9 @@ use crate::slicer::{SliceOutcome, Slicer};
 /// does not fit is skipped for good while later, smaller items are still tried. Zero-token
 /// items are always taken when the target is positive. The output lists the selected
 /// positions in that visiting order.
+///
+/// With groups, the candidates are units (a group's tokens are its members' sum, its
+/// score the group value), ties by the unit's earliest position.
 ///
 /// Negative-token items never reach a slicer through the pipeline (Classify removes them);
 /// on a direct call they always fit and *grow* the remaining budget, as the specification
@@ -35,11 +39,26 @@ impl Slicer for GreedySlice {
         }
         // One pass reads every item (the only one that touches the items themselves).
         let tokens: Vec<i64> = items.iter().map(|s| s.item.tokens()).collect();
-        let order = density_order(items, &tokens);
+        let order = density_order(&tokens, |pos| items[pos].score);
         let selected = fill(&tokens, &order, target)?;
         Ok(SliceOutcome {
             selected,
             ..SliceOutcome::default()
+        })
+    }
+
+    /// The same pass over units: a unit's density is its value over its tokens (zero-token
+    /// units first, as zero-token items), ties by unit order (earliest position first);
+    /// a selected unit contributes all its members, in input order.
+    fn slice_grouped(
+        &self,
+        items: &[ScoredItem<'_>],
+        units: &Units,
+        budget: &ContextBudget,
+    ) -> Result<SliceOutcome> {
+        select_units(items, units, budget, |tokens, target| {
+            let order = density_order(tokens, |u| units.value(u));
+            fill(tokens, &order, target)
         })
     }
 }
@@ -52,22 +71,21 @@ fn density(score: f64, tokens: i64) -> f64 {
     }
 }
 
-/// Positions ordered by density descending (total order), then position ascending: the
-/// pairs are built in position order and sorted stably by the inverted total-order key of
-/// the density.
-fn density_order(items: &[ScoredItem<'_>], tokens: &[i64]) -> Vec<usize> {
-    let mut keys: Vec<(u64, usize)> = items
+/// Candidates (items or units) ordered by density descending (total order), then index
+/// ascending: the pairs are built in index order and sorted stably by the inverted
+/// total-order key of the density. `tokens[i]` and `score(i)` describe candidate `i`.
+fn density_order(tokens: &[i64], score: impl Fn(usize) -> f64) -> Vec<usize> {
+    let mut keys: Vec<(u64, usize)> = tokens
         .iter()
-        .zip(tokens)
         .enumerate()
-        .map(|(pos, (item, &t))| (!f64_order_key(density(item.score, t)), pos))
+        .map(|(i, &t)| (!f64_order_key(density(score(i), t)), i))
         .collect();
     stable_sort_by_key(&mut keys);
-    keys.into_iter().map(|(_, pos)| pos).collect()
+    keys.into_iter().map(|(_, i)| i).collect()
 }
 
-/// The single greedy pass over `order` with `target > 0` tokens of room (`tokens[pos]`
-/// is the token count of position `pos`).
+/// The single greedy pass over `order` with `target > 0` tokens of room (`tokens[i]`
+/// is the token count of candidate `i`); the selected candidates in visiting order.
 fn fill(tokens: &[i64], order: &[usize], target: i64) -> Result<Vec<usize>> {
     let mut room = target;
     let mut selected = Vec::new();

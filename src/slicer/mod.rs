@@ -3,12 +3,18 @@
 //! A slicer receives the sorted scored items and the effective budget and returns the
 //! positions it selects, in its own output order. Positions, not copies: identity is exact
 //! and free.
+//!
+//! When the items contain groups (`docs/groups.md`), the pipeline calls
+//! [`Slicer::slice_grouped`] with the items' [`Units`] instead: every built-in slicer
+//! selects whole units (a group is one unit: its members' tokens, its value from its
+//! members' scores); any other slicer sees the items alone, and a group it returns only in
+//! part is dropped whole.
 
 use std::fmt;
 
 use crate::diagnostics::CountRequirementShortfall;
 use crate::error::Result;
-use crate::model::{ContextBudget, ContextKind, ScoredItem};
+use crate::model::{ContextBudget, ContextKind, ScoredItem, Units};
 
 mod count_common;
 mod count_constrained_knapsack;
@@ -36,6 +42,9 @@ pub struct SliceOutcome {
     pub shortfalls: Vec<CountRequirementShortfall>,
     /// Positions that Phase 3 removed because their kind reached its cap.
     pub cap_excluded: Vec<usize>,
+    /// Grouped runs only: positions the slicer selected from a group it did not select
+    /// whole, which were dropped (a group is taken whole or not at all).
+    pub partial_groups: Vec<usize>,
 }
 
 /// Chooses which scored items fit the budget.
@@ -50,6 +59,26 @@ pub struct SliceOutcome {
 pub trait Slicer: crate::downcast::AsAny + Send + Sync + fmt::Debug {
     /// Selects positions of `items` within `budget`.
     fn slice(&self, items: &[ScoredItem<'_>], budget: &ContextBudget) -> Result<SliceOutcome>;
+
+    /// Selects whole units of `items` within `budget`: `units` partitions the positions of
+    /// `items` into ungrouped items and groups, and a unit is selected whole or not at all.
+    ///
+    /// Called instead of [`Slicer::slice`] when the items contain groups. Every built-in
+    /// slicer treats a unit as one candidate. The default, for every other slicer, calls
+    /// `slice` (which sees the items alone) and then drops each group it returned only in
+    /// part, listing the dropped positions in [`SliceOutcome::partial_groups`]; it never
+    /// adds the members a slicer left out, which could break the budget.
+    fn slice_grouped(
+        &self,
+        items: &[ScoredItem<'_>],
+        units: &Units,
+        budget: &ContextBudget,
+    ) -> Result<SliceOutcome> {
+        let mut outcome = self.slice(items, budget)?;
+        let dropped = units.keep_whole(&mut outcome.selected);
+        outcome.partial_groups.extend(dropped);
+        Ok(outcome)
+    }
 
     /// Whether budget simulation may treat the selection as monotonic in the budget: a
     /// smaller budget never adds an item. True by default; the quota slicers

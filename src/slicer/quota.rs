@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::error::{checked_token_sum, Error, Result};
 use crate::hash::FastMap;
-use crate::model::{fold_ascii, ContextBudget, ContextKind, ScoredItem};
+use crate::model::{fold_ascii, ContextBudget, ContextKind, ScoredItem, Units};
 use crate::slicer::shared::{append_mapped, reject_duplicate_kinds};
 use crate::slicer::{SliceOutcome, Slicer};
 
@@ -64,17 +64,16 @@ fn config(msg: String) -> Error {
 
 /// QuotaSlice: per-kind percentage budgets around an inner slicer (spec 04 §4).
 ///
-/// The items are partitioned by kind (ASCII case-insensitive). Each kind gets its required
-/// share `floor((require / 100.0) * target)`, plus a share of the unassigned budget
-/// proportional to its token mass when its cap exceeds its requirement, limited by its cap
-/// `floor((cap / 100.0) * target)`; all arithmetic is f64 in that operand order (D12). The
-/// inner slicer then runs on each kind's items (input order) with
-/// `Budget(max = cap tokens, target = min(kind budget, cap tokens))`, and is not called for a
-/// kind whose budget is `<= 0`.
+/// The items are partitioned by kind (ASCII case-insensitive). Each kind gets its required share
+/// `floor((require / 100.0) * target)`, plus a share of the unassigned budget proportional to its
+/// token mass when its cap exceeds its requirement, limited by its cap `floor((cap / 100.0) *
+/// target)`; all arithmetic is f64 in that operand order (decision D12 in docs/decisions.md). The
+/// inner slicer then runs on each kind's items (input order) with `Budget(max = cap tokens, target
+/// = min(kind budget, cap tokens))`, and is not called for a kind whose budget is `<= 0`.
 ///
-/// Output order: the inner outputs concatenated, kinds in ascending ASCII-lowercased name
-/// order (byte-wise). Side outputs of a count-quota inner slicer (shortfalls, cap
-/// exclusions) are passed on in the same order, mapped to this slicer's input positions.
+/// Output order: the inner outputs concatenated, kinds in ascending ASCII-lowercased name order
+/// (byte-wise). Side outputs of a count-quota inner slicer (shortfalls, cap exclusions) are passed
+/// on in the same order, mapped to this slicer's input positions.
 #[derive(Debug, Clone)]
 pub struct QuotaSlice {
     entries: Vec<QuotaEntry>,
@@ -83,11 +82,11 @@ pub struct QuotaSlice {
 }
 
 impl QuotaSlice {
-    /// Builds the slicer. The sum of the requires (f64, entry order) must not exceed 100
-    /// (`sum of require percentages (<s>) must not exceed 100.0`), then kinds must be
-    /// distinct under ASCII case folding (`duplicate entry for kind "<k>"`, naming the later
-    /// entry's spelling) (D10). Both are `invalid slicer configuration` errors; an empty
-    /// entry list is valid.
+    /// Builds the slicer. The sum of the requires (f64, entry order) must not exceed 100 (`sum of
+    /// require percentages (<s>) must not exceed 100.0`), then kinds must be distinct under ASCII
+    /// case folding (`duplicate entry for kind "<k>"`, naming the later entry's spelling) (decision
+    /// D10 in docs/decisions.md). Both are `invalid slicer configuration` errors; an empty entry
+    /// list is valid.
     pub fn new(entries: Vec<QuotaEntry>, inner: Arc<dyn Slicer>) -> Result<Self> {
         let require_sum: f64 = entries.iter().map(QuotaEntry::require).sum();
         if require_sum > 100.0 {
@@ -178,7 +177,8 @@ fn partition<'k>(items: &[ScoredItem<'k>]) -> Result<Vec<Partition<'k>>> {
             "QuotaSlice kind token mass",
         )?;
     }
-    // Ascending ASCII-lowercased name, byte-wise (D12); folded names are distinct.
+    // Ascending ASCII-lowercased name, byte-wise (decision D12 in docs/decisions.md); folded names
+    // are distinct.
     parts.sort_by_cached_key(|part| fold_ascii(part.kind.as_str()));
     Ok(parts)
 }
@@ -249,8 +249,128 @@ impl Slicer for QuotaSlice {
         Ok(out)
     }
 
+    /// Kind budgets as without groups (every member's tokens count toward its own kind's
+    /// mass). Each unit is offered in one partition: its members' kind when they share
+    /// one, otherwise the first of its kinds in partition order, at its full token count.
+    /// A mixed-kind unit the inner slicer selects is kept only when, for every later kind
+    /// it has members of, those members' tokens fit what is left of that kind's budget,
+    /// which they then use up; later partitions run with what is left. So no kind's
+    /// selected tokens exceed its budget, and no cap is exceeded for any member's kind.
+    fn slice_grouped(
+        &self,
+        items: &[ScoredItem<'_>],
+        units: &Units,
+        budget: &ContextBudget,
+    ) -> Result<SliceOutcome> {
+        let target = budget.target_tokens();
+        if items.is_empty() || target <= 0 {
+            return Ok(SliceOutcome::default());
+        }
+        let parts = partition(items)?;
+        let allocation = self.distribute(&parts, target)?;
+        let homes = Homes::new(items.len(), &parts, units);
+        let mut left: Vec<i64> = allocation.iter().map(|&(b, _)| b).collect();
+        let mut out = SliceOutcome::default();
+        for (k, &(_, cap_tokens)) in allocation.iter().enumerate() {
+            let offered = homes.offered_in(k, units);
+            if left[k] <= 0 || offered.is_empty() {
+                continue;
+            }
+            let sub = ContextBudget::new(cap_tokens, left[k].min(cap_tokens))?;
+            let view: Vec<ScoredItem<'_>> = offered.iter().map(|&p| items[p]).collect();
+            let sub_units = units.subset(&offered);
+            let mut inner = self.inner.slice_grouped(&view, &sub_units, &sub)?;
+            homes.charge_later_kinds(k, items, &sub_units, &offered, &mut inner, &mut left)?;
+            append_mapped(&mut out, inner, &offered);
+        }
+        Ok(out)
+    }
+
     fn monotonic_in_budget(&self) -> bool {
         false
+    }
+}
+
+/// Where each unit is offered in a grouped quota slice, and which partition each position
+/// belongs to.
+struct Homes {
+    /// Partition (index in partition order) of each position's kind.
+    part_of: Vec<usize>,
+    /// Partition each unit is offered in: the first of its members' partitions.
+    home: Vec<usize>,
+}
+
+impl Homes {
+    fn new(n: usize, parts: &[Partition<'_>], units: &Units) -> Self {
+        let mut part_of = vec![0usize; n];
+        for (k, part) in parts.iter().enumerate() {
+            for &p in &part.members {
+                part_of[p] = k;
+            }
+        }
+        let home = (0..units.len())
+            .map(|u| {
+                let members = units.members(u).iter();
+                members.map(|&m| part_of[m as usize]).min().unwrap_or(0)
+            })
+            .collect();
+        Self { part_of, home }
+    }
+
+    /// The positions of the units offered in partition `k`, ascending.
+    fn offered_in(&self, k: usize, units: &Units) -> Vec<usize> {
+        (0..self.part_of.len())
+            .filter(|&p| self.home[units.unit_of(p)] == k)
+            .collect()
+    }
+
+    /// Walks the inner selection of partition `home` (positions into `offered`) unit by
+    /// unit, in output order: a unit with members of later kinds is kept only when each of
+    /// those kinds has room for its members' tokens, which are then taken from `left`; a
+    /// unit that does not fit leaves the selection.
+    fn charge_later_kinds(
+        &self,
+        home: usize,
+        items: &[ScoredItem<'_>],
+        sub_units: &Units,
+        offered: &[usize],
+        inner: &mut SliceOutcome,
+        left: &mut [i64],
+    ) -> Result<()> {
+        let mut verdict: Vec<Option<bool>> = vec![None; sub_units.len()];
+        let mut charges: Vec<(usize, i64)> = Vec::new();
+        for &p in &inner.selected {
+            let u = sub_units.unit_of(p);
+            if verdict[u].is_some() {
+                continue;
+            }
+            charges.clear();
+            for &m in sub_units.members(u) {
+                let outer = offered[m as usize];
+                let k = self.part_of[outer];
+                if k == home {
+                    continue;
+                }
+                let tokens = items[outer].item.tokens();
+                match charges.iter_mut().find(|(kind, _)| *kind == k) {
+                    Some((_, sum)) => {
+                        *sum = checked_token_sum([*sum, tokens], "QuotaSlice group tokens")?
+                    }
+                    None => charges.push((k, tokens)),
+                }
+            }
+            let fits = charges.iter().all(|&(k, t)| t <= left[k]);
+            if fits {
+                for &(k, t) in &charges {
+                    left[k] -= t;
+                }
+            }
+            verdict[u] = Some(fits);
+        }
+        inner
+            .selected
+            .retain(|&p| verdict[sub_units.unit_of(p)] != Some(false));
+        Ok(())
     }
 }
 

@@ -1,10 +1,10 @@
-//! Small helpers shared by the decorator slicers (Quota, CountQuota, CCKS).
+//! Small helpers shared by the slicers.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use crate::error::{Error, Result};
-use crate::model::ContextKind;
+use crate::error::{checked_token_sum, Error, Result};
+use crate::model::{ContextBudget, ContextKind, ScoredItem, Units};
 use crate::slicer::SliceOutcome;
 
 /// Score order of the count-quota slicers: descending under `f64::total_cmp`.
@@ -35,5 +35,45 @@ pub(crate) fn append_mapped(out: &mut SliceOutcome, inner: SliceOutcome, view_po
         .extend(inner.selected.iter().map(|&p| view_positions[p]));
     out.cap_excluded
         .extend(inner.cap_excluded.iter().map(|&p| view_positions[p]));
+    out.partial_groups
+        .extend(inner.partial_groups.iter().map(|&p| view_positions[p]));
     out.shortfalls.extend(inner.shortfalls);
+}
+
+/// The tokens of every unit: the sum of its members' tokens (checked). The items are read
+/// once, in list order, as the item slicers read them.
+pub(crate) fn unit_tokens(items: &[ScoredItem<'_>], units: &Units) -> Result<Vec<i64>> {
+    let tokens: Vec<i64> = items.iter().map(|s| s.item.tokens()).collect();
+    if units.all_single() {
+        return Ok(tokens);
+    }
+    (0..units.len())
+        .map(|u| match units.members(u) {
+            [only] => Ok(tokens[*only as usize]),
+            members => {
+                checked_token_sum(members.iter().map(|&m| tokens[m as usize]), "group tokens")
+            }
+        })
+        .collect()
+}
+
+/// The grouped entry point of a slicer that selects among candidates: nothing for an empty
+/// input or a target `<= 0`; otherwise `select(unit tokens, target)` picks units (indices,
+/// in output order), and each picked unit contributes all its members, in input order.
+pub(crate) fn select_units(
+    items: &[ScoredItem<'_>],
+    units: &Units,
+    budget: &ContextBudget,
+    select: impl FnOnce(&[i64], i64) -> Result<Vec<usize>>,
+) -> Result<SliceOutcome> {
+    let target = budget.target_tokens();
+    if items.is_empty() || target <= 0 {
+        return Ok(SliceOutcome::default());
+    }
+    let tokens = unit_tokens(items, units)?;
+    let picked = select(&tokens, target)?;
+    Ok(SliceOutcome {
+        selected: units.expand(picked),
+        ..SliceOutcome::default()
+    })
 }

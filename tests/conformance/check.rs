@@ -6,11 +6,11 @@
 
 use std::collections::HashSet;
 
-use crate::engine::{Engine, EngineError, EngineResult, ExcludedRecord, ReportRecord};
+use crate::engine::{Engine, EngineError, EngineResult, ExcludedRecord, GroupRecord, ReportRecord};
 use crate::spec::{
-    Case, Component, DiagnosticsExpectation, ExcludedExpectation, FieldValue, IncludedExpectation,
-    ItemSpec, OverflowExpectation, PipelineCase, PipelineExpectation, PlacingCase, ScoringCase,
-    ShortfallSpec, SliceExpectation, SlicingCase,
+    Case, Component, DiagnosticsExpectation, ExcludedExpectation, FieldValue, GroupExpectation,
+    IncludedExpectation, ItemSpec, OverflowExpectation, PipelineCase, PipelineExpectation,
+    PlacingCase, ScoringCase, ShortfallSpec, SliceExpectation, SlicingCase,
 };
 
 /// Outcome of one check.
@@ -168,7 +168,7 @@ fn compare_count(what: &str, expected: Option<i64>, actual: usize) -> Check {
 
 /// 08 §7.2: multiset of selected contents, plus the two count-quota counts.
 fn check_slicing(c: &SlicingCase, engine: &dyn Engine) -> Check {
-    let result = engine.slice(&c.slicer, &c.items, &c.budget);
+    let result = engine.slice(&c.slicer, &c.items, &c.budget, c.group_value);
     let SliceExpectation::Selected {
         contents,
         shortfall_count,
@@ -200,7 +200,7 @@ fn check_slicing(c: &SlicingCase, engine: &dyn Engine) -> Check {
 /// 08 §7.3: exact placed order; the result must be a permutation of the input.
 fn check_placing(c: &PlacingCase, engine: &dyn Engine) -> Check {
     let placed = engine
-        .place(&c.placer, &c.items)
+        .place(&c.placer, &c.items, c.group_value)
         .map_err(|e| e.to_string())?;
     let names: Vec<&str> = c.items.iter().map(|s| s.item.content.as_str()).collect();
     let actual = contents_at("placed", &placed, &names)?;
@@ -289,7 +289,7 @@ fn check_diagnostics(
         report.total_candidates as usize,
     )?;
     if let Some(e) = expected.total_tokens_considered {
-        if e != report.total_tokens_considered {
+        if i128::from(e) != report.total_tokens_considered {
             return Err(format!(
                 "summary.total_tokens_considered: expected {e}, got {}",
                 report.total_tokens_considered
@@ -318,10 +318,80 @@ fn check_diagnostics(
             .collect::<Result<Vec<_>, String>>()?;
         check_excluded(excluded, &actual, epsilon)?;
     }
-    match &expected.shortfalls {
-        Some(shortfalls) => check_shortfalls(shortfalls, &report.shortfalls),
+    if let Some(shortfalls) = &expected.shortfalls {
+        check_shortfalls(shortfalls, &report.shortfalls)?;
+    }
+    match &expected.groups {
+        Some(groups) => check_groups(groups, &report.groups, items),
         None => Ok(()),
     }
+}
+
+/// The group listing (extension): same groups in the same order; each given field equal.
+fn check_groups(
+    expected: &[GroupExpectation],
+    actual: &[GroupRecord],
+    items: &[ItemSpec],
+) -> Check {
+    let content = |index: usize| -> Result<&str, String> {
+        items
+            .get(index)
+            .map(|i| i.content.as_str())
+            .ok_or_else(|| format!("group listing names position {index}, out of range"))
+    };
+    compare_lengths("diagnostics.groups", expected, actual, |a| {
+        format!(
+            "got {:?}",
+            a.iter().map(|g| g.key.as_str()).collect::<Vec<_>>()
+        )
+    })?;
+    for (pos, (e, a)) in expected.iter().zip(actual).enumerate() {
+        let at = format!("diagnostics.groups[{pos}]");
+        let members = a
+            .members
+            .iter()
+            .map(|&m| content(m))
+            .collect::<Result<Vec<_>, String>>()?;
+        let differs = |what: &str, want: &dyn std::fmt::Debug, got: &dyn std::fmt::Debug| {
+            Err(format!(
+                "{at}.{what} ({}): expected {want:?}, got {got:?}",
+                e.key
+            ))
+        };
+        if e.key != a.key {
+            return differs("key", &e.key, &a.key);
+        }
+        if e.members != members {
+            return differs("members", &e.members, &members);
+        }
+        if e.tokens.is_some_and(|t| t != a.tokens) {
+            return differs("tokens", &e.tokens, &a.tokens);
+        }
+        if e.decision != a.decision {
+            return differs("decision", &e.decision, &a.decision);
+        }
+        if e.stage.is_some() && e.stage != a.stage {
+            return differs("stage", &e.stage, &a.stage);
+        }
+        let member = a.member_index.map(content).transpose()?;
+        if e.member.is_some() && e.member.as_deref() != member {
+            return differs("member", &e.member, &member);
+        }
+        let pinned_by = a.pinned_by.map(content).transpose()?;
+        if e.pinned_by.is_some() && e.pinned_by.as_deref() != pinned_by {
+            return differs("pinned_by", &e.pinned_by, &pinned_by);
+        }
+        if e.partial_selection
+            .is_some_and(|p| p != a.partial_selection)
+        {
+            return differs(
+                "partial_selection",
+                &e.partial_selection,
+                &a.partial_selection,
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Equal lengths, or a message listing both sides.
@@ -435,6 +505,7 @@ fn variant_fields(reason: &str) -> Option<&'static [&'static str]> {
         "Filtered" => &["filter_name"],
         "CountCapExceeded" => &["kind", "cap", "count"],
         "CountRequireCandidatesExhausted" => &["kind"],
+        "GroupExcluded" => &["group", "member_index", "member_content", "member_reason"],
         _ => return None,
     })
 }

@@ -1,12 +1,12 @@
 //! An [`Engine`] on the reference crate `cupel` 1.2.0, selected with
 //! `CTXPACK_CONFORMANCE_ENGINE=cupel`.
 //!
-//! A diagnostic tool for vector authors: it shows where a vector encodes a ctxpack decision
-//! that differs from the crate (D1 effective budget, D2 merge order, D3 truncation order,
-//! D10 count-quota Phase 1 and shortfalls, D11 memory guard). Known limits: the crate
-//! returns copies of items, so positions are recovered by content (first unused equal
-//! content); its slicers do not expose shortfalls or cap exclusions (reported as none);
-//! it has no Proceed overflow event; durations are truncated to milliseconds.
+//! A diagnostic tool for vector authors: it shows where a vector encodes a ctxpack decision that
+//! differs from the crate (decision D1 in docs/decisions.md effective budget, decision D2 merge
+//! order, decision D3 truncation order, Decision D10 count-quota Phase 1 and shortfalls, decision
+//! D11 memory guard). Known limits: the crate returns copies of items, so positions are recovered
+//! by content (first unused equal content); its slicers do not expose shortfalls or cap exclusions
+//! (reported as none); it has no Proceed overflow event; durations are truncated to milliseconds.
 
 use std::collections::HashMap;
 
@@ -26,13 +26,16 @@ use crate::engine::{
     ReasonRecord, ReportRecord, SliceResult,
 };
 use crate::spec::{
-    BudgetSpec, Component, CountEntrySpec, CurveSpec, FieldValue, ItemSpec, OverflowSpec,
-    PipelineSpec, PlacerSpec, Scarcity, ScoredItemSpec, ScorerSpec, SlicerSpec,
+    BudgetSpec, Component, CountEntrySpec, CurveSpec, FieldValue, GroupValueSpec, ItemSpec,
+    OverflowSpec, PipelineSpec, PlacerSpec, Scarcity, ScoredItemSpec, ScorerSpec, SlicerSpec,
 };
 
 /// Runs vectors through the reference crate.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CupelEngine;
+
+/// Why group vectors are skipped: item groups are a ctxpack extension.
+const GROUPS_UNSUPPORTED: &str = "the reference crate has no item groups";
 
 type Built<T> = Result<T, CupelError>;
 
@@ -274,6 +277,10 @@ impl<'a> Positions<'a> {
 }
 
 impl Engine for CupelEngine {
+    fn groups_unsupported(&self) -> Option<&'static str> {
+        Some(GROUPS_UNSUPPORTED)
+    }
+
     fn name(&self) -> &'static str {
         "cupel (reference crate)"
     }
@@ -302,6 +309,7 @@ impl Engine for CupelEngine {
         slicer: &SlicerSpec,
         items: &[ScoredItemSpec],
         budget: &BudgetSpec,
+        _group_value: GroupValueSpec,
     ) -> EngineResult<SliceResult> {
         let slicer = build_slicer(slicer).map_err(construction)?;
         let built = build_items(items.iter().map(|s| &s.item))?;
@@ -321,7 +329,12 @@ impl Engine for CupelEngine {
         })
     }
 
-    fn place(&self, placer: &PlacerSpec, items: &[ScoredItemSpec]) -> EngineResult<Vec<usize>> {
+    fn place(
+        &self,
+        placer: &PlacerSpec,
+        items: &[ScoredItemSpec],
+        _group_value: GroupValueSpec,
+    ) -> EngineResult<Vec<usize>> {
         let built = build_items(items.iter().map(|s| &s.item))?;
         let scored: Vec<ScoredItem> = built
             .into_iter()
@@ -374,7 +387,7 @@ fn report_record(report: &SelectionReport, items: &[ItemSpec]) -> ReportRecord {
     let mut excluded_positions = Positions::new(items.iter().map(|i| i.content.as_str()).collect());
     ReportRecord {
         total_candidates: report.total_candidates as i64,
-        total_tokens_considered: report.total_tokens_considered,
+        total_tokens_considered: report.total_tokens_considered.into(),
         included: report
             .included
             .iter()
@@ -394,6 +407,7 @@ fn report_record(report: &SelectionReport, items: &[ItemSpec]) -> ReportRecord {
             })
             .collect(),
         shortfalls: Vec::new(),
+        groups: Vec::new(),
     }
 }
 

@@ -7,8 +7,8 @@
 use std::fmt;
 
 use crate::spec::{
-    BudgetSpec, Component, FieldValue, ItemSpec, PipelineSpec, PlacerSpec, ScoredItemSpec,
-    ScorerSpec, ShortfallSpec, SlicerSpec,
+    BudgetSpec, Component, FieldValue, GroupValueSpec, ItemSpec, PipelineSpec, PlacerSpec,
+    ScoredItemSpec, ScorerSpec, ShortfallSpec, SlicerSpec,
 };
 
 /// Why an engine call failed.
@@ -90,13 +90,36 @@ pub struct ReportRecord {
     /// `total_candidates`.
     pub total_candidates: i64,
     /// `total_tokens_considered`.
-    pub total_tokens_considered: i64,
+    pub total_tokens_considered: i128,
     /// Included items in placed order.
     pub included: Vec<IncludedRecord>,
     /// Excluded items in report order.
     pub excluded: Vec<ExcludedRecord>,
     /// Count-requirement shortfalls.
     pub shortfalls: Vec<ShortfallSpec>,
+    /// The group listing (extension).
+    pub groups: Vec<GroupRecord>,
+}
+
+/// One entry of the report's group listing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupRecord {
+    /// The group key.
+    pub key: String,
+    /// Input positions of the members, in input order.
+    pub members: Vec<usize>,
+    /// Sum of the members' tokens.
+    pub tokens: i64,
+    /// `Included` or `Excluded`.
+    pub decision: String,
+    /// The excluding stage's name.
+    pub stage: Option<String>,
+    /// Input position of the member whose exclusion took the group out.
+    pub member_index: Option<usize>,
+    /// Input position of the member that pinned the group.
+    pub pinned_by: Option<usize>,
+    /// Whether a slicer returned the group in part.
+    pub partial_selection: bool,
 }
 
 /// An overflow event.
@@ -123,19 +146,31 @@ pub struct PipelineResult {
 pub trait Engine {
     /// Name shown in reports.
     fn name(&self) -> &'static str;
+    /// Why this engine cannot run vectors that use the item-group extension, or `None`
+    /// when it can; such vectors are then reported as skipped.
+    fn groups_unsupported(&self) -> Option<&'static str> {
+        None
+    }
     /// Builds the component (all three for a pipeline) and discards it.
     fn construct(&self, component: &Component) -> EngineResult<()>;
     /// Scores every item against the whole list; one score per item, in order.
     fn score(&self, scorer: &ScorerSpec, items: &[ItemSpec]) -> EngineResult<Vec<f64>>;
-    /// Slices the scored items (passed in file order) with the budget as given.
+    /// Slices the scored items (passed in file order) with the budget as given; items with
+    /// group keys form units whose values follow `group_value`.
     fn slice(
         &self,
         slicer: &SlicerSpec,
         items: &[ScoredItemSpec],
         budget: &BudgetSpec,
+        group_value: GroupValueSpec,
     ) -> EngineResult<SliceResult>;
     /// Places the scored items; returns input positions in placed order.
-    fn place(&self, placer: &PlacerSpec, items: &[ScoredItemSpec]) -> EngineResult<Vec<usize>>;
+    fn place(
+        &self,
+        placer: &PlacerSpec,
+        items: &[ScoredItemSpec],
+        group_value: GroupValueSpec,
+    ) -> EngineResult<Vec<usize>>;
     /// Runs the pipeline, with a full report when `traced`.
     fn pipeline(
         &self,

@@ -7,10 +7,10 @@ use toml::{Table, Value};
 
 use crate::spec::{
     BudgetSpec, Case, Component, CountEntrySpec, CurveSpec, DiagnosticsExpectation,
-    ExcludedExpectation, FieldValue, IncludedExpectation, ItemSpec, OverflowExpectation,
-    OverflowSpec, PipelineCase, PipelineExpectation, PipelineSpec, PlacerSpec, PlacingCase,
-    QuotaSpec, Scarcity, ScoredItemSpec, ScorerSpec, ScoringCase, ShortfallSpec, SliceExpectation,
-    SlicerSpec, SlicingCase, Vector,
+    ExcludedExpectation, FieldValue, GroupExpectation, GroupValueSpec, IncludedExpectation,
+    ItemSpec, OverflowExpectation, OverflowSpec, PipelineCase, PipelineExpectation, PipelineSpec,
+    PlacerSpec, PlacingCase, QuotaSpec, Scarcity, ScoredItemSpec, ScorerSpec, ScoringCase,
+    ShortfallSpec, SliceExpectation, SlicerSpec, SlicingCase, Vector,
 };
 use crate::toml_read::{empty_table, seconds_to_nanos, SpecError, SpecResult, Tbl};
 
@@ -18,7 +18,8 @@ use crate::toml_read::{empty_table, seconds_to_nanos, SpecError, SpecResult, Tbl
 pub const DEFAULT_EPSILON: f64 = 1e-9;
 /// Default knapsack bucket size (08 §6.2).
 const DEFAULT_BUCKET_SIZE: i64 = 100;
-/// Default DecayScorer null-timestamp score and MetadataTrustScorer default score (D16).
+/// Default DecayScorer null-timestamp score and MetadataTrustScorer default score (decision D16 in
+/// docs/decisions.md).
 const DEFAULT_NEUTRAL_SCORE: f64 = 0.5;
 
 /// A vector file that could not be described: its name when known, and why.
@@ -88,12 +89,14 @@ fn parse_case(root: &Tbl, test: &Tbl) -> SpecResult<Case> {
         }),
         Component::Slicer(slicer) => Case::Slicing(SlicingCase {
             slicer,
+            group_value: group_value(&config)?,
             items: scored_items(root, "scored_items")?,
             budget: slicing_budget(root)?,
             expected: slicing_expectation(root, expect_error)?,
         }),
         Component::Placer(placer) => Case::Placing(PlacingCase {
             placer,
+            group_value: group_value(&config)?,
             items: scored_items(root, "items")?,
             expected: expected_table(root)?.req_strings("ordered_contents")?,
         }),
@@ -187,6 +190,7 @@ fn item(t: &Tbl) -> SpecResult<ItemSpec> {
         pinned: t.bool("pinned")?.unwrap_or(false),
         metadata: metadata(t)?,
         original_tokens: t.i64("original_tokens")?,
+        group: t.str("group")?.map(str::to_string),
     })
 }
 
@@ -492,7 +496,21 @@ fn pipeline_spec(cfg: &Tbl) -> SpecResult<PipelineSpec> {
         placer: placer_spec(cfg.req_str("placer")?)?,
         deduplication: cfg.bool("deduplication")?.unwrap_or(true),
         overflow,
+        group_value: group_value(cfg)?,
+        pinned_first: cfg.bool("pinned_first")?.unwrap_or(false),
     })
+}
+
+/// `group_value` (extension): `sum` (default), `max` or `mean`.
+fn group_value(cfg: &Tbl) -> SpecResult<GroupValueSpec> {
+    match cfg.str("group_value")? {
+        None | Some("sum") => Ok(GroupValueSpec::Sum),
+        Some("max") => Ok(GroupValueSpec::Max),
+        Some("mean") => Ok(GroupValueSpec::Mean),
+        Some(other) => Err(SpecError::Malformed(format!(
+            "unknown group_value `{other}`"
+        ))),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -574,6 +592,28 @@ fn diagnostics(d: &Tbl) -> SpecResult<DiagnosticsExpectation> {
         included: list(d, "included", included)?,
         excluded: list(d, "excluded", excluded)?,
         shortfalls: list(d, "shortfalls", shortfall)?,
+        groups: list(d, "groups", group_expectation)?,
+    })
+}
+
+/// One `[[expected.diagnostics.groups]]` entry (extension).
+fn group_expectation(e: &Tbl) -> SpecResult<GroupExpectation> {
+    let decision = e.req_str("decision")?;
+    if !matches!(decision, "Included" | "Excluded") {
+        return Err(SpecError::Malformed(format!(
+            "`{}` must be Included or Excluded",
+            e.key_path("decision")
+        )));
+    }
+    Ok(GroupExpectation {
+        key: e.req_str("key")?.to_string(),
+        members: e.req_strings("members")?,
+        tokens: e.i64("tokens")?,
+        decision: decision.to_string(),
+        stage: e.str("stage")?.map(str::to_string),
+        member: e.str("member")?.map(str::to_string),
+        pinned_by: e.str("pinned_by")?.map(str::to_string),
+        partial_selection: e.bool("partial_selection")?,
     })
 }
 

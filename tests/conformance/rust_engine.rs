@@ -4,9 +4,10 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use ctxpack::diagnostics::{
-    CountRequirementShortfall, ExcludedItem, ExclusionReason, IncludedItem, OverflowEvent,
-    SelectionReport, TraceDetail,
+    CountRequirementShortfall, ExcludedItem, ExclusionReason, GroupDecision, GroupReport,
+    IncludedItem, OverflowEvent, SelectionReport, TraceDetail,
 };
+use ctxpack::model::{GroupValue, Units};
 use ctxpack::placer::{ChronologicalPlacer, Placer, UShapedPlacer};
 use ctxpack::scorer::{
     CompositeScorer, DecayCurve, DecayScorer, FixedClock, FrequencyScorer, KindScorer,
@@ -23,12 +24,13 @@ use ctxpack::{
 };
 
 use crate::engine::{
-    Engine, EngineError, EngineResult, ExcludedRecord, IncludedRecord, OverflowRecord,
+    Engine, EngineError, EngineResult, ExcludedRecord, GroupRecord, IncludedRecord, OverflowRecord,
     PipelineResult, ReasonRecord, ReportRecord, SliceResult,
 };
 use crate::spec::{
-    BudgetSpec, Component, CountEntrySpec, CurveSpec, FieldValue, ItemSpec, OverflowSpec,
-    PipelineSpec, PlacerSpec, Scarcity, ScoredItemSpec, ScorerSpec, ShortfallSpec, SlicerSpec,
+    BudgetSpec, Component, CountEntrySpec, CurveSpec, FieldValue, GroupValueSpec, ItemSpec,
+    OverflowSpec, PipelineSpec, PlacerSpec, Scarcity, ScoredItemSpec, ScorerSpec, ShortfallSpec,
+    SlicerSpec,
 };
 
 /// Runs vectors through the public Rust API of ctxpack.
@@ -179,6 +181,8 @@ fn build_pipeline(spec: &PipelineSpec) -> Built<Pipeline> {
         .placer(build_placer(spec.placer))
         .deduplication(spec.deduplication)
         .overflow_strategy(overflow)
+        .group_value(group_value(spec.group_value))
+        .pinned_first(spec.pinned_first)
         .build()
 }
 
@@ -206,7 +210,28 @@ fn build_item(spec: &ItemSpec) -> Built<ContextItem> {
     if let Some(t) = spec.original_tokens {
         b = b.original_tokens(t);
     }
+    if let Some(g) = &spec.group {
+        b = b.group(g.clone());
+    }
     b.build()
+}
+
+fn group_value(spec: GroupValueSpec) -> GroupValue {
+    match spec {
+        GroupValueSpec::Sum => GroupValue::Sum,
+        GroupValueSpec::Max => GroupValue::Max,
+        GroupValueSpec::Mean => GroupValue::Mean,
+    }
+}
+
+/// The units of `items` when some item has a group key.
+fn units(items: &[ScoredItem<'_>], spec: GroupValueSpec) -> EngineResult<Option<Units>> {
+    if !items.iter().any(|s| s.item.group().is_some()) {
+        return Ok(None);
+    }
+    Units::new(items, group_value(spec))
+        .map(Some)
+        .map_err(input)
 }
 
 fn build_items<'a>(
@@ -286,11 +311,17 @@ impl Engine for RustEngine {
         slicer: &SlicerSpec,
         items: &[ScoredItemSpec],
         budget: &BudgetSpec,
+        group_value: GroupValueSpec,
     ) -> EngineResult<SliceResult> {
         let slicer = build_slicer(slicer).map_err(construction)?;
         let built = build_items(items.iter().map(|s| &s.item))?;
         let budget = build_budget(budget)?;
-        let outcome = slicer.slice(&scored(&built, items), &budget).map_err(run)?;
+        let scored = scored(&built, items);
+        let outcome = match units(&scored, group_value)? {
+            None => slicer.slice(&scored, &budget),
+            Some(units) => slicer.slice_grouped(&scored, &units, &budget),
+        }
+        .map_err(run)?;
         Ok(SliceResult {
             selected: outcome.selected,
             shortfalls: outcome.shortfalls.iter().map(shortfall).collect(),
@@ -298,10 +329,20 @@ impl Engine for RustEngine {
         })
     }
 
-    fn place(&self, placer: &PlacerSpec, items: &[ScoredItemSpec]) -> EngineResult<Vec<usize>> {
+    fn place(
+        &self,
+        placer: &PlacerSpec,
+        items: &[ScoredItemSpec],
+        group_value: GroupValueSpec,
+    ) -> EngineResult<Vec<usize>> {
         let placer = build_placer(*placer);
         let built = build_items(items.iter().map(|s| &s.item))?;
-        placer.place(&scored(&built, items)).map_err(run)
+        let scored = scored(&built, items);
+        match units(&scored, group_value)? {
+            None => placer.place(&scored),
+            Some(units) => placer.place_grouped(&scored, &units),
+        }
+        .map_err(run)
     }
 
     fn pipeline(
@@ -341,8 +382,8 @@ impl Engine for RustEngine {
     }
 }
 
-/// D7: the overflow event of a run is the one given to the callback and the one in the
-/// report; any disagreement is an engine error.
+/// Decision D7 in docs/decisions.md: the overflow event of a run is the one given to the callback
+/// and the one in the report; any disagreement is an engine error.
 fn check_overflow_consistency(
     event: &Option<OverflowEvent>,
     notified: &[OverflowEvent],
@@ -375,6 +416,27 @@ fn report_record(report: &SelectionReport) -> ReportRecord {
             .iter()
             .map(shortfall)
             .collect(),
+        groups: report.groups.iter().map(group_record).collect(),
+    }
+}
+
+fn group_record(g: &GroupReport) -> GroupRecord {
+    let (stage, member_index) = match g.decision {
+        GroupDecision::Included => (None, None),
+        GroupDecision::Excluded {
+            stage,
+            member_index,
+        } => (Some(stage.name().to_string()), Some(member_index)),
+    };
+    GroupRecord {
+        key: g.key.clone(),
+        members: g.members.clone(),
+        tokens: g.tokens,
+        decision: g.decision.name().to_string(),
+        stage,
+        member_index,
+        pinned_by: g.pinned_by,
+        partial_selection: g.partial_selection,
     }
 }
 
@@ -438,6 +500,17 @@ fn reason_record(reason: &ExclusionReason) -> ReasonRecord {
             ]
         }
         ExclusionReason::CountRequireCandidatesExhausted { kind } => vec![("kind", str(kind))],
+        ExclusionReason::GroupExcluded {
+            group,
+            member_index,
+            member_content,
+            member_reason,
+        } => vec![
+            ("group", str(group)),
+            ("member_index", int(*member_index as u64)),
+            ("member_content", str(member_content)),
+            ("member_reason", str(member_reason)),
+        ],
         ExclusionReason::Unknown { .. } => Vec::new(),
     };
     ReasonRecord {

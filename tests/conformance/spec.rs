@@ -48,6 +48,22 @@ pub struct VectorFile {
     pub tier: Tier,
 }
 
+impl Case {
+    /// True when the vector uses the item-group extension (a group key on an item, or a
+    /// group option of the pipeline); engines without it skip such vectors.
+    pub fn uses_groups(&self) -> bool {
+        let scored = |items: &[ScoredItemSpec]| items.iter().any(|s| s.item.group.is_some());
+        match self {
+            Case::ConstructionError(_) | Case::Scoring(_) => false,
+            Case::Slicing(c) => scored(&c.items),
+            Case::Placing(c) => scored(&c.items),
+            Case::Pipeline(c) => {
+                c.items.iter().any(|i| i.group.is_some()) || c.pipeline.uses_group_options()
+            }
+        }
+    }
+}
+
 /// The test a vector describes.
 #[derive(Debug, Clone)]
 pub enum Case {
@@ -103,6 +119,8 @@ pub struct ItemSpec {
     pub metadata: Vec<(String, String)>,
     /// `original_tokens` (extension).
     pub original_tokens: Option<i64>,
+    /// `group` (extension: the item-group key).
+    pub group: Option<String>,
 }
 
 /// An item with a pre-computed score (slicing and placing inputs).
@@ -294,6 +312,18 @@ pub enum OverflowSpec {
     Proceed,
 }
 
+/// How a group's value is computed (extension `group_value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GroupValueSpec {
+    /// Sum of the member scores (default).
+    #[default]
+    Sum,
+    /// Highest member score.
+    Max,
+    /// Mean member score.
+    Mean,
+}
+
 /// A whole pipeline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PipelineSpec {
@@ -307,6 +337,17 @@ pub struct PipelineSpec {
     pub deduplication: bool,
     /// Overflow strategy.
     pub overflow: OverflowSpec,
+    /// Group value mode (extension `group_value`).
+    pub group_value: GroupValueSpec,
+    /// Pinned items first (extension `pinned_first`).
+    pub pinned_first: bool,
+}
+
+impl PipelineSpec {
+    /// True when the pipeline uses an option of the group extension.
+    pub fn uses_group_options(&self) -> bool {
+        self.group_value != GroupValueSpec::Sum || self.pinned_first
+    }
 }
 
 /// A scoring test.
@@ -327,6 +368,8 @@ pub struct ScoringCase {
 pub struct SlicingCase {
     /// The slicer under test.
     pub slicer: SlicerSpec,
+    /// How group values are computed when the items have groups (extension).
+    pub group_value: GroupValueSpec,
     /// Scored items in file order.
     pub items: Vec<ScoredItemSpec>,
     /// The plain budget handed to the slicer.
@@ -356,6 +399,8 @@ pub enum SliceExpectation {
 pub struct PlacingCase {
     /// The placer under test.
     pub placer: PlacerSpec,
+    /// How group values are computed when the items have groups (extension).
+    pub group_value: GroupValueSpec,
     /// Scored items in file order.
     pub items: Vec<ScoredItemSpec>,
     /// Expected contents in placed order.
@@ -406,6 +451,29 @@ pub struct DiagnosticsExpectation {
     pub excluded: Option<Vec<ExcludedExpectation>>,
     /// `[[expected.diagnostics.shortfalls]]` (extension).
     pub shortfalls: Option<Vec<ShortfallSpec>>,
+    /// `[[expected.diagnostics.groups]]` (extension).
+    pub groups: Option<Vec<GroupExpectation>>,
+}
+
+/// One expected entry of the report's group listing (extension).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupExpectation {
+    /// The group key.
+    pub key: String,
+    /// Member contents in input order.
+    pub members: Vec<String>,
+    /// Sum of the members' tokens, when given.
+    pub tokens: Option<i64>,
+    /// `Included` or `Excluded`.
+    pub decision: String,
+    /// The excluding stage, when given.
+    pub stage: Option<String>,
+    /// Content of the member whose exclusion took the group out, when given.
+    pub member: Option<String>,
+    /// Content of the member that pinned the group, when given.
+    pub pinned_by: Option<String>,
+    /// Whether a slicer returned the group in part, when given.
+    pub partial_selection: Option<bool>,
 }
 
 /// One expected included entry.

@@ -6,7 +6,9 @@
 //! included, see [`callbacks`]), build a pipeline (also from a preset or policy JSON),
 //! run or dry-run it, read a result, its report and its analytics, run one stage alone,
 //! write a pipeline's policy JSON and read it back, simulate budgets (marginal items,
-//! minimum budget), compare pipelines (sensitivity), free a handle — and its arguments, which may be NULL, of the wrong
+//! minimum budget), compare pipelines (sensitivity), register host scorers, read policy
+//! and budget JSON with options and warnings, write a budget's JSON and read it back,
+//! free a handle — and its arguments, which may be NULL, of the wrong
 //! handle type, out of range, invalid UTF-8 or versioned structs of any `struct_size`.
 //! The caller's side of the contract is always kept (buffers are as long as claimed, no
 //! handle is used after it is freed), so anything that goes wrong is the library's.
@@ -33,8 +35,8 @@ use ctxpack_status::*;
 
 use crate::generate::{MAX_FUZZ_TABLE_BYTES, WORDS};
 use crate::reader::ByteReader;
-use callbacks::{OverflowSeen, Script, LIVE};
-use inputs::{Arena, VersionedBuf};
+use callbacks::{OverflowSeen, Script, Target, LIVE};
+use inputs::{flag_byte, reserved_bytes, Arena, VersionedBuf};
 
 /// Most calls per input.
 const MAX_STEPS: usize = 48;
@@ -55,10 +57,12 @@ enum Kind {
     Text,
     QuotaUtilization,
     Sensitivity,
+    Registry,
+    Warnings,
 }
 
 /// Every handle type, for picking a free function (possibly the wrong one).
-const ALL_KINDS: [Kind; 11] = [
+const ALL_KINDS: [Kind; 13] = [
     Kind::Items,
     Kind::Budget,
     Kind::Scorer,
@@ -70,6 +74,8 @@ const ALL_KINDS: [Kind; 11] = [
     Kind::Text,
     Kind::QuotaUtilization,
     Kind::Sensitivity,
+    Kind::Registry,
+    Kind::Warnings,
 ];
 
 /// Preset names for `ctxpack_pipeline_new_preset`: other spellings and unknown names
@@ -97,11 +103,43 @@ const POLICY_DOCS: &[&str] = &[
     "not json",
 ];
 
+/// Policy documents for `ctxpack_pipeline_new_policy_json_with`: what lenient reading
+/// tolerates (unknown properties, no `type`, a kind repeated in other case), registered
+/// and unknown type names.
+const LENIENT_POLICY_DOCS: &[&str] = &[
+    r#"{"scorers":[{"weight":1,"note":"x"}],"futureOption":[1,{"a":null}]}"#,
+    r#"{"scorers":[{"type":"kind","weight":1,"kindWeights":{"Message":1,"message":2}}]}"#,
+    r#"{"scorers":[{"type":"host","weight":2},{"type":"recency","weight":1}]}"#,
+    r#"{"scorers":[{"type":"scaled","weight":1,"innerScorer":{"type":"HOST","weight":1,"x":0}}]}"#,
+    r#"{"scorers":[{"type":"unknownOther","weight":1}]}"#,
+    r#"{"scorers":[{"type":"host","weight":1,"innerScorer":{"type":"recency","weight":1}}]}"#,
+];
+
+/// Type names for `ctxpack_scorer_registry_add`: valid, repeated in other case, built-in
+/// and blank.
+const REGISTERED_NAMES: &[&str] = &["host", "Host", "semantic", "recency", "Decay", " ", ""];
+
+/// Budget documents for `ctxpack_budget_new_json`: the .NET form, what lenient reading
+/// tolerates, and invalid values.
+const BUDGET_DOCS: &[&str] = &[
+    r#"{"maxTokens":8000,"targetTokens":6000,"outputReserve":1000,"reservedSlots":{"Message":100,"SystemPrompt":200},"estimationSafetyMarginPercent":10}"#,
+    r#"{"maxTokens":4096,"targetTokens":4096}"#,
+    r#"{"maxTokens":100,"reservedSlots":{"Memory":5,"memory":7},"extra":true}"#,
+    r#"{"maxTokens":1000,"targetTokens":2000}"#,
+    r#"{"maxTokens":10,"targetTokens":5,"reservedSlots":{"Memory":-1}}"#,
+    r#"{"maxTokens":9223372036854775807,"targetTokens":9223372036854775807,"outputReserve":9223372036854775807,"estimationSafetyMarginPercent":0.00001}"#,
+    "null",
+];
+
 /// A live handle.
 #[derive(Debug, Clone, Copy)]
 struct Handle {
     kind: Kind,
     ptr: *mut c_void,
+    /// A scorer with a custom scorer somewhere in its tree: its finite scores may still
+    /// come out of a scaled scorer as NaN (the spec's formula when the inner range
+    /// overflows), so its output is not required to be finite.
+    custom: bool,
 }
 
 /// Runs the call sequence encoded in `data` and checks the library's contract.
@@ -160,8 +198,13 @@ impl ErrorSlot {
 /// `s` was returned by the library and its owner is alive.
 unsafe fn out_str(s: ctxpack_str) -> String {
     assert!(!s.ptr.is_null(), "an output string with a NULL pointer");
-    // SAFETY: the library's contract for output strings.
-    let bytes = unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) };
+    // SAFETY: the library's contract for output strings: `len` bytes and a NUL.
+    let bytes = unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.len + 1) };
+    assert_eq!(
+        bytes[s.len], 0,
+        "an output string without a NUL after its length"
+    );
+    let bytes = &bytes[..s.len];
     String::from_utf8(bytes.to_vec()).expect("an output string is not UTF-8")
 }
 
@@ -178,10 +221,31 @@ unsafe fn out_array<T: Copy>(p: *const T, len: usize) -> Vec<T> {
     unsafe { std::slice::from_raw_parts(p, len).to_vec() }
 }
 
+/// The text of a live string handle, copied.
+///
+/// # Safety
+/// `s` is a live `ctxpack_string`.
+unsafe fn string_text(s: *const ctxpack_string) -> String {
+    let mut value = ctxpack_str::EMPTY;
+    // SAFETY: forwarded from the caller; a writable out-parameter.
+    unsafe {
+        assert_eq!(ctxpack_string_value(s, &mut value), CTXPACK_OK);
+        out_str(value)
+    }
+}
+
+/// `s` as a string argument (borrowing it).
+fn str_arg(s: &str) -> ctxpack_str {
+    ctxpack_str {
+        ptr: s.as_ptr().cast(),
+        len: s.len(),
+    }
+}
+
 impl Session<'_> {
     /// One call (or a small group of calls that belong together).
     fn step(&mut self) {
-        let op = self.r.below(24);
+        let op = self.r.below(27);
         let full = self.handles.len() >= MAX_HANDLES;
         match op {
             _ if full && op < 9 => self.free_one(),
@@ -205,7 +269,10 @@ impl Session<'_> {
             20 => self.dry_run(),
             21 => self.budget_simulation(),
             22 => self.result_analytics(),
-            _ => self.sensitivity(),
+            23 => self.sensitivity(),
+            24 => self.registry(),
+            25 => self.pipeline_from_policy_with_options(),
+            _ => self.budget_json(),
         }
     }
 
@@ -297,7 +364,11 @@ impl Session<'_> {
         }
         if ok {
             assert!(!out.is_null(), "{what}: success without a handle");
-            self.handles.push(Handle { kind, ptr: out });
+            self.handles.push(Handle {
+                kind,
+                ptr: out,
+                custom: false,
+            });
         } else {
             assert!(out.is_null(), "{what}: failure left the out-parameter set");
         }
@@ -335,6 +406,39 @@ impl Session<'_> {
         }
     }
 
+    // ---- hostile callbacks ---------------------------------------------------------
+
+    /// Arms the handles a call is about to use (each given with the role it plays) for
+    /// hostile callbacks: only live handles whose type is that role, each once. The call
+    /// holds every one of them but the item list.
+    fn arm(&mut self, uses: &[(Kind, *mut c_void)]) {
+        let mut targets = Vec::new();
+        let mut seen: Vec<*mut c_void> = Vec::new();
+        for &(kind, ptr) in uses {
+            let live = self.handles.iter().any(|h| h.kind == kind && h.ptr == ptr);
+            if !live || seen.contains(&ptr) {
+                continue;
+            }
+            seen.push(ptr);
+            targets.push(match kind {
+                Kind::Items => Target::Items(ptr.cast()),
+                Kind::Budget => Target::Budget(ptr.cast(), true),
+                Kind::Pipeline => Target::Pipeline(ptr.cast(), true),
+                Kind::Scorer => Target::Scorer(ptr.cast(), true),
+                Kind::Slicer => Target::Slicer(ptr.cast(), true),
+                Kind::Placer => Target::Placer(ptr.cast(), true),
+                _ => continue,
+            });
+        }
+        callbacks::arm(targets);
+    }
+
+    /// Drops the handles hostile callbacks freed during the call.
+    fn disarm(&mut self) {
+        let freed = callbacks::disarm();
+        self.handles.retain(|h| !freed.contains(&h.ptr));
+    }
+
     // ---- items and budgets ---------------------------------------------------------
 
     fn items_new(&mut self) {
@@ -346,12 +450,16 @@ impl Session<'_> {
 
     fn items_push(&mut self) {
         let items = self.pick::<ctxpack_items>(Kind::Items);
-        let desc = self.arena.item_desc(&mut self.r);
+        let (desc, bad) = self.arena.item_desc(&mut self.r);
         let mut buf = VersionedBuf::input(&mut self.r, desc);
         let mut slot = self.error_slot();
         // SAFETY: a descriptor buffer of its `struct_size` bytes (or rejected unread).
         let status = unsafe { ctxpack_items_push(items, buf.ptr(), slot.arg()) };
-        self.check("items_push", status, slot);
+        let ok = self.check("items_push", status, slot);
+        assert!(
+            !(ok && bad),
+            "a flag byte other than 0/1 or a reserved byte was accepted"
+        );
     }
 
     /// Pushes an array of descriptors with a common stride (`descs[0].struct_size`), one
@@ -361,8 +469,10 @@ impl Session<'_> {
         let stride = size_of::<ctxpack_item_desc>() + 8 * self.r.below(2);
         let count = self.r.below(5);
         let mut bytes: Vec<u8> = Vec::with_capacity(stride * count);
+        let mut any_bad = false;
         for _ in 0..count {
-            let desc = self.arena.item_desc(&mut self.r);
+            let (desc, bad) = self.arena.item_desc(&mut self.r);
+            any_bad |= bad;
             bytes.extend(VersionedBuf::with_size(desc, stride).bytes());
         }
         if count > 1 && self.r.one_in(8) {
@@ -381,7 +491,11 @@ impl Session<'_> {
         let mut slot = self.error_slot();
         // SAFETY: `count` elements of `stride` bytes.
         let status = unsafe { ctxpack_items_push_many(items, descs, count, slot.arg()) };
-        self.check("items_push_many", status, slot);
+        let ok = self.check("items_push_many", status, slot);
+        assert!(
+            !(ok && any_bad),
+            "push_many accepted a bad flag or reserved byte"
+        );
         let mut len = 0;
         // SAFETY: a writable length.
         let status = unsafe { ctxpack_items_len(items, &mut len) };
@@ -393,30 +507,24 @@ impl Session<'_> {
         }
     }
 
+    /// A budget from a descriptor of any `struct_size`; sometimes the descriptor goes
+    /// through `ctxpack_budget_desc_init` first, as bindings do.
     fn budget_new(&mut self) {
-        let r = &mut self.r;
-        let max = r.i64();
-        let target = match r.u8() % 4 {
-            0 => max,
-            1 => max / 2,
-            2 => i64::from(r.u8()),
-            _ => r.i64(),
-        };
-        let reserve = if r.bool() { 0 } else { r.i64() };
-        let (slots, slot_count) = self.arena.array(&mut self.r, 3, Arena::reserved_slot);
-        let margin = if self.r.bool() { 0.0 } else { self.r.f64() };
-        // SAFETY: `slot_count` slots (or NULL, rejected).
+        let mut desc = self.arena.budget_desc(&mut self.r);
+        if self.r.bool() {
+            let (max, target) = (desc.max_tokens, desc.target_tokens);
+            // SAFETY: a writable descriptor of its own size.
+            let status =
+                unsafe { ctxpack_budget_desc_init(&mut desc, size_of::<ctxpack_budget_desc>()) };
+            assert_eq!(status, CTXPACK_OK);
+            assert_eq!(desc.struct_size, size_of::<ctxpack_budget_desc>());
+            assert!(desc.slots.is_null() && desc.slot_count == 0 && desc.max_tokens == 0);
+            (desc.max_tokens, desc.target_tokens) = (max, target);
+        }
+        let mut buf = VersionedBuf::input(&mut self.r, desc);
+        // SAFETY: a descriptor of its `struct_size` bytes, its slots as long as claimed.
         self.create(Kind::Budget, "budget_new", |out, err| unsafe {
-            ctxpack_budget_new(
-                max,
-                target,
-                reserve,
-                slots,
-                slot_count,
-                margin,
-                out.cast(),
-                err,
-            )
+            ctxpack_budget_new(buf.ptr(), out.cast(), err)
         });
     }
 
@@ -443,6 +551,20 @@ impl Session<'_> {
             unsafe { callbacks::destroy(user_data) };
         } else if destroy.is_none() {
             self.orphans.push(user_data);
+        }
+    }
+
+    /// Whether `scorer` is a live scorer with a custom scorer in its tree.
+    fn has_custom(&self, scorer: *const ctxpack_scorer) -> bool {
+        self.handles
+            .iter()
+            .any(|h| h.ptr == scorer.cast_mut().cast() && h.kind == Kind::Scorer && h.custom)
+    }
+
+    /// Marks the scorer just created as having a custom scorer in its tree.
+    fn mark_custom(&mut self, created: bool, custom: bool) {
+        if created && custom {
+            self.handles.last_mut().expect("just created").custom = true;
         }
     }
 
@@ -481,21 +603,32 @@ impl Session<'_> {
                     } else {
                         children.as_ptr()
                     };
-                    self.create(k, "scorer_new_composite", |o, e| {
+                    let custom = children.iter().any(|ch| self.has_custom(ch.scorer));
+                    let ok = self.create(k, "scorer_new_composite", |o, e| {
                         ctxpack_scorer_new_composite(c, n, o.cast(), e)
-                    })
+                    });
+                    self.mark_custom(ok, custom);
+                    ok
                 }
                 4 => {
                     let inner = self.pick::<ctxpack_scorer>(Kind::Scorer);
-                    self.create(k, "scorer_new_scaled", |o, e| {
+                    let custom = self.has_custom(inner);
+                    let ok = self.create(k, "scorer_new_scaled", |o, e| {
                         ctxpack_scorer_new_scaled(inner, o.cast(), e)
-                    })
+                    });
+                    self.mark_custom(ok, custom);
+                    ok
                 }
                 5 => {
-                    let mut config = self.decay_config();
-                    self.create(k, "scorer_new_decay", |o, e| {
+                    let (mut config, bad) = self.decay_config();
+                    let ok = self.create(k, "scorer_new_decay", |o, e| {
                         ctxpack_scorer_new_decay(config.ptr(), o.cast(), e)
-                    })
+                    });
+                    assert!(
+                        !(ok && bad),
+                        "decay config: a bad flag or reserved byte accepted"
+                    );
+                    ok
                 }
                 6 => {
                     let score = self.r.f64();
@@ -530,6 +663,7 @@ impl Session<'_> {
                         ctxpack_scorer_new_custom_batch(f, u, d, o.cast(), e)
                     });
                     self.settle_user_data(ok, u, d);
+                    self.mark_custom(ok, true);
                     ok
                 }
                 _ => {
@@ -539,6 +673,7 @@ impl Session<'_> {
                         ctxpack_scorer_new_custom_item(f, u, d, o.cast(), e)
                     });
                     self.settle_user_data(ok, u, d);
+                    self.mark_custom(ok, true);
                     ok
                 }
             };
@@ -550,23 +685,28 @@ impl Session<'_> {
         (!self.r.one_in(16)).then_some(f)
     }
 
-    /// A decay configuration of any curve and clock, any `struct_size`.
-    fn decay_config(&mut self) -> VersionedBuf {
+    /// A decay configuration of any curve and clock, any `struct_size`, and whether its
+    /// flag or reserved bytes make it invalid.
+    fn decay_config(&mut self) -> (VersionedBuf, bool) {
         let (windows, window_count) = self.arena.array(&mut self.r, 3, Arena::decay_window);
         let r = &mut self.r;
+        let flag = flag_byte(r);
+        let reserved = reserved_bytes::<7>(r);
         let config = ctxpack_decay_config {
             struct_size: size_of::<ctxpack_decay_config>(),
-            curve: i32::from(r.u8() % 4),
             half_life_ns: r.i64(),
             max_age_ns: r.i64(),
             windows,
             window_count,
-            clock: i32::from(r.u8() % 3),
             fixed_now_ns: r.i64(),
             null_timestamp_score: r.f64(),
-            has_null_timestamp_score: r.bool(),
+            curve: i32::from(r.u8() % 4),
+            clock: i32::from(r.u8() % 3),
+            has_null_timestamp_score: flag,
+            reserved,
         };
-        VersionedBuf::input(r, config)
+        let bad = flag > 1 || reserved.iter().any(|&b| b != 0);
+        (VersionedBuf::input(r, config), bad)
     }
 
     /// A knapsack memory guard: never 0 (the 256 MiB default) and at most
@@ -672,22 +812,29 @@ impl Session<'_> {
         let placer = self.pick::<ctxpack_placer>(Kind::Placer);
         let options = ctxpack_pipeline_options {
             struct_size: size_of::<ctxpack_pipeline_options>(),
-            deduplication: self.r.bool(),
             overflow_strategy: match self.r.u8() % 8 {
                 7 => i32::from(self.r.u8()) - 128,
                 n => i32::from(n % 3),
             },
+            deduplication: flag_byte(&mut self.r),
+            reserved: reserved_bytes(&mut self.r),
         };
+        let bad = options.deduplication > 1 || options.reserved.iter().any(|&b| b != 0);
         let mut options = VersionedBuf::input(&mut self.r, options);
-        let options_ptr = if self.r.one_in(8) {
+        let null_options = self.r.one_in(8);
+        let options_ptr = if null_options {
             ptr::null()
         } else {
             options.ptr()
         };
         // SAFETY: handle arguments as picked, options of their `struct_size`.
-        self.create(Kind::Pipeline, "pipeline_new", |o, e| unsafe {
+        let ok = self.create(Kind::Pipeline, "pipeline_new", |o, e| unsafe {
             ctxpack_pipeline_new(scorer, slicer, placer, options_ptr, o.cast(), e)
         });
+        assert!(
+            !(ok && bad && !null_options),
+            "pipeline options: a bad flag or reserved byte accepted"
+        );
     }
 
     // ---- runs and results ----------------------------------------------------------
@@ -713,12 +860,17 @@ impl Session<'_> {
             _ => i32::from(self.r.u8()) - 128,
         };
         let mut seen = OverflowSeen::default();
+        if self.r.one_in(4) {
+            seen.hostile = self.r.bytes(4).to_vec();
+        }
         let with_callback = self.r.bool();
+        let reserved = reserved_bytes(&mut self.r);
         let options = ctxpack_run_options {
             struct_size: size_of::<ctxpack_run_options>(),
-            trace_detail: trace,
             on_overflow: with_callback.then_some(callbacks::on_overflow as _),
             overflow_user_data: (&mut seen as *mut OverflowSeen).cast(),
+            trace_detail: trace,
+            reserved,
         };
         let mut options = VersionedBuf::input(&mut self.r, options);
         let null_options = self.r.one_in(8);
@@ -727,10 +879,20 @@ impl Session<'_> {
         } else {
             options.ptr()
         };
+        self.arm(&[
+            (Kind::Pipeline, pipeline.cast()),
+            (Kind::Items, items.cast()),
+            (Kind::Budget, budget.cast()),
+        ]);
         // SAFETY: handle arguments as picked, options of their `struct_size`.
         let ok = self.create(Kind::Result, "pipeline_run", |o, e| unsafe {
             ctxpack_pipeline_run(pipeline, items, budget, options_ptr, o.cast(), e)
         });
+        self.disarm();
+        assert!(
+            !(ok && reserved.iter().any(|&b| b != 0) && !null_options),
+            "run options: a reserved byte accepted"
+        );
         if ok {
             let result = self.handles.last().expect("just created").ptr.cast();
             let observed = (with_callback && !null_options).then_some(&seen);
@@ -808,8 +970,10 @@ impl Session<'_> {
         // SAFETY: a live result; output structs of their `struct_size`.
         unsafe {
             let mut summary = VersionedBuf::output::<ctxpack_report_summary>(&mut self.r);
-            let status = ctxpack_result_report_summary(result, summary.ptr());
+            let mut slot = self.error_slot();
+            let status = ctxpack_result_report_summary(result, summary.ptr(), slot.arg());
             summary.check_tail();
+            self.check("report_summary", status, slot);
             if !has_report {
                 assert_ne!(status, CTXPACK_OK, "a summary without a report");
                 return;
@@ -826,13 +990,13 @@ impl Session<'_> {
                 assert_eq!(s.total_candidates, len, "report candidates vs items");
             }
             for i in 0..=s.included_count {
-                self.entry::<ctxpack_included_entry>(i, s.included_count, |out| {
-                    ctxpack_result_report_included(result, i, out)
+                self.entry::<ctxpack_included_entry>(i, s.included_count, |out, err| {
+                    ctxpack_result_report_included(result, i, out, err)
                 });
             }
             for i in 0..=s.excluded_count {
-                let e = self.entry::<ctxpack_excluded_entry>(i, s.excluded_count, |out| {
-                    ctxpack_result_report_excluded(result, i, out)
+                let e = self.entry::<ctxpack_excluded_entry>(i, s.excluded_count, |out, err| {
+                    ctxpack_result_report_excluded(result, i, out, err)
                 });
                 if let Some(e) = e {
                     for text in [e.name, e.deduplicated_against, e.kind, e.displaced_by_kind] {
@@ -843,16 +1007,18 @@ impl Session<'_> {
                 }
             }
             for i in 0..=s.event_count {
-                if let Some(e) = self.entry::<ctxpack_trace_event>(i, s.event_count, |out| {
-                    ctxpack_result_report_event(result, i, out)
+                if let Some(e) = self.entry::<ctxpack_trace_event>(i, s.event_count, |out, err| {
+                    ctxpack_result_report_event(result, i, out, err)
                 }) {
                     out_str(e.message);
                 }
             }
             for i in 0..=s.shortfall_count {
-                if let Some(e) = self.entry::<ctxpack_shortfall>(i, s.shortfall_count, |out| {
-                    ctxpack_result_report_shortfall(result, i, out)
-                }) {
+                if let Some(e) =
+                    self.entry::<ctxpack_shortfall>(i, s.shortfall_count, |out, err| {
+                        ctxpack_result_report_shortfall(result, i, out, err)
+                    })
+                {
                     out_str(e.kind);
                 }
             }
@@ -864,33 +1030,30 @@ impl Session<'_> {
         }
     }
 
-    /// One report entry accessor call at `i` (of `count`) with an output struct of any
-    /// `struct_size`; returns the entry when the call must and did succeed.
+    /// One accessor call filling an output struct at `i` (of `count`), with a struct of
+    /// any `struct_size` and an error slot; returns the entry when the call must and did
+    /// succeed. A bad `struct_size` must come with an error object (checked by `check`).
     fn entry<T: Copy>(
         &mut self,
         i: usize,
         count: usize,
-        call: impl FnOnce(*mut T) -> ctxpack_status,
+        call: impl FnOnce(*mut T, *mut *mut ctxpack_error) -> ctxpack_status,
     ) -> Option<T> {
         // SAFETY: the report structs are plain data, valid when zeroed.
         let mut out = unsafe { VersionedBuf::output::<T>(&mut self.r) };
-        let status = call(out.ptr());
+        let mut slot = self.error_slot();
+        let status = call(out.ptr(), slot.arg());
         out.check_tail();
-        assert_ne!(status, CTXPACK_PANIC);
+        let ok = self.check("an output struct accessor", status, slot);
         if !out.size_is_valid() {
-            assert_ne!(
-                status,
-                CTXPACK_OK,
-                "accepted struct_size {}",
-                out.struct_size()
-            );
+            assert!(!ok, "accepted struct_size {}", out.struct_size());
             return None;
         }
         if i >= count {
             assert_eq!(status, CTXPACK_OUT_OF_RANGE, "entry {i} of {count}");
             return None;
         }
-        assert_eq!(status, CTXPACK_OK, "entry {i} of {count}");
+        assert!(ok, "entry {i} of {count}: {status:?}");
         Some(out.read())
     }
 
@@ -935,14 +1098,19 @@ impl Session<'_> {
         };
         let mut out = vec![0f64; capacity];
         let mut slot = self.error_slot();
+        // Built-in scorer trees give finite scores (a custom one's, checked by the library
+        // itself, may become NaN in a scaled scorer whose inner range overflows).
+        let built_in = !self.has_custom(scorer);
+        self.arm(&[(Kind::Scorer, scorer.cast()), (Kind::Items, items.cast())]);
         // SAFETY: `capacity` writable scores.
         let status =
             unsafe { ctxpack_scorer_score(scorer, items, out.as_mut_ptr(), capacity, slot.arg()) };
+        self.disarm();
         if self.check("scorer_score", status, slot) {
             let len = len.expect("scored a list");
             assert!(
-                out[..len].iter().all(|s| s.is_finite()),
-                "a non-finite score"
+                !built_in || out[..len].iter().all(|s| s.is_finite()),
+                "a built-in scorer gave a non-finite score"
             );
         }
     }
@@ -953,10 +1121,22 @@ impl Session<'_> {
         let budget = self.pick::<ctxpack_budget>(Kind::Budget);
         let scores = self.scores(Self::items_len(items));
         let count = scores.len();
+        self.arm(&[
+            (Kind::Slicer, slicer.cast()),
+            (Kind::Items, items.cast()),
+            (Kind::Budget, budget.cast()),
+        ]);
         // SAFETY: `count` scores, handle arguments as picked.
         let ok = self.create(Kind::SliceResult, "slicer_slice", |o, e| unsafe {
             ctxpack_slicer_slice(slicer, items, scores.as_ptr(), count, budget, o.cast(), e)
         });
+        self.disarm();
+        if ok {
+            assert!(
+                scores.iter().all(|s| s.is_finite()),
+                "slice accepted a non-finite score"
+            );
+        }
         if ok {
             let result = self.handles.last().expect("just created").ptr.cast();
             self.check_slice_result(result, count);
@@ -989,8 +1169,8 @@ impl Session<'_> {
             let status = ctxpack_slice_result_shortfall_count(result, &mut shortfalls);
             assert_eq!(status, CTXPACK_OK);
             for i in 0..=shortfalls {
-                if let Some(s) = self.entry::<ctxpack_shortfall>(i, shortfalls, |out| {
-                    ctxpack_slice_result_shortfall(result, i, out)
+                if let Some(s) = self.entry::<ctxpack_shortfall>(i, shortfalls, |out, err| {
+                    ctxpack_slice_result_shortfall(result, i, out, err)
                 }) {
                     out_str(s.kind);
                 }
@@ -1005,6 +1185,7 @@ impl Session<'_> {
         let count = scores.len();
         let mut order = vec![usize::MAX; count];
         let mut slot = self.error_slot();
+        self.arm(&[(Kind::Placer, placer.cast()), (Kind::Items, items.cast())]);
         // SAFETY: `count` scores and `count` writable positions.
         let status = unsafe {
             ctxpack_placer_place(
@@ -1016,7 +1197,12 @@ impl Session<'_> {
                 slot.arg(),
             )
         };
+        self.disarm();
         if self.check("placer_place", status, slot) {
+            assert!(
+                scores.iter().all(|s| s.is_finite()),
+                "place accepted a non-finite score"
+            );
             order.sort_unstable();
             assert!(order.iter().copied().eq(0..count), "not a permutation");
         }
@@ -1024,8 +1210,71 @@ impl Session<'_> {
 
     // ---- the rest ------------------------------------------------------------------
 
+    /// One `ctxpack_<struct>_init` call on a buffer of 4200 bytes, with a size that is
+    /// exact, larger (a newer caller), too small, absurd, or a NULL pointer: a valid size
+    /// zeroes exactly that many bytes and stores it first, anything else writes nothing.
+    fn check_init(&mut self, known: usize, init: impl Fn(*mut c_void, usize) -> ctxpack_status) {
+        let mut buf = vec![u64::from_ne_bytes([0xAB; 8]); 4200 / 8];
+        let size = match self.r.u8() % 8 {
+            0 => self.r.below(known),
+            1 => known + 8 * (1 + self.r.below(3)),
+            2 => 4097,
+            _ => known,
+        };
+        if self.r.one_in(16) {
+            assert_eq!(init(ptr::null_mut(), size), CTXPACK_NULL_ARGUMENT);
+            return;
+        }
+        let status = init(buf.as_mut_ptr().cast(), size);
+        let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        if size < known || size > 4096 {
+            assert_eq!(status, CTXPACK_INVALID_ARGUMENT, "init with size {size}");
+            assert!(bytes.iter().all(|&b| b == 0xAB), "a refused init wrote");
+            return;
+        }
+        assert_eq!(status, CTXPACK_OK, "init with size {size}");
+        assert_eq!(bytes[..8], size.to_ne_bytes(), "struct_size after init");
+        assert!(
+            bytes[8..size].iter().all(|&b| b == 0),
+            "init left a byte non-zero"
+        );
+        assert!(
+            bytes[size..].iter().all(|&b| b == 0xAB),
+            "init wrote past the size"
+        );
+    }
+
+    /// Every struct's initialiser, through [`Self::check_init`].
+    fn initialisers(&mut self) {
+        macro_rules! init {
+            ($t:ty, $f:ident) => {
+                // SAFETY: `check_init` passes NULL or a buffer of 4200 writable bytes.
+                self.check_init(size_of::<$t>(), |p, n| unsafe { $f(p.cast(), n) })
+            };
+        }
+        match self.r.below(11) {
+            0 => init!(ctxpack_item_desc, ctxpack_item_desc_init),
+            1 => init!(ctxpack_budget_desc, ctxpack_budget_desc_init),
+            2 => init!(ctxpack_pipeline_options, ctxpack_pipeline_options_init),
+            3 => init!(ctxpack_run_options, ctxpack_run_options_init),
+            4 => init!(ctxpack_decay_config, ctxpack_decay_config_init),
+            5 => init!(ctxpack_report_summary, ctxpack_report_summary_init),
+            6 => init!(ctxpack_included_entry, ctxpack_included_entry_init),
+            7 => init!(ctxpack_excluded_entry, ctxpack_excluded_entry_init),
+            8 => init!(ctxpack_trace_event, ctxpack_trace_event_init),
+            9 => init!(ctxpack_shortfall, ctxpack_shortfall_init),
+            _ => init!(
+                ctxpack_kind_quota_utilization,
+                ctxpack_kind_quota_utilization_init
+            ),
+        }
+    }
+
     /// Status names, C strings, the version and error accessors on NULL.
     fn misc(&mut self) {
+        if self.r.bool() {
+            self.initialisers();
+        }
         let status = i32::from(self.r.u8()) - 20;
         let c = CString::new(
             self.r
@@ -1044,6 +1293,7 @@ impl Session<'_> {
             assert!(!std::ffi::CStr::from_ptr(ctxpack_version())
                 .to_bytes()
                 .is_empty());
+            assert!(ctxpack_version_number() > 0);
             assert_ne!(ctxpack_error_code(ptr::null()), CTXPACK_OK);
             out_str(ctxpack_error_message(ptr::null()));
             ctxpack_error_free(ptr::null_mut());
@@ -1075,44 +1325,284 @@ impl Session<'_> {
         }
     }
 
+    /// Calls a function that writes a new string handle (kept like any other) and returns
+    /// its text, or `None` when the call failed.
+    fn written_text(
+        &mut self,
+        what: &str,
+        write: impl FnOnce(*mut *mut ctxpack_string, *mut *mut ctxpack_error) -> ctxpack_status,
+    ) -> Option<String> {
+        if !self.create(Kind::Text, what, |o, e| write(o.cast(), e)) {
+            return None;
+        }
+        let text: *const ctxpack_string = self.handles.last().expect("just created").ptr.cast();
+        // SAFETY: the string handle just created.
+        Some(unsafe { string_text(text) })
+    }
+
     /// Writes a pipeline's policy JSON; what is written must read back into a pipeline
     /// whose policy JSON is the same text.
     fn policy_json_round_trip(&mut self) {
         let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
-        let pretty = self.r.bool();
+        let pretty = flag_byte(&mut self.r);
         // SAFETY: a handle argument as picked, out-parameters from `create`.
-        let ok = self.create(Kind::Text, "pipeline_policy_json", |o, e| unsafe {
-            ctxpack_pipeline_policy_json(pipeline, pretty, o.cast(), e)
+        let written = self.written_text("pipeline_policy_json", |o, e| unsafe {
+            ctxpack_pipeline_policy_json(pipeline, pretty, o, e)
         });
-        if !ok {
+        let Some(json) = written else {
             return;
-        }
-        let text: *const ctxpack_string = self.handles.last().expect("just created").ptr.cast();
-        // SAFETY: a live string handle; the text is copied before any other call.
-        let json = unsafe {
-            let mut value = ctxpack_str::EMPTY;
-            assert_eq!(ctxpack_string_value(text, &mut value), CTXPACK_OK);
-            out_str(value)
         };
-        let arg = ctxpack_str {
-            ptr: json.as_ptr().cast(),
-            len: json.len(),
-        };
+        assert!(pretty <= 1, "pretty = {pretty} was accepted");
         let (mut rebuilt, mut again) = (ptr::null_mut(), ptr::null_mut());
         // SAFETY: a string argument alive for the calls, writable out-parameters.
         unsafe {
-            let status = ctxpack_pipeline_new_policy_json(arg, &mut rebuilt, ptr::null_mut());
+            let status =
+                ctxpack_pipeline_new_policy_json(str_arg(&json), &mut rebuilt, ptr::null_mut());
             assert_eq!(
                 status, CTXPACK_OK,
                 "written policy JSON does not read back: {json}"
             );
             let status = ctxpack_pipeline_policy_json(rebuilt, pretty, &mut again, ptr::null_mut());
             assert_eq!(status, CTXPACK_OK);
-            let mut value = ctxpack_str::EMPTY;
-            assert_eq!(ctxpack_string_value(again, &mut value), CTXPACK_OK);
-            assert_eq!(out_str(value), json, "policy JSON changed on a round trip");
+            assert_eq!(
+                string_text(again),
+                json,
+                "policy JSON changed on a round trip"
+            );
             ctxpack_string_free(again);
             ctxpack_pipeline_free(rebuilt);
+        }
+    }
+
+    /// Creates a registry, adds a scorer to one under a name, or reads one's names.
+    fn registry(&mut self) {
+        match self.r.below(3) {
+            0 => {
+                // SAFETY: out-parameters from `create`.
+                self.create(Kind::Registry, "scorer_registry_new", |o, e| unsafe {
+                    ctxpack_scorer_registry_new(o.cast(), e)
+                });
+            }
+            1 => {
+                let registry = self.pick::<ctxpack_scorer_registry>(Kind::Registry);
+                let name = self.arena.str(&mut self.r, REGISTERED_NAMES);
+                let scorer = self.pick::<ctxpack_scorer>(Kind::Scorer);
+                let mut slot = self.error_slot();
+                // SAFETY: handle and string arguments as picked.
+                let status =
+                    unsafe { ctxpack_scorer_registry_add(registry, name, scorer, slot.arg()) };
+                self.check("scorer_registry_add", status, slot);
+            }
+            _ => {
+                let registry = self.pick::<ctxpack_scorer_registry>(Kind::Registry);
+                let mut count = usize::MAX;
+                // SAFETY: a handle argument as picked, a writable out-parameter.
+                let status = unsafe { ctxpack_scorer_registry_count(registry, &mut count) };
+                assert_ne!(status, CTXPACK_PANIC);
+                if status != CTXPACK_OK {
+                    return;
+                }
+                for i in 0..=count {
+                    let mut name = ctxpack_str::EMPTY;
+                    // SAFETY: a live registry, a writable out-parameter.
+                    let status = unsafe { ctxpack_scorer_registry_name(registry, i, &mut name) };
+                    if i == count {
+                        assert_eq!(status, CTXPACK_OUT_OF_RANGE);
+                        continue;
+                    }
+                    assert_eq!(status, CTXPACK_OK);
+                    // SAFETY: a string owned by the live registry.
+                    unsafe {
+                        assert_eq!(*name.ptr.add(name.len), 0, "name not NUL-terminated");
+                        assert!(
+                            !out_str(name).trim().is_empty(),
+                            "a blank name was registered"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// `ctxpack_json_read_options` as a caller passes them: NULL one time in eight, else
+    /// strict or not (a flag byte, sometimes neither 0 nor 1), with a registry picked like
+    /// any handle (NULL, live, another type) and reserved bytes (sometimes not zero), in a
+    /// struct of any `struct_size`, sometimes set up by `ctxpack_json_read_options_init`.
+    /// Returns the buffer (to keep alive) and whether the library must reject it.
+    fn read_options(&mut self) -> (Option<VersionedBuf>, bool) {
+        if self.r.one_in(8) {
+            return (None, false);
+        }
+        let mut options = ctxpack_json_read_options {
+            struct_size: size_of::<ctxpack_json_read_options>(),
+            registry: ptr::null(),
+            strict: 0,
+            reserved: [0; 7],
+        };
+        if self.r.bool() {
+            options.struct_size = 0;
+            // SAFETY: a writable struct of its own size.
+            let status = unsafe {
+                ctxpack_json_read_options_init(&mut options, size_of::<ctxpack_json_read_options>())
+            };
+            assert_eq!(status, CTXPACK_OK);
+            assert_eq!(options.struct_size, size_of::<ctxpack_json_read_options>());
+            assert!(options.registry.is_null() && options.strict == 0);
+        }
+        options.registry = self.pick::<ctxpack_scorer_registry>(Kind::Registry);
+        options.strict = flag_byte(&mut self.r);
+        options.reserved = reserved_bytes(&mut self.r);
+        let bad_bytes = options.strict > 1 || options.reserved.iter().any(|&b| b != 0);
+        let buf = VersionedBuf::input(&mut self.r, options);
+        let invalid = !buf.size_is_valid() || bad_bytes;
+        (Some(buf), invalid)
+    }
+
+    /// The warnings out-parameter: NULL one time in four, else a slot pre-set to a
+    /// dangling pointer.
+    fn warnings_slot(&mut self) -> Option<*mut ctxpack_json_warnings> {
+        (!self.r.one_in(4)).then(|| NonNull::dangling().as_ptr())
+    }
+
+    /// After a JSON constructor: the warnings slot is NULL after a failure and a live
+    /// handle after a success, whose entries all read.
+    fn settle_warnings(&mut self, what: &str, ok: bool, slot: Option<*mut ctxpack_json_warnings>) {
+        let Some(warnings) = slot else {
+            return;
+        };
+        if !ok {
+            assert!(warnings.is_null(), "{what}: failure left the warnings set");
+            return;
+        }
+        assert!(
+            !warnings.is_null(),
+            "{what}: success without a warnings handle"
+        );
+        self.handles.push(Handle {
+            kind: Kind::Warnings,
+            ptr: warnings.cast(),
+            custom: false,
+        });
+        let mut count = usize::MAX;
+        // SAFETY: a live warnings handle, a writable out-parameter.
+        assert_eq!(
+            unsafe { ctxpack_json_warnings_count(warnings, &mut count) },
+            CTXPACK_OK
+        );
+        for i in 0..=count {
+            // SAFETY: a live warnings handle; the output buffer is as long as claimed.
+            let entry = self.entry::<ctxpack_json_warning>(i, count, |out, err| unsafe {
+                ctxpack_json_warnings_entry(warnings, i, out, err)
+            });
+            if let Some(w) = entry {
+                assert!((1..=4).contains(&w.kind), "warning kind {}", w.kind);
+                // SAFETY: strings owned by the live warnings handle.
+                unsafe {
+                    let (path, message, text) =
+                        (out_str(w.path), out_str(w.message), out_str(w.text));
+                    assert_eq!(text, format!("{path}: {message}"));
+                    for s in [w.path, w.message, w.text] {
+                        assert_eq!(*s.ptr.add(s.len), 0, "not NUL-terminated");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A pipeline from a policy document read with options (strict or lenient, a
+    /// registry), with its warnings.
+    fn pipeline_from_policy_with_options(&mut self) {
+        let pool = if self.r.bool() {
+            LENIENT_POLICY_DOCS
+        } else {
+            POLICY_DOCS
+        };
+        let json = self.arena.str(&mut self.r, pool);
+        let (mut options, invalid) = self.read_options();
+        let options_ptr = options
+            .as_mut()
+            .map_or(ptr::null(), |b| b.ptr::<ctxpack_json_read_options>());
+        let mut slot = self.warnings_slot();
+        let warnings_arg = slot
+            .as_mut()
+            .map_or(ptr::null_mut(), |w| w as *mut *mut ctxpack_json_warnings);
+        let what = "pipeline_new_policy_json_with";
+        // SAFETY: arguments built above and kept alive, out-parameters from `create`.
+        let ok = self.create(Kind::Pipeline, what, |o, e| unsafe {
+            ctxpack_pipeline_new_policy_json_with(json, options_ptr, o.cast(), warnings_arg, e)
+        });
+        assert!(!(ok && invalid), "{what}: accepted bad options");
+        self.settle_warnings(what, ok, slot);
+    }
+
+    /// A budget from a JSON document (with options and warnings), or a budget written as
+    /// JSON: the text must read back, strictly and without warnings, into a budget that
+    /// writes the same text.
+    fn budget_json(&mut self) {
+        if self.r.bool() {
+            let json = self.arena.str(&mut self.r, BUDGET_DOCS);
+            let (mut options, invalid) = self.read_options();
+            let options_ptr = options
+                .as_mut()
+                .map_or(ptr::null(), |b| b.ptr::<ctxpack_json_read_options>());
+            let mut slot = self.warnings_slot();
+            let warnings_arg = slot
+                .as_mut()
+                .map_or(ptr::null_mut(), |w| w as *mut *mut ctxpack_json_warnings);
+            let what = "budget_new_json";
+            // SAFETY: arguments built above and kept alive, out-parameters from `create`.
+            let ok = self.create(Kind::Budget, what, |o, e| unsafe {
+                ctxpack_budget_new_json(json, options_ptr, o.cast(), warnings_arg, e)
+            });
+            assert!(!(ok && invalid), "{what}: accepted bad options");
+            self.settle_warnings(what, ok, slot);
+            return;
+        }
+        let budget = self.pick::<ctxpack_budget>(Kind::Budget);
+        let pretty = flag_byte(&mut self.r);
+        // SAFETY: a handle argument as picked, out-parameters from `create`.
+        let written = self.written_text("budget_json", |o, e| unsafe {
+            ctxpack_budget_json(budget, pretty, o, e)
+        });
+        let Some(json) = written else {
+            return;
+        };
+        assert!(pretty <= 1, "pretty = {pretty} was accepted");
+        let arg = str_arg(&json);
+        let options = ctxpack_json_read_options {
+            struct_size: size_of::<ctxpack_json_read_options>(),
+            registry: ptr::null(),
+            strict: 1,
+            reserved: [0; 7],
+        };
+        let (mut again, mut warnings, mut rewritten) =
+            (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+        // SAFETY: arguments alive for the calls, writable out-parameters.
+        unsafe {
+            let status =
+                ctxpack_budget_new_json(arg, &options, &mut again, &mut warnings, ptr::null_mut());
+            assert_eq!(
+                status, CTXPACK_OK,
+                "written budget JSON does not read back: {json}"
+            );
+            let mut count = usize::MAX;
+            assert_eq!(
+                ctxpack_json_warnings_count(warnings, &mut count),
+                CTXPACK_OK
+            );
+            assert_eq!(count, 0, "a written budget reads with warnings: {json}");
+            assert_eq!(
+                ctxpack_budget_json(again, pretty, &mut rewritten, ptr::null_mut()),
+                CTXPACK_OK
+            );
+            assert_eq!(
+                string_text(rewritten),
+                json,
+                "budget JSON changed on a round trip"
+            );
+            ctxpack_string_free(rewritten);
+            ctxpack_json_warnings_free(warnings);
+            ctxpack_budget_free(again);
         }
     }
 
@@ -1121,10 +1611,16 @@ impl Session<'_> {
         let items = self.pick::<ctxpack_items>(Kind::Items);
         let budget = self.pick::<ctxpack_budget>(Kind::Budget);
         let len = Self::items_len(items);
+        self.arm(&[
+            (Kind::Pipeline, pipeline.cast()),
+            (Kind::Items, items.cast()),
+            (Kind::Budget, budget.cast()),
+        ]);
         // SAFETY: handle arguments as picked, out-parameters from `create`.
         let ok = self.create(Kind::Result, "pipeline_dry_run", |o, e| unsafe {
             ctxpack_pipeline_dry_run(pipeline, items, budget, o.cast(), e)
         });
+        self.disarm();
         if ok {
             let result = self.handles.last().expect("just created").ptr.cast();
             self.check_result(result, len, Some(true), None);
@@ -1141,6 +1637,11 @@ impl Session<'_> {
             let slack = self.r.i64();
             let mut out = vec![usize::MAX; len.unwrap_or(0)];
             let (mut count, mut slot) = (usize::MAX, self.error_slot());
+            self.arm(&[
+                (Kind::Pipeline, pipeline.cast()),
+                (Kind::Items, items.cast()),
+                (Kind::Budget, budget.cast()),
+            ]);
             // SAFETY: `out` holds the list's length, handle arguments as picked.
             let status = unsafe {
                 ctxpack_pipeline_marginal_items(
@@ -1154,6 +1655,7 @@ impl Session<'_> {
                     slot.arg(),
                 )
             };
+            self.disarm();
             if self.check("pipeline_marginal_items", status, slot) {
                 assert!(count <= out.len(), "marginal count {count} > capacity");
                 let mut positions = out[..count].to_vec();
@@ -1170,6 +1672,10 @@ impl Session<'_> {
             let ceiling = self.r.i64();
             let (mut found, mut min_budget) = (false, -1i64);
             let mut slot = self.error_slot();
+            self.arm(&[
+                (Kind::Pipeline, pipeline.cast()),
+                (Kind::Items, items.cast()),
+            ]);
             // SAFETY: handle arguments as picked, writable out-parameters.
             let status = unsafe {
                 ctxpack_pipeline_min_budget_for(
@@ -1182,6 +1688,7 @@ impl Session<'_> {
                     slot.arg(),
                 )
             };
+            self.disarm();
             if self.check("pipeline_min_budget_for", status, slot) {
                 if found {
                     assert!((0..=ceiling).contains(&min_budget), "budget {min_budget}");
@@ -1195,15 +1702,17 @@ impl Session<'_> {
     /// The result analytics: utilization, diversity, coverage, quota utilization.
     fn result_analytics(&mut self) {
         let result = self.pick::<ctxpack_result>(Kind::Result);
-        let budget = self.pick::<ctxpack_budget>(Kind::Budget);
-        let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
         // SAFETY: handle arguments as picked, writable out-parameters.
         unsafe {
             let mut value = f64::NAN;
-            let status = ctxpack_result_budget_utilization(result, budget, &mut value);
+            let status = ctxpack_result_budget_utilization(result, &mut value);
             assert_ne!(status, CTXPACK_PANIC);
             if status == CTXPACK_OK {
                 assert!(!value.is_nan(), "budget utilization is NaN");
+                assert!(
+                    value.to_bits() != (-0.0f64).to_bits(),
+                    "budget utilization is -0.0"
+                );
             }
             let mut kinds = 0usize;
             assert_ne!(
@@ -1220,9 +1729,7 @@ impl Session<'_> {
         let ok = self.create(
             Kind::QuotaUtilization,
             "result_quota_utilization",
-            |o, e| unsafe {
-                ctxpack_result_quota_utilization(result, pipeline, budget, o.cast(), e)
-            },
+            |o, e| unsafe { ctxpack_result_quota_utilization(result, o.cast(), e) },
         );
         if !ok {
             return;
@@ -1237,9 +1744,11 @@ impl Session<'_> {
                 CTXPACK_OK
             );
             for i in 0..=count {
-                if let Some(e) = self.entry::<ctxpack_kind_quota_utilization>(i, count, |out| {
-                    ctxpack_quota_utilization_entry(utilization, i, out)
-                }) {
+                if let Some(e) =
+                    self.entry::<ctxpack_kind_quota_utilization>(i, count, |out, err| {
+                        ctxpack_quota_utilization_entry(utilization, i, out, err)
+                    })
+                {
                     out_str(e.kind);
                 }
             }
@@ -1263,10 +1772,19 @@ impl Session<'_> {
         } else {
             variants.as_ptr()
         };
+        let mut uses: Vec<(Kind, *mut c_void)> =
+            vec![(Kind::Items, items.cast()), (Kind::Budget, budget.cast())];
+        uses.extend(
+            variants
+                .iter()
+                .map(|v| (Kind::Pipeline, v.pipeline.cast_mut().cast())),
+        );
+        self.arm(&uses);
         // SAFETY: `n` variants, handle arguments as picked, out-parameters from `create`.
         let ok = self.create(Kind::Sensitivity, "sensitivity_new", |o, e| unsafe {
             ctxpack_sensitivity_new(items, budget, v, n, o.cast(), e)
         });
+        self.disarm();
         if !ok {
             return;
         }
@@ -1336,6 +1854,8 @@ fn free_as(kind: Kind, ptr: *mut c_void) {
             Kind::Text => ctxpack_string_free(ptr.cast()),
             Kind::QuotaUtilization => ctxpack_quota_utilization_free(ptr.cast()),
             Kind::Sensitivity => ctxpack_sensitivity_free(ptr.cast()),
+            Kind::Registry => ctxpack_scorer_registry_free(ptr.cast()),
+            Kind::Warnings => ctxpack_json_warnings_free(ptr.cast()),
         }
     }
 }

@@ -3,6 +3,9 @@
 
 use std::fmt;
 
+use ctxpack::tokenizer::ENCODING_NAMES;
+use ctxpack::GroupValue;
+
 /// What the tool prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputMode {
@@ -34,23 +37,47 @@ pub enum InputFormat {
     Anthropic,
 }
 
+/// Where the budget comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BudgetSource {
+    /// `--max`, `--target` (defaults to `--max`), `--reserve` (defaults to 0).
+    Flags {
+        /// `--max`.
+        max_tokens: i64,
+        /// `--target`.
+        target_tokens: Option<i64>,
+        /// `--reserve`.
+        output_reserve: i64,
+    },
+    /// `--budget FILE.json`: a budget in the .NET JSON form.
+    File(String),
+}
+
 /// Parsed arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Args {
     /// Input path; `None` or `-` reads standard input.
     pub input: Option<String>,
-    /// `--max` (required).
-    pub max_tokens: i64,
-    /// `--target` (defaults to `--max`).
-    pub target_tokens: Option<i64>,
-    /// `--reserve` (defaults to 0).
-    pub output_reserve: i64,
+    /// `--max/--target/--reserve` or `--budget` (one of them is required).
+    pub budget: BudgetSource,
     /// `--preset` or `--policy` (defaults to the `chat` preset).
     pub policy: PolicySource,
+    /// `--strict`: reject in policy and budget files what is otherwise ignored with a
+    /// warning.
+    pub strict: bool,
     /// What to print.
     pub output: OutputMode,
     /// `--format` (defaults to items).
     pub format: InputFormat,
+    /// `--pinned-first`: place pinned items first (overrides the policy when given).
+    pub pinned_first: bool,
+    /// `--group-value`: how a group's value is computed (overrides the policy when given).
+    pub group_value: Option<GroupValue>,
+    /// `--encoding`: the encoding that counts items without `tokens` and chat requests
+    /// (one of `ctxpack::tokenizer::ENCODING_NAMES`, as spelled there).
+    pub encoding: Option<&'static str>,
+    /// `false` with `--no-pin-last-turn` (chat requests only).
+    pub pin_last_turn: bool,
 }
 
 /// A usage error: the message is printed on one line, exit status 2.
@@ -65,26 +92,41 @@ impl fmt::Display for UsageError {
 
 /// The `--help` text.
 pub const USAGE: &str = "\
-usage: ctxpack [FILE] --max N [--target N] [--reserve N]
-               [--preset NAME | --policy FILE.json] [--explain | --report json]
-               [--format items|openai|anthropic]
+usage: ctxpack [FILE] (--max N [--target N] [--reserve N] | --budget FILE.json)
+               [--preset NAME | --policy FILE.json] [--strict] [--pinned-first]
+               [--group-value V] [--explain | --report json] [--format items|openai|anthropic]
+               [--encoding o200k_base|cl100k_base] [--no-pin-last-turn]
 
 Reads candidate items (JSON Lines or a JSON array; FILE or standard input when FILE is
 absent or '-'), selects the context window for the budget, and prints it as JSON Lines in
 placed order. With --format openai or anthropic, reads a chat request body instead and
-prints it trimmed to the budget (tool calls kept with their results; tokens estimated
-without a tokenizer, docs/chat.md).
+prints it trimmed to the budget (tool calls kept with their results; docs/chat.md).
 
-  --max N          max_tokens of the budget (required)
+  --max N          max_tokens of the budget (required unless --budget is given)
   --target N       target_tokens (default: --max)
   --reserve N      output_reserve (default: 0)
+  --budget FILE    the budget as JSON (the .NET form: maxTokens, targetTokens,
+                   outputReserve, reservedSlots, estimationSafetyMarginPercent)
   --preset NAME    chat, code-review, rag, document-qa, tool-use, long-running, debugging
                    (default: chat)
   --policy FILE    a policy JSON file instead of a preset
-  --explain        print every candidate with its score, decision and reason
+  --pinned-first   place pinned items first, in input order (e.g. an undated system prompt)
+  --group-value V  how a group's value is computed from its members' scores: sum (default),
+                   max or mean (items with equal \"group\" keys are kept or dropped together)
+  --strict         treat as errors what policy and budget files are otherwise read
+                   past with a warning on standard error, as .NET reads them: unknown
+                   properties, a scorer without type (recency), a kind repeated in
+                   other letter case (last wins), a missing budget field (0)
+  --explain        print every candidate with its score, decision, reason and group
   --report json    print the SelectionReport as JSON
   --format F       items (default), openai (Chat Completions request), anthropic (Messages
                    request)
+  --encoding E     o200k_base or cl100k_base: items without \"tokens\" are counted with it
+                   (items with \"tokens\" keep theirs); chat requests are counted with it
+                   (default: o200k_base)
+  --no-pin-last-turn
+                   chat requests: let the last turn (and the question it works on) be
+                   dropped like any other message (default: always kept)
   -h, --help       this text
   -V, --version    print the version
 
@@ -95,9 +137,13 @@ Exit status: 0 success, 1 the selection failed (e.g. overflow under the throw st
 pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     let mut input = None;
     let (mut max, mut target, mut reserve) = (None, None, None);
+    let mut budget_file = None;
     let mut policy = None;
+    let mut strict = false;
     let mut output = OutputMode::Window;
     let mut format = InputFormat::Items;
+    let (mut pinned_first, mut group_value) = (false, None);
+    let (mut encoding, mut pin_last_turn) = (None, true);
     let mut it = argv.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -110,9 +156,23 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
             "--max" => max = Some(integer("--max", &value("--max")?)?),
             "--target" => target = Some(integer("--target", &value("--target")?)?),
             "--reserve" => reserve = Some(integer("--reserve", &value("--reserve")?)?),
+            "--budget" => {
+                if budget_file.replace(value("--budget")?).is_some() {
+                    return Err(UsageError("give --budget once".into()));
+                }
+            }
+            "--strict" => strict = true,
             "--preset" => set_policy(&mut policy, PolicySource::Preset(value("--preset")?))?,
             "--policy" => set_policy(&mut policy, PolicySource::File(value("--policy")?))?,
             "--explain" => set_output(&mut output, OutputMode::Explain)?,
+            "--pinned-first" => pinned_first = true,
+            "--group-value" => {
+                let v = value("--group-value")?;
+                let parsed = GroupValue::from_name(&v).map_err(|_| {
+                    UsageError(format!("--group-value expects sum, max or mean, got '{v}'"))
+                })?;
+                group_value = Some(parsed);
+            }
             "--report" => match value("--report")?.as_str() {
                 "json" => set_output(&mut output, OutputMode::ReportJson)?,
                 other => {
@@ -122,6 +182,8 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                 }
             },
             "--format" => format = input_format(&value("--format")?)?,
+            "--encoding" => encoding = Some(encoding_name(&value("--encoding")?)?),
+            "--no-pin-last-turn" => pin_last_turn = false,
             flag if flag.starts_with("--") => {
                 return Err(UsageError(format!("unknown option {flag}")))
             }
@@ -132,15 +194,50 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
             }
         }
     }
+    if !pin_last_turn && format == InputFormat::Items {
+        return Err(UsageError(
+            "--no-pin-last-turn applies to --format openai or anthropic".into(),
+        ));
+    }
+    let budget = match budget_file {
+        Some(_) if max.is_some() || target.is_some() || reserve.is_some() => {
+            return Err(UsageError(
+                "give either --budget or --max/--target/--reserve".into(),
+            ))
+        }
+        Some(path) => BudgetSource::File(path),
+        None => BudgetSource::Flags {
+            max_tokens: max.ok_or_else(|| UsageError("--max (or --budget) is required".into()))?,
+            target_tokens: target,
+            output_reserve: reserve.unwrap_or(0),
+        },
+    };
     Ok(Some(Args {
         input,
-        max_tokens: max.ok_or_else(|| UsageError("--max is required".into()))?,
-        target_tokens: target,
-        output_reserve: reserve.unwrap_or(0),
+        budget,
         policy: policy.unwrap_or_else(|| PolicySource::Preset("chat".into())),
+        strict,
         output,
         format,
+        pinned_first,
+        group_value,
+        encoding,
+        pin_last_turn,
     }))
+}
+
+/// The encoding's name as the library spells it; the check does not need the tokenizer
+/// (a build without it reports that when the encoding is loaded).
+fn encoding_name(text: &str) -> Result<&'static str, UsageError> {
+    ENCODING_NAMES
+        .into_iter()
+        .find(|name| name.eq_ignore_ascii_case(text))
+        .ok_or_else(|| {
+            UsageError(format!(
+                "--encoding expects {}, not '{text}'",
+                ENCODING_NAMES.join(" or ")
+            ))
+        })
 }
 
 fn input_format(text: &str) -> Result<InputFormat, UsageError> {
@@ -191,9 +288,14 @@ mod tests {
             .unwrap();
         assert_eq!(a.input.as_deref(), Some("in.jsonl"));
         assert_eq!(
-            (a.max_tokens, a.target_tokens, a.output_reserve),
-            (100, Some(80), 5)
+            a.budget,
+            BudgetSource::Flags {
+                max_tokens: 100,
+                target_tokens: Some(80),
+                output_reserve: 5
+            }
         );
+        assert!(!a.strict);
         assert_eq!(a.policy, PolicySource::Preset("rag".into()));
         assert_eq!(a.output, OutputMode::Explain);
         let a = args("--max 10 --policy p.json --report json")
@@ -211,12 +313,42 @@ mod tests {
         let a = args("r.json --max 10 --format anthropic").unwrap().unwrap();
         assert_eq!(a.format, InputFormat::Anthropic);
         assert_eq!(args("--help").unwrap(), None);
+        assert_eq!((a.pinned_first, a.group_value), (false, None));
+        let a = args("--max 10 --pinned-first --group-value MAX")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (a.pinned_first, a.group_value),
+            (true, Some(GroupValue::Max))
+        );
+        let a = args("--budget b.json --strict --policy p.json")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (a.budget, a.strict),
+            (BudgetSource::File("b.json".into()), true)
+        );
+        assert_eq!((a.encoding, a.pin_last_turn), (None, true));
+        let a = args("r.json --max 10 --format openai --encoding CL100K_BASE --no-pin-last-turn")
+            .unwrap()
+            .unwrap();
+        assert_eq!((a.encoding, a.pin_last_turn), (Some("cl100k_base"), false));
     }
 
     #[test]
     fn rejects_bad_arguments() {
         for (line, msg) in [
-            ("", "--max is required"),
+            ("", "--max (or --budget) is required"),
+            (
+                "--budget b.json --max 3",
+                "give either --budget or --max/--target/--reserve",
+            ),
+            (
+                "--target 3 --budget b.json",
+                "give either --budget or --max/--target/--reserve",
+            ),
+            ("--budget a --budget b", "give --budget once"),
+            ("--budget", "--budget needs a value"),
             ("--max", "--max needs a value"),
             ("--max ten", "--max expects an integer, got 'ten'"),
             (
@@ -236,6 +368,20 @@ mod tests {
             (
                 "--max 1 --format yaml",
                 "--format expects items, openai or anthropic, not 'yaml'",
+            ),
+            (
+                "--max 1 --group-value median",
+                "--group-value expects sum, max or mean, got 'median'",
+            ),
+            ("--max 1 --group-value", "--group-value needs a value"),
+            (
+                "--max 1 --encoding p50k_base",
+                "--encoding expects o200k_base or cl100k_base, not 'p50k_base'",
+            ),
+            ("--max 1 --encoding", "--encoding needs a value"),
+            (
+                "--max 1 --no-pin-last-turn",
+                "--no-pin-last-turn applies to --format openai or anthropic",
             ),
         ] {
             assert_eq!(args(line).unwrap_err().0, msg, "{line}");

@@ -2,6 +2,8 @@
 //!
 //! Reads items (JSON Lines or a JSON array), a budget and a policy, runs the pipeline and
 //! prints the window as JSON Lines in placed order, an explanation table, or the report.
+//! What a policy or budget file contains that is ignored (read as .NET reads it) is
+//! reported on standard error as `ctxpack: warning: FILE: <path>: <message>`.
 //! See `ctxpack --help`.
 
 mod args;
@@ -12,10 +14,11 @@ mod output;
 use std::io::Write;
 use std::process::ExitCode;
 
-use args::{Args, InputFormat, OutputMode, PolicySource};
+use args::{Args, BudgetSource, InputFormat, OutputMode, PolicySource};
 use ctxpack::diagnostics::TraceDetail;
-use ctxpack::model::read_items;
-use ctxpack::policy::Policy;
+use ctxpack::model::{read_items, read_items_counted};
+use ctxpack::policy::{JsonRead, JsonReadOptions, Policy};
+use ctxpack::tokenizer::Encoding;
 use ctxpack::{ContextBudget, ContextItem, Pipeline, RunOptions};
 
 /// A failure, reported on one line with its exit status.
@@ -41,7 +44,12 @@ impl Failure {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    match run(&argv) {
+    let mut warnings = Vec::new();
+    let outcome = run(&argv, &mut warnings);
+    for warning in warnings {
+        eprintln!("ctxpack: warning: {warning}");
+    }
+    match outcome {
         Ok(text) => {
             let mut stdout = std::io::stdout().lock();
             // A closed pipe (e.g. `| head`) is not an error worth reporting.
@@ -57,8 +65,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// Everything but the writing: returns the complete output text.
-fn run(argv: &[String]) -> Result<String, Failure> {
+/// Everything but the writing: returns the complete output text, and adds the warnings
+/// of the policy and budget files to `warnings` (`FILE: <path>: <message>`).
+fn run(argv: &[String], warnings: &mut Vec<String>) -> Result<String, Failure> {
     if argv.iter().any(|a| a == "--version" || a == "-V") {
         return Ok(format!("ctxpack {}\n", env!("CARGO_PKG_VERSION")));
     }
@@ -67,11 +76,11 @@ fn run(argv: &[String]) -> Result<String, Failure> {
         return Ok(format!("{}\n", args::USAGE));
     };
     if args.format != InputFormat::Items {
-        return run_chat(&args);
+        return run_chat(&args, warnings);
     }
-    let items = load_items(args.input.as_deref())?;
-    let budget = budget(&args)?;
-    let pipeline = load_pipeline(&args)?;
+    let items = load_items(&args)?;
+    let budget = load_budget(&args, warnings)?;
+    let pipeline = load_pipeline(&args, warnings)?;
     let trace = match args.output {
         OutputMode::Window => TraceDetail::None,
         OutputMode::Explain | OutputMode::ReportJson => TraceDetail::Stage,
@@ -87,7 +96,13 @@ fn run(argv: &[String]) -> Result<String, Failure> {
         )
         .map_err(|e| Failure::selection(e.to_string()))?;
     Ok(match (&args.output, &selection.report) {
-        (OutputMode::Explain, Some(report)) => output::explain_table(&items, report),
+        (OutputMode::Explain, Some(report)) => {
+            let mut text = output::explain_table(&items, report);
+            if !pipeline.pinned_first() {
+                text.push_str(&output::pinned_last_hint(&items, &selection));
+            }
+            text
+        }
         (OutputMode::ReportJson, Some(report)) => output::report_json(&items, report),
         _ => output::window_jsonl(&items, &selection),
     })
@@ -95,48 +110,111 @@ fn run(argv: &[String]) -> Result<String, Failure> {
 
 /// `--format openai|anthropic`: the request is read before the budget and the policy, so
 /// that an unreadable file is reported first, as for items.
-fn run_chat(args: &Args) -> Result<String, Failure> {
+fn run_chat(args: &Args, warnings: &mut Vec<String>) -> Result<String, Failure> {
     let provider = match args.format {
         InputFormat::Anthropic => ctxpack::chat::Provider::Anthropic,
         _ => ctxpack::chat::Provider::OpenAi,
     };
     let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
-    let budget = budget(args)?;
-    let pipeline = load_pipeline(args)?;
-    chat::run(args, provider, &name, &text, &budget, &pipeline).map_err(|f| match f {
+    let budget = load_budget(args, warnings)?;
+    let pipeline = load_pipeline(args, warnings)?;
+    // The request's counting: --encoding, else the default encoding, else (a build without
+    // the tokenizer) the estimate.
+    let counting = match args.encoding {
+        Some(name) => chat::Counting::Encoding(load_encoding(name)?),
+        None => Encoding::by_name(ctxpack::chat::DEFAULT_ENCODING)
+            .map_or(chat::Counting::Estimate, chat::Counting::Encoding),
+    };
+    chat::run(args, provider, &name, &text, &budget, &pipeline, counting).map_err(|f| match f {
         chat::ChatFailure::Request(m) => Failure::input(m),
         chat::ChatFailure::Selection(m) => Failure::selection(m),
     })
 }
 
-fn budget(args: &Args) -> Result<ContextBudget, Failure> {
-    ContextBudget::with_all(
-        args.max_tokens,
-        args.target_tokens.unwrap_or(args.max_tokens),
-        args.output_reserve,
-        Vec::new(),
-        0.0,
-    )
-    .map_err(|e| Failure::input(e.to_string()))
+/// Reads the items; with `--encoding`, those without `tokens` are counted with it.
+fn load_items(args: &Args) -> Result<Vec<ContextItem>, Failure> {
+    let encoding = args.encoding.map(load_encoding).transpose()?;
+    let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
+    let items = match encoding {
+        Some(encoding) => read_items_counted(&text, encoding),
+        None => read_items(&text),
+    };
+    items.map_err(|e| {
+        let hint = if encoding.is_none()
+            && e.field.as_deref() == Some("tokens")
+            && e.message == "is required"
+        {
+            " (or give --encoding o200k_base to have ctxpack count it)"
+        } else {
+            ""
+        };
+        Failure::input(format!("{name}: {e}{hint}"))
+    })
 }
 
-fn load_items(path: Option<&str>) -> Result<Vec<ContextItem>, Failure> {
-    let (name, text) = input::read_text(path).map_err(Failure::input)?;
-    read_items(&text).map_err(|e| Failure::input(format!("{name}: {e}")))
+/// The encoding named by `--encoding`; a build without the tokenizer says so (exit 2).
+fn load_encoding(name: &str) -> Result<&'static Encoding, Failure> {
+    Encoding::by_name(name).map_err(|e| Failure::input(format!("--encoding {name}: {e}")))
 }
 
-fn load_pipeline(args: &Args) -> Result<Pipeline, Failure> {
-    let policy = match &args.policy {
-        PolicySource::Preset(name) => Policy::preset(name),
-        PolicySource::File(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Failure::input(format!("{path}: {e}")))?;
-            Policy::from_json(&text)
-                .map_err(|e| ctxpack::Error::InvalidPolicy(format!("{path}: {e}")))
-        }
+fn load_budget(args: &Args, warnings: &mut Vec<String>) -> Result<ContextBudget, Failure> {
+    match &args.budget {
+        BudgetSource::Flags {
+            max_tokens,
+            target_tokens,
+            output_reserve,
+        } => ContextBudget::with_all(
+            *max_tokens,
+            target_tokens.unwrap_or(*max_tokens),
+            *output_reserve,
+            Vec::new(),
+            0.0,
+        )
+        .map_err(|e| Failure::input(e.to_string())),
+        BudgetSource::File(path) => read_json_file(path, warnings, |text| {
+            ContextBudget::from_json_with(text, &read_options(args))
+        }),
     }
-    .map_err(|e| Failure::input(e.to_string()))?;
-    policy
-        .build_pipeline()
-        .map_err(|e| Failure::input(e.to_string()))
+}
+
+fn load_pipeline(args: &Args, warnings: &mut Vec<String>) -> Result<Pipeline, Failure> {
+    // The command line's group options override the policy's.
+    let adjust = |policy: Policy| Policy {
+        pinned_first: policy.pinned_first || args.pinned_first,
+        group_value: args.group_value.unwrap_or(policy.group_value),
+        ..policy
+    };
+    match &args.policy {
+        PolicySource::Preset(name) => Policy::preset(name)
+            .and_then(|p| adjust(p).build_pipeline())
+            .map_err(|e| Failure::input(e.to_string())),
+        PolicySource::File(path) => read_json_file(path, warnings, |text| {
+            let read = Policy::from_json_with(text, &read_options(args))?;
+            Ok(JsonRead {
+                value: adjust(read.value).build_pipeline()?,
+                warnings: read.warnings,
+            })
+        }),
+    }
+}
+
+/// How policy and budget files are read: leniently as .NET reads them, or `--strict`.
+fn read_options(args: &Args) -> JsonReadOptions<'static> {
+    JsonReadOptions {
+        strict: args.strict,
+        registry: None,
+    }
+}
+
+/// Reads the JSON file at `path` with `read`; errors and warnings name the file once
+/// (`FILE: invalid policy: scorers[0].weight: ...`).
+fn read_json_file<T>(
+    path: &str,
+    warnings: &mut Vec<String>,
+    read: impl FnOnce(&str) -> ctxpack::Result<JsonRead<T>>,
+) -> Result<T, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| Failure::input(format!("{path}: {e}")))?;
+    let read = read(&text).map_err(|e| Failure::input(format!("{path}: {e}")))?;
+    warnings.extend(read.warnings.iter().map(|w| format!("{path}: {w}")));
+    Ok(read.value)
 }

@@ -4,7 +4,9 @@
 
 use std::fmt::Write;
 
-use ctxpack::diagnostics::{item_to_json, report_to_json_with_positions, SelectionReport};
+use ctxpack::diagnostics::{
+    item_to_json, report_to_json_with_positions, InclusionReason, SelectionReport,
+};
 use ctxpack::{ContextItem, Selection};
 
 /// The selected items as JSON Lines, in placed order.
@@ -26,7 +28,7 @@ pub fn report_json(items: &[ContextItem], report: &SelectionReport) -> String {
 }
 
 /// One row per candidate in input order: position, decision (with placed rank), score,
-/// tokens, kind, reason and the start of the content.
+/// tokens, kind, group (when any item has one), reason and the start of the content.
 pub fn explain_table(items: &[ContextItem], report: &SelectionReport) -> String {
     let mut rows: Vec<Option<(String, f64, String)>> = vec![None; items.len()];
     for (rank, e) in report.included.iter().enumerate() {
@@ -43,10 +45,20 @@ pub fn explain_table(items: &[ContextItem], report: &SelectionReport) -> String 
             describe_exclusion(&e.reason),
         ));
     }
+    let grouped = items.iter().any(ContextItem::has_group);
+    let group_cell = |item: &ContextItem| match (grouped, item.group()) {
+        (false, _) => String::new(),
+        (true, group) => format!("{:<12} ", clip(group.unwrap_or("-"), 12)),
+    };
     let mut out = String::new();
+    let group_header = if grouped {
+        format!("{:<12} ", "group")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{:>5}  {:<12} {:>8} {:>8}  {:<12} {:<44} content",
+        "{:>5}  {:<12} {:>8} {:>8}  {:<12} {group_header}{:<44} content",
         "item", "decision", "score", "tokens", "kind", "reason"
     );
     for (i, (item, row)) in items.iter().zip(rows).enumerate() {
@@ -54,9 +66,10 @@ pub fn explain_table(items: &[ContextItem], report: &SelectionReport) -> String 
             row.unwrap_or_else(|| ("?".into(), f64::NAN, String::new()));
         let _ = writeln!(
             out,
-            "{i:>5}  {decision:<12} {score:>8.4} {:>8}  {:<12} {reason:<44} {}",
+            "{i:>5}  {decision:<12} {score:>8.4} {:>8}  {:<12} {}{reason:<44} {}",
             item.tokens(),
             clip(item.kind().as_str(), 12),
+            group_cell(item),
             clip(&item.content().replace(['\n', '\r', '\t'], " "), 60),
         );
     }
@@ -117,7 +130,42 @@ fn describe_exclusion(reason: &ctxpack::diagnostics::ExclusionReason) -> String 
         R::CountCapExceeded { kind, cap, count } => {
             format!("CountCapExceeded ({kind}: {count}/{cap})")
         }
+        R::GroupExcluded {
+            member_index,
+            member_reason,
+            ..
+        } => format!("GroupExcluded (with item {member_index}: {member_reason})"),
         other => other.name().to_owned(),
+    }
+}
+
+/// A one-line hint when a pinned, undated item ends up at the end of the window — placed
+/// after every dated item and after at least one item that is not pinned. Chronological
+/// placement puts undated items last (as the specification says), which is rarely what a
+/// system prompt wants; `--pinned-first` moves pinned items to the front.
+pub fn pinned_last_hint(items: &[ContextItem], selection: &Selection) -> String {
+    let placed: Vec<(usize, bool)> = selection
+        .indices
+        .iter()
+        .zip(&selection.reasons)
+        .map(|(&i, r)| (i, *r == InclusionReason::Pinned))
+        .collect();
+    let late = placed.iter().enumerate().find(|&(rank, &(i, pinned))| {
+        pinned
+            && items[i].timestamp().is_none()
+            && placed[..rank].iter().any(|&(_, p)| !p)
+            && placed[rank..]
+                .iter()
+                .all(|&(j, _)| items[j].timestamp().is_none())
+    });
+    match late {
+        Some((rank, &(i, _))) => format!(
+            "hint: pinned item {i} has no timestamp and is placed at the end ({} of {}); \
+             --pinned-first places pinned items first\n",
+            rank + 1,
+            placed.len()
+        ),
+        None => String::new(),
     }
 }
 

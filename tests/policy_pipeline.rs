@@ -1,23 +1,24 @@
-//! Tests of policy → pipeline (M1–M6, same errors as by hand) and pipeline → policy.
+//! Tests of policy → pipeline (policy steps M1–M6 in docs/decisions.md, same errors as by hand) and
+//! pipeline → policy.
 
 use std::sync::Arc;
 
-use crate::model::{ContextItem, ContextKind, OverflowStrategy};
-use crate::pipeline::Pipeline;
-use crate::placer::{ChronologicalPlacer, Placer, UShapedPlacer};
-use crate::policy::{
+use ctxpack::model::{ContextItem, ContextKind, OverflowStrategy};
+use ctxpack::pipeline::Pipeline;
+use ctxpack::placer::{ChronologicalPlacer, Placer, UShapedPlacer};
+use ctxpack::policy::{
     CountQuota, KnapsackSpec, PercentQuota, PlacerType, Policy, Preset, ScorerEntry, ScorerSpec,
     SlicerSpec,
 };
-use crate::scorer::{
+use ctxpack::scorer::{
     CompositeScorer, DecayCurve, DecayScorer, FixedClock, KindScorer, MetadataKeyScorer,
     PerItemScorer, RecencyScorer, ScaledScorer, Scorer, SystemClock, TagScorer,
 };
-use crate::slicer::{
+use ctxpack::slicer::{
     CountConstrainedKnapsackSlice, CountQuotaEntry, CountQuotaSlice, GreedySlice, KnapsackSlice,
     QuotaEntry, QuotaSlice, ScarcityBehavior, Slicer,
 };
-use crate::Error;
+use ctxpack::Error;
 
 fn kind(s: &str) -> ContextKind {
     ContextKind::new(s).unwrap()
@@ -152,7 +153,7 @@ fn scorer_errors_are_the_hand_built_errors() {
         MetadataKeyScorer::new("k", "v", 0.0).unwrap_err()
     );
     let err = build_err(&one(ScorerSpec::MetadataTrust { default_score: 2.0 }));
-    assert_eq!(err.code(), crate::ErrorCode::ScorerConfig);
+    assert_eq!(err.code(), ctxpack::ErrorCode::ScorerConfig);
 }
 
 #[test]
@@ -357,6 +358,8 @@ fn every_component_is_recovered() {
         placer: PlacerType::UShaped,
         deduplication: false,
         overflow_strategy: OverflowStrategy::Truncate,
+        group_value: ctxpack::GroupValue::Sum,
+        pinned_first: false,
         name: Some("x".into()),
         description: None,
     };
@@ -473,10 +476,10 @@ fn custom_components_cannot_be_expressed() {
     impl Slicer for TakeAll {
         fn slice(
             &self,
-            items: &[crate::model::ScoredItem<'_>],
-            _: &crate::ContextBudget,
-        ) -> crate::Result<crate::slicer::SliceOutcome> {
-            Ok(crate::slicer::SliceOutcome {
+            items: &[ctxpack::model::ScoredItem<'_>],
+            _: &ctxpack::ContextBudget,
+        ) -> ctxpack::Result<ctxpack::slicer::SliceOutcome> {
+            Ok(ctxpack::slicer::SliceOutcome {
                 selected: (0..items.len()).collect(),
                 ..Default::default()
             })
@@ -498,7 +501,7 @@ fn custom_components_cannot_be_expressed() {
     #[derive(Debug)]
     struct Reverse;
     impl Placer for Reverse {
-        fn place(&self, items: &[crate::model::ScoredItem<'_>]) -> crate::Result<Vec<usize>> {
+        fn place(&self, items: &[ctxpack::model::ScoredItem<'_>]) -> ctxpack::Result<Vec<usize>> {
             Ok((0..items.len()).rev().collect())
         }
     }
