@@ -154,3 +154,29 @@ fn one_item_with_a_million_forms_hits_the_guard_before_any_allocation() {
     let tokens = items[0].form_tokens(out.forms[0]);
     assert!((20_000..=25_000).contains(&tokens), "{tokens}");
 }
+
+#[test]
+fn without_a_limit_an_impossible_choice_table_is_an_error_not_an_abort() {
+    // Two items of 6 × 10^11 tokens with a variant each, a budget of 10^12 in buckets of 1:
+    // the DP row alone would need 8 TB. Without a limit the guard lets it through, and the
+    // allocation fails with OutOfMemory instead of aborting.
+    let items: Vec<ContextItem> = (0..2)
+        .map(|i| {
+            ContextItem::builder(format!("item {i}"), 600_000_000_000)
+                .future_relevance_hint(0.5)
+                .variant(format!("summary {i}"), 500_000_000_000, 0.5)
+                .build()
+                .unwrap()
+        })
+        .collect();
+    let scored = scored(&items);
+    let units = Units::new(&scored, GroupValue::Sum).unwrap();
+    let slicer = KnapsackSlice::with_table_limit(1, u64::MAX).unwrap();
+    let budget = ContextBudget::new(1_000_000_000_000, 1_000_000_000_000).unwrap();
+    let err = slicer.slice_grouped(&scored, &units, &budget).unwrap_err();
+    assert_eq!(err.code(), ctxpack::ErrorCode::OutOfMemory);
+    assert_eq!(
+        err.to_string(),
+        "out of memory: the knapsack DP row needs 8000000000008 bytes"
+    );
+}

@@ -35,6 +35,7 @@ const (
 	StatusTokenOverflow         Status = C.CTXPACK_TOKEN_OVERFLOW
 	StatusInvalidPolicy         Status = C.CTXPACK_INVALID_POLICY
 	StatusInvalidArgument       Status = C.CTXPACK_INVALID_ARGUMENT
+	StatusOutOfMemory           Status = C.CTXPACK_OUT_OF_MEMORY
 	StatusUnsupported           Status = C.CTXPACK_UNSUPPORTED
 	StatusInvalidRequest        Status = C.CTXPACK_INVALID_REQUEST
 	StatusNullArgument          Status = C.CTXPACK_NULL_ARGUMENT
@@ -64,6 +65,7 @@ var statusNames = map[Status]string{
 	StatusTokenOverflow:         "CTXPACK_TOKEN_OVERFLOW",
 	StatusInvalidPolicy:         "CTXPACK_INVALID_POLICY",
 	StatusInvalidArgument:       "CTXPACK_INVALID_ARGUMENT",
+	StatusOutOfMemory:           "CTXPACK_OUT_OF_MEMORY",
 	StatusUnsupported:           "CTXPACK_UNSUPPORTED",
 	StatusInvalidRequest:        "CTXPACK_INVALID_REQUEST",
 	StatusNullArgument:          "CTXPACK_NULL_ARGUMENT",

@@ -3,7 +3,8 @@
 //!
 //! Keys are snake_case (`future_relevance_hint`, `original_tokens`); the .NET camelCase
 //! spellings `futureRelevanceHint` and `originalTokens` are accepted too. `content` and
-//! `tokens` are required; unknown keys are rejected. `timestamp` is an RFC 3339 string or
+//! `tokens` are required ([`read_items_counted`] counts the items without `tokens` with an
+//! encoding instead); unknown keys are rejected. `timestamp` is an RFC 3339 string or
 //! an integer of nanoseconds since the Unix epoch. `group` (an extension, `docs/groups.md`)
 //! is a non-empty string; items with equal keys form a group. `variants` (an extension,
 //! `docs/variants.md`) is an array of `{"content", "tokens", "quality"}` objects, whose
@@ -49,22 +50,38 @@ impl fmt::Display for ItemReadError {
 impl std::error::Error for ItemReadError {}
 
 /// Reads items from a JSON array or from JSON Lines; the first error stops the read.
+/// `tokens` is required.
 pub fn read_items(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
     read_items_with(text, &ItemReadOptions::default())
 }
 
-/// How [`read_items_with`] treats variants (`docs/variants.md`).
+/// Reads items like [`read_items`], except that an item without `tokens` (absent or
+/// `null`) is counted by the library: its tokens are `encoding`'s count of its content
+/// ([`ContextItem::builder_counted`]). An item with `tokens` keeps the number it gives; so
+/// does a variant, and a variant without `tokens` is counted the same way.
+pub fn read_items_counted(
+    text: &str,
+    encoding: &Encoding,
+) -> Result<Vec<ContextItem>, ItemReadError> {
+    let options = ItemReadOptions {
+        encoding: Some(encoding),
+        ..ItemReadOptions::default()
+    };
+    read_items_with(text, &options)
+}
+
+/// How [`read_items_with`] counts tokens left out and treats variants (`docs/variants.md`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ItemReadOptions<'a> {
-    /// Counts the tokens of a variant that leaves `tokens` out; without it, such a variant
-    /// is an error.
+    /// Counts the tokens of an item or a variant that leaves `tokens` out (as
+    /// [`read_items_counted`] does); without it, such an item or variant is an error.
     pub encoding: Option<&'a Encoding>,
     /// Adds a head-and-tail form to every item long enough for one, with this encoding
     /// ([`ContextItemBuilder::head_tail`]), after the item's own variants.
     pub head_tail: Option<(&'a Encoding, &'a HeadTail)>,
 }
 
-/// [`read_items`] with options for variants.
+/// [`read_items`] with options: counting with an encoding, generated variants.
 pub fn read_items_with(
     text: &str,
     options: &ItemReadOptions<'_>,
@@ -210,8 +227,12 @@ fn item_from_value(
         }
     }
     let content = fields.required("content", Value::as_str, "a string")?;
-    let tokens = fields.required("tokens", Value::as_i64, "an integer (64-bit)")?;
-    let mut b = ContextItem::builder(content, tokens);
+    let tokens = fields.optional(&["tokens"], Value::as_i64, "an integer (64-bit)")?;
+    let mut b = match (tokens, options.encoding) {
+        (Some(tokens), _) => ContextItem::builder(content, tokens),
+        (None, Some(encoding)) => ContextItem::builder_counted(content, encoding),
+        (None, None) => return Err(at.error(Some("tokens"), "is required".into())),
+    };
     if let Some(kind) = fields.optional(&["kind"], Value::as_str, "a string")? {
         b = b.kind(ContextKind::new(kind).map_err(|e| at.error(Some("kind"), e.to_string()))?);
     }
@@ -600,6 +621,41 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "line 1, item 0, field 'group': must be a string, found an integer"
+        );
+    }
+
+    #[cfg(feature = "tokenizer")]
+    #[test]
+    fn counts_the_items_without_tokens() {
+        // "hello world" is [15339, 1917] in cl100k_base (tiktoken's own test).
+        let cl100k = Encoding::by_name("cl100k_base").unwrap();
+        let jsonl = "{\"content\":\"hello world\"}\n\
+                     {\"content\":\"hello world\",\"tokens\":7}\n\
+                     {\"content\":\"hello world\",\"tokens\":null,\"pinned\":true}\n\
+                     {\"content\":\"hello world\",\"tokens\":-1}";
+        let items = read_items_counted(jsonl, cl100k).unwrap();
+        let tokens: Vec<i64> = items.iter().map(ContextItem::tokens).collect();
+        assert_eq!(tokens, [2, 7, 2, -1]);
+        assert!(items[2].pinned());
+        let array = "[{\"content\":\"hello world\"}, {\"content\":\"x\",\"tokens\":3}]";
+        let tokens: Vec<i64> = read_items_counted(array, cl100k)
+            .unwrap()
+            .iter()
+            .map(ContextItem::tokens)
+            .collect();
+        assert_eq!(tokens, [2, 3]);
+        // A present `tokens` is still checked; without an encoding it is required.
+        let e = read_items_counted("{\"content\":\"a\",\"tokens\":\"7\"}", cl100k).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1, item 0, field 'tokens': must be an integer (64-bit), found a string"
+        );
+        let e = read_items("{\"content\":\"a\"}").unwrap_err();
+        assert_eq!(e.to_string(), "line 1, item 0, field 'tokens': is required");
+        let e = read_items_counted("{\"tokens\":1}", cl100k).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1, item 0, field 'content': is required"
         );
     }
 }

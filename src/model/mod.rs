@@ -20,7 +20,7 @@ pub use head_tail::{HeadTail, HeadTailCut, DEFAULT_HEAD_TAIL_MARKER};
 pub(crate) use item::ItemFields;
 pub use item::{ContextItem, ContextItemBuilder};
 pub(crate) use json::type_name;
-pub use json::{read_items, read_items_with, ItemReadError, ItemReadOptions};
+pub use json::{read_items, read_items_counted, read_items_with, ItemReadError, ItemReadOptions};
 pub(crate) use kind::fold_ascii;
 pub use kind::{ContextKind, ContextSource};
 pub(crate) use levels::{LevelSource, Levels};
@@ -35,9 +35,11 @@ pub enum OverflowStrategy {
     /// Fail the run with [`crate::Error::Overflow`] (the default).
     #[default]
     Throw,
-    /// Drop non-pinned items that do not fit, walking the merged list in order (D3).
+    /// Drop non-pinned items that do not fit, walking the merged list in order (decision D3 in
+    /// docs/decisions.md).
     Truncate,
-    /// Keep everything and report an [`crate::diagnostics::OverflowEvent`] (D7).
+    /// Keep everything and report an [`crate::diagnostics::OverflowEvent`] (decision D7 in
+    /// docs/decisions.md).
     Proceed,
 }
 

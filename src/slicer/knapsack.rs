@@ -1,8 +1,9 @@
-//! KnapsackSlice (spec 04 §3): 0/1 knapsack by dynamic programming over a discretised
-//! capacity, with the memory guard of decision D11 and the exact shortcuts of 04 §9.2.
+//! KnapsackSlice (spec 04 §3): 0/1 knapsack by dynamic programming over a discretised capacity,
+//! with the memory guard of decision D11 in docs/decisions.md and the exact shortcuts of 04 §9.2.
 
 use std::cell::Cell;
 
+use crate::alloc;
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ScoredItem, Units};
 use crate::slicer::multiple_choice;
@@ -11,7 +12,7 @@ use crate::slicer::{SliceOutcome, Slicer};
 
 /// Default bucket size: tokens per discretised capacity unit.
 pub const DEFAULT_BUCKET_SIZE: i64 = 100;
-/// Default memory guard for the keep table (D11): 256 MiB.
+/// Default memory guard for the keep table (decision D11 in docs/decisions.md): 256 MiB.
 pub const DEFAULT_TABLE_LIMIT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Scale from scores to integer knapsack values (spec 04 §3.2 rule 1).
@@ -19,12 +20,11 @@ const VALUE_SCALE: f64 = 10000.0;
 
 /// KnapsackSlice: 0/1 knapsack over a discretised capacity (spec 04 §3).
 ///
-/// Capacity is `target / bucket_size` (floor); each positive-token item weighs
-/// `ceil(tokens / bucket_size)` and is worth `max(0, floor(score * 10000))`. The selection
-/// maximises the total value; among equally valued choices the specification's tie rules
-/// (strict improvement, reverse capacity loop, backtracking from the last candidate) decide.
-/// Zero-token items are always selected when the target is positive; negative-token items
-/// are ignored.
+/// Capacity is `target / bucket_size` (floor); each positive-token item weighs `ceil(tokens /
+/// bucket_size)` and is worth `max(0, floor(score * 10000))`. The selection maximises the total
+/// value; among equally valued choices the specification's tie rules (strict improvement, reverse
+/// capacity loop, backtracking from the last candidate) decide. Zero-token items are always
+/// selected when the target is positive; negative-token items are ignored.
 ///
 /// Output order: zero-token items in input order, then the picks in reverse input order.
 ///
@@ -34,12 +34,14 @@ const VALUE_SCALE: f64 = 10000.0;
 /// the multiple-choice knapsack exactly (at most one level per unit), with the same guard
 /// counting the bits of a level number per cell.
 ///
-/// Memory guard (D11): the keep table is a bitset of `candidates × (capacity + 1)` bits,
-/// where `candidates` counts every positive-token item, and the DP keeps one row of
-/// `capacity + 1` values. When the two together (`ceil(cells / 64) × 8 + 8 × (capacity + 1)`
-/// bytes) would exceed the configured limit, the slice fails with [`Error::TableTooLarge`]
-/// before any allocation. The check comes after the "no candidates" and "capacity 0" exits
-/// and before every shortcut.
+/// Memory guard (decision D11 in docs/decisions.md): the keep table is a bitset of `candidates ×
+/// (capacity + 1)` bits, where `candidates` counts every positive-token item, and the DP keeps one
+/// row of `capacity + 1` values. When the two together (`ceil(cells / 64) × 8 + 8 × (capacity + 1)`
+/// bytes) would exceed the configured limit, the slice fails with [`Error::TableTooLarge`] before
+/// any allocation. The check comes after the "no candidates" and "capacity 0" exits and before
+/// every shortcut. Under the limit (or with a limit of `u64::MAX`, no limit at all) the two
+/// allocations are fallible: memory the system cannot give is [`Error::OutOfMemory`], never an
+/// abort.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KnapsackSlice {
     bucket_size: i64,
@@ -181,7 +183,7 @@ impl KnapsackSlice {
         if !candidates.is_empty() && cap > 0 {
             self.check_table_size(candidates.len(), cap)?;
             let active = self.dp_candidates(&candidates, tokens, score, cap);
-            selected.extend(solve(&active, cap));
+            selected.extend(solve(&active, cap)?);
         }
         Ok(selected)
     }
@@ -229,13 +231,13 @@ impl KnapsackSlice {
 /// When every active candidate fits at once, the DP would take all of them (each row keeps
 /// the item at `c = cap` because its value is positive), so the result is known without a
 /// table (04 §9.2 "early exit").
-fn solve(active: &[Candidate], cap: i64) -> Vec<usize> {
+fn solve(active: &[Candidate], cap: i64) -> Result<Vec<usize>> {
     if fits_all(active, cap) {
-        return active.iter().rev().map(|c| c.pos).collect();
+        return Ok(active.iter().rev().map(|c| c.pos).collect());
     }
     let cap = usize::try_from(cap).expect("the guard keeps candidates × (cap + 1) within usize");
-    let keep = fill_table(active, cap);
-    backtrack(active, &keep, cap)
+    let keep = fill_table(active, cap)?;
+    Ok(backtrack(active, &keep, cap))
 }
 
 /// True when the summed weights of `active` do not exceed `cap` and the summed values do
@@ -254,9 +256,10 @@ fn fits_all(active: &[Candidate], cap: i64) -> bool {
 }
 
 /// Runs the 1-D DP (reverse capacity loop, strict improvement) and returns the keep bits.
-fn fill_table(active: &[Candidate], cap: usize) -> BitTable {
-    let mut best = vec![0i64; cap + 1];
-    let mut keep = BitTable::new(active.len(), cap + 1);
+/// Both allocations are fallible (their sizes come from the caller's budget).
+fn fill_table(active: &[Candidate], cap: usize) -> Result<BitTable> {
+    let mut best = alloc::filled(cap + 1, 0i64, "the knapsack DP row")?;
+    let mut keep = BitTable::new(active.len(), cap + 1)?;
     // Two overlapping views of one row: `best[c]` is written while `best[c - w]` is read.
     // Walking c downwards means every read still sees the previous row's value.
     let best = Cell::from_mut(&mut best[..]).as_slice_of_cells();
@@ -272,7 +275,7 @@ fn fill_table(active: &[Candidate], cap: usize) -> BitTable {
             }
         }
     }
-    keep
+    Ok(keep)
 }
 
 /// Walks the keep bits from `c = cap`, last candidate first.
@@ -306,12 +309,12 @@ impl BitTable {
         cells.div_ceil(64) * 8
     }
 
-    fn new(rows: usize, width: usize) -> Self {
+    fn new(rows: usize, width: usize) -> Result<Self> {
         let words = (rows * width).div_ceil(64);
-        Self {
+        Ok(Self {
             width,
-            words: vec![0; words],
-        }
+            words: alloc::filled(words, 0, "the knapsack keep table")?,
+        })
     }
 
     fn set(&mut self, row: usize, col: usize) {
@@ -559,8 +562,26 @@ mod tests {
     }
 
     #[test]
+    fn without_a_limit_an_impossible_table_is_an_error_not_an_abort() {
+        // A budget of 10^12 tokens in buckets of 1: the DP row alone needs 8 TB.
+        let k = KnapsackSlice::with_table_limit(1, u64::MAX).unwrap();
+        let fx = Fixture::new(&[
+            ("a", 600_000_000_000, "x", 0.9),
+            ("b", 600_000_000_000, "x", 0.8),
+        ]);
+        let err = k
+            .slice(&fx.scored(), &budget(1_000_000_000_000))
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::OutOfMemory);
+        assert_eq!(
+            err.to_string(),
+            "out of memory: the knapsack DP row needs 8000000000008 bytes"
+        );
+    }
+
+    #[test]
     fn bit_table_round_trips() {
-        let mut t = BitTable::new(3, 70);
+        let mut t = BitTable::new(3, 70).unwrap();
         t.set(0, 0);
         t.set(1, 69);
         t.set(2, 5);

@@ -12,6 +12,7 @@
 //! zero-weight level replaces "left out" when it ties (a zero-token form is always taken,
 //! as a zero-token item is). Backtracking starts at the full capacity from the last row.
 
+use crate::alloc;
 use crate::error::Result;
 use crate::model::Levels;
 use crate::slicer::knapsack::{value, KnapsackSlice};
@@ -51,7 +52,7 @@ pub(super) fn select(
     }
     let cap = usize::try_from(cap).expect("the guard keeps the table within usize");
     let options = Options::build(knapsack, levels, rows(), cap);
-    picks.extend(options.solve(cap));
+    picks.extend(options.solve(cap)?);
     Ok(picks)
 }
 
@@ -151,16 +152,17 @@ impl Options {
         self.start[r] as usize..self.start[r + 1] as usize
     }
 
-    /// The DP picks in backtracking order (reverse row order) as (unit, level).
-    fn solve(&self, cap: usize) -> Vec<(usize, usize)> {
+    /// The DP picks in backtracking order (reverse row order) as (unit, level). Both
+    /// allocations are fallible (their sizes come from the caller's budget).
+    fn solve(&self, cap: usize) -> Result<Vec<(usize, usize)>> {
         let rows = self.unit.len();
         if let Some(all) = self.fits_all(cap) {
-            return all;
+            return Ok(all);
         }
         let total_bits = self.offset.last().map_or(0, |&o| o)
             + self.width.last().map_or(0, |&w| w as usize) * (cap + 1);
-        let mut best = vec![0i64; cap + 1];
-        let mut table = ChoiceTable::new(total_bits);
+        let mut best = alloc::filled(cap + 1, 0i64, "the knapsack DP row")?;
+        let mut table = ChoiceTable::new(total_bits)?;
         for r in 0..rows {
             let opts = self.options(r);
             let lightest = self.weight[opts.end - 1];
@@ -200,7 +202,7 @@ impl Options {
                 c -= self.weight[o];
             }
         }
-        picks
+        Ok(picks)
     }
 
     /// When every row's richest option fits at once (and the values add up without
@@ -232,11 +234,11 @@ struct ChoiceTable {
 }
 
 impl ChoiceTable {
-    fn new(bits: usize) -> Self {
+    fn new(bits: usize) -> Result<Self> {
         // One spare word: a cell read or written across a word boundary touches the next.
-        Self {
-            words: vec![0; bits.div_ceil(64) + 1],
-        }
+        Ok(Self {
+            words: alloc::filled(bits.div_ceil(64) + 1, 0, "the knapsack choice table")?,
+        })
     }
 
     fn set(&mut self, bit: usize, width: u32, value: u32) {
@@ -270,7 +272,7 @@ mod tests {
 
     #[test]
     fn choice_table_round_trips_across_words() {
-        let mut t = ChoiceTable::new(200);
+        let mut t = ChoiceTable::new(200).unwrap();
         t.set(62, 3, 0b101);
         t.set(65, 2, 0b11);
         t.set(0, 1, 1);

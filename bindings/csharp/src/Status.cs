@@ -23,6 +23,7 @@ namespace Ctxpack
         TokenOverflow = 13,
         InvalidPolicy = 14,
         InvalidArgument = 15,
+        OutOfMemory = 16,
         Unsupported = 17,
         InvalidRequest = 20,
         NullArgument = 100,

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use ctxpack::tokenizer::ENCODING_NAMES;
 use ctxpack::GroupValue;
 
 /// What the tool prints.
@@ -74,8 +75,12 @@ pub struct Args {
     pub group_value: Option<GroupValue>,
     /// `--no-variants`: select every item in full or not at all (overrides the policy).
     pub no_variants: bool,
-    /// `--encoding`: counts the tokens of variants given without them.
-    pub encoding: Option<String>,
+    /// `--encoding`: the encoding that counts items and variants without `tokens` and chat
+    /// requests, and cuts `--head-tail` forms (one of `ctxpack::tokenizer::ENCODING_NAMES`,
+    /// as spelled there).
+    pub encoding: Option<&'static str>,
+    /// `false` with `--no-pin-last-turn` (chat requests only).
+    pub pin_last_turn: bool,
     /// `--head-tail HEAD[:TAIL]`: add a head-and-tail form to long items.
     pub head_tail: Option<(usize, usize)>,
     /// `--head-tail-quality Q`: the quality of those forms (default: the share kept).
@@ -96,15 +101,14 @@ impl fmt::Display for UsageError {
 pub const USAGE: &str = "\
 usage: ctxpack [FILE] (--max N [--target N] [--reserve N] | --budget FILE.json)
                [--preset NAME | --policy FILE.json] [--strict] [--pinned-first]
-               [--group-value V] [--no-variants] [--encoding NAME]
-               [--head-tail HEAD[:TAIL] [--head-tail-quality Q]]
+               [--group-value V] [--no-variants] [--head-tail HEAD[:TAIL] [--head-tail-quality Q]]
                [--explain | --report json] [--format items|openai|anthropic]
+               [--encoding o200k_base|cl100k_base] [--no-pin-last-turn]
 
 Reads candidate items (JSON Lines or a JSON array; FILE or standard input when FILE is
 absent or '-'), selects the context window for the budget, and prints it as JSON Lines in
 placed order. With --format openai or anthropic, reads a chat request body instead and
-prints it trimmed to the budget (tool calls kept with their results; tokens estimated
-without a tokenizer, docs/chat.md).
+prints it trimmed to the budget (tool calls kept with their results; docs/chat.md).
 
   --max N          max_tokens of the budget (required unless --budget is given)
   --target N       target_tokens (default: --max)
@@ -119,8 +123,6 @@ without a tokenizer, docs/chat.md).
                    max or mean (items with equal \"group\" keys are kept or dropped together)
   --no-variants    select every item in full or not at all: ignore the \"variants\" of
                    the items (cheaper forms used instead of an item that does not fit)
-  --encoding NAME  o200k_base or cl100k_base: counts the tokens of variants given
-                   without \"tokens\", and of the --head-tail forms (default o200k_base)
   --head-tail HEAD[:TAIL]
                    add to every item with more than HEAD + TAIL tokens (by the encoding)
                    a form made of its first HEAD and last TAIL tokens (TAIL defaults to
@@ -136,6 +138,12 @@ without a tokenizer, docs/chat.md).
   --report json    print the SelectionReport as JSON
   --format F       items (default), openai (Chat Completions request), anthropic (Messages
                    request)
+  --encoding E     o200k_base or cl100k_base: items and variants without \"tokens\" are
+                   counted with it (those with \"tokens\" keep theirs); so are chat
+                   requests and the --head-tail forms (default: o200k_base)
+  --no-pin-last-turn
+                   chat requests: let the last turn (and the question it works on) be
+                   dropped like any other message (default: always kept)
   -h, --help       this text
   -V, --version    print the version
 
@@ -152,8 +160,8 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     let mut output = OutputMode::Window;
     let mut format = InputFormat::Items;
     let (mut pinned_first, mut group_value) = (false, None);
-    let (mut no_variants, mut encoding, mut head_tail, mut head_tail_quality) =
-        (false, None, None, None);
+    let (mut encoding, mut pin_last_turn) = (None, true);
+    let (mut no_variants, mut head_tail, mut head_tail_quality) = (false, None, None);
     let mut it = argv.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -184,7 +192,6 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                 group_value = Some(parsed);
             }
             "--no-variants" => no_variants = true,
-            "--encoding" => encoding = Some(value("--encoding")?),
             "--head-tail" => head_tail = Some(head_tail_sizes(&value("--head-tail")?)?),
             "--head-tail-quality" => {
                 let v = value("--head-tail-quality")?;
@@ -208,6 +215,8 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                 }
             },
             "--format" => format = input_format(&value("--format")?)?,
+            "--encoding" => encoding = Some(encoding_name(&value("--encoding")?)?),
+            "--no-pin-last-turn" => pin_last_turn = false,
             flag if flag.starts_with("--") => {
                 return Err(UsageError(format!("unknown option {flag}")))
             }
@@ -220,6 +229,11 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     }
     if head_tail_quality.is_some() && head_tail.is_none() {
         return Err(UsageError("--head-tail-quality needs --head-tail".into()));
+    }
+    if !pin_last_turn && format == InputFormat::Items {
+        return Err(UsageError(
+            "--no-pin-last-turn applies to --format openai or anthropic".into(),
+        ));
     }
     let budget = match budget_file {
         Some(_) if max.is_some() || target.is_some() || reserve.is_some() => {
@@ -245,6 +259,7 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
         group_value,
         no_variants,
         encoding,
+        pin_last_turn,
         head_tail,
         head_tail_quality,
     }))
@@ -267,6 +282,20 @@ fn head_tail_sizes(text: &str) -> Result<(usize, usize), UsageError> {
         return Err(bad());
     }
     Ok((head, tail))
+}
+
+/// The encoding's name as the library spells it; the check does not need the tokenizer
+/// (a build without it reports that when the encoding is loaded).
+fn encoding_name(text: &str) -> Result<&'static str, UsageError> {
+    ENCODING_NAMES
+        .into_iter()
+        .find(|name| name.eq_ignore_ascii_case(text))
+        .ok_or_else(|| {
+            UsageError(format!(
+                "--encoding expects {}, not '{text}'",
+                ENCODING_NAMES.join(" or ")
+            ))
+        })
 }
 
 fn input_format(text: &str) -> Result<InputFormat, UsageError> {
@@ -357,6 +386,11 @@ mod tests {
             (a.budget, a.strict),
             (BudgetSource::File("b.json".into()), true)
         );
+        assert_eq!((a.encoding, a.pin_last_turn), (None, true));
+        let a = args("r.json --max 10 --format openai --encoding CL100K_BASE --no-pin-last-turn")
+            .unwrap()
+            .unwrap();
+        assert_eq!((a.encoding, a.pin_last_turn), (Some("cl100k_base"), false));
     }
 
     #[test]
@@ -370,7 +404,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert!(a.no_variants);
-        assert_eq!(a.encoding.as_deref(), Some("cl100k_base"));
+        assert_eq!(a.encoding, Some("cl100k_base"));
         assert_eq!(a.head_tail, Some((64, 32)));
         let a = args("--max 10 --head-tail 50 --head-tail-quality 0.4")
             .unwrap()
@@ -448,6 +482,15 @@ mod tests {
                 "--group-value expects sum, max or mean, got 'median'",
             ),
             ("--max 1 --group-value", "--group-value needs a value"),
+            (
+                "--max 1 --encoding p50k_base",
+                "--encoding expects o200k_base or cl100k_base, not 'p50k_base'",
+            ),
+            ("--max 1 --encoding", "--encoding needs a value"),
+            (
+                "--max 1 --no-pin-last-turn",
+                "--no-pin-last-turn applies to --format openai or anthropic",
+            ),
         ] {
             assert_eq!(args(line).unwrap_err().0, msg, "{line}");
         }

@@ -118,21 +118,27 @@ fn run_chat(args: &Args, warnings: &mut Vec<String>) -> Result<String, Failure> 
     let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
     let budget = load_budget(args, warnings)?;
     let pipeline = load_pipeline(args, warnings)?;
-    chat::run(args, provider, &name, &text, &budget, &pipeline).map_err(|f| match f {
+    // The request's counting: --encoding, else the default encoding, else (a build without
+    // the tokenizer) the estimate.
+    let counting = match args.encoding {
+        Some(name) => chat::Counting::Encoding(load_encoding(name)?),
+        None => Encoding::by_name(ctxpack::chat::DEFAULT_ENCODING)
+            .map_or(chat::Counting::Estimate, chat::Counting::Encoding),
+    };
+    chat::run(args, provider, &name, &text, &budget, &pipeline, counting).map_err(|f| match f {
         chat::ChatFailure::Request(m) => Failure::input(m),
         chat::ChatFailure::Selection(m) => Failure::selection(m),
     })
 }
 
+/// Reads the items; with `--encoding`, items and variants without `tokens` are counted with
+/// it; with `--head-tail`, long items get a head-and-tail form cut by that encoding (default
+/// `o200k_base`).
 fn load_items(args: &Args) -> Result<Vec<ContextItem>, Failure> {
-    let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
     // The encoding is loaded only when a flag needs it.
-    let encoding = match (&args.encoding, args.head_tail) {
+    let encoding = match (args.encoding, args.head_tail) {
         (None, None) => None,
-        (name, _) => Some(
-            Encoding::by_name(name.as_deref().unwrap_or("o200k_base"))
-                .map_err(|e| Failure::input(format!("--encoding: {e}")))?,
-        ),
+        (name, _) => Some(load_encoding(name.unwrap_or("o200k_base"))?),
     };
     let head_tail = match args.head_tail {
         None => None,
@@ -144,11 +150,27 @@ fn load_items(args: &Args) -> Result<Vec<ContextItem>, Failure> {
             })
         }
     };
+    let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
     let options = ItemReadOptions {
-        encoding: args.encoding.as_ref().and(encoding),
+        encoding: args.encoding.and(encoding),
         head_tail: encoding.zip(head_tail.as_ref()),
     };
-    read_items_with(&text, &options).map_err(|e| Failure::input(format!("{name}: {e}")))
+    read_items_with(&text, &options).map_err(|e| {
+        let hint = if options.encoding.is_none()
+            && e.field.as_deref() == Some("tokens")
+            && e.message == "is required"
+        {
+            " (or give --encoding o200k_base to have ctxpack count it)"
+        } else {
+            ""
+        };
+        Failure::input(format!("{name}: {e}{hint}"))
+    })
+}
+
+/// The encoding named by `--encoding`; a build without the tokenizer says so (exit 2).
+fn load_encoding(name: &str) -> Result<&'static Encoding, Failure> {
+    Encoding::by_name(name).map_err(|e| Failure::input(format!("--encoding {name}: {e}")))
 }
 
 fn load_budget(args: &Args, warnings: &mut Vec<String>) -> Result<ContextBudget, Failure> {
