@@ -120,6 +120,52 @@ unsafe impl Versioned for ctxpack_item_desc {
     const NAME: &'static str = "ctxpack_item_desc";
 }
 
+/// Describes one cheaper alternative form of an item (docs/variants.md): a summary, an
+/// excerpt, a stub, used in the window **instead of** the item when the selection finds
+/// that better than leaving the item out or placing it in full. The library copies
+/// everything.
+///
+/// Initialise it with `CTXPACK_VARIANT_DESC_INIT` or `ctxpack_variant_desc_init`, then set
+/// every field: the zero `quality` is invalid, so an initialised but unfilled descriptor
+/// is rejected rather than used. The layout has no implicit padding on 64-bit targets;
+/// fields a later version adds are appended, and their zero value means "not used".
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_variant_desc {
+    /// `sizeof(ctxpack_variant_desc)`.
+    pub struct_size: usize,
+    /// The text sent in place of the item's; must not be empty.
+    pub content: ctxpack_str,
+    /// The form's tokens, counted by the caller; `>= 0` (0 is a zero-token stub). A
+    /// variant with as many tokens as the item or more is accepted and pruned: the item
+    /// itself is always at least as good (the report lists it among the pruned forms).
+    pub tokens: i64,
+    /// The share of the item's value the form keeps, in (0, 1]; NaN, 0, negatives and
+    /// values above 1 are `CTXPACK_INVALID_ARGUMENT`. A form's value in the selection is
+    /// the item's score times its quality.
+    pub quality: f64,
+}
+
+// SAFETY: `#[repr(C)]`, `struct_size` first, and all-zero is valid (empty string, zero
+// numbers).
+unsafe impl Versioned for ctxpack_variant_desc {
+    const V1_SIZE: usize = std::mem::size_of::<ctxpack_variant_desc>();
+    const NAME: &'static str = "ctxpack_variant_desc";
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_variant_desc) == size`: every byte
+/// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+/// `ctxpack_variant_desc x = CTXPACK_VARIANT_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_variant_desc_init(
+    out: *mut ctxpack_variant_desc,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
 /// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 /// `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the

@@ -312,7 +312,8 @@ fn build_pipeline(spec: &PipelineSpec) -> Result<Owned<ctxpack_pipeline>, String
         struct_size: std::mem::size_of::<ctxpack_pipeline_options>(),
         overflow_strategy: strategy as i32,
         deduplication: spec.deduplication.into(),
-        reserved: [0; 3],
+        no_variants: (!spec.use_variants).into(),
+        reserved: [0; 2],
     };
     // SAFETY: live handles and options.
     create(ctxpack_pipeline_free, |o, e| unsafe {

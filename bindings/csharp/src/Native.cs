@@ -108,7 +108,8 @@ namespace Ctxpack
             public UIntPtr StructSize;
             public int OverflowStrategy;
             public byte Deduplication;
-            public fixed byte Reserved[3];
+            public byte NoVariants;
+            public fixed byte Reserved[2];
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -138,6 +139,7 @@ namespace Ctxpack
             public UIntPtr TotalCandidates;
             public long TotalTokensConsidered;
             public byte TotalTokensSaturated;
+            public UIntPtr PrunedFormCount;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -147,6 +149,29 @@ namespace Ctxpack
             public UIntPtr Index;
             public double Score;
             public int Reason;
+            public UIntPtr Form;
+            public long FullTokens;
+            public long ChosenTokens;
+            public long AvailableTokens;
+            public int Cause;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct PrunedForm
+        {
+            public UIntPtr StructSize;
+            public UIntPtr Index;
+            public UIntPtr Form;
+            public UIntPtr DominatedBy;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct VariantDesc
+        {
+            public UIntPtr StructSize;
+            public Str Content;
+            public long Tokens;
+            public double Quality;
         }
 
         [StructLayout(LayoutKind.Sequential)]
