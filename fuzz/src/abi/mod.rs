@@ -817,9 +817,12 @@ impl Session<'_> {
                 n => i32::from(n % 3),
             },
             deduplication: flag_byte(&mut self.r),
+            no_variants: flag_byte(&mut self.r),
             reserved: reserved_bytes(&mut self.r),
         };
-        let bad = options.deduplication > 1 || options.reserved.iter().any(|&b| b != 0);
+        let bad = options.deduplication > 1
+            || options.no_variants > 1
+            || options.reserved.iter().any(|&b| b != 0);
         let mut options = VersionedBuf::input(&mut self.r, options);
         let null_options = self.r.one_in(8);
         let options_ptr = if null_options {
