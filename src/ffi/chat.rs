@@ -393,3 +393,95 @@ pub unsafe extern "C" fn ctxpack_chat_result_free(result: *mut ctxpack_chat_resu
     // SAFETY: `result` is NULL or a handle.
     unsafe { handles::release(result) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::budget::ctxpack_budget_free;
+    use crate::ffi::json::ctxpack_budget_new_json;
+    use crate::ffi::policy::ctxpack_pipeline_new_preset;
+    use crate::ffi::status::{ctxpack_error_free, ctxpack_error_message};
+    use std::ptr;
+
+    fn s(text: &str) -> ctxpack_str {
+        ctxpack_str {
+            ptr: text.as_ptr().cast(),
+            len: text.len(),
+        }
+    }
+
+    /// Trims `request` (OpenAI) with `options`; the status, and the trimmed tokens or the
+    /// error message.
+    fn trim(request: &str, options: *const ctxpack_chat_options) -> (ctxpack_status, String) {
+        let (mut pipeline, mut budget, mut out, mut err) = (
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        );
+        // SAFETY: valid arguments throughout; every handle is freed.
+        unsafe {
+            ctxpack_pipeline_new_preset(s("chat"), &mut pipeline, ptr::null_mut());
+            let json = r#"{"maxTokens": 1000, "targetTokens": 1000}"#;
+            ctxpack_budget_new_json(
+                s(json),
+                ptr::null(),
+                &mut budget,
+                ptr::null_mut(),
+                ptr::null_mut(),
+            );
+            let status =
+                ctxpack_chat_trim(0, s(request), budget, pipeline, options, &mut out, &mut err);
+            let text = if status == ctxpack_status::CTXPACK_OK {
+                let mut tokens = 0;
+                ctxpack_chat_result_tokens(out, &mut tokens);
+                tokens.to_string()
+            } else {
+                ctxpack_error_message(err).to_str_lossy()
+            };
+            ctxpack_error_free(err);
+            ctxpack_chat_result_free(out);
+            ctxpack_budget_free(budget);
+            crate::ffi::pipeline::ctxpack_pipeline_free(pipeline);
+            (status, text)
+        }
+    }
+
+    const REQUEST: &str = r#"{"messages": [{"role": "user", "content": "abcdefghi"}]}"#;
+
+    /// The default counter is what the Rust API uses (the encoding, or the estimate in a
+    /// build without the tokenizer), and a named encoding follows `Encoding::by_name`.
+    #[test]
+    fn counting_follows_the_rust_defaults() {
+        let (status, tokens) = trim(REQUEST, ptr::null());
+        assert_eq!(status, ctxpack_status::CTXPACK_OK);
+        let budget = crate::ContextBudget::new(1000, 1000).unwrap();
+        let pipeline = crate::policy::Policy::preset("chat")
+            .unwrap()
+            .build_pipeline()
+            .unwrap();
+        let rust = chat::trim_openai(REQUEST, &budget, &pipeline, &ChatOptions::default()).unwrap();
+        assert_eq!(tokens, rust.tokens.to_string());
+
+        let mut o = std::mem::MaybeUninit::<ctxpack_chat_options>::zeroed();
+        // SAFETY: a writable struct of its own size.
+        let mut o = unsafe {
+            ctxpack_chat_options_init(o.as_mut_ptr(), std::mem::size_of::<ctxpack_chat_options>());
+            o.assume_init()
+        };
+        o.encoding = s("cl100k_base");
+        let (status, message) = trim(REQUEST, &o);
+        if cfg!(feature = "tokenizer") {
+            assert_eq!(status, ctxpack_status::CTXPACK_OK, "{message}");
+        } else {
+            assert_eq!(status, ctxpack_status::CTXPACK_UNSUPPORTED);
+            assert!(
+                message.starts_with("options.encoding: unsupported"),
+                "{message}"
+            );
+            // The default still counts, with the estimate: 9 ASCII bytes are 3 tokens,
+            // plus the role (1) and the framing (3 per message, 3 per request).
+            assert_eq!(tokens, (3 + 1 + 3 + 3).to_string());
+        }
+    }
+}

@@ -43,11 +43,11 @@ mod versioned;
 
 pub use analytics::*;
 pub use budget::*;
-pub use chat::*;
 pub use callbacks::{
     ctxpack_callback_error, ctxpack_destroy_fn, ctxpack_item_view, ctxpack_overflow_fn,
     ctxpack_place_fn, ctxpack_score_all_fn, ctxpack_score_item_fn, ctxpack_slice_fn,
 };
+pub use chat::*;
 pub use enums::*;
 pub use items::*;
 pub use json::*;
