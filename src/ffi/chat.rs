@@ -480,8 +480,8 @@ mod tests {
                 "{message}"
             );
             // The default still counts, with the estimate: 9 ASCII bytes are 3 tokens,
-            // plus the role (1) and the framing (3 per message, 3 per request).
-            assert_eq!(tokens, (3 + 1 + 3 + 3).to_string());
+            // the role's 4 bytes 2, plus the framing (3 per message, 3 per request).
+            assert_eq!(tokens, (3 + 2 + 3 + 3).to_string());
         }
     }
 }
