@@ -2,8 +2,11 @@ package ctxpack_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -251,5 +254,84 @@ func TestBudgetJSONWarningsAndErrors(t *testing.T) {
 		if !errors.Is(err, ctxpack.StatusInvalidBudget) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", doc, err, want)
 		}
+	}
+}
+
+// The calls of policy_json.go under forced collections, over registries, pipelines and
+// budgets nothing else references (see TestHandlesOutliveEveryCallUnderGC): a registry
+// or budget finalized while the binding still passes its pointer to the library would
+// show as a wrong answer, a crash, or a use-after-free report under -asan.
+func TestPolicyJSONHandlesOutliveCallsUnderGC(t *testing.T) {
+	items := gcStressItems(120)
+	doc := `{"scorers": [{"type": "host", "weight": 1}, {"type": "recency", "weight": 1}], "placerType": "uShaped"}`
+	registry := func() *ctxpack.ScorerRegistry {
+		r := must(ctxpack.NewScorerRegistry())
+		if err := r.RegisterFunc("host", byLength); err != nil {
+			panic(err)
+		}
+		return r
+	}
+	ops := []gcStressOp{
+		{"NewPipelineFromPolicyJSONWith", func() (interface{}, error) {
+			p, _, err := ctxpack.NewPipelineFromPolicyJSONWith(doc, ctxpack.JSONReadOptions{Registry: registry()})
+			if err != nil {
+				return nil, err
+			}
+			r, err := p.Run(items, must(gcStressBudget()), nil)
+			return r.Indices, err
+		}},
+		{"ScorerRegistry.Names", func() (interface{}, error) {
+			return registry().Names(), nil
+		}},
+		{"NewBudgetFromJSON/Budget.JSON", func() (interface{}, error) {
+			b, w, err := ctxpack.NewBudgetFromJSON(`{"maxTokens": 900, "targetTokens": 800, "x": 1}`, ctxpack.JSONReadOptions{})
+			if err != nil {
+				return nil, err
+			}
+			text, err := b.JSON(false)
+			return [2]interface{}{text, len(w)}, err
+		}},
+	}
+	want := make([]interface{}, len(ops))
+	for i, op := range ops {
+		want[i] = must(op.run())
+	}
+	stop := make(chan struct{})
+	var collector sync.WaitGroup
+	collector.Add(1)
+	go func() {
+		defer collector.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	var workers sync.WaitGroup
+	var failures atomic.Int64
+	for w := 0; w < 4; w++ {
+		workers.Add(1)
+		go func(w int) {
+			defer workers.Done()
+			for r := 0; r < 60; r++ {
+				k := (w + r) % len(ops)
+				got, err := ops[k].run()
+				if err == nil && !reflect.DeepEqual(got, want[k]) {
+					err = fmt.Errorf("answer %v, want %v", got, want[k])
+				}
+				if err != nil && failures.Add(1) == 1 {
+					t.Errorf("%s: %v", ops[k].name, err)
+				}
+			}
+		}(w)
+	}
+	workers.Wait()
+	close(stop)
+	collector.Wait()
+	if n := failures.Load(); n > 0 {
+		t.Errorf("%d operations failed", n)
 	}
 }
