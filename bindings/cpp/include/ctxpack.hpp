@@ -249,6 +249,14 @@ T *create(F &&f) {
     return out;
 }
 
+// Copies and frees a string the library created.
+inline std::string take_string(ctxpack_string *raw) {
+    std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(raw, ctxpack_string_free);
+    ctxpack_str text{};
+    check(ctxpack_string_value(raw, &text), "ctxpack_string_value");
+    return std::string(view(text));
+}
+
 // The owner of one handle: move-only, frees it with `Free` (NULL-safe in the ABI).
 template <typename T, void (*Free)(T *)>
 class Owned {
@@ -547,9 +555,24 @@ struct BudgetSpec {
     double estimation_safety_margin_percent = 0.0;
 };
 
+struct JsonReadOptions;  // policy and budget JSON: see the section after Pipeline
+struct JsonWarning;
+
 // A validated token budget; immutable.
 class Budget : public detail::Owned<ctxpack_budget, ctxpack_budget_free> {
 public:
+    // A budget from the JSON form of the .NET library (docs/policy-json.md), read
+    // leniently; see the overload with options for strict reading and the warnings.
+    static Budget from_json(std::string_view json);
+    // A budget from its JSON form read with `options` (its registry is not used); the
+    // warnings of a lenient read are stored in `*warnings` when it is not null. Every
+    // failure is Status::InvalidBudget, with the JSON path first in the message.
+    static Budget from_json(std::string_view json, const JsonReadOptions &options,
+                            std::vector<JsonWarning> *warnings = nullptr);
+    // The budget in the JSON form of the .NET library, byte for byte what .NET writes
+    // (compact, or indented by two spaces).
+    std::string json(bool pretty = false) const;
+
     explicit Budget(const BudgetSpec &spec)
         : Owned(detail::create<ctxpack_budget>([&](ctxpack_budget **out, ctxpack_error **e) {
               std::vector<ctxpack_reserved_slot> slots;
@@ -568,6 +591,9 @@ public:
            const std::vector<ReservedSlot> &reserved_slots = {}, double estimation_safety_margin_percent = 0.0)
         : Budget(BudgetSpec{max_tokens, target_tokens, output_reserve, reserved_slots,
                             estimation_safety_margin_percent}) {}
+
+private:
+    explicit Budget(ctxpack_budget *owned) noexcept : Owned(owned) {}
 };
 
 // A count-requirement shortfall of a count-quota slicer.
@@ -1151,15 +1177,17 @@ public:
         }));
     }
 
+    // A pipeline from a policy in JSON read with `options` (strict or lenient reading,
+    // host scorer types); the warnings of a lenient read are stored in `*warnings` when
+    // it is not null. Defined with JsonReadOptions, after this class.
+    static Pipeline from_policy_json(std::string_view json, const JsonReadOptions &options,
+                                     std::vector<JsonWarning> *warnings = nullptr);
+
     // The pipeline's policy as JSON (Status::InvalidPolicy for custom components).
     std::string policy_json(bool pretty = false) const {
-        ctxpack_string *raw = detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
+        return detail::take_string(detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
             return ctxpack_pipeline_policy_json(native(), pretty, out, e);
-        });
-        std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(raw, ctxpack_string_free);
-        ctxpack_str text{};
-        detail::check(ctxpack_string_value(raw, &text), "ctxpack_string_value");
-        return std::string(detail::view(text));
+        }));
     }
 
     // The run traced at Item detail, whose result always has a report (spec 07 §4).
@@ -1414,6 +1442,133 @@ inline ChatResult trim_openai(std::string_view request, const Budget &budget, co
 inline ChatResult trim_anthropic(std::string_view request, const Budget &budget, const Pipeline &pipeline,
                                  const ChatOptions &options = {}) {
     return trim_chat(ChatFormat::Anthropic, request, budget, pipeline, options);
+}
+
+// ------------------------------------------------------------------ policy and budget JSON
+
+// What a lenient read of policy or budget JSON did instead of failing.
+enum class JsonWarningKind : int32_t {
+    // A property this version does not know (or a wrongly-cased name) was ignored.
+    UnknownProperty = CTXPACK_JSON_WARNING_KIND_UNKNOWN_PROPERTY,
+    // A scorer entry without "type" was read as "recency", as .NET reads it.
+    MissingScorerType = CTXPACK_JSON_WARNING_KIND_MISSING_SCORER_TYPE,
+    // A "kindWeights" or "reservedSlots" key repeated an earlier kind with other letter
+    // case; the last value was kept under the first spelling.
+    RepeatedKind = CTXPACK_JSON_WARNING_KIND_REPEATED_KIND,
+    // A budget without "maxTokens" or "targetTokens" had it read as 0.
+    MissingBudgetField = CTXPACK_JSON_WARNING_KIND_MISSING_BUDGET_FIELD,
+};
+
+// One warning of a lenient read.
+struct JsonWarning {
+    JsonWarningKind kind;
+    std::string path;     // the JSON path concerned ("scorers[0].wieght"; "$" for the document)
+    std::string message;  // what the reader did ("unknown property; ignored")
+    std::string text;     // path, ": " and message: the line to show a user
+};
+
+// Host scorers registered under type names, so that a policy entry
+// {"type": "<name>", "weight": w} runs them. Names compare ASCII case-insensitively;
+// adding a name again replaces the earlier scorer. Thread-safe, `add` included.
+class ScorerRegistry : public detail::Owned<ctxpack_scorer_registry, ctxpack_scorer_registry_free> {
+public:
+    ScorerRegistry()
+        : Owned(detail::create<ctxpack_scorer_registry>(
+              [](ctxpack_scorer_registry **out, ctxpack_error **e) { return ctxpack_scorer_registry_new(out, e); })) {}
+
+    // Registers `scorer` (a custom one, e.g. `Scorer::custom_batch(lambda)`, or a built-in
+    // one) under `name`. The registry keeps its own reference; the lambda's state is
+    // destroyed when the registry and every pipeline built from a policy naming it are
+    // gone. A blank name or a built-in type's name is Status::InvalidArgument.
+    void add(std::string_view name, const Scorer &scorer) {
+        detail::call([&](ctxpack_error **e) {
+            return ctxpack_scorer_registry_add(native(), detail::str(name), scorer.native(), e);
+        });
+    }
+
+    // The number of registered names.
+    std::size_t size() const {
+        std::size_t n = 0;
+        detail::check(ctxpack_scorer_registry_count(native(), &n), "ctxpack_scorer_registry_count");
+        return n;
+    }
+
+    // The registered names, in registration order.
+    std::vector<std::string> names() const {
+        std::vector<std::string> out;
+        for (std::size_t i = 0, n = size(); i < n; i++) {
+            ctxpack_str name{};
+            detail::check(ctxpack_scorer_registry_name(native(), i, &name), "ctxpack_scorer_registry_name");
+            out.emplace_back(detail::view(name));
+        }
+        return out;
+    }
+};
+
+// How Pipeline::from_policy_json and Budget::from_json read their document. The
+// defaults read leniently, with the built-in scorer types only.
+struct JsonReadOptions {
+    // Each case a lenient read reports as a warning is an error instead
+    // (Status::InvalidPolicy, or Status::InvalidBudget for a budget).
+    bool strict = false;
+    // The host scorer types a policy may name (borrowed for the call; null: none).
+    const ScorerRegistry *registry = nullptr;
+};
+
+namespace detail {
+
+inline ctxpack_json_read_options read_options(const JsonReadOptions &options) noexcept {
+    auto o = sized<ctxpack_json_read_options>();
+    o.strict = options.strict;
+    o.registry = options.registry != nullptr ? options.registry->native() : nullptr;
+    return o;
+}
+
+// Copies the warnings of a handle (freeing it) into `*out` when `out` is not null.
+inline void take_warnings(ctxpack_json_warnings *raw, std::vector<JsonWarning> *out) {
+    std::unique_ptr<ctxpack_json_warnings, void (*)(ctxpack_json_warnings *)> owned(raw, ctxpack_json_warnings_free);
+    if (out == nullptr) return;
+    out->clear();
+    std::size_t n = 0;
+    check(ctxpack_json_warnings_count(raw, &n), "ctxpack_json_warnings_count");
+    for (std::size_t i = 0; i < n; i++) {
+        auto w = sized<ctxpack_json_warning>();
+        call([&](ctxpack_error **e) { return ctxpack_json_warnings_entry(raw, i, &w, e); });
+        out->push_back({static_cast<JsonWarningKind>(w.kind), std::string(view(w.path)),
+                        std::string(view(w.message)), std::string(view(w.text))});
+    }
+}
+
+}  // namespace detail
+
+inline Pipeline Pipeline::from_policy_json(std::string_view json, const JsonReadOptions &options,
+                                           std::vector<JsonWarning> *warnings) {
+    ctxpack_json_read_options o = detail::read_options(options);
+    ctxpack_json_warnings *raw = nullptr;
+    Pipeline pipeline(detail::create<ctxpack_pipeline>([&](ctxpack_pipeline **out, ctxpack_error **e) {
+        return ctxpack_pipeline_new_policy_json_with(detail::str(json), &o, out, &raw, e);
+    }));
+    detail::take_warnings(raw, warnings);
+    return pipeline;
+}
+
+inline Budget Budget::from_json(std::string_view json) { return from_json(json, JsonReadOptions{}); }
+
+inline Budget Budget::from_json(std::string_view json, const JsonReadOptions &options,
+                                std::vector<JsonWarning> *warnings) {
+    ctxpack_json_read_options o = detail::read_options(JsonReadOptions{options.strict, nullptr});
+    ctxpack_json_warnings *raw = nullptr;
+    Budget budget(detail::create<ctxpack_budget>([&](ctxpack_budget **out, ctxpack_error **e) {
+        return ctxpack_budget_new_json(detail::str(json), &o, out, &raw, e);
+    }));
+    detail::take_warnings(raw, warnings);
+    return budget;
+}
+
+inline std::string Budget::json(bool pretty) const {
+    return detail::take_string(detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
+        return ctxpack_budget_json(native(), pretty, out, e);
+    }));
 }
 
 // The names of the presets, in the order of spec 07 §2.

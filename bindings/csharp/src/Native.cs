@@ -274,9 +274,9 @@ namespace Ctxpack
             public IntPtr Pipeline;
         }
 
-        // The JSON read options and warnings (the policy and budget JSON functions, which
-        // the binding does not wrap yet): mirrored so that their layout is checked with the
-        // rest (LayoutTests).
+        // The JSON read options and warnings (their functions are declared in
+        // PolicyJson.cs, NativePolicyJson), kept here with the other structs so that their
+        // layout is checked with the rest (LayoutTests).
         [StructLayout(LayoutKind.Sequential)]
         internal unsafe struct JsonReadOptions
         {
