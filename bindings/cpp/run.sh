@@ -3,8 +3,9 @@
 # libctxpack:
 #   * the header compiles standalone with g++ -std=c++17 -Wall -Wextra -Werror -pedantic;
 #   * tests/test_api.cpp (statuses, ownership, components, lambdas, reports, threads),
-#     tests/test_vectors.cpp (pipeline conformance vectors read from their TOML files) and
+#     tests/test_vectors.cpp (pipeline conformance vectors read from their TOML files),
 #     tests/test_policy_json.cpp (policy JSON reading options, scorer registry, budget JSON)
+#     and tests/test_chat.cpp (token counting, chat requests: the bundled samples)
 #     are compiled with the same flags and run, once plain and once under
 #     AddressSanitizer + UBSan (LeakSanitizer included);
 #   * examples/quickstart.cpp prints exactly what examples/quickstart.c prints.
@@ -50,6 +51,7 @@ build() {
     $CXX $CXXFLAGS $extra "$HERE/tests/test_api.cpp" -o "$dir/test_api" $LDFLAGS &&
         $CXX $CXXFLAGS $extra "$HERE/tests/test_vectors.cpp" -o "$dir/test_vectors" $LDFLAGS &&
         $CXX $CXXFLAGS $extra "$HERE/tests/test_policy_json.cpp" -o "$dir/test_policy_json" $LDFLAGS &&
+        $CXX $CXXFLAGS $extra "$HERE/tests/test_chat.cpp" -o "$dir/test_chat" $LDFLAGS &&
         $CXX $CXXFLAGS $extra "$HERE/examples/quickstart.cpp" -o "$dir/quickstart_cpp" $LDFLAGS &&
         $CC -std=c99 -I"$ROOT/include" $extra "$ROOT/examples/quickstart.c" -o "$dir/quickstart_c" $LDFLAGS
 }
@@ -83,6 +85,7 @@ for mode in $MODES; do
     RUST_BACKTRACE=0 program "${mode}_test_api" "$OUT/$mode/test_api"
     program "${mode}_test_vectors" "$OUT/$mode/test_vectors" "${vector_dirs[@]}"
     program "${mode}_test_policy_json" "$OUT/$mode/test_policy_json"
+    program "${mode}_test_chat" "$OUT/$mode/test_chat" "$ROOT/examples/data"
     step "${mode}_quickstart_same_as_c" same_quickstart_output "$OUT/$mode"
     unset ASAN_OPTIONS UBSAN_OPTIONS
 done

@@ -1231,6 +1231,219 @@ private:
     }
 };
 
+// ------------------------------------------------------------------ token counting
+
+// A prefix of a text cut on a token and character boundary (`Encoding::truncate`).
+struct Truncated {
+    std::string_view text;  // a prefix of the text passed in (points into it)
+    int64_t tokens = 0;     // its token count
+};
+
+// One of the built-in tokenizer encodings ("o200k_base", "cl100k_base";
+// docs/tokenizer.md). A cheap value: the encoding itself is owned by the library for the
+// life of the process and may be used from any number of threads at once.
+class Encoding {
+public:
+    // The encoding of that name, in any ASCII case. The first call for an encoding loads
+    // it (milliseconds). Throws Status::InvalidArgument for an unknown name, and
+    // Status::Unsupported when the library was built without the tokenizer feature.
+    static Encoding get(std::string_view name) {
+        const ctxpack_encoding *e = nullptr;
+        detail::call([&](ctxpack_error **err) { return ctxpack_encoding_get(detail::str(name), &e, err); });
+        return Encoding(e);
+    }
+
+    // The canonical name ("o200k_base"), a static string.
+    std::string_view name() const {
+        ctxpack_str s{};
+        detail::check(ctxpack_encoding_name(e_, &s), "ctxpack_encoding_name");
+        return detail::view(s);
+    }
+    // The number of tokens of `text` (UTF-8; Status::InvalidUtf8 otherwise). Special
+    // tokens such as "<|endoftext|>" count as ordinary text.
+    int64_t count(std::string_view text) const {
+        int64_t n = 0;
+        detail::call([&](ctxpack_error **err) { return ctxpack_encoding_count(e_, detail::str(text), &n, err); });
+        return n;
+    }
+    // The count when `text` has at most `limit` (>= 0) tokens, std::nullopt otherwise;
+    // counting stops once past the limit, so rejecting a huge text is cheap.
+    std::optional<int64_t> count_with_limit(std::string_view text, int64_t limit) const {
+        int64_t n = 0;
+        detail::call([&](ctxpack_error **err) {
+            return ctxpack_encoding_count_with_limit(e_, detail::str(text), limit, &n, err);
+        });
+        if (n > limit) return std::nullopt;
+        return n;
+    }
+    // The longest prefix of `text` made of at most `max_tokens` (>= 0) of its tokens that
+    // ends on a character boundary (nothing is copied: it points into `text`).
+    Truncated truncate(std::string_view text, int64_t max_tokens) const {
+        std::size_t len = 0;
+        int64_t tokens = 0;
+        detail::call([&](ctxpack_error **err) {
+            return ctxpack_encoding_truncate(e_, detail::str(text), max_tokens, &len, &tokens, err);
+        });
+        return Truncated{text.substr(0, len), tokens};
+    }
+    const ctxpack_encoding *native() const noexcept { return e_; }
+
+private:
+    explicit Encoding(const ctxpack_encoding *e) noexcept : e_(e) {}
+    const ctxpack_encoding *e_;
+};
+
+// ------------------------------------------------------------------ chat requests
+
+// The format of a chat request (docs/chat.md).
+enum class ChatFormat : int32_t {
+    OpenAI = CTXPACK_CHAT_FORMAT_OPENAI,        // OpenAI Chat Completions
+    Anthropic = CTXPACK_CHAT_FORMAT_ANTHROPIC,  // Anthropic Messages
+};
+
+// Tokens a request costs besides its texts; each >= 0.
+struct ChatOverheads {
+    int64_t per_message = 0;  // framing of every message
+    int64_t per_name = 0;     // a message with a "name" (OpenAI)
+    int64_t per_request = 0;  // the reply priming
+    int64_t media = 0;        // one image, audio clip or binary document
+};
+
+struct ChatOptions {
+    // The encoding that counts the texts, by name; empty: o200k_base (or the built-in
+    // estimate in a library built without the tokenizer feature).
+    std::string_view encoding;
+    // Not None: the selection's report is available (`ChatResult::selection()`).
+    TraceDetail trace = TraceDetail::None;
+    // Keep the last turn (and the user message it answers) whatever the budget.
+    bool pin_last_turn = true;
+    // Instead of the provider's overheads.
+    std::optional<ChatOverheads> overheads;
+};
+
+// A unit dropped after the run to satisfy a provider rule.
+struct ChatAdjustment {
+    std::string_view reason;               // owned by the ChatResult
+    std::vector<std::string_view> paths;   // the dropped messages ("messages[0]")
+};
+
+// A trimmed chat request and how it was obtained. Strings and arrays it returns are owned
+// by it.
+class ChatResult : public detail::Owned<ctxpack_chat_result, ctxpack_chat_result_free> {
+public:
+    explicit ChatResult(ctxpack_chat_result *owned) noexcept : Owned(owned) {}
+
+    // The trimmed request body (the request itself when everything fits).
+    std::string_view json() const & {
+        ctxpack_str s{};
+        detail::check(ctxpack_chat_result_json(native(), &s), "ctxpack_chat_result_json");
+        return detail::view(s);
+    }
+    std::string_view json() const && = delete;
+    // Tokens of the trimmed request and of the whole request, as counted.
+    int64_t tokens() const { return number(ctxpack_chat_result_tokens, "ctxpack_chat_result_tokens"); }
+    int64_t input_tokens() const {
+        return number(ctxpack_chat_result_input_tokens, "ctxpack_chat_result_input_tokens");
+    }
+    // Positions in the request's "messages" array, ascending.
+    Span<const std::size_t> kept() const & { return array(ctxpack_chat_result_kept, "ctxpack_chat_result_kept"); }
+    Span<const std::size_t> kept() const && = delete;
+    Span<const std::size_t> dropped() const & {
+        return array(ctxpack_chat_result_dropped, "ctxpack_chat_result_dropped");
+    }
+    Span<const std::size_t> dropped() const && = delete;
+    // The items the pipeline ran on: the selection's and the report's indices are
+    // positions in this list; each stands for a JSON path ("messages[3]", "system", "$").
+    std::size_t item_count() const {
+        std::size_t n = 0;
+        detail::check(ctxpack_chat_result_item_count(native(), &n), "ctxpack_chat_result_item_count");
+        return n;
+    }
+    std::string_view item_path(std::size_t i) const & {
+        ctxpack_str s{};
+        detail::check(ctxpack_chat_result_item_path(native(), i, &s), "ctxpack_chat_result_item_path");
+        return detail::view(s);
+    }
+    std::string_view item_path(std::size_t i) const && = delete;
+    std::vector<ChatAdjustment> adjustments() const & {
+        std::size_t n = 0;
+        detail::check(ctxpack_chat_result_adjustment_count(native(), &n), "ctxpack_chat_result_adjustment_count");
+        std::vector<ChatAdjustment> out(n);
+        for (std::size_t i = 0; i < n; i++) {
+            ctxpack_str reason{};
+            std::size_t paths = 0;
+            detail::check(ctxpack_chat_result_adjustment(native(), i, &reason, &paths),
+                          "ctxpack_chat_result_adjustment");
+            out[i].reason = detail::view(reason);
+            for (std::size_t j = 0; j < paths; j++) {
+                ctxpack_str path{};
+                detail::check(ctxpack_chat_result_adjustment_path(native(), i, j, &path),
+                              "ctxpack_chat_result_adjustment_path");
+                out[i].paths.push_back(detail::view(path));
+            }
+        }
+        return out;
+    }
+    std::vector<ChatAdjustment> adjustments() const && = delete;
+    // The pipeline's selection, with its report when `ChatOptions::trace` asked for one;
+    // a new Result that may outlive this object.
+    Result selection() const {
+        return Result(detail::create<ctxpack_result>([&](ctxpack_result **out, ctxpack_error **e) {
+            return ctxpack_chat_result_selection(native(), out, e);
+        }));
+    }
+
+private:
+    template <typename F>
+    int64_t number(F f, const char *what) const {
+        int64_t n = 0;
+        detail::check(f(native(), &n), what);
+        return n;
+    }
+    template <typename F>
+    Span<const std::size_t> array(F f, const char *what) const {
+        const std::size_t *ptr = nullptr;
+        std::size_t len = 0;
+        detail::check(f(native(), &ptr, &len), what);
+        return Span<const std::size_t>(ptr, len);
+    }
+};
+
+// Trims a chat request body to `budget` with `pipeline` (any pipeline: a preset, a
+// policy, or one built by hand); a tool call is kept or dropped with its results. A bad
+// request throws Status::InvalidRequest with the JSON path in the message; the pipeline's
+// own failures keep their statuses (Status::PinnedExceedsBudget, ...).
+inline ChatResult trim_chat(ChatFormat format, std::string_view request, const Budget &budget,
+                            const Pipeline &pipeline, const ChatOptions &options = {}) {
+    auto o = detail::sized<ctxpack_chat_options>();
+    o.encoding = detail::str(options.encoding);
+    o.trace_detail = static_cast<int32_t>(options.trace);
+    o.unpin_last_turn = options.pin_last_turn ? 0 : 1;
+    if (options.overheads) {
+        o.has_overheads = 1;
+        o.overhead_per_message = options.overheads->per_message;
+        o.overhead_per_name = options.overheads->per_name;
+        o.overhead_per_request = options.overheads->per_request;
+        o.overhead_media = options.overheads->media;
+    }
+    return ChatResult(detail::create<ctxpack_chat_result>([&](ctxpack_chat_result **out, ctxpack_error **e) {
+        return ctxpack_chat_trim(static_cast<int32_t>(format), detail::str(request), budget.native(),
+                                 pipeline.native(), &o, out, e);
+    }));
+}
+
+// `trim_chat` for an OpenAI Chat Completions request.
+inline ChatResult trim_openai(std::string_view request, const Budget &budget, const Pipeline &pipeline,
+                              const ChatOptions &options = {}) {
+    return trim_chat(ChatFormat::OpenAI, request, budget, pipeline, options);
+}
+
+// `trim_chat` for an Anthropic Messages request.
+inline ChatResult trim_anthropic(std::string_view request, const Budget &budget, const Pipeline &pipeline,
+                                 const ChatOptions &options = {}) {
+    return trim_chat(ChatFormat::Anthropic, request, budget, pipeline, options);
+}
+
 // ------------------------------------------------------------------ policy and budget JSON
 
 // What a lenient read of policy or budget JSON did instead of failing.
