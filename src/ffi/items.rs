@@ -411,3 +411,59 @@ pub unsafe extern "C" fn ctxpack_items_free(items: *mut ctxpack_items) {
     // SAFETY: `items` is NULL or a handle.
     unsafe { handles::release(items) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::status::ctxpack_error_free;
+
+    fn s(text: &'static str) -> ctxpack_str {
+        ctxpack_str {
+            ptr: text.as_ptr().cast(),
+            len: text.len(),
+        }
+    }
+
+    /// Pushes one descriptor with `encoding` set and returns the status and the item.
+    fn push_counted(encoding: &'static str) -> (ctxpack_status, Option<ContextItem>) {
+        // SAFETY: a zeroed descriptor is valid; every pointer is live.
+        unsafe {
+            let mut d: ctxpack_item_desc = std::mem::zeroed();
+            d.struct_size = std::mem::size_of::<ctxpack_item_desc>();
+            d.content = s("hello world");
+            d.encoding = s(encoding);
+            d.group = s("g");
+            let mut items = std::ptr::null_mut();
+            ctxpack_items_new(&mut items, std::ptr::null_mut());
+            let mut err = std::ptr::null_mut();
+            let status = ctxpack_items_push(items, &d, &mut err);
+            ctxpack_error_free(err);
+            let item = snapshot(items, "items").unwrap().first().cloned();
+            ctxpack_items_free(items);
+            (status, item)
+        }
+    }
+
+    /// The library counts the content with the named encoding and keeps the group key.
+    #[cfg(feature = "tokenizer")]
+    #[test]
+    fn an_encoding_counts_the_content() {
+        let (status, item) = push_counted("cl100k_base");
+        assert_eq!(status, ctxpack_status::CTXPACK_OK);
+        let item = item.unwrap();
+        let expected = Encoding::by_name("cl100k_base")
+            .unwrap()
+            .count("hello world");
+        assert_eq!(item.tokens(), i64::try_from(expected).unwrap());
+        assert_eq!(item.group(), Some("g"));
+    }
+
+    /// Without the tokenizer feature an item that names an encoding is unsupported.
+    #[cfg(not(feature = "tokenizer"))]
+    #[test]
+    fn an_encoding_is_unsupported_without_the_feature() {
+        let (status, item) = push_counted("o200k_base");
+        assert_eq!(status, ctxpack_status::CTXPACK_UNSUPPORTED);
+        assert!(item.is_none());
+    }
+}
