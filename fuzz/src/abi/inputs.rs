@@ -239,7 +239,13 @@ const GROUP_KEYS: &[&str] = &["call-1", "call-2", "Call-1", "g", "tool\0use", ""
 
 /// Encoding names of item descriptors: the two built-in ones (one in upper case) and
 /// unknown ones.
-const ENCODINGS: &[&str] = &["o200k_base", "cl100k_base", "CL100K_BASE", "p50k_base", "gpt2"];
+const ENCODINGS: &[&str] = &[
+    "o200k_base",
+    "cl100k_base",
+    "CL100K_BASE",
+    "p50k_base",
+    "gpt2",
+];
 
 /// `sizeof` the first version of `T`, for the structs that have grown since (fields
 /// appended after their first version); the size of `T` for the others. A caller
