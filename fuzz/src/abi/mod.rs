@@ -1030,8 +1030,20 @@ impl Session<'_> {
                     }
                 }
             }
-            for i in 0..=s.group_count {
-                if let Some(g) = self.entry::<ctxpack_group_entry>(i, s.group_count, |out, err| {
+            // A summary of the first version's size has no group count: read a whole one.
+            let group_count = if summary.struct_size() >= size_of::<ctxpack_report_summary>() {
+                s.group_count
+            } else {
+                let mut whole: ctxpack_report_summary = std::mem::zeroed();
+                whole.struct_size = size_of::<ctxpack_report_summary>();
+                assert_eq!(
+                    ctxpack_result_report_summary(result, &mut whole, ptr::null_mut()),
+                    CTXPACK_OK
+                );
+                whole.group_count
+            };
+            for i in 0..=group_count {
+                if let Some(g) = self.entry::<ctxpack_group_entry>(i, group_count, |out, err| {
                     ctxpack_result_report_group(result, i, out, err)
                 }) {
                     out_str(g.key);
