@@ -1009,19 +1009,30 @@ impl Session<'_> {
                 });
             }
             for i in 0..=s.excluded_count {
-                let e = self.entry::<ctxpack_excluded_entry>(i, s.excluded_count, |out, err| {
-                    ctxpack_result_report_excluded(result, i, out, err)
-                });
-                if let Some(e) = e {
+                let e =
+                    self.entry_sized::<ctxpack_excluded_entry>(i, s.excluded_count, |out, err| {
+                        ctxpack_result_report_excluded(result, i, out, err)
+                    });
+                if let Some((e, whole)) = e {
                     for text in [e.name, e.deduplicated_against, e.kind, e.displaced_by_kind] {
                         out_str(text);
                     }
                     out_str(e.displaced_by);
                     out_str(e.filter_name);
-                    for text in [e.group, e.member_content, e.member_reason] {
-                        out_str(text);
+                    let group_excluded = e.reason == ctxpack_exclusion_reason::GroupExcluded as i32;
+                    if !whole {
+                        // A caller whose entry predates the group fields never sees the
+                        // value its enumeration lacks.
+                        assert!(
+                            !group_excluded,
+                            "GROUP_EXCLUDED in an entry of the first size"
+                        );
+                    } else {
+                        for text in [e.group, e.member_content, e.member_reason] {
+                            out_str(text);
+                        }
                     }
-                    if e.reason == ctxpack_exclusion_reason::GroupExcluded as i32 {
+                    if group_excluded {
                         assert!(e.group.len > 0, "a group exclusion without its group key");
                         assert!(
                             e.member_index < s.total_candidates,
@@ -1095,6 +1106,17 @@ impl Session<'_> {
         count: usize,
         call: impl FnOnce(*mut T, *mut *mut ctxpack_error) -> ctxpack_status,
     ) -> Option<T> {
+        self.entry_sized(i, count, call).map(|(value, _)| value)
+    }
+
+    /// [`Self::entry`], and whether the caller's struct had every field of this version
+    /// (not a smaller, older `struct_size`).
+    fn entry_sized<T: Copy + 'static>(
+        &mut self,
+        i: usize,
+        count: usize,
+        call: impl FnOnce(*mut T, *mut *mut ctxpack_error) -> ctxpack_status,
+    ) -> Option<(T, bool)> {
         // SAFETY: the report structs are plain data, valid when zeroed.
         let mut out = unsafe { VersionedBuf::output::<T>(&mut self.r) };
         let mut slot = self.error_slot();
@@ -1110,7 +1132,7 @@ impl Session<'_> {
             return None;
         }
         assert!(ok, "entry {i} of {count}: {status:?}");
-        Some(out.read())
+        Some((out.read(), out.struct_size() >= size_of::<T>()))
     }
 
     /// Reads a pooled result (or a wrong handle) through the accessors.
