@@ -206,6 +206,6 @@ mod tests {
                 "no {name}_init"
             );
         }
-        assert_eq!(found, 14, "versioned structs in the header");
+        assert_eq!(found, 15, "versioned structs in the header");
     }
 }
