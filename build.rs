@@ -88,6 +88,7 @@ const VERSIONED_STRUCTS: &[&str] = &[
     "ctxpack_shortfall",
     "ctxpack_pruned_form",
     "ctxpack_variant_desc",
+    "ctxpack_group_entry",
     "ctxpack_kind_quota_utilization",
     "ctxpack_json_read_options",
     "ctxpack_json_warning",
