@@ -361,6 +361,8 @@ fn descriptors(specs: &[Spec]) -> Descs {
                 reserved: [0; 3],
                 group: ctxpack_str::EMPTY,
                 encoding: ctxpack_str::EMPTY,
+                variants: ptr::null(),
+                variant_count: 0,
             }
         })
         .collect();

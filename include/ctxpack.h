@@ -761,6 +761,14 @@ typedef struct ctxpack_item_desc {
   // replaced); an unknown name is `CTXPACK_INVALID_ARGUMENT` listing the known ones,
   // and a library built without the tokenizer feature answers `CTXPACK_UNSUPPORTED`.
   struct ctxpack_str encoding;
+  // `variant_count` cheaper alternative forms of the item (docs/variants.md), each used
+  // in the window instead of the item, never in addition; form `f >= 1` of the item is
+  // `variants[f - 1]`. May be NULL when `variant_count` is 0 (the zero value: no
+  // variants). The array's stride is `variants[0].struct_size`, and every element must
+  // carry the same value.
+  const struct ctxpack_variant_desc *variants;
+  // Number of variants.
+  size_t variant_count;
 } ctxpack_item_desc;
 
 // How `ctxpack_pipeline_new_policy_json_with` and `ctxpack_budget_new_json` read their
@@ -1819,9 +1827,10 @@ ctxpack_status ctxpack_scorer_score(const struct ctxpack_scorer *scorer, const s
 // Runs the slicer alone over the items with the given `scores` (one finite score per
 // item, `count` equal to the list length), in list order, against `budget` exactly as given (no
 // pinned-item or reserve adjustment: that is the pipeline's job). The outcome holds the
-// selected positions, count-quota shortfalls and cap exclusions. Items with group keys
-// are selected whole or not at all, each group's value being the sum of its members'
-// scores (`ctxpack_slicer_slice_with_group_value` chooses another rule).
+// selected positions, the form of each (items with variants may be selected as one of
+// them: docs/variants.md), count-quota shortfalls and cap exclusions. Items with group
+// keys are selected whole or not at all, each group's value being the sum of its
+// members' scores (`ctxpack_slicer_slice_with_group_value` chooses another rule).
 ctxpack_status ctxpack_slicer_slice(const struct ctxpack_slicer *slicer, const struct ctxpack_items *items, const double *scores, size_t count, const struct ctxpack_budget *budget, struct ctxpack_slice_result **out, struct ctxpack_error **out_error);
 
 // `ctxpack_slicer_slice` with the rule that gives each group its value from its
@@ -1844,6 +1853,10 @@ ctxpack_status ctxpack_placer_place_with_group_value(const struct ctxpack_placer
 
 // The selected positions (into the slicer's input), in the slicer's output order.
 ctxpack_status ctxpack_slice_result_selected(const struct ctxpack_slice_result *result, const size_t **out_ptr, size_t *out_len);
+
+// The form of each selected item, parallel to the selected positions: 0 for the item
+// itself, `f >= 1` for its variant `f - 1` (docs/variants.md).
+ctxpack_status ctxpack_slice_result_forms(const struct ctxpack_slice_result *result, const size_t **out_ptr, size_t *out_len);
 
 // The positions a count-quota slicer removed because their kind reached its cap.
 ctxpack_status ctxpack_slice_result_cap_excluded(const struct ctxpack_slice_result *result, const size_t **out_ptr, size_t *out_len);

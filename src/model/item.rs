@@ -271,6 +271,7 @@ impl ContextItem {
         debug_assert!(f.group.as_deref() != Some(""));
         let flag = |on: bool, bit: u8| if on { bit } else { 0 };
         let content = f.content.into_boxed_str();
+        let has_variants = !f.variants.is_empty();
         ContextItem {
             content_hash: hash_bytes(content.as_bytes()),
             content,
@@ -283,12 +284,13 @@ impl ContextItem {
                 | flag(f.timestamp.is_some(), HAS_TIMESTAMP)
                 | flag(f.future_relevance_hint.is_some(), HAS_HINT)
                 | flag(f.original_tokens.is_some(), HAS_ORIGINAL_TOKENS)
-                | flag(f.group.is_some(), HAS_GROUP),
-            extra: (!f.metadata.is_empty() || f.group.is_some()).then(|| {
+                | flag(f.group.is_some(), HAS_GROUP)
+                | flag(has_variants, HAS_VARIANTS),
+            extra: (!f.metadata.is_empty() || f.group.is_some() || has_variants).then(|| {
                 Box::new(Extra {
                     metadata: f.metadata,
                     group: f.group,
-                    variants: Box::default(),
+                    variants: f.variants.into_boxed_slice(),
                 })
             }),
             priority: f.priority.unwrap_or(0),
@@ -314,6 +316,8 @@ pub(crate) struct ItemFields {
     pub original_tokens: Option<i64>,
     /// A non-empty group key (the caller checks that it is not empty).
     pub group: Option<Box<str>>,
+    /// The item's variants, already checked ([`variant::check`]).
+    pub variants: Vec<Variant>,
 }
 
 impl fmt::Debug for ContextItem {
@@ -657,6 +661,7 @@ mod tests {
             pinned: true,
             original_tokens: Some(0),
             group: Some("g".into()),
+            variants: vec![Variant::unchecked("t".into(), 2, 0.5)],
         };
         let built = ContextItem::builder("text", 7)
             .kind(ContextKind::new("Memory").unwrap())
@@ -668,6 +673,7 @@ mod tests {
             .pinned(true)
             .original_tokens(0)
             .group("g")
+            .variant("t", 2, 0.5)
             .build()
             .unwrap();
         assert_eq!(ContextItem::from_fields(fields), built);
@@ -684,6 +690,7 @@ mod tests {
             pinned: false,
             original_tokens: None,
             group: None,
+            variants: Vec::new(),
         };
         let built = ContextItem::builder("x", 1).timestamp(5).build().unwrap();
         assert_eq!(ContextItem::from_fields(bare), built);

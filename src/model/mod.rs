@@ -25,7 +25,7 @@ pub(crate) use kind::fold_ascii;
 pub use kind::{ContextKind, ContextSource};
 pub(crate) use levels::{LevelSource, Levels};
 pub use timestamp::{format_rfc3339, parse_rfc3339};
-pub(crate) use variant::{kept_forms, kept_forms_with, PruneScratch};
+pub(crate) use variant::{check as check_variants, kept_forms, kept_forms_with, PruneScratch};
 pub use variant::{PrunedForm, Variant};
 
 /// What the Place stage does when the merged selection exceeds `target_tokens`

@@ -67,6 +67,8 @@ namespace Ctxpack
             public fixed byte Reserved[3];
             public Str Group;
             public Str Encoding;
+            public IntPtr Variants;
+            public UIntPtr VariantCount;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -402,6 +404,8 @@ namespace Ctxpack
         [DllImport(Lib)] internal static extern int ctxpack_trace_event_init(ref TraceEvent ev, UIntPtr size);
         [DllImport(Lib)] internal static extern int ctxpack_shortfall_init(ref Shortfall shortfall, UIntPtr size);
         [DllImport(Lib)] internal static extern int ctxpack_group_entry_init(ref GroupEntry entry, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_pruned_form_init(ref PrunedForm form, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_variant_desc_init(IntPtr desc, UIntPtr size);
         [DllImport(Lib)]
         internal static extern int ctxpack_kind_quota_utilization_init(ref KindQuotaUtilization entry, UIntPtr size);
 
@@ -506,6 +510,10 @@ namespace Ctxpack
         [DllImport(Lib)] internal static extern void ctxpack_pipeline_free(IntPtr pipeline);
 
         [DllImport(Lib)] internal static extern int ctxpack_result_indices(ResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib)] internal static extern int ctxpack_result_forms(ResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_report_pruned_form(ResultHandle result, UIntPtr i, ref PrunedForm form,
+            out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_result_scores(ResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib)] internal static extern int ctxpack_result_reasons(ResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib)]

@@ -937,10 +937,19 @@ impl Session<'_> {
             let (mut pr, mut nr) = (ptr::null(), 0);
             assert_eq!(ctxpack_result_reasons(result, &mut pr, &mut nr), CTXPACK_OK);
             assert_eq!((ns, nr), (n, n), "parallel result arrays differ in length");
-            assert!(
-                out_array(pr, nr).iter().all(|r| (1..=3).contains(r)),
-                "bad reason"
-            );
+            let reasons = out_array(pr, nr);
+            assert!(reasons.iter().all(|r| (1..=4).contains(r)), "bad reason");
+            let (mut pf, mut nf) = (ptr::null(), 0);
+            assert_eq!(ctxpack_result_forms(result, &mut pf, &mut nf), CTXPACK_OK);
+            assert_eq!(nf, n, "forms and indices differ in length");
+            for (form, reason) in out_array(pf, nf).iter().zip(&reasons) {
+                // A form other than the full one exactly when the item is downgraded.
+                assert_eq!(
+                    *form != 0,
+                    *reason == ctxpack_inclusion_reason::Downgraded as i32,
+                    "form {form} with reason {reason}"
+                );
+            }
             let mut distinct = indices.clone();
             distinct.sort_unstable();
             distinct.dedup();
@@ -1074,6 +1083,14 @@ impl Session<'_> {
                         "bad group decision {}",
                         g.decision
                     );
+                }
+            }
+            for i in 0..=s.pruned_form_count {
+                if let Some(p) = self.entry::<ctxpack_pruned_form>(i, s.pruned_form_count, |out, err| {
+                    ctxpack_result_report_pruned_form(result, i, out, err)
+                }) {
+                    assert!(p.index < s.total_candidates, "pruned form of item {}", p.index);
+                    assert!(p.form >= 1 && p.dominated_by != p.form, "pruned form {p:?}");
                 }
             }
             for i in 0..=s.event_count {
@@ -1341,7 +1358,7 @@ impl Session<'_> {
                 })
             };
         }
-        match self.r.below(13) {
+        match self.r.below(14) {
             0 => init!(ctxpack_item_desc, ctxpack_item_desc_init),
             1 => init!(ctxpack_budget_desc, ctxpack_budget_desc_init),
             2 => init!(ctxpack_pipeline_options, ctxpack_pipeline_options_init),
@@ -1354,6 +1371,7 @@ impl Session<'_> {
             9 => init!(ctxpack_shortfall, ctxpack_shortfall_init),
             10 => init!(ctxpack_group_entry, ctxpack_group_entry_init),
             11 => init!(ctxpack_pruned_form, ctxpack_pruned_form_init),
+            12 => init!(ctxpack_variant_desc, ctxpack_variant_desc_init),
             _ => init!(
                 ctxpack_kind_quota_utilization,
                 ctxpack_kind_quota_utilization_init
