@@ -19,6 +19,9 @@ type Result struct {
 	Scores []float64
 	// Reasons are parallel to Indices.
 	Reasons []InclusionReason
+	// Forms are parallel to Indices: 0 when the item is placed in full, f >= 1 when it is
+	// placed as its Variants[f-1] (whose content and tokens go into the window).
+	Forms []int
 	// Overflow is the overflow event of an OverflowProceed run over target, else nil.
 	Overflow *Overflow
 	// Report is the selection report of a traced run, else nil.
@@ -41,9 +44,11 @@ const (
 	InclusionZeroToken InclusionReason = C.CTXPACK_INCLUSION_REASON_ZERO_TOKEN
 )
 
-// String returns the wire name ("Scored", "Pinned", "ZeroToken").
+// String returns the wire name ("Scored", "Pinned", "ZeroToken", "Downgraded").
 func (r InclusionReason) String() string {
 	switch r {
+	case InclusionDowngraded:
+		return "Downgraded"
 	case InclusionScored:
 		return "Scored"
 	case InclusionPinned:
@@ -161,6 +166,8 @@ type Report struct {
 	Shortfalls []Shortfall
 	// Groups are the item groups of the input (none when no item has a Group).
 	Groups []GroupEntry
+	// PrunedForms are the variants no selection could need, input order then form order.
+	PrunedForms []PrunedForm
 	// JSON is the report in the wire form of spec 06 §10.
 	JSON string
 	// Analytics are the report helpers of spec 07 §7 for this run.
@@ -172,6 +179,13 @@ type IncludedEntry struct {
 	Index  int
 	Score  float64
 	Reason InclusionReason
+	// Form is the form placed (0 = in full; f >= 1 = Variants[f-1]).
+	Form int
+	// FullTokens, ChosenTokens, AvailableTokens and Cause are set for
+	// InclusionDowngraded: the item's own tokens, the placed form's, the tokens left
+	// unused when the form was chosen, and why.
+	FullTokens, ChosenTokens, AvailableTokens int64
+	Cause                                     DowngradeCause
 }
 
 // ExcludedEntry is an item left out, with its reason and the reason's fields; fields
@@ -236,6 +250,11 @@ func readResult(res *C.ctxpack_result) (Result, error) {
 		return Result{}, err
 	}
 	out.Indices = goInts(idx, n)
+	forms, err := readForms(res)
+	if err != nil {
+		return Result{}, err
+	}
+	out.Forms = forms
 	out.Scores = goFloats(scores, ns)
 	out.Reasons = make([]InclusionReason, int(nr))
 	if nr > 0 {
@@ -294,7 +313,11 @@ func readReport(res *C.ctxpack_result) (*Report, error) {
 		if err := takeError(C.ctxpack_result_report_included(res, i, &e, &cerr), cerr); err != nil {
 			return nil, err
 		}
-		r.Included = append(r.Included, IncludedEntry{Index: int(e.index), Score: float64(e.score), Reason: InclusionReason(e.reason)})
+		r.Included = append(r.Included, IncludedEntry{
+			Index: int(e.index), Score: float64(e.score), Reason: InclusionReason(e.reason), Form: int(e.form),
+			FullTokens: int64(e.full_tokens), ChosenTokens: int64(e.chosen_tokens),
+			AvailableTokens: int64(e.available_tokens), Cause: DowngradeCause(e.cause),
+		})
 	}
 	for i := C.size_t(0); i < sum.excluded_count; i++ {
 		var e C.ctxpack_excluded_entry
@@ -359,6 +382,11 @@ func readReport(res *C.ctxpack_result) (*Report, error) {
 		}
 		r.Groups = append(r.Groups, entry)
 	}
+	pruned, err := readPrunedForms(res, sum.pruned_form_count)
+	if err != nil {
+		return nil, err
+	}
+	r.PrunedForms = pruned
 	var js C.ctxpack_str
 	if err := check(C.ctxpack_result_report_json(res, &js)); err != nil {
 		return nil, err
