@@ -36,6 +36,7 @@ const (
 	StatusInvalidPolicy         Status = C.CTXPACK_INVALID_POLICY
 	StatusInvalidArgument       Status = C.CTXPACK_INVALID_ARGUMENT
 	StatusUnsupported           Status = C.CTXPACK_UNSUPPORTED
+	StatusInvalidState          Status = C.CTXPACK_INVALID_STATE
 	StatusInvalidRequest        Status = C.CTXPACK_INVALID_REQUEST
 	StatusNullArgument          Status = C.CTXPACK_NULL_ARGUMENT
 	StatusInvalidUTF8           Status = C.CTXPACK_INVALID_UTF8
@@ -65,6 +66,7 @@ var statusNames = map[Status]string{
 	StatusInvalidPolicy:         "CTXPACK_INVALID_POLICY",
 	StatusInvalidArgument:       "CTXPACK_INVALID_ARGUMENT",
 	StatusUnsupported:           "CTXPACK_UNSUPPORTED",
+	StatusInvalidState:          "CTXPACK_INVALID_STATE",
 	StatusInvalidRequest:        "CTXPACK_INVALID_REQUEST",
 	StatusNullArgument:          "CTXPACK_NULL_ARGUMENT",
 	StatusInvalidUTF8:           "CTXPACK_INVALID_UTF8",

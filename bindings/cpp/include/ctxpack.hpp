@@ -75,6 +75,7 @@ enum class Status : int32_t {
     InvalidPolicy = CTXPACK_INVALID_POLICY,
     InvalidArgument = CTXPACK_INVALID_ARGUMENT,
     Unsupported = CTXPACK_UNSUPPORTED,
+    InvalidState = CTXPACK_INVALID_STATE,
     InvalidRequest = CTXPACK_INVALID_REQUEST,
     NullArgument = CTXPACK_NULL_ARGUMENT,
     InvalidUtf8 = CTXPACK_INVALID_UTF8,

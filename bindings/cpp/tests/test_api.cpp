@@ -139,6 +139,9 @@ TEST(every_status_maps_to_an_error) {
          [] { simple_pipeline(Scorer::recency(), {true, static_cast<OverflowStrategy>(7)}); }},
         {Status::Unsupported, CTXPACK_UNSUPPORTED, "CTXPACK_UNSUPPORTED",
          [&] { simple_pipeline(faulty(CTXPACK_UNSUPPORTED)).run(two, roomy); }},
+        // No prefix-state call exists in the binding yet: the hook's scorer fails with it.
+        {Status::InvalidState, CTXPACK_INVALID_STATE, "CTXPACK_INVALID_STATE",
+         [&] { simple_pipeline(faulty(CTXPACK_INVALID_STATE)).run(two, roomy); }},
         // No chat-request call exists in the binding yet: the hook's scorer fails with it.
         {Status::InvalidRequest, CTXPACK_INVALID_REQUEST, "CTXPACK_INVALID_REQUEST",
          [&] { simple_pipeline(faulty(20)).run(two, roomy); }},

@@ -24,6 +24,7 @@ namespace Ctxpack
         InvalidPolicy = 14,
         InvalidArgument = 15,
         Unsupported = 17,
+        InvalidState = 19,
         InvalidRequest = 20,
         NullArgument = 100,
         InvalidUtf8 = 101,
