@@ -168,17 +168,21 @@ impl<'a> Turn<'_, 'a> {
             is_pinned,
         };
 
-        let catalog = Catalog::new(self.keys());
         let previous = self.prefix.previous;
+        let catalog = Catalog::new(self.keys(&ranked), previous);
         if let (Some(prev), None) = (previous, self.conversation) {
             check_not_foreign(prev, &catalog)?;
         }
 
         let effective = budget.effective(ranked.pinned_tokens);
-        let fresh = self.side_slice(&ranked, &ranked.sorted, &effective)?;
+        // Measure slices once, recorded, as a plain run does; Hold compares plans first.
+        let fresh = match self.prefix.mode {
+            PrefixMode::Measure => self.recorded_slice(&mut ranked, budget, collector)?,
+            PrefixMode::Hold => self.side_slice(&ranked, &ranked.sorted, &effective)?,
+        };
         let fresh_value = value(&ranked, &mask(items.len(), [&fresh]));
         let floor = fresh_value - self.prefix.max_value_loss * fresh_value.abs();
-        let plan = match (self.prefix.mode, previous) {
+        let mut plan = match (self.prefix.mode, previous) {
             (PrefixMode::Measure, _) => Plan::Fresh(fresh),
             (PrefixMode::Hold, Some(prev)) if !prev.entries.is_empty() => {
                 // First the tail an anchor-level selection admits (the headroom is kept for
@@ -202,7 +206,7 @@ impl<'a> Turn<'_, 'a> {
             (PrefixMode::Hold, _) => self.anchor(&ranked, fresh, floor, TurnOutcome::Anchored)?,
         };
 
-        let sliced = self.record_slice(&mut ranked, &plan, collector)?;
+        let sliced = self.record_slice(&mut ranked, &mut plan, collector)?;
         // The plan's value, before Place's overflow handling (the fresh value is counted
         // the same way, so the share given up is what the plan chose to give up).
         let plan_value = value(&ranked, &mask(items.len(), [&sliced]));
@@ -250,8 +254,15 @@ impl<'a> Turn<'_, 'a> {
         Ok((placed, reuse, state))
     }
 
-    /// Each item's key: identity (content hash or the caller's), group key hash, tokens.
-    fn keys(&self) -> Vec<EntryKey> {
+    /// Each item's key: identity (content hash or the caller's), group key hash (one hash
+    /// per group), tokens.
+    fn keys(&self, ranked: &Ranked<'_>) -> Vec<EntryKey> {
+        let table = ranked.groups.as_ref();
+        let group_hashes: Vec<u64> = table.map_or_else(Vec::new, |t| {
+            (0..t.len())
+                .map(|g| hash_bytes(t.key(g).as_bytes()))
+                .collect()
+        });
         self.items
             .iter()
             .enumerate()
@@ -260,7 +271,7 @@ impl<'a> Turn<'_, 'a> {
                     Some(ids) => ids[i],
                     None => item.content_hash(),
                 };
-                let group = item.group().map(|g| hash_bytes(g.as_bytes()));
+                let group = table.and_then(|t| t.group_of(i)).map(|g| group_hashes[g]);
                 (id, group, item.tokens())
             })
             .collect()
@@ -500,41 +511,51 @@ impl<'a> Turn<'_, 'a> {
         (matched, best.1)
     }
 
-    /// Runs the chosen plan's Slice stage with the collector (when it records), or takes
-    /// the side run's result as it is; returns the sliced candidates in Sort order.
-    fn record_slice<C: Collector>(
+    /// The Slice stage within `budget`, recorded by the collector.
+    fn recorded_slice<C: Collector>(
         &self,
         ranked: &mut Ranked<'a>,
-        plan: &Plan,
+        budget: &ContextBudget,
         collector: &mut C,
     ) -> Result<Vec<Candidate>> {
         let items = self.items;
-        let first_content = ranked.pinned.first().map(|&i| items[i].content());
         let pinned = PinnedContext {
             tokens: ranked.pinned_tokens,
-            first_content,
+            first_content: ranked.pinned.first().map(|&i| items[i].content()),
+        };
+        slice(
+            self.pipeline.slicer.as_ref(),
+            items,
+            &ranked.sorted,
+            budget,
+            &pinned,
+            ranked.groups.as_mut(),
+            collector,
+        )
+    }
+
+    /// The chosen plan's sliced candidates (Sort order): Measure's, recorded already; an
+    /// anchor's or a hold's, recorded now when the collector records (the side runs
+    /// recorded nothing), else taken as the side run left them.
+    fn record_slice<C: Collector>(
+        &self,
+        ranked: &mut Ranked<'a>,
+        plan: &mut Plan,
+        collector: &mut C,
+    ) -> Result<Vec<Candidate>> {
+        let items = self.items;
+        let pinned = PinnedContext {
+            tokens: ranked.pinned_tokens,
+            first_content: ranked.pinned.first().map(|&i| items[i].content()),
         };
         let slicer = self.pipeline.slicer.as_ref();
         match plan {
-            Plan::Fresh(sliced) | Plan::Anchor { sliced, .. } if !C::ENABLED => Ok(sliced.clone()),
-            Plan::Fresh(_) => slice(
-                slicer,
-                items,
-                &ranked.sorted,
-                self.budget,
-                &pinned,
-                ranked.groups.as_mut(),
-                collector,
-            ),
-            Plan::Anchor { target, .. } => slice(
-                slicer,
-                items,
-                &ranked.sorted,
-                &self.budget.with_target(*target),
-                &pinned,
-                ranked.groups.as_mut(),
-                collector,
-            ),
+            Plan::Fresh(sliced) => Ok(std::mem::take(sliced)),
+            Plan::Anchor { sliced, .. } if !C::ENABLED => Ok(std::mem::take(sliced)),
+            Plan::Anchor { target, .. } => {
+                let budget = self.budget.with_target(*target);
+                self.recorded_slice(ranked, &budget, collector)
+            }
             Plan::Held(kept, hold) => {
                 collector.begin_stage();
                 let tail = if C::ENABLED {

@@ -208,33 +208,35 @@ pub(crate) fn key(e: &StateEntry) -> EntryKey {
 }
 
 /// What the comparison needs to know about the current input: every item's key, by
-/// position, and the positions of each key.
+/// position, and where the previous window's keys are now.
 pub(crate) struct Catalog {
     keys: Vec<EntryKey>,
+    /// The input positions (ascending) of each key of the previous window; no other key
+    /// is looked up, so no other is stored.
     positions: FastMap<EntryKey, Vec<u32>>,
-    /// Keys of each group's members (by group hash), in input order.
-    groups: FastMap<u64, Vec<EntryKey>>,
 }
 
 impl Catalog {
-    /// The catalog of an input whose items have these keys (in input order).
-    pub(crate) fn new(keys: Vec<EntryKey>) -> Catalog {
+    /// The catalog of an input whose items have these keys (in input order), for
+    /// comparisons with `previous`.
+    pub(crate) fn new(keys: Vec<EntryKey>, previous: Option<&PrefixState>) -> Catalog {
         let mut positions: FastMap<EntryKey, Vec<u32>> = FastMap::default();
-        let mut groups: FastMap<u64, Vec<EntryKey>> = FastMap::default();
-        for (p, k) in keys.iter().enumerate() {
-            positions.entry(*k).or_default().push(p as u32);
-            if let Some(g) = k.1 {
-                groups.entry(g).or_default().push(*k);
+        if let Some(prev) = previous {
+            positions.reserve(prev.entries.len());
+            for e in &prev.entries {
+                positions.entry(key(e)).or_default();
+            }
+            for (p, k) in keys.iter().enumerate() {
+                if let Some(list) = positions.get_mut(k) {
+                    list.push(p as u32);
+                }
             }
         }
-        Catalog {
-            keys,
-            positions,
-            groups,
-        }
+        Catalog { keys, positions }
     }
 
-    /// The input positions of items with key `k`, ascending.
+    /// The input positions of items with key `k` (a key of the previous window),
+    /// ascending.
     pub(crate) fn positions(&self, k: &EntryKey) -> &[u32] {
         self.positions.get(k).map_or(&[], Vec::as_slice)
     }
@@ -247,6 +249,15 @@ impl Catalog {
     /// The key of the item at input position `p`, if there is one.
     fn key_at(&self, p: u32) -> Option<&EntryKey> {
         self.keys.get(p as usize)
+    }
+
+    /// The keys of the members of the group with key hash `g`, in input order.
+    fn group_members(&self, g: u64) -> Vec<EntryKey> {
+        self.keys
+            .iter()
+            .filter(|k| k.1 == Some(g))
+            .copied()
+            .collect()
     }
 }
 
@@ -348,7 +359,7 @@ fn group_changed(prev: &[StateEntry], g: u64, catalog: &Catalog) -> bool {
         .filter(|p| p.group == Some(g))
         .map(key)
         .collect();
-    let mut now: Vec<EntryKey> = catalog.groups.get(&g).cloned().unwrap_or_default();
+    let mut now = catalog.group_members(g);
     before.sort_unstable();
     now.sort_unstable();
     before != now
