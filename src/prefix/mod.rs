@@ -201,6 +201,52 @@ pub fn hash_bytes(bytes: &[u8]) -> u64 {
     crate::hash::hash_bytes(bytes)
 }
 
+/// The keys of `items` (identity, group key hash, tokens), as runs compute them.
+pub(crate) fn item_keys(
+    items: &[crate::model::ContextItem],
+    identities: Option<&[u64]>,
+) -> Vec<EntryKey> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let id = identities.map_or_else(|| item.content_hash(), |ids| ids[i]);
+            (
+                id,
+                item.group().map(|g| hash_bytes(g.as_bytes())),
+                item.tokens(),
+            )
+        })
+        .collect()
+}
+
+/// Brings a run's state and report up to date after the caller dropped some of the
+/// selected items (`kept[position]` false): the chat requests' provider rules drop units
+/// after the run. The value figures stay those of the selection.
+pub(crate) fn restate(
+    run: (&mut ReuseReport, &mut PrefixState),
+    previous: Option<&PrefixState>,
+    keys: Vec<EntryKey>,
+    kept: &[bool],
+    input_order: bool,
+) {
+    let (reuse, state) = run;
+    state
+        .entries
+        .retain(|e| kept.get(e.position as usize).copied().unwrap_or(false));
+    let catalog = Catalog::new(keys, previous);
+    let c = compare(previous, &state.entries, &catalog, input_order);
+    reuse.window_entries = state.entries.len();
+    reuse.window_tokens = state.tokens();
+    reuse.kept_entries = c.kept_entries;
+    reuse.kept_tokens = c.kept_tokens;
+    reuse.cached_tokens =
+        reuse
+            .cache_rule
+            .cached_tokens(c.kept_tokens, c.kept_entries, state.entries.len());
+    reuse.first_difference = c.first_difference;
+}
+
 /// Checks that `previous` belongs to the conversation `conversation` (a key hash).
 pub(crate) fn check_conversation(previous: &PrefixState, conversation: Option<u64>) -> Result<()> {
     match (previous.conversation, conversation) {
