@@ -6,10 +6,11 @@ use std::fmt::Write;
 
 use ctxpack::chat::{self, ChatOptions, Provider, Trimmed};
 use ctxpack::diagnostics::{report_to_json_with_positions, TraceDetail};
+use ctxpack::prefix::PrefixState;
 use ctxpack::{ContextBudget, Error, Pipeline};
 
 use crate::args::{Args, OutputMode};
-use crate::output;
+use crate::{output, prefix};
 
 /// What went wrong: the request (exit status 2) or the selection (exit status 1).
 pub enum ChatFailure {
@@ -27,26 +28,41 @@ pub fn run(
     text: &str,
     budget: &ContextBudget,
     pipeline: &Pipeline,
+    previous: Option<&PrefixState>,
 ) -> Result<String, ChatFailure> {
     let mut options = ChatOptions::default();
     options.trace = match args.output {
         OutputMode::Window => TraceDetail::None,
         OutputMode::Explain | OutputMode::ReportJson => TraceDetail::Stage,
     };
+    options.prefix = args.prefix.as_ref().map(|p| prefix::options(p, previous));
     let trimmed = chat::trim(provider, text, budget, pipeline, &options).map_err(|e| match e {
         Error::InvalidRequest(_) => ChatFailure::Request(format!("{name}: {e}")),
+        Error::InvalidState(_) => ChatFailure::Request(format!(
+            "{}: {e}",
+            args.prefix.as_ref().map_or(name, |p| p.file.as_str())
+        )),
         other => ChatFailure::Selection(other.to_string()),
     })?;
+    if let (Some(p), Some(state)) = (&args.prefix, &trimmed.state) {
+        prefix::save(p, state).map_err(ChatFailure::Selection)?;
+    }
     Ok(match (args.output, &trimmed.selection.report) {
         (OutputMode::Explain, Some(report)) => {
             let mut out = output::explain_table(&trimmed.items, report);
             out.push_str(&summary(&trimmed));
+            if let Some(reuse) = &trimmed.reuse {
+                out.push_str(&prefix::describe(reuse));
+            }
             out
         }
         (OutputMode::ReportJson, Some(report)) => {
             let mut out = report_to_json_with_positions(report, &trimmed.items);
             out.push('\n');
-            out
+            match &trimmed.reuse {
+                Some(reuse) => prefix::add_to_report_json(&out, reuse),
+                None => out,
+            }
         }
         _ => {
             let mut out = trimmed.json;
