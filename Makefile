@@ -45,6 +45,7 @@ test-rust:
 	$(CARGO) test --release --no-default-features --lib
 	$(CARGO) bench --bench compare --no-run
 	$(CARGO) bench --bench tokenizer --no-run
+	$(CARGO) bench --bench prefix --no-run
 	CTXPACK_CONFORMANCE_ENGINE=ffi $(CARGO) test --release --test conformance
 
 test-c:
