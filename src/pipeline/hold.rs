@@ -607,19 +607,22 @@ impl<'a> Turn<'_, 'a> {
             .iter()
             .fold(0i64, |t, c| t.saturating_add(items[c.index].tokens()));
         let available_tokens = hold.budget.target_tokens() - tail_tokens;
+        // Each group's lead and tokens, computed once.
+        let mut units: Vec<Option<(usize, i64)>> =
+            vec![None; ranked.groups.as_ref().map_or(0, |t| t.len())];
         for c in &ranked.sorted {
             if kept.held[c.index] || offered[c.index] {
                 continue;
             }
             let group = ranked.groups.as_ref().and_then(|t| t.group_of(c.index));
             let (lead, item_tokens) = match (group, ranked.groups.as_ref()) {
-                (Some(g), Some(t)) => {
+                (Some(g), Some(t)) => *units[g].get_or_insert_with(|| {
                     let members = t.members(g);
                     let tokens = members
                         .iter()
                         .fold(0i64, |s, &m| s.saturating_add(items[m as usize].tokens()));
                     (members[0] as usize, tokens)
-                }
+                }),
                 _ => (c.index, items[c.index].tokens()),
             };
             let reason = ExclusionReason::BudgetExceeded {

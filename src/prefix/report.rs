@@ -334,9 +334,13 @@ fn diagnose(
     }
     // Gone: was it edited in place or removed? Find the next previous item that is still
     // in the input and see whether it moved down (a removal shifts later positions).
+    let mut before: FastMap<EntryKey, usize> = FastMap::default();
+    for p in &prev[..k] {
+        *before.entry(key(p)).or_insert(0) += 1;
+    }
     for later in &prev[k + 1..] {
         let lk = key(later);
-        let used = prev[..k].iter().filter(|p| key(p) == lk).count();
+        let used = before.get(&lk).copied().unwrap_or(0);
         if let Some(&now) = catalog.positions(&lk).get(used) {
             return if now < later.position {
                 DifferenceReason::Removed
