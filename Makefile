@@ -41,10 +41,12 @@ test-rust:
 	$(CARGO) test --release
 	# A build without the default `tokenizer` feature (what a packager may ship): the
 	# library's own tests, including CTXPACK_UNSUPPORTED from every tokenizer function and
-	# the header being the same as with the feature.
+	# the header being the same as with the feature; docs/errors.md's rows of that build.
 	$(CARGO) test --release --no-default-features --lib
+	$(CARGO) test --release --no-default-features --test errors_doc
 	$(CARGO) bench --bench compare --no-run
 	$(CARGO) bench --bench tokenizer --no-run
+	$(CARGO) bench --bench chat --no-run
 	$(CARGO) bench --bench prefix --no-run
 	CTXPACK_CONFORMANCE_ENGINE=ffi $(CARGO) test --release --test conformance
 

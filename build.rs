@@ -24,13 +24,19 @@ fn main() {
     let mut config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
         .expect("cbindgen.toml must parse");
     let version = |key: &str| env::var(key).expect("cargo sets CARGO_PKG_VERSION_*");
+    let number = |key: &str| -> u32 { version(key).parse().expect("a numeric version") };
     config.after_includes = Some(format!(
         "\n#define CTXPACK_VERSION_MAJOR {}\n#define CTXPACK_VERSION_MINOR {}\n\
-         #define CTXPACK_VERSION_PATCH {}\n#define CTXPACK_VERSION_STRING \"{}\"",
+         #define CTXPACK_VERSION_PATCH {}\n#define CTXPACK_VERSION_STRING \"{}\"\n\
+         // MAJOR * 10000 + MINOR * 100 + PATCH; see ctxpack_version_number().\n\
+         #define CTXPACK_VERSION_NUMBER {}",
         version("CARGO_PKG_VERSION_MAJOR"),
         version("CARGO_PKG_VERSION_MINOR"),
         version("CARGO_PKG_VERSION_PATCH"),
         version("CARGO_PKG_VERSION"),
+        number("CARGO_PKG_VERSION_MAJOR") * 10000
+            + number("CARGO_PKG_VERSION_MINOR") * 100
+            + number("CARGO_PKG_VERSION_PATCH"),
     ));
 
     // Only the FFI module tree is parsed: the Rust API never reaches the header.
@@ -39,8 +45,16 @@ fn main() {
         .with_src(crate_dir.join("src/ffi/mod.rs"))
         .generate()
         .expect("cbindgen failed to generate the header");
-    let mut header = Vec::new();
-    bindings.write(&mut header);
+    let mut generated_text = Vec::new();
+    bindings.write(&mut generated_text);
+    // The initialiser macros need the struct definitions and belong inside the include
+    // guard: they go just before its closing line.
+    let text = String::from_utf8(generated_text).expect("cbindgen writes UTF-8");
+    let guard_end = "#endif  /* CTXPACK_H */";
+    let at = text
+        .rfind(guard_end)
+        .expect("the header ends with its include guard");
+    let header = format!("{}{}\n\n{}", &text[..at], init_macros(), &text[at..]).into_bytes();
 
     let generated = out_dir.join("ctxpack.h");
     fs::write(&generated, &header).expect("write the header into OUT_DIR");
@@ -57,6 +71,47 @@ fn main() {
             );
         }
     }
+}
+
+/// The structs that start with `size_t struct_size` (src/ffi/versioned.rs): each gets an
+/// `_INIT` macro here and an `_init` function in src/ffi (a unit test checks both).
+const VERSIONED_STRUCTS: &[&str] = &[
+    "ctxpack_item_desc",
+    "ctxpack_budget_desc",
+    "ctxpack_pipeline_options",
+    "ctxpack_run_options",
+    "ctxpack_decay_config",
+    "ctxpack_report_summary",
+    "ctxpack_included_entry",
+    "ctxpack_excluded_entry",
+    "ctxpack_trace_event",
+    "ctxpack_shortfall",
+    "ctxpack_kind_quota_utilization",
+    "ctxpack_json_read_options",
+    "ctxpack_json_warning",
+];
+
+/// The `CTXPACK_<STRUCT>_INIT` initialisers: every field zero and `struct_size` set. C
+/// uses a designated initialiser; C++ before C++20 has none, so there the macro is a
+/// lambda that value-initialises the struct and sets `struct_size`.
+fn init_macros() -> String {
+    let mut c = String::new();
+    let mut cxx = String::new();
+    for ty in VERSIONED_STRUCTS {
+        let name = format!("CTXPACK_{}_INIT", ty["ctxpack_".len()..].to_uppercase());
+        c.push_str(&format!(
+            "#define {name} {{ .struct_size = sizeof({ty}) }}\n"
+        ));
+        cxx.push_str(&format!(
+            "#define {name} ([] {{ {ty} v_{{}}; v_.struct_size = sizeof v_; return v_; }}())\n"
+        ));
+    }
+    format!(
+        "// Initialisers of the versioned structs: every field zero and `struct_size` set.\n\
+         //   ctxpack_item_desc d = CTXPACK_ITEM_DESC_INIT;\n\
+         // Bindings call the matching ctxpack_<struct>_init(&x, sizeof x) instead.\n\
+         #if defined(__cplusplus)\n{cxx}#else\n{c}#endif"
+    )
 }
 
 /// Targets whose shared libraries are ELF files, where a soname applies.

@@ -339,7 +339,7 @@ fn descriptors(specs: &[Spec]) -> Descs {
                 kind: cstr(s.kind),
                 source: cstr(s.source),
                 priority: s.priority.unwrap_or(0),
-                has_priority: s.priority.is_some(),
+                has_priority: s.priority.is_some().into(),
                 tags: if t.is_empty() {
                     ptr::null()
                 } else {
@@ -349,12 +349,13 @@ fn descriptors(specs: &[Spec]) -> Descs {
                 metadata: ptr::null(),
                 metadata_count: 0,
                 timestamp_ns: s.timestamp.unwrap_or(0),
-                has_timestamp: s.timestamp.is_some(),
+                has_timestamp: s.timestamp.is_some().into(),
                 future_relevance_hint: s.hint.unwrap_or(0.0),
-                has_future_relevance_hint: s.hint.is_some(),
-                pinned: false,
+                has_future_relevance_hint: s.hint.is_some().into(),
+                pinned: 0,
                 original_tokens: 0,
-                has_original_tokens: false,
+                has_original_tokens: 0,
+                reserved: [0; 3],
             }
         })
         .collect();
@@ -539,7 +540,16 @@ fn ctx_setup(w: Workload, specs: &[Spec]) -> CtxSetup {
         ctxpack_slicer_free(slicer);
         ctxpack_placer_free(placer);
         let (max, target) = budget_numbers(specs);
-        let budget = make(|o, e| ctxpack_budget_new(max, target, 0, ptr::null(), 0, 0.0, o, e));
+        let desc = ctxpack_budget_desc {
+            struct_size: std::mem::size_of::<ctxpack_budget_desc>(),
+            max_tokens: max,
+            target_tokens: target,
+            output_reserve: 0,
+            slots: ptr::null(),
+            slot_count: 0,
+            estimation_safety_margin_percent: 0.0,
+        };
+        let budget = make(|o, e| ctxpack_budget_new(&desc, o, e));
         CtxSetup { pipeline, budget }
     }
 }
@@ -556,9 +566,10 @@ fn ctx_run(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<usize>, St
         );
         let options = ctxpack_run_options {
             struct_size: std::mem::size_of::<ctxpack_run_options>(),
-            trace_detail: trace,
             on_overflow: None,
             overflow_user_data: ptr::null_mut(),
+            trace_detail: trace,
+            reserved: [0; 4],
         };
         let options_ptr = if trace == 0 {
             ptr::null()
@@ -914,11 +925,11 @@ enum RefOutcome {
     Skipped { estimate: f64 },
 }
 
-/// Compares ctxpack's placed indices with the reference's placed contents (contents are
-/// unique in every workload). The reference crate places the sliced items in its
-/// slicer's output order before the placer runs, and the chronological placer keeps
-/// that order among items without a timestamp, where ctxpack uses input order (decision
-/// D2); that difference is named rather than reported as a disagreement.
+/// Compares ctxpack's placed indices with the reference's placed contents (contents are unique in
+/// every workload). The reference crate places the sliced items in its slicer's output order before
+/// the placer runs, and the chronological placer keeps that order among items without a timestamp,
+/// where ctxpack uses input order (decision Decision D2 in docs/decisions.md); that difference is
+/// named rather than reported as a disagreement.
 fn compare_selection(ctx: &[usize], reference: &[String], specs: &[Spec]) -> &'static str {
     let by_content: HashMap<&str, usize> = specs
         .iter()
@@ -1319,7 +1330,16 @@ fn knapsack_tables(sizes: &[usize]) {
             .unwrap();
             let slicer = make(|o, e| ctxpack_slicer_new_knapsack(100, 0, o, e));
             let (max, target) = budget_numbers(&specs);
-            let budget = make(|o, e| ctxpack_budget_new(max, target, 0, ptr::null(), 0, 0.0, o, e));
+            let desc = ctxpack_budget_desc {
+                struct_size: std::mem::size_of::<ctxpack_budget_desc>(),
+                max_tokens: max,
+                target_tokens: target,
+                output_reserve: 0,
+                slots: ptr::null(),
+                slot_count: 0,
+                estimation_safety_margin_percent: 0.0,
+            };
+            let budget = make(|o, e| ctxpack_budget_new(&desc, o, e));
             let (_, stats) = counted(|| {
                 let r = make(|o, e| {
                     ctxpack_slicer_slice(slicer, items, scores.as_ptr(), n, budget, o, e)
@@ -1386,9 +1406,10 @@ fn diagnostics_allocations(sizes: &[usize], log: bool) {
         let setup = ctx_setup(Workload::Chat, &specs);
         let options = ctxpack_run_options {
             struct_size: std::mem::size_of::<ctxpack_run_options>(),
-            trace_detail: 2,
             on_overflow: None,
             overflow_user_data: ptr::null_mut(),
+            trace_detail: 2,
+            reserved: [0; 4],
         };
         // SAFETY (block): valid arrays and live handles.
         let (untraced, traced) = unsafe {

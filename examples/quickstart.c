@@ -42,13 +42,12 @@ int main(void) {
     ctxpack_items *items = NULL;
     TRY(ctxpack_items_new(&items, &err));
     for (size_t i = 0; i < n; i++) {
-        ctxpack_item_desc d = {0};
-        d.struct_size = sizeof d;
+        ctxpack_item_desc d = CTXPACK_ITEM_DESC_INIT;  // every field zero, struct_size set
         d.content = ctxpack_str_from_cstr(chat[i].content);
         d.kind = ctxpack_str_from_cstr(chat[i].kind);
         d.tokens = chat[i].tokens;
         d.timestamp_ns = start_ns + chat[i].minute * INT64_C(60000000000);
-        d.has_timestamp = true;
+        d.has_timestamp = 1;
         d.pinned = i == 0;
         TRY(ctxpack_items_push(items, &d, &err));
     }
@@ -73,8 +72,12 @@ int main(void) {
     ctxpack_placer_free(placer);
 
     // 3. A 100-token window: aim for 70 and keep 20 for the model's answer.
+    ctxpack_budget_desc b = CTXPACK_BUDGET_DESC_INIT;
+    b.max_tokens = 100;
+    b.target_tokens = 70;
+    b.output_reserve = 20;
     ctxpack_budget *budget = NULL;
-    TRY(ctxpack_budget_new(100, 70, 20, NULL, 0, 0.0, &budget, &err));
+    TRY(ctxpack_budget_new(&b, &budget, &err));
 
     // 4. Run, and print the selection in placed order.
     ctxpack_result *result = NULL;

@@ -7,17 +7,31 @@
 //   take a `ctxpack_error **out_error` store a heap-allocated error (code + message) there
 //   on failure and NULL on success, when `out_error` is not NULL; free it with
 //   ctxpack_error_free. No thread-local state is used.
-// * Handles are opaque. `_new...` functions create them, `_free` releases them and
-//   accepts NULL. A handle of the wrong type is detected (CTXPACK_WRONG_HANDLE_TYPE).
-// * Component handles (scorer, slicer, placer) are reference-counted: a composite or a
-//   pipeline built from them keeps its own reference, and the caller still frees its
-//   handle whenever it likes.
+// * Handles are opaque and reference-counted. `_new...` functions create them; `_free`
+//   releases the caller's reference and accepts NULL. A call that runs callbacks holds its
+//   own references (and the item list as it was when it started), so a callback may free
+//   or change what the call uses. A handle of the wrong type is detected
+//   (CTXPACK_WRONG_HANDLE_TYPE), and so is a freed one while anything still holds it.
 // * Strings are ctxpack_str {ptr, len}, UTF-8, validated; {NULL, 0} is the empty string.
 //   Strings and arrays returned by the library are owned by the object they come from
-//   and stay valid until that object is freed.
-// * Input structs that may grow start with `size_t struct_size`: set it to sizeof(T).
+//   and stay valid until it is freed; every returned string also has a NUL after `len`.
+// * Structs that may grow start with `size_t struct_size`: initialise them with their
+//   CTXPACK_<STRUCT>_INIT macro (or ctxpack_<struct>_init(&s, sizeof s)). Flags the caller
+//   writes are uint8_t, 0 or 1; `reserved` bytes must be zero.
+// * Sizes the caller controls (a budget's knapsack table, a count of items, a string) are
+//   allocated fallibly: CTXPACK_OUT_OF_MEMORY, never an abort.
 // * Timestamps are int64 nanoseconds since the Unix epoch (UTC); durations are int64
 //   nanoseconds.
+//
+// ABI stability (docs/ffi.md, "ABI stability"): within the soname libctxpack.so.MAJOR the
+// ABI only grows. Functions are added, never removed or changed; status and enumeration
+// values are appended, never renumbered; a versioned struct gains fields only at its end,
+// after its `reserved` bytes, and a new field's zero value means "absent", so a program
+// built against an older header keeps working (struct_size tells the library what it
+// has). Structs without struct_size, and ctxpack_item_view, are frozen. In 0.x the Rust
+// API may change between minor releases; the C ABI was reshaped once, before this header,
+// and a change that breaks a program built against it changes the soname. Compare
+// ctxpack_version_number() with CTXPACK_VERSION_NUMBER to learn which library you run on.
 
 
 #ifndef CTXPACK_H
@@ -35,6 +49,8 @@
 #define CTXPACK_VERSION_MINOR 1
 #define CTXPACK_VERSION_PATCH 0
 #define CTXPACK_VERSION_STRING "0.1.0"
+// MAJOR * 10000 + MINOR * 100 + PATCH; see ctxpack_version_number().
+#define CTXPACK_VERSION_NUMBER 100
 
 // Default `null_timestamp_score` of a decay scorer.
 #define CTXPACK_DECAY_DEFAULT_NULL_TIMESTAMP_SCORE 0.5
@@ -87,6 +103,10 @@ enum ctxpack_status
   // An argument is invalid: an enumeration value out of its range, a wrong
   // `struct_size`, inconsistent lengths.
   CTXPACK_INVALID_ARGUMENT = 15,
+  // Memory for a size the caller controls (a budget's knapsack table, a reservation
+  // for a count of items, a copy of a long string, a report's JSON) could not be
+  // allocated; the message names what and how many bytes. Nothing was changed.
+  CTXPACK_OUT_OF_MEMORY = 16,
   // The function needs a feature this build of ctxpack was compiled without (the
   // message names it), such as the `tokenizer` feature for `ctxpack_encoding_*`.
   CTXPACK_UNSUPPORTED = 17,
@@ -382,9 +402,10 @@ typedef struct ctxpack_error ctxpack_error;
 // A list of items, in the order a pipeline run identifies them: the indices in results
 // and reports are positions in this list. The library copies every item pushed.
 //
-// Runs only read the list, so many threads may run pipelines over one list at once; a
-// push or clear must not overlap with anything else on the same list. A result keeps
-// the items it reports on, so pushing or clearing after a run does not affect it.
+// A run works on the list as it was when the run started (a snapshot; the list is
+// copy-on-write), so pushing to, clearing or freeing the list while runs use it — from
+// another thread or from one of the run's own callbacks — changes only later runs. A
+// result keeps the items it reports on.
 typedef struct ctxpack_items ctxpack_items;
 
 // The warnings of a lenient read, in document order (possibly none). Immutable; freed
@@ -393,8 +414,9 @@ typedef struct ctxpack_json_warnings ctxpack_json_warnings;
 
 // A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
 // Immutable, and safe to run from many threads at once (the callbacks of custom
-// components must then be thread-safe; see docs/ffi.md). Do not free it while a run is
-// in progress.
+// components must then be thread-safe; see docs/ffi.md). A run holds its own reference:
+// freeing the pipeline while it runs (even from one of its callbacks) releases it when
+// the run is over.
 typedef struct ctxpack_pipeline ctxpack_pipeline;
 
 // A placer. Immutable and reference-counted: pipelines built from it keep their own
@@ -418,9 +440,10 @@ typedef struct ctxpack_scorer ctxpack_scorer;
 // `{"type": "<name>", "weight": w}` runs them (see `ctxpack_json_read_options`). Names
 // compare ASCII case-insensitively; adding a name again replaces the earlier scorer.
 //
-// Reading policies only reads the registry, so many threads may read policies with one
-// registry at once; `ctxpack_scorer_registry_add` must not overlap anything else on the
-// same registry.
+// Thread-safe: every function on a registry may be called from many threads at once,
+// `ctxpack_scorer_registry_add` included (each call sees the registry before or after
+// an overlapping add, never half of it). A policy read works with the registry as it
+// was when the read started.
 typedef struct ctxpack_scorer_registry ctxpack_scorer_registry;
 
 // The outcome of a sensitivity comparison: every variant's report and the swinging
@@ -455,7 +478,8 @@ typedef struct ctxpack_str {
   size_t len;
 } ctxpack_str;
 
-// How fully one quota constraint is used. Set `struct_size` before the call.
+// How fully one quota constraint is used. Initialise with
+// `CTXPACK_KIND_QUOTA_UTILIZATION_INIT`.
 typedef struct ctxpack_kind_quota_utilization {
   // `sizeof(ctxpack_kind_quota_utilization)`, set by the caller.
   size_t struct_size;
@@ -483,6 +507,34 @@ typedef struct ctxpack_reserved_slot {
   int64_t count;
 } ctxpack_reserved_slot;
 
+// Describes a budget for `ctxpack_budget_new`. Initialise it with
+// `CTXPACK_BUDGET_DESC_INIT` or `ctxpack_budget_desc_init` (every field zero: a budget
+// of 0 tokens), then set the fields by name.
+//
+// How the fields work together (the specification's rules): the slicer gets
+// `max_tokens - output_reserve - pinned tokens - every reserved slot` as its ceiling and
+// `target_tokens - pinned tokens - every reserved slot` as its target, both then reduced
+// by the safety margin. A reserved slot therefore shrinks the room of **every** kind,
+// including the kind it names: it is not a quota that kind gets back.
+typedef struct ctxpack_budget_desc {
+  // `sizeof(ctxpack_budget_desc)`.
+  size_t struct_size;
+  // The model's context window (>= 0).
+  int64_t max_tokens;
+  // The soft goal the selection aims for (0 <= target <= max); overflow is judged
+  // against it.
+  int64_t target_tokens;
+  // Tokens kept free for the model's output (0 <= reserve <= max).
+  int64_t output_reserve;
+  // `slot_count` reserved slots; may be NULL when `slot_count` is 0.
+  const struct ctxpack_reserved_slot *slots;
+  // Number of reserved slots.
+  size_t slot_count;
+  // Safety margin for token-count estimates, in percent [0, 100]: the slicer's budget
+  // is reduced by this share.
+  double estimation_safety_margin_percent;
+} ctxpack_budget_desc;
+
 // One metadata entry of an item (a later entry with the same key replaces an earlier
 // one).
 typedef struct ctxpack_metadata_entry {
@@ -493,26 +545,24 @@ typedef struct ctxpack_metadata_entry {
 } ctxpack_metadata_entry;
 
 // Describes one item to push. Every field of a ContextItem is here; optional fields
-// have a `has_...` flag, and the value is ignored when the flag is false. The library
+// have a `has_...` flag, and the value is ignored when the flag is 0. The library
 // copies everything: the caller's memory may be reused as soon as the call returns.
 //
-// Set `struct_size = sizeof(ctxpack_item_desc)`; zero-initialise the struct
-// (`ctxpack_item_desc d = {0};` or memset) before filling it in.
+// Initialise it with `CTXPACK_ITEM_DESC_INIT` or `ctxpack_item_desc_init` (every field
+// zero, `struct_size` set), then fill in what you need. Flags are bytes, 0 or 1 (any
+// other value is `CTXPACK_INVALID_ARGUMENT` naming the field); `reserved` must be zero.
+// The layout has no implicit padding on 64-bit targets; fields a later version adds
+// (an item group, a token encoding, variants) are appended after `reserved`, and their
+// zero value means "not used".
 typedef struct ctxpack_item_desc {
   // `sizeof(ctxpack_item_desc)`.
   size_t struct_size;
   // The text; must not be empty (`CTXPACK_EMPTY_CONTENT`).
   struct ctxpack_str content;
-  // Caller-counted tokens; negative items are excluded by the run.
-  int64_t tokens;
   // The kind; empty means `Message`; whitespace-only is `CTXPACK_EMPTY_KIND`.
   struct ctxpack_str kind;
   // The source; empty means `Chat`; whitespace-only is `CTXPACK_EMPTY_SOURCE`.
   struct ctxpack_str source;
-  // Priority (higher is more important), read when `has_priority`.
-  int64_t priority;
-  // Whether `priority` is set.
-  bool has_priority;
   // `tag_count` tags (order and duplicates kept); may be NULL when `tag_count` is 0.
   const struct ctxpack_str *tags;
   // Number of tags.
@@ -521,25 +571,54 @@ typedef struct ctxpack_item_desc {
   const struct ctxpack_metadata_entry *metadata;
   // Number of metadata entries.
   size_t metadata_count;
+  // Caller-counted tokens; negative items are excluded by the run.
+  int64_t tokens;
+  // Priority (higher is more important), read when `has_priority`.
+  int64_t priority;
   // Timestamp in nanoseconds since the Unix epoch (UTC), read when `has_timestamp`.
   int64_t timestamp_ns;
-  // Whether `timestamp_ns` is set.
-  bool has_timestamp;
   // Future-relevance hint (conventionally in [0, 1]; any value is accepted), read when
   // `has_future_relevance_hint`.
   double future_relevance_hint;
-  // Whether `future_relevance_hint` is set.
-  bool has_future_relevance_hint;
-  // Pinned items bypass scoring and slicing and are always placed.
-  bool pinned;
   // Informational token count before truncation, read when `has_original_tokens`.
   int64_t original_tokens;
-  // Whether `original_tokens` is set.
-  bool has_original_tokens;
+  // 1: the item is pinned (it bypasses scoring and slicing and is always placed).
+  uint8_t pinned;
+  // 1: `priority` is set.
+  uint8_t has_priority;
+  // 1: `timestamp_ns` is set.
+  uint8_t has_timestamp;
+  // 1: `future_relevance_hint` is set.
+  uint8_t has_future_relevance_hint;
+  // 1: `original_tokens` is set.
+  uint8_t has_original_tokens;
+  // Must be zero.
+  uint8_t reserved[3];
 } ctxpack_item_desc;
 
-// One warning of a lenient read. Set `struct_size` before the call. The strings are
-// UTF-8, also NUL-terminated, owned by the warnings handle.
+// How `ctxpack_pipeline_new_policy_json_with` and `ctxpack_budget_new_json` read their
+// document. Initialise with `CTXPACK_JSON_READ_OPTIONS_INIT` or
+// `ctxpack_json_read_options_init` (lenient, no registry). Passing NULL instead means
+// the same.
+typedef struct ctxpack_json_read_options {
+  // `sizeof(ctxpack_json_read_options)`.
+  size_t struct_size;
+  // Host scorer types a policy may name (NULL: only the built-in types). Borrowed for
+  // the call; budgets ignore it.
+  const struct ctxpack_scorer_registry *registry;
+  // 0: read leniently, as .NET reads (unknown properties ignored, a scorer entry
+  // without `type` read as `recency`, a kind repeated with other letter case keeping
+  // the last value, a budget without `maxTokens`/`targetTokens` read as 0), each
+  // reported as a warning. 1: each of those is an error. Any other value is
+  // `CTXPACK_INVALID_ARGUMENT`.
+  uint8_t strict;
+  // Must be zero.
+  uint8_t reserved[7];
+} ctxpack_json_read_options;
+
+// One warning of a lenient read. Initialise with `CTXPACK_JSON_WARNING_INIT` (or
+// `ctxpack_json_warning_init`) before the call. The strings are UTF-8, also
+// NUL-terminated, owned by the warnings handle.
 typedef struct ctxpack_json_warning {
   // `sizeof(ctxpack_json_warning)`, set by the caller.
   size_t struct_size;
@@ -553,31 +632,18 @@ typedef struct ctxpack_json_warning {
   struct ctxpack_str text;
 } ctxpack_json_warning;
 
-// How `ctxpack_pipeline_new_policy_json_with` and `ctxpack_budget_new_json` read their
-// document. Set `struct_size = sizeof(ctxpack_json_read_options)`; passing NULL instead
-// means lenient reading without a registry.
-typedef struct ctxpack_json_read_options {
-  // `sizeof(ctxpack_json_read_options)`.
-  size_t struct_size;
-  // false: read leniently, as .NET reads (unknown properties ignored, a scorer entry
-  // without `type` read as `recency`, a kind repeated with other letter case keeping
-  // the last value, a budget without `maxTokens`/`targetTokens` read as 0), each
-  // reported as a warning. true: each of those is an error.
-  bool strict;
-  // Host scorer types a policy may name (NULL: only the built-in types). Borrowed for
-  // the call; budgets ignore it.
-  const struct ctxpack_scorer_registry *registry;
-} ctxpack_json_read_options;
-
-// Options of `ctxpack_pipeline_new`. Set `struct_size = sizeof(ctxpack_pipeline_options)`.
-// Passing NULL instead means deduplication on and the Throw strategy.
+// Options of `ctxpack_pipeline_new`. Initialise with `CTXPACK_PIPELINE_OPTIONS_INIT` or
+// `ctxpack_pipeline_options_init` (deduplication off, Throw). Passing NULL instead
+// means deduplication on and the Throw strategy.
 typedef struct ctxpack_pipeline_options {
   // `sizeof(ctxpack_pipeline_options)`.
   size_t struct_size;
-  // Remove items whose content is byte-identical to a better-scored one.
-  bool deduplication;
   // A `ctxpack_overflow_strategy` value (0 throw, 1 truncate, 2 proceed).
   int32_t overflow_strategy;
+  // 1: remove items whose content is byte-identical to a better-scored one (0 or 1).
+  uint8_t deduplication;
+  // Must be zero.
+  uint8_t reserved[3];
 } ctxpack_pipeline_options;
 
 // Overflow observer of one run (see `ctxpack_run_options`): called synchronously, on the
@@ -586,22 +652,25 @@ typedef struct ctxpack_pipeline_options {
 // valid only during the call.
 typedef void (*ctxpack_overflow_fn)(void *user_data, int64_t tokens_over_budget, const size_t *items, size_t count);
 
-// Options of one run. Set `struct_size = sizeof(ctxpack_run_options)`. Passing NULL
-// instead means no trace and no overflow callback.
+// Options of one run. Initialise with `CTXPACK_RUN_OPTIONS_INIT` or
+// `ctxpack_run_options_init`. Passing NULL instead means no trace and no overflow
+// callback.
 typedef struct ctxpack_run_options {
   // `sizeof(ctxpack_run_options)`.
   size_t struct_size;
-  // A `ctxpack_trace_detail` value: NONE (0) records no report; STAGE and ITEM make
-  // the report available through the `ctxpack_result_report_*` functions.
-  int32_t trace_detail;
   // Called when a Proceed run goes over `target_tokens` (may be NULL).
   ctxpack_overflow_fn on_overflow;
   // Passed to `on_overflow`; the run does not own it (no destructor is called).
   void *overflow_user_data;
+  // A `ctxpack_trace_detail` value: NONE (0) records no report; STAGE and ITEM make
+  // the report available through the `ctxpack_result_report_*` functions.
+  int32_t trace_detail;
+  // Must be zero.
+  uint8_t reserved[4];
 } ctxpack_run_options;
 
 // A read-only view of one item, as callbacks see it. Everything it points to is owned by
-// the library and valid only during the callback. Views are passed as a contiguous
+// the library and valid only during the callback; every string is also NUL-terminated. Views are passed as a contiguous
 // array; this layout is frozen for the 0.x ABI (new item fields would come with new
 // accessors, not new view fields).
 typedef struct ctxpack_item_view {
@@ -659,7 +728,7 @@ typedef int (*ctxpack_place_fn)(void *user_data, const struct ctxpack_item_view 
 // the caller then still owns `user_data`.
 typedef void (*ctxpack_destroy_fn)(void *user_data);
 
-// Counts and totals of a selection report. Set `struct_size` before the call.
+// Counts and totals of a selection report. Initialise with `CTXPACK_REPORT_SUMMARY_INIT`.
 typedef struct ctxpack_report_summary {
   // `sizeof(ctxpack_report_summary)`, set by the caller.
   size_t struct_size;
@@ -673,11 +742,16 @@ typedef struct ctxpack_report_summary {
   size_t shortfall_count;
   // Number of input items.
   size_t total_candidates;
-  // Sum of every input item's tokens, negative ones included.
+  // Sum of every input item's tokens, negative ones included; when it does not fit in
+  // 64 bits (several items near `INT64_MAX`), the nearest 64-bit value and
+  // `total_tokens_saturated` is set (the report's JSON has the exact number).
   int64_t total_tokens_considered;
+  // Whether `total_tokens_considered` was saturated.
+  bool total_tokens_saturated;
 } ctxpack_report_summary;
 
-// An item in the final window, in placed order. Set `struct_size` before the call.
+// An item in the final window, in placed order. Initialise with
+// `CTXPACK_INCLUDED_ENTRY_INIT`.
 typedef struct ctxpack_included_entry {
   // `sizeof(ctxpack_included_entry)`, set by the caller.
   size_t struct_size;
@@ -690,7 +764,7 @@ typedef struct ctxpack_included_entry {
 } ctxpack_included_entry;
 
 // An item left out, with its reason and the reason's fields; fields of other reasons
-// are zero or empty. Set `struct_size` before the call.
+// are zero or empty. Initialise with `CTXPACK_EXCLUDED_ENTRY_INIT`.
 typedef struct ctxpack_excluded_entry {
   // `sizeof(ctxpack_excluded_entry)`, set by the caller.
   size_t struct_size;
@@ -732,7 +806,7 @@ typedef struct ctxpack_excluded_entry {
   uint64_t count;
 } ctxpack_excluded_entry;
 
-// One trace event. Set `struct_size` before the call.
+// One trace event. Initialise with `CTXPACK_TRACE_EVENT_INIT`.
 typedef struct ctxpack_trace_event {
   // `sizeof(ctxpack_trace_event)`, set by the caller.
   size_t struct_size;
@@ -752,8 +826,8 @@ typedef struct ctxpack_trace_event {
   bool has_item_index;
 } ctxpack_trace_event;
 
-// A count requirement a count-quota slicer could not meet. Set `struct_size` before
-// the call.
+// A count requirement a count-quota slicer could not meet. Initialise with
+// `CTXPACK_SHORTFALL_INIT`.
 typedef struct ctxpack_shortfall {
   // `sizeof(ctxpack_shortfall)`, set by the caller.
   size_t struct_size;
@@ -764,6 +838,42 @@ typedef struct ctxpack_shortfall {
   // Candidates found (less than required).
   uint64_t satisfied_count;
 } ctxpack_shortfall;
+
+// One step of a Step decay curve.
+typedef struct ctxpack_decay_window {
+  // Upper bound of the age, exclusive, in nanoseconds (> 0).
+  int64_t max_age_ns;
+  // The score for ages below `max_age_ns` (finite).
+  double score;
+} ctxpack_decay_window;
+
+// Configuration of a decay scorer. Initialise with `CTXPACK_DECAY_CONFIG_INIT` or
+// `ctxpack_decay_config_init` (an exponential curve on the system clock, no values).
+typedef struct ctxpack_decay_config {
+  // `sizeof(ctxpack_decay_config)`.
+  size_t struct_size;
+  // Exponential: the half-life in nanoseconds (> 0).
+  int64_t half_life_ns;
+  // Window: the window length in nanoseconds (> 0).
+  int64_t max_age_ns;
+  // Step: the windows, youngest first.
+  const struct ctxpack_decay_window *windows;
+  // Step: the number of windows (>= 1).
+  size_t window_count;
+  // Fixed clock: "now" in nanoseconds since the Unix epoch (UTC).
+  int64_t fixed_now_ns;
+  // Score of items without a timestamp, in [0, 1], read when
+  // `has_null_timestamp_score` (else `CTXPACK_DECAY_DEFAULT_NULL_TIMESTAMP_SCORE`).
+  double null_timestamp_score;
+  // The curve, a `ctxpack_decay_curve_kind` value.
+  int32_t curve;
+  // The clock, a `ctxpack_clock_kind` value.
+  int32_t clock;
+  // 1: `null_timestamp_score` is set (0 or 1).
+  uint8_t has_null_timestamp_score;
+  // Must be zero.
+  uint8_t reserved[7];
+} ctxpack_decay_config;
 
 // A weight for one kind (KindScorer).
 typedef struct ctxpack_kind_weight {
@@ -788,39 +898,6 @@ typedef struct ctxpack_composite_child {
   // Its raw weight (finite, > 0); weights are normalised by their sum.
   double weight;
 } ctxpack_composite_child;
-
-// One step of a Step decay curve.
-typedef struct ctxpack_decay_window {
-  // Upper bound of the age, exclusive, in nanoseconds (> 0).
-  int64_t max_age_ns;
-  // The score for ages below `max_age_ns` (finite).
-  double score;
-} ctxpack_decay_window;
-
-// Configuration of a decay scorer. Set `struct_size = sizeof(ctxpack_decay_config)`.
-typedef struct ctxpack_decay_config {
-  // `sizeof(ctxpack_decay_config)`.
-  size_t struct_size;
-  // The curve, a `ctxpack_decay_curve_kind` value.
-  int32_t curve;
-  // Exponential: the half-life in nanoseconds (> 0).
-  int64_t half_life_ns;
-  // Window: the window length in nanoseconds (> 0).
-  int64_t max_age_ns;
-  // Step: the windows, youngest first.
-  const struct ctxpack_decay_window *windows;
-  // Step: the number of windows (>= 1).
-  size_t window_count;
-  // The clock, a `ctxpack_clock_kind` value.
-  int32_t clock;
-  // Fixed clock: "now" in nanoseconds since the Unix epoch (UTC).
-  int64_t fixed_now_ns;
-  // Score of items without a timestamp, in [0, 1], read when
-  // `has_null_timestamp_score` (else `CTXPACK_DECAY_DEFAULT_NULL_TIMESTAMP_SCORE`).
-  double null_timestamp_score;
-  // Whether `null_timestamp_score` is set.
-  bool has_null_timestamp_score;
-} ctxpack_decay_config;
 
 // Batch scorer: writes one score per item into `out_scores[0..count]` (pre-filled with
 // NaN). Every score must be finite, or the run fails with `CTXPACK_CALLBACK` naming the
@@ -876,6 +953,13 @@ extern "C" {
 // of the header it was built with), as a static NUL-terminated string.
 const char *ctxpack_version(void);
 
+// The library version as one number, `MAJOR * 10000 + MINOR * 100 + PATCH` (0.1.0 is
+// 100), equal to the `CTXPACK_VERSION_NUMBER` macro of the header it was built with. A
+// program compares it with the macro to find the library it was loaded with
+// (`ctxpack_version_number() >= CTXPACK_VERSION_NUMBER` when it needs what its header
+// declares).
+uint32_t ctxpack_version_number(void);
+
 // Dry-runs the pipeline (spec 07 §4): the run of `ctxpack_pipeline_run` traced at ITEM
 // detail, whose result always has a report (`ctxpack_result_report_*`, the report
 // helpers below). Errors of the run are returned as by `ctxpack_pipeline_run`.
@@ -909,10 +993,10 @@ ctxpack_status ctxpack_pipeline_marginal_items(const struct ctxpack_pipeline *pi
 // probe run are returned as they are.
 ctxpack_status ctxpack_pipeline_min_budget_for(const struct ctxpack_pipeline *pipeline, const struct ctxpack_items *items, size_t target, int64_t ceiling, bool *out_found, int64_t *out_budget, struct ctxpack_error **out_error);
 
-// Report helper (spec 07 §7): the tokens of the included items divided by
-// `budget`'s `max_tokens` (not clamped; 0.0 when `max_tokens` is 0). Pass the budget of
-// the run. `CTXPACK_NO_REPORT` on an untraced result.
-ctxpack_status ctxpack_result_budget_utilization(const struct ctxpack_result *result, const struct ctxpack_budget *budget, double *out);
+// Report helper (spec 07 §7): the tokens of the included items divided by the run's
+// `max_tokens` (not clamped; 0.0 when `max_tokens` is 0). The result keeps the budget
+// of its run. `CTXPACK_NO_REPORT` on an untraced result.
+ctxpack_status ctxpack_result_budget_utilization(const struct ctxpack_result *result, double *out);
 
 // Report helper (spec 07 §7): the number of distinct kinds (ASCII case-insensitive)
 // among the included items, pinned items included; 0 when nothing is included.
@@ -923,30 +1007,53 @@ ctxpack_status ctxpack_result_kind_diversity(const struct ctxpack_result *result
 // [0, 1]; 0.0 when nothing is included. `CTXPACK_NO_REPORT` on an untraced result.
 ctxpack_status ctxpack_result_timestamp_coverage(const struct ctxpack_result *result, double *out);
 
-// Report helper (spec 07 §7): how fully each quota constraint of `pipeline`'s slicer is
-// used by the traced `result` under `budget` (pass the pipeline and budget of the run).
-// A percentage quota slicer gives its entries in percent, the count-quota slicers their
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_kind_quota_utilization) == size`: every byte
+// zero and `struct_size = size`. Then pass it to `ctxpack_quota_utilization_entry`. (C and C++ can write
+// `ctxpack_kind_quota_utilization x = CTXPACK_KIND_QUOTA_UTILIZATION_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_kind_quota_utilization_init(struct ctxpack_kind_quota_utilization *out, size_t size);
+
+// Report helper (spec 07 §7): how fully each quota constraint of the run's slicer is
+// used by the traced `result` under the run's budget (the result keeps both). A
+// percentage quota slicer gives its entries in percent, the count-quota slicers their
 // counts; entries are sorted by kind (ordinal); any other slicer gives none (wrapped
 // slicers are not searched). `CTXPACK_NO_REPORT` on an untraced result.
-ctxpack_status ctxpack_result_quota_utilization(const struct ctxpack_result *result, const struct ctxpack_pipeline *pipeline, const struct ctxpack_budget *budget, struct ctxpack_quota_utilization **out, struct ctxpack_error **out_error);
+ctxpack_status ctxpack_result_quota_utilization(const struct ctxpack_result *result, struct ctxpack_quota_utilization **out, struct ctxpack_error **out_error);
 
 // The number of entries of a quota utilization.
 ctxpack_status ctxpack_quota_utilization_count(const struct ctxpack_quota_utilization *utilization, size_t *out_count);
 
-// Entry `i` of a quota utilization (sorted by kind). Set `out->struct_size` first.
-ctxpack_status ctxpack_quota_utilization_entry(const struct ctxpack_quota_utilization *utilization, size_t i, struct ctxpack_kind_quota_utilization *out);
+// Entry `i` of a quota utilization (sorted by kind).
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_quota_utilization_entry(const struct ctxpack_quota_utilization *utilization, size_t i, struct ctxpack_kind_quota_utilization *out, struct ctxpack_error **out_error);
 
 // Frees a quota utilization. NULL is a no-op.
 void ctxpack_quota_utilization_free(struct ctxpack_quota_utilization *utilization);
 
-// Creates a budget from every field. The core validates it (status
-// `CTXPACK_INVALID_BUDGET`, message naming the rule and the values): `0 <= target_tokens
-// <= max_tokens`, `0 <= output_reserve <= max_tokens`, the margin in [0, 100], slot
-// counts >= 0 and slot kinds distinct. `slots` may be NULL when `slot_count` is 0.
-ctxpack_status ctxpack_budget_new(int64_t max_tokens, int64_t target_tokens, int64_t output_reserve, const struct ctxpack_reserved_slot *slots, size_t slot_count, double estimation_safety_margin_percent, struct ctxpack_budget **out, struct ctxpack_error **out_error);
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_budget_desc) == size`: every byte
+// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+// `ctxpack_budget_desc x = CTXPACK_BUDGET_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_budget_desc_init(struct ctxpack_budget_desc *out, size_t size);
+
+// Creates a budget from a descriptor. Every rule is checked (status
+// `CTXPACK_INVALID_BUDGET`, the message names the rule and the values): `0 <=
+// target_tokens <= max_tokens`, `0 <= output_reserve <= max_tokens`, the margin in
+// [0, 100], slot counts >= 0 and slot kinds distinct; and, since a reserved slot shrinks
+// the room of every kind, slots that could never be honoured are rejected too: their sum
+// must not exceed `target_tokens`, nor `max_tokens - output_reserve` (the specification
+// accepts such slots; why ctxpack does not: decision D20 in docs/decisions.md).
+ctxpack_status ctxpack_budget_new(const struct ctxpack_budget_desc *desc, struct ctxpack_budget **out, struct ctxpack_error **out_error);
 
 // Frees a budget. NULL is a no-op.
 void ctxpack_budget_free(struct ctxpack_budget *budget);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
+// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+// `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_item_desc_init(struct ctxpack_item_desc *out, size_t size);
 
 // Creates an empty item list.
 ctxpack_status ctxpack_items_new(struct ctxpack_items **out, struct ctxpack_error **out_error);
@@ -963,10 +1070,11 @@ ctxpack_status ctxpack_items_push_many(struct ctxpack_items *items, const struct
 // Stores the number of items in `*out_len`.
 ctxpack_status ctxpack_items_len(const struct ctxpack_items *items, size_t *out_len);
 
-// Removes every item.
+// Removes every item and releases the list's storage.
 ctxpack_status ctxpack_items_clear(struct ctxpack_items *items);
 
-// Frees an item list (results made from it stay valid). NULL is a no-op.
+// Frees an item list (results made from it, and runs using it, are not affected). NULL
+// is a no-op.
 void ctxpack_items_free(struct ctxpack_items *items);
 
 // Creates an empty registry of host scorer types.
@@ -977,26 +1085,40 @@ ctxpack_status ctxpack_scorer_registry_new(struct ctxpack_scorer_registry **out,
 // scorer, so the caller may free its handle afterwards; a custom scorer's `destroy`
 // runs when the last reference (registry, pipelines built from policies naming it) goes.
 // A blank name, or the name of a built-in scorer type (`recency`, …, `metadataKey`), is
-// `CTXPACK_INVALID_ARGUMENT`.
+// `CTXPACK_INVALID_ARGUMENT`. May overlap any other call on the registry.
 ctxpack_status ctxpack_scorer_registry_add(struct ctxpack_scorer_registry *registry, struct ctxpack_str name, const struct ctxpack_scorer *scorer, struct ctxpack_error **out_error);
 
 // The number of registered names.
 ctxpack_status ctxpack_scorer_registry_count(const struct ctxpack_scorer_registry *registry, size_t *out_count);
 
 // Registered name `index`, in registration order (UTF-8, also NUL-terminated; owned by
-// the registry and valid until it is changed or freed). `CTXPACK_OUT_OF_RANGE` when
-// `index >= ctxpack_scorer_registry_count`.
+// the registry and valid until it is freed, even if the name is registered again).
+// `CTXPACK_OUT_OF_RANGE` when `index >= ctxpack_scorer_registry_count`.
 ctxpack_status ctxpack_scorer_registry_name(const struct ctxpack_scorer_registry *registry, size_t index, struct ctxpack_str *out_name);
 
 // Frees a registry. NULL is a no-op. Pipelines built from policies that name its
 // scorers keep their own references.
 void ctxpack_scorer_registry_free(struct ctxpack_scorer_registry *registry);
 
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_json_read_options) ==
+// size`: every byte zero and `struct_size = size`. Fill in the fields after it. (C and C++
+// can write `ctxpack_json_read_options x = CTXPACK_JSON_READ_OPTIONS_INIT;` instead.)
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+ctxpack_status ctxpack_json_read_options_init(struct ctxpack_json_read_options *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_json_warning) == size`:
+// every byte zero and `struct_size = size`. (C and C++ can write
+// `ctxpack_json_warning x = CTXPACK_JSON_WARNING_INIT;` instead.)
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+ctxpack_status ctxpack_json_warning_init(struct ctxpack_json_warning *out, size_t size);
+
 // The number of warnings.
 ctxpack_status ctxpack_json_warnings_count(const struct ctxpack_json_warnings *warnings, size_t *out_count);
 
 // Warning `index` (document order). `CTXPACK_OUT_OF_RANGE` when `index >= count`.
-ctxpack_status ctxpack_json_warnings_entry(const struct ctxpack_json_warnings *warnings, size_t index, struct ctxpack_json_warning *out);
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_json_warnings_entry(const struct ctxpack_json_warnings *warnings, size_t index, struct ctxpack_json_warning *out, struct ctxpack_error **out_error);
 
 // Frees a warnings handle. NULL is a no-op.
 void ctxpack_json_warnings_free(struct ctxpack_json_warnings *warnings);
@@ -1020,8 +1142,21 @@ ctxpack_status ctxpack_pipeline_new_policy_json_with(struct ctxpack_str json, co
 ctxpack_status ctxpack_budget_new_json(struct ctxpack_str json, const struct ctxpack_json_read_options *options, struct ctxpack_budget **out, struct ctxpack_json_warnings **out_warnings, struct ctxpack_error **out_error);
 
 // Writes a budget in the JSON form of the .NET library, byte for byte what .NET writes
-// (compact, or indented by two spaces when `pretty`), into a new `ctxpack_string`.
-ctxpack_status ctxpack_budget_json(const struct ctxpack_budget *budget, bool pretty, struct ctxpack_string **out, struct ctxpack_error **out_error);
+// (compact when `pretty` is 0, indented by two spaces when it is 1; any other value is
+// `CTXPACK_INVALID_ARGUMENT`), into a new `ctxpack_string`.
+ctxpack_status ctxpack_budget_json(const struct ctxpack_budget *budget, uint8_t pretty, struct ctxpack_string **out, struct ctxpack_error **out_error);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_pipeline_options) == size`: every byte
+// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+// `ctxpack_pipeline_options x = CTXPACK_PIPELINE_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_pipeline_options_init(struct ctxpack_pipeline_options *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_run_options) == size`: every byte
+// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+// `ctxpack_run_options x = CTXPACK_RUN_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_run_options_init(struct ctxpack_run_options *out, size_t size);
 
 // Creates a pipeline. It keeps its own references to the components, so the caller may
 // free them afterwards. A NULL component is `CTXPACK_PIPELINE_CONFIG` ("scorer is
@@ -1030,7 +1165,9 @@ ctxpack_status ctxpack_pipeline_new(const struct ctxpack_scorer *scorer, const s
 
 // Runs the pipeline over `items` within `budget` and stores the result in `*out`
 // (NULL on failure). `options` may be NULL. Safe to call concurrently on one pipeline,
-// one item list and one budget, as long as nobody pushes to or frees them meanwhile.
+// one item list and one budget. The run holds its own references to the pipeline (and
+// so its components), the budget and the items as they are when it starts: callbacks
+// may free or change any of them.
 ctxpack_status ctxpack_pipeline_run(const struct ctxpack_pipeline *pipeline, const struct ctxpack_items *items, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **out, struct ctxpack_error **out_error);
 
 // Frees a pipeline (components it shares with others live on). NULL is a no-op.
@@ -1056,7 +1193,7 @@ size_t ctxpack_preset_count(void);
 
 // The name of preset `index` (`"Chat"`, `"CodeReview"`, `"Rag"`, `"DocumentQa"`,
 // `"ToolUse"`, `"LongRunning"`, `"Debugging"`, in the order of spec 07 §2) as a static
-// string (not NUL-terminated) that `ctxpack_pipeline_new_preset` accepts.
+// string (also NUL-terminated) that `ctxpack_pipeline_new_preset` accepts.
 // `CTXPACK_OUT_OF_RANGE` when `index >= ctxpack_preset_count()`.
 ctxpack_status ctxpack_preset_name(size_t index, struct ctxpack_str *out_name);
 
@@ -1075,14 +1212,14 @@ ctxpack_status ctxpack_pipeline_new_preset(struct ctxpack_str name, struct ctxpa
 // pipeline is built by hand.
 ctxpack_status ctxpack_pipeline_new_policy_json(struct ctxpack_str json, struct ctxpack_pipeline **out, struct ctxpack_error **out_error);
 
-// Writes the policy of a pipeline as JSON into a new `ctxpack_string` (compact, or
-// indented by two spaces when `pretty`). The policy is recovered from the pipeline's
-// components: a pipeline built from a preset or from JSON gives the same scorers,
+// Writes the policy of a pipeline as JSON into a new `ctxpack_string`: compact when
+// `pretty` is 0, indented by two spaces when it is 1 (any other value is
+// `CTXPACK_INVALID_ARGUMENT`). The policy is recovered from the pipeline's components: a pipeline built from a preset or from JSON gives the same scorers,
 // slicer, placer, deduplication and overflow strategy, but no name or description
 // (a pipeline does not keep them). A pipeline with a custom (callback) component — or
 // another shape the JSON form cannot express — is `CTXPACK_INVALID_POLICY`, naming the
 // component (`"scorer: custom components cannot be expressed as a policy"`).
-ctxpack_status ctxpack_pipeline_policy_json(const struct ctxpack_pipeline *pipeline, bool pretty, struct ctxpack_string **out, struct ctxpack_error **out_error);
+ctxpack_status ctxpack_pipeline_policy_json(const struct ctxpack_pipeline *pipeline, uint8_t pretty, struct ctxpack_string **out, struct ctxpack_error **out_error);
 
 // The text of a library-owned string (UTF-8, also NUL-terminated; the NUL is not
 // counted in `len`), valid until `ctxpack_string_free`.
@@ -1090,6 +1227,36 @@ ctxpack_status ctxpack_string_value(const struct ctxpack_string *string, struct 
 
 // Frees a library-owned string. NULL is a no-op.
 void ctxpack_string_free(struct ctxpack_string *string);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_report_summary) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_report_summary x = CTXPACK_REPORT_SUMMARY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_report_summary_init(struct ctxpack_report_summary *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_included_entry) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_included_entry x = CTXPACK_INCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_included_entry_init(struct ctxpack_included_entry *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_excluded_entry) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_excluded_entry x = CTXPACK_EXCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_excluded_entry_init(struct ctxpack_excluded_entry *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_trace_event) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_trace_event x = CTXPACK_TRACE_EVENT_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_trace_event_init(struct ctxpack_trace_event *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_shortfall) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_shortfall x = CTXPACK_SHORTFALL_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_shortfall_init(struct ctxpack_shortfall *out, size_t size);
 
 // The selected items as positions in the caller's item list, in placed order.
 ctxpack_status ctxpack_result_indices(const struct ctxpack_result *result, const size_t **out_ptr, size_t *out_len);
@@ -1112,27 +1279,44 @@ ctxpack_status ctxpack_result_overflow(const struct ctxpack_result *result, bool
 ctxpack_status ctxpack_result_has_report(const struct ctxpack_result *result, bool *out_has_report);
 
 // Counts and totals of the report.
-ctxpack_status ctxpack_result_report_summary(const struct ctxpack_result *result, struct ctxpack_report_summary *out);
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_result_report_summary(const struct ctxpack_result *result, struct ctxpack_report_summary *out, struct ctxpack_error **out_error);
 
 // Included entry `i` (placed order).
-ctxpack_status ctxpack_result_report_included(const struct ctxpack_result *result, size_t i, struct ctxpack_included_entry *out);
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_result_report_included(const struct ctxpack_result *result, size_t i, struct ctxpack_included_entry *out, struct ctxpack_error **out_error);
 
 // Excluded entry `i` (score descending, ties in recording order), with its reason's
 // fields; strings point into the result.
-ctxpack_status ctxpack_result_report_excluded(const struct ctxpack_result *result, size_t i, struct ctxpack_excluded_entry *out);
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_result_report_excluded(const struct ctxpack_result *result, size_t i, struct ctxpack_excluded_entry *out, struct ctxpack_error **out_error);
 
 // Trace event `i` (recording order).
-ctxpack_status ctxpack_result_report_event(const struct ctxpack_result *result, size_t i, struct ctxpack_trace_event *out);
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_result_report_event(const struct ctxpack_result *result, size_t i, struct ctxpack_trace_event *out, struct ctxpack_error **out_error);
 
 // Count-requirement shortfall `i` (configuration order).
-ctxpack_status ctxpack_result_report_shortfall(const struct ctxpack_result *result, size_t i, struct ctxpack_shortfall *out);
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_result_report_shortfall(const struct ctxpack_result *result, size_t i, struct ctxpack_shortfall *out, struct ctxpack_error **out_error);
 
 // The report in the JSON wire form of spec 06 §10 (UTF-8, also NUL-terminated), built
-// on first request and owned by the result.
+// on first request and owned by the result. It holds every item's content:
+// `CTXPACK_OUT_OF_MEMORY` when it cannot be allocated (a later call tries again).
 ctxpack_status ctxpack_result_report_json(const struct ctxpack_result *result, struct ctxpack_str *out);
 
 // Frees a result. NULL is a no-op.
 void ctxpack_result_free(struct ctxpack_result *result);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_decay_config) == size`: every byte
+// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+// `ctxpack_decay_config x = CTXPACK_DECAY_CONFIG_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_decay_config_init(struct ctxpack_decay_config *out, size_t size);
 
 // KindScorer with the default weights (SystemPrompt 1.0, Memory 0.8, ToolOutput 0.6,
 // Document 0.4, Message 0.2).
@@ -1187,17 +1371,17 @@ ctxpack_status ctxpack_scorer_new_custom_item(ctxpack_score_item_fn score_item, 
 // Releases the caller's reference to a scorer. NULL is a no-op.
 void ctxpack_scorer_free(struct ctxpack_scorer *scorer);
 
-// Compares `count` (>= 2) labelled pipelines (spec 07 §6): each is dry-run over `items`
-// within `budget`, in order, and the items that at least one variant includes and
-// another excludes are listed, matched by their position in `items` (D15), in list
-// order. Fewer than two variants is `CTXPACK_INVALID_ARGUMENT`; the first failing run's
-// error is returned as it is.
+// Compares `count` (>= 2) labelled pipelines (spec 07 §6): each is dry-run over `items` within
+// `budget`, in order, and the items that at least one variant includes and another excludes are
+// listed, matched by their position in `items` (decision D15 in docs/decisions.md), in list order.
+// Fewer than two variants is `CTXPACK_INVALID_ARGUMENT`; the first failing run's error is returned
+// as it is.
 ctxpack_status ctxpack_sensitivity_new(const struct ctxpack_items *items, const struct ctxpack_budget *budget, const struct ctxpack_sensitivity_variant *variants, size_t count, struct ctxpack_sensitivity **out, struct ctxpack_error **out_error);
 
 // The number of variants (as passed to `ctxpack_sensitivity_new`).
 ctxpack_status ctxpack_sensitivity_variant_count(const struct ctxpack_sensitivity *sensitivity, size_t *out_count);
 
-// The label of variant `i` (not NUL-terminated), owned by the sensitivity.
+// The label of variant `i` (also NUL-terminated), owned by the sensitivity.
 ctxpack_status ctxpack_sensitivity_variant_label(const struct ctxpack_sensitivity *sensitivity, size_t i, struct ctxpack_str *out_label);
 
 // The dry-run result of variant `i` as a new result handle (the caller frees it with
@@ -1255,14 +1439,14 @@ void ctxpack_slicer_free(struct ctxpack_slicer *slicer);
 // as the list (`capacity`).
 ctxpack_status ctxpack_scorer_score(const struct ctxpack_scorer *scorer, const struct ctxpack_items *items, double *out_scores, size_t capacity, struct ctxpack_error **out_error);
 
-// Runs the slicer alone over the items with the given `scores` (one per item, `count`
-// equal to the list length), in list order, against `budget` exactly as given (no
+// Runs the slicer alone over the items with the given `scores` (one finite score per
+// item, `count` equal to the list length), in list order, against `budget` exactly as given (no
 // pinned-item or reserve adjustment: that is the pipeline's job). The outcome holds the
 // selected positions, count-quota shortfalls and cap exclusions.
 ctxpack_status ctxpack_slicer_slice(const struct ctxpack_slicer *slicer, const struct ctxpack_items *items, const double *scores, size_t count, const struct ctxpack_budget *budget, struct ctxpack_slice_result **out, struct ctxpack_error **out_error);
 
-// Runs the placer alone over the items with the given `scores` (one per item, `count`
-// equal to the list length) and writes the placement order (positions in the list, a
+// Runs the placer alone over the items with the given `scores` (one finite score per
+// item, `count` equal to the list length) and writes the placement order (positions in the list, a
 // permutation) into `out_order`, which must hold `count` elements.
 ctxpack_status ctxpack_placer_place(const struct ctxpack_placer *placer, const struct ctxpack_items *items, const double *scores, size_t count, size_t *out_order, struct ctxpack_error **out_error);
 
@@ -1275,8 +1459,10 @@ ctxpack_status ctxpack_slice_result_cap_excluded(const struct ctxpack_slice_resu
 // The number of count-requirement shortfalls.
 ctxpack_status ctxpack_slice_result_shortfall_count(const struct ctxpack_slice_result *result, size_t *out_count);
 
-// Count-requirement shortfall `i` (configuration order). Set `out->struct_size` first.
-ctxpack_status ctxpack_slice_result_shortfall(const struct ctxpack_slice_result *result, size_t i, struct ctxpack_shortfall *out);
+// Count-requirement shortfall `i` (configuration order).
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_slice_result_shortfall(const struct ctxpack_slice_result *result, size_t i, struct ctxpack_shortfall *out, struct ctxpack_error **out_error);
 
 // Frees a slice result. NULL is a no-op.
 void ctxpack_slice_result_free(struct ctxpack_slice_result *result);
@@ -1339,5 +1525,38 @@ ctxpack_status ctxpack_encoding_truncate(const struct ctxpack_encoding *encoding
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
+
+// Initialisers of the versioned structs: every field zero and `struct_size` set.
+//   ctxpack_item_desc d = CTXPACK_ITEM_DESC_INIT;
+// Bindings call the matching ctxpack_<struct>_init(&x, sizeof x) instead.
+#if defined(__cplusplus)
+#define CTXPACK_ITEM_DESC_INIT ([] { ctxpack_item_desc v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_BUDGET_DESC_INIT ([] { ctxpack_budget_desc v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_PIPELINE_OPTIONS_INIT ([] { ctxpack_pipeline_options v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_RUN_OPTIONS_INIT ([] { ctxpack_run_options v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_DECAY_CONFIG_INIT ([] { ctxpack_decay_config v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_REPORT_SUMMARY_INIT ([] { ctxpack_report_summary v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_INCLUDED_ENTRY_INIT ([] { ctxpack_included_entry v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_EXCLUDED_ENTRY_INIT ([] { ctxpack_excluded_entry v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_TRACE_EVENT_INIT ([] { ctxpack_trace_event v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_SHORTFALL_INIT ([] { ctxpack_shortfall v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_KIND_QUOTA_UTILIZATION_INIT ([] { ctxpack_kind_quota_utilization v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_JSON_READ_OPTIONS_INIT ([] { ctxpack_json_read_options v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_JSON_WARNING_INIT ([] { ctxpack_json_warning v_{}; v_.struct_size = sizeof v_; return v_; }())
+#else
+#define CTXPACK_ITEM_DESC_INIT { .struct_size = sizeof(ctxpack_item_desc) }
+#define CTXPACK_BUDGET_DESC_INIT { .struct_size = sizeof(ctxpack_budget_desc) }
+#define CTXPACK_PIPELINE_OPTIONS_INIT { .struct_size = sizeof(ctxpack_pipeline_options) }
+#define CTXPACK_RUN_OPTIONS_INIT { .struct_size = sizeof(ctxpack_run_options) }
+#define CTXPACK_DECAY_CONFIG_INIT { .struct_size = sizeof(ctxpack_decay_config) }
+#define CTXPACK_REPORT_SUMMARY_INIT { .struct_size = sizeof(ctxpack_report_summary) }
+#define CTXPACK_INCLUDED_ENTRY_INIT { .struct_size = sizeof(ctxpack_included_entry) }
+#define CTXPACK_EXCLUDED_ENTRY_INIT { .struct_size = sizeof(ctxpack_excluded_entry) }
+#define CTXPACK_TRACE_EVENT_INIT { .struct_size = sizeof(ctxpack_trace_event) }
+#define CTXPACK_SHORTFALL_INIT { .struct_size = sizeof(ctxpack_shortfall) }
+#define CTXPACK_KIND_QUOTA_UTILIZATION_INIT { .struct_size = sizeof(ctxpack_kind_quota_utilization) }
+#define CTXPACK_JSON_READ_OPTIONS_INIT { .struct_size = sizeof(ctxpack_json_read_options) }
+#define CTXPACK_JSON_WARNING_INIT { .struct_size = sizeof(ctxpack_json_warning) }
+#endif
 
 #endif  /* CTXPACK_H */

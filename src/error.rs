@@ -46,6 +46,9 @@ macro_rules! core_error_kinds {
             InvalidPolicy = 14 => CTXPACK_INVALID_POLICY,
             /// An argument is invalid (out of range, malformed, or inconsistent).
             InvalidArgument = 15 => CTXPACK_INVALID_ARGUMENT,
+            /// Memory for a size the caller asked for (a budget, a count, a length) could
+            /// not be allocated.
+            OutOfMemory = 16 => CTXPACK_OUT_OF_MEMORY,
             /// The operation needs a cargo feature this build was compiled without.
             Unsupported = 17 => CTXPACK_UNSUPPORTED,
             /// A prefix state is corrupt, truncated, of a newer format, or from another
@@ -184,6 +187,14 @@ pub enum Error {
     /// An argument is invalid.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// An allocation whose size comes from the caller's numbers failed.
+    #[error("out of memory: {what} needs {bytes} bytes")]
+    OutOfMemory {
+        /// What was being allocated (`"the knapsack DP row"`, `"item 3: content"`, ...).
+        what: String,
+        /// The bytes asked for (wider than `usize`: a request may exceed the address space).
+        bytes: u128,
+    },
     /// The operation needs a cargo feature this build was compiled without (the message
     /// names it).
     #[error("unsupported: {0}")]

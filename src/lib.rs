@@ -61,6 +61,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod alloc;
 pub mod analytics;
 pub mod chat;
 pub mod diagnostics;

@@ -1,15 +1,24 @@
 //! Chat requests in, chat requests out: every trimmed request passes the provider rules
 //! (`support::chat_rules`, written from the providers' documentation), is the input with
 //! messages removed, and fits the budget — over generated agent sessions (parallel tool
-//! calls, several results, long outputs, thinking blocks), every preset and many budgets,
-//! and over the bundled sample requests.
+//! calls, several results, long outputs, thinking blocks), every preset, policies with
+//! quotas, caps and truncation, a custom slicer that splits groups, and many budgets, and
+//! over the bundled sample requests.
 
 mod support;
 
 use ctxpack::chat::{estimate_tokens, trim, ChatOptions, CountTokens, Provider, Trimmed};
+use ctxpack::diagnostics::TraceDetail;
+use ctxpack::model::ScoredItem;
+use ctxpack::placer::ChronologicalPlacer;
 use ctxpack::policy::{Policy, Preset};
-use ctxpack::{ContextBudget, ErrorCode};
+use ctxpack::scorer::RecencyScorer;
+use ctxpack::slicer::{SliceOutcome, Slicer};
+use ctxpack::tokenizer::{Encoding, ENCODING_NAMES};
+use ctxpack::{ContextBudget, ErrorCode, Pipeline};
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use support::chat_rules;
 
 /// xorshift64*: reproducible cases without a dependency.
@@ -196,6 +205,18 @@ fn words(text: &str) -> usize {
     text.split_whitespace().count()
 }
 
+/// The counting functions the sweeps alternate: the estimate, a word count, and the
+/// built-in encodings when the tokenizer is built in.
+fn counters() -> Vec<&'static dyn CountTokens> {
+    let mut counters: Vec<&'static dyn CountTokens> = vec![&estimate_tokens, &words];
+    for name in ENCODING_NAMES {
+        if let Ok(encoding) = Encoding::by_name(name) {
+            counters.push(encoding);
+        }
+    }
+    counters
+}
+
 /// Checks one trimmed request against the rules and the input.
 fn check(provider: Provider, input: &Value, t: &Trimmed, target: i64) {
     let output: Value = serde_json::from_str(&t.json).expect("the output is JSON");
@@ -224,7 +245,16 @@ struct Tally {
     adjusted: usize,
 }
 
-fn sweep(provider: Provider, seed: u64, cases: usize) -> Tally {
+/// Every preset, in turn.
+fn presets() -> Vec<Pipeline> {
+    Preset::ALL
+        .iter()
+        .map(|p| Policy::preset(p.name()).unwrap().build_pipeline().unwrap())
+        .collect()
+}
+
+/// Generated sessions trimmed at eight budgets each, case `i` with `pipelines[i % len]`.
+fn sweep(provider: Provider, seed: u64, cases: usize, pipelines: &[Pipeline]) -> Tally {
     let mut rng = Rng(seed);
     let mut tally = Tally {
         runs: 0,
@@ -240,18 +270,10 @@ fn sweep(provider: Provider, seed: u64, cases: usize) -> Tally {
             anthropic_session(&mut rng)
         };
         let text = input.to_string();
-        let counter: &dyn CountTokens = if case % 2 == 0 {
-            &estimate_tokens
-        } else {
-            &words
-        };
-        let mut options = ChatOptions::with_counter(counter);
+        let counters = counters();
+        let mut options = ChatOptions::with_counter(counters[case % counters.len()]);
         let huge = ContextBudget::new(i64::MAX / 4, i64::MAX / 4).unwrap();
-        let preset = Preset::ALL[case % Preset::ALL.len()];
-        let pipeline = Policy::preset(preset.name())
-            .unwrap()
-            .build_pipeline()
-            .unwrap();
+        let pipeline = &pipelines[case % pipelines.len()];
         // Measured with greedy slicing: a knapsack table for this budget would be refused.
         let whole = trim(provider, &text, &huge, &greedy, &options).expect("a valid request");
         assert_eq!(
@@ -263,7 +285,7 @@ fn sweep(provider: Provider, seed: u64, cases: usize) -> Tally {
             let target = (whole.input_tokens * percent / 100).max(1);
             let budget = ContextBudget::new(target, target).unwrap();
             tally.runs += 1;
-            match trim(provider, &text, &budget, &pipeline, &options) {
+            match trim(provider, &text, &budget, pipeline, &options) {
                 Ok(t) => {
                     check(provider, &input, &t, target);
                     if options.pin_last_turn {
@@ -299,7 +321,7 @@ fn sweep(provider: Provider, seed: u64, cases: usize) -> Tally {
 
 #[test]
 fn openai_trims_always_pass_the_rules() {
-    let t = sweep(Provider::OpenAi, 0x05ee_d0a1, 250);
+    let t = sweep(Provider::OpenAi, 0x05ee_d0a1, 250, &presets());
     eprintln!(
         "openai: {} runs, {} trimmed, {} refused (budget below the pinned parts)",
         t.runs, t.trimmed, t.refused
@@ -313,13 +335,164 @@ fn openai_trims_always_pass_the_rules() {
 
 #[test]
 fn anthropic_trims_always_pass_the_rules() {
-    let t = sweep(Provider::Anthropic, 0x05ee_da17, 250);
+    let t = sweep(Provider::Anthropic, 0x05ee_da17, 250, &presets());
     eprintln!(
         "anthropic: {} runs, {} trimmed, {} refused (budget below the pinned parts), {} adjusted after the run",
         t.runs, t.trimmed, t.refused, t.adjusted
     );
     assert!(t.trimmed * 2 > t.runs, "most runs must actually trim");
     assert!(t.adjusted > 0, "the ordering rules were exercised");
+}
+
+/// A slicer that ignores groups: it walks the sorted items and takes every other one that
+/// fits, so it often returns part of a tool call's unit. The engine must drop such a unit
+/// whole. It counts the runs in which it split a group, to prove the case was exercised.
+#[derive(Debug)]
+struct EveryOther;
+
+static SPLIT_GROUPS: AtomicUsize = AtomicUsize::new(0);
+
+impl Slicer for EveryOther {
+    fn slice(
+        &self,
+        items: &[ScoredItem<'_>],
+        budget: &ContextBudget,
+    ) -> ctxpack::Result<SliceOutcome> {
+        let mut used = 0;
+        let mut selected = Vec::new();
+        for (i, s) in items.iter().enumerate().step_by(2) {
+            if used + s.item.tokens() <= budget.target_tokens() {
+                used += s.item.tokens();
+                selected.push(i);
+            }
+        }
+        let split = items.iter().enumerate().any(|(i, s)| {
+            s.item.group().is_some_and(|g| {
+                !selected.contains(&i) && selected.iter().any(|&j| items[j].item.group() == Some(g))
+            })
+        });
+        if split {
+            SPLIT_GROUPS.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(SliceOutcome {
+            selected,
+            ..SliceOutcome::default()
+        })
+    }
+}
+
+/// Since every message is an item of its own, the slicers and placers see the members of
+/// each unit: count caps and percentage quotas counting members of two kinds, knapsack over
+/// units, truncation at placement, other group value modes, and a slicer that splits units.
+/// None may produce an invalid request.
+#[test]
+fn trims_pass_the_rules_under_quotas_caps_truncation_and_a_group_splitting_slicer() {
+    let policies = [
+        r#"{"scorers": [{"type": "recency", "weight": 2}, {"type": "kind", "weight": 1}],
+            "slicerType": "countQuota", "groupValue": "max",
+            "countQuotas": [{"kind": "ToolOutput", "requireCount": 1, "capCount": 2}]}"#,
+        r#"{"scorers": [{"type": "kind", "weight": 1}, {"type": "recency", "weight": 1}],
+            "slicerType": "knapsack", "knapsackBucketSize": 50, "placerType": "uShaped",
+            "groupValue": "mean",
+            "quotas": [{"kind": "ToolOutput", "maxPercent": 50},
+                       {"kind": "Message", "minPercent": 10}]}"#,
+        r#"{"scorers": [{"type": "recency", "weight": 1}],
+            "slicerType": "countConstrainedKnapsack", "overflowStrategy": "truncate",
+            "pinnedFirst": true,
+            "countQuotas": [{"kind": "Message", "requireCount": 2, "capCount": 6}]}"#,
+    ];
+    let mut pipelines: Vec<Pipeline> = policies
+        .iter()
+        .map(|p| Policy::from_json(p).unwrap().build_pipeline().unwrap())
+        .collect();
+    pipelines.push(
+        Pipeline::builder()
+            .scorer(Arc::new(RecencyScorer::new()))
+            .slicer(Arc::new(EveryOther))
+            .placer(Arc::new(ChronologicalPlacer::new()))
+            .build()
+            .unwrap(),
+    );
+    for (provider, seed) in [(Provider::OpenAi, 0xca95), (Provider::Anthropic, 0xca96)] {
+        let t = sweep(provider, seed, 120, &pipelines);
+        eprintln!(
+            "{provider:?}: {} runs, {} trimmed, {} refused, {} adjusted",
+            t.runs, t.trimmed, t.refused, t.adjusted
+        );
+        assert!(t.trimmed * 2 > t.runs, "most runs must actually trim");
+    }
+    assert!(
+        SPLIT_GROUPS.load(Ordering::Relaxed) > 20,
+        "the custom slicer split units"
+    );
+}
+
+/// An Anthropic user turn that answers tool calls and also says something new stays with
+/// the assistant turn that made the calls: one group, kept or dropped whole at every
+/// budget, each message explained on its own row.
+#[test]
+fn a_user_turn_with_tool_results_and_new_text_goes_with_its_call() {
+    let long = "ledger line 42 refund pending ".repeat(150);
+    let body = json!({"model": "claude-sonnet-4-5", "max_tokens": 512, "messages": [
+        {"role": "user", "content": "Why was I charged twice?"},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Checking the ledger."},
+            {"type": "tool_use", "id": "t1", "name": "ledger", "input": {"account": "a1"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": long},
+            {"type": "text", "text": "Also, please check March."}]},
+        {"role": "assistant", "content": "Two charges on May 2; one is a pending refund."},
+        {"role": "user", "content": "And March?"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t2", "name": "ledger", "input": {"month": "March"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t2", "content": "one charge"},
+            {"type": "text", "text": "Thanks, and April?"}]}]});
+    let text = body.to_string();
+    let pipeline = Policy::preset("chat").unwrap().build_pipeline().unwrap();
+    let mut options = ChatOptions::default();
+    options.trace = TraceDetail::Stage;
+    let huge = ContextBudget::new(1 << 40, 1 << 40).unwrap();
+    let whole = trim(Provider::Anthropic, &text, &huge, &pipeline, &options).unwrap();
+    assert_eq!(whole.json, text);
+    // Items: "$" (reply priming) first, then one per message.
+    let at = |m: usize| 1 + m;
+    assert_eq!(whole.item_paths[at(2)], "messages[2]");
+    assert_eq!(whole.items[at(1)].group(), Some("messages[1]"));
+    assert_eq!(whole.items[at(2)].group(), Some("messages[1]"));
+    assert_eq!(whole.items[at(2)].kind().as_str(), "ToolOutput");
+    assert!(whole.items[at(2)]
+        .content()
+        .contains("Also, please check March."));
+    assert_eq!(whole.items[at(6)].group(), Some("messages[5]"));
+    let (mut dropped_mid, mut kept_mid) = (0, 0);
+    for target in (50..=whole.input_tokens + 50).step_by(25) {
+        let budget = ContextBudget::new(target, target).unwrap();
+        let Ok(t) = trim(Provider::Anthropic, &text, &budget, &pipeline, &options) else {
+            continue;
+        };
+        check(Provider::Anthropic, &body, &t, target);
+        // The middle unit (messages 1 and 2) goes whole; the last one, pinned, always stays.
+        assert_eq!(
+            t.kept.contains(&1),
+            t.kept.contains(&2),
+            "{target}: {:?}",
+            t.kept
+        );
+        assert!(t.kept.ends_with(&[5, 6]), "{target}: {:?}", t.kept);
+        let report = t.selection.report.as_ref().unwrap();
+        assert_eq!(
+            report.included.len() + report.excluded.len(),
+            t.items.len(),
+            "one report row per message"
+        );
+        if t.kept.contains(&2) {
+            kept_mid += 1;
+        } else {
+            dropped_mid += 1;
+        }
+    }
+    assert!(kept_mid > 0 && dropped_mid > 0, "{kept_mid} {dropped_mid}");
 }
 
 /// The validator is a real check: each rule rejects a request that breaks it.
@@ -444,4 +617,38 @@ fn sample_requests_keep_every_pair() {
         eprintln!("{name}: {trims} valid trims over 7 presets x 28 budgets");
         assert!(trims > 100);
     }
+}
+
+/// The framing on top of the built-in tokenizer reproduces the prompt tokens the OpenAI
+/// API reported for the cookbook's example request ("How to count tokens with tiktoken":
+/// 129 for gpt-4, whose encoding is cl100k_base; 124 for gpt-4o, o200k_base).
+#[cfg(feature = "tokenizer")]
+#[test]
+fn counts_match_the_prompt_tokens_openai_reported() {
+    let request = json!({"model": "gpt-4o", "messages": [
+        {"role": "system", "content": "You are a helpful, pattern-following assistant that translates corporate jargon into plain English."},
+        {"role": "system", "name": "example_user", "content": "New synergies will help drive top-line growth."},
+        {"role": "system", "name": "example_assistant", "content": "Things working well together will increase revenue."},
+        {"role": "system", "name": "example_user", "content": "Let's circle back when we have more bandwidth to touch base on opportunities for increased leverage."},
+        {"role": "system", "name": "example_assistant", "content": "Let's talk later when we're less busy about how to do better."},
+        {"role": "user", "content": "This late pivot means we don't have time to boil the ocean for the client deliverable."}]})
+    .to_string();
+    let pipeline = Policy::preset("chat").unwrap().build_pipeline().unwrap();
+    let budget = ContextBudget::new(1000, 1000).unwrap();
+    for (encoding, reported) in [("cl100k_base", 129), ("o200k_base", 124)] {
+        let options = ChatOptions::with_counter(Encoding::by_name(encoding).unwrap());
+        let t = trim(Provider::OpenAi, &request, &budget, &pipeline, &options).unwrap();
+        assert_eq!(t.input_tokens, reported, "{encoding}");
+        assert_eq!(t.tokens, reported, "{encoding}: everything fits");
+    }
+    // The default counter is o200k_base.
+    let t = trim(
+        Provider::OpenAi,
+        &request,
+        &budget,
+        &pipeline,
+        &ChatOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(t.input_tokens, 124);
 }

@@ -74,7 +74,7 @@ fn a_tight_budget_trims_and_keeps_every_pair() {
 
 #[test]
 fn explain_and_report_name_every_message() {
-    for (format, file, _) in FORMATS {
+    for (format, file, anthropic) in FORMATS {
         let path = sample(file);
         let input: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let n = input["messages"].as_array().unwrap().len();
@@ -84,31 +84,19 @@ fn explain_and_report_name_every_message() {
         );
         assert!(out.status.success(), "{}", stderr(&out));
         let table = stdout(&out);
-        // Every message is named by a row: alone, or in the range of its unit.
-        let mut named = vec![false; n];
-        for row in table.lines().skip(1) {
-            let Some(at) = row.find("messages[") else {
-                continue;
-            };
-            let index = |s: &str| {
-                s.split(['[', ']'])
-                    .nth(1)
-                    .unwrap()
-                    .parse::<usize>()
-                    .unwrap()
-            };
-            let first = index(&row[at..]);
-            let last = row[at..].split_once("..").map_or(first, |(_, r)| index(r));
-            named[first..=last].fill(true);
+        // One row per message (a tool call and each of its results on rows of their own),
+        // its content starting with the message's path and role.
+        let rows: Vec<&str> = table.lines().skip(1).collect();
+        for (i, m) in input["messages"].as_array().unwrap().iter().enumerate() {
+            let label = format!("messages[{i}] {}:", m["role"].as_str().unwrap());
+            let named = rows.iter().filter(|r| r.contains(&label)).count();
+            assert_eq!(named, 1, "{format}: {label}\n{table}");
         }
-        assert!(named.iter().all(|&x| x), "{format}: {named:?}\n{table}");
         let last = table.lines().last().unwrap();
         assert!(
             last.starts_with("kept ")
-                && last.ends_with(&format!(
-                    "of {n} messages, about {}",
-                    last.split("about ").nth(1).unwrap()
-                )),
+                && last.contains(&format!(" of {n} messages, "))
+                && last.ends_with(" tokens (counted with o200k_base, with the provider's framing)"),
             "{last}"
         );
 
@@ -128,6 +116,50 @@ fn explain_and_report_name_every_message() {
             report["total_candidates"].as_u64().unwrap()
         );
         assert!(entries.iter().all(|e| e["index"].is_u64()));
+        // A unit of several messages is one group in the report, decided whole.
+        let groups = report["groups"].as_array().unwrap();
+        let calling_turns = input["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| {
+                if anthropic {
+                    m["content"]
+                        .as_array()
+                        .is_some_and(|blocks| blocks.iter().any(|b| b["type"] == "tool_use"))
+                } else {
+                    m["tool_calls"].is_array()
+                }
+            })
+            .count();
+        assert!(
+            calling_turns >= 3,
+            "{format}: a sample with several tool loops"
+        );
+        assert_eq!(
+            groups.len(),
+            calling_turns,
+            "{format}: one group per tool loop"
+        );
+        for g in groups {
+            let members = g["members"].as_array().unwrap();
+            assert!(members.len() >= 2, "{format}: {g}");
+            let included: Vec<bool> = members
+                .iter()
+                .map(|m| {
+                    let e = entries
+                        .iter()
+                        .find(|e| e["index"] == *m)
+                        .expect("every member has an entry");
+                    assert_eq!(e["item"]["group"], g["key"]);
+                    report["included"].as_array().unwrap().contains(e)
+                })
+                .collect();
+            assert!(
+                included.iter().all(|&x| x) || !included.iter().any(|&x| x),
+                "{format}: {g}"
+            );
+        }
     }
 }
 

@@ -128,7 +128,10 @@ fn version_is_printed() {
 #[test]
 fn make_demo_shows_progress() {
     let out = std::process::Command::new("make")
-        .args(["-n", "demo"])
+        .args(["--no-print-directory", "-n", "demo"])
+        .env_remove("MAKEFLAGS")
+        .env_remove("MAKELEVEL")
+        .env_remove("MFLAGS")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("make is installed");

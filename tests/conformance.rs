@@ -1,44 +1,42 @@
 //! Conformance runner: `cargo test --test conformance [-- FILTER…]`.
 //!
-//! Runs every `*.toml` vector (format: `shared/spec/08-conformance-format.md`) found, in
-//! sorted order, under
+//! Runs every `*.toml` vector (format: `shared/spec/08-conformance-format.md`) found, in sorted
+//! order, under
 //!
-//! 1. `tests/vectors/` of this crate: the project's own vectors, and the Cupel conformance
-//!    suite 1.0.0's required tier in `tests/vectors/cupel-1.0.0/required/` (copied with its
-//!    licence notice, so a fresh clone runs it),
-//! 2. every directory listed in `CTXPACK_CONFORMANCE_DIRS` (colon-separated), recursively
-//!    (for example the suite's optional tier).
+//! 1. `tests/vectors/` of this crate: the project's own vectors, and the Cupel conformance suite
+//!    1.0.0's required tier in `tests/vectors/cupel-1.0.0/required/` (copied with its licence
+//!    notice, so a fresh clone runs it),
+//! 2. every directory listed in `CTXPACK_CONFORMANCE_DIRS` (colon-separated), recursively (for
+//!    example the suite's optional tier).
 //!
-//! The tier is `required` or `optional` when the path below its root has a folder of that
-//! name (for the extra directories, also the directory's own path), otherwise `project`.
-//! When no required-tier vector is found at all, the runner prints a loud warning and the
-//! level `none`. Each failing vector gets one line with its path, name and reason; then come a
-//! per-tier summary, the conformance level, and finally the line `N passed, M failed`. The
-//! exit status is non-zero when any vector fails or none ran. A vector that cannot be
-//! parsed, misses a required key, names an unknown stage or component, or panics in the
-//! engine counts as failed. Positional arguments filter vectors by path or name substring;
-//! `CTXPACK_CONFORMANCE_VERBOSE=1` also prints passing vectors;
-//! `CTXPACK_CONFORMANCE_ENGINE=ffi` runs every vector through the exported C ABI, exactly
-//! as a C host calls it; `CTXPACK_CONFORMANCE_ENGINE=cupel` runs the vectors on the
-//! reference crate instead of ctxpack (a check for vector authors; see
-//! `tests/vectors/README.md`).
+//! The tier is `required` or `optional` when the path below its root has a folder of that name (for
+//! the extra directories, also the directory's own path), otherwise `project`. When no
+//! required-tier vector is found at all, the runner prints a loud warning and the level `none`.
+//! Each failing vector gets one line with its path, name and reason; then come a per-tier summary,
+//! the conformance level, and finally the line `N passed, M failed`. The exit status is non-zero
+//! when any vector fails or none ran. A vector that cannot be parsed, misses a required key, names
+//! an unknown stage or component, or panics in the engine counts as failed. Positional arguments
+//! filter vectors by path or name substring; `CTXPACK_CONFORMANCE_VERBOSE=1` also prints passing
+//! vectors; `CTXPACK_CONFORMANCE_ENGINE=ffi` runs every vector through the exported C ABI, exactly
+//! as a C host calls it; `CTXPACK_CONFORMANCE_ENGINE=cupel` runs the vectors on the reference crate
+//! instead of ctxpack (a check for vector authors; see `tests/vectors/README.md`).
 //!
 //! # Extensions to the format (ignored by other runners)
 //!
-//! * `[budget] reserved_slots = { Kind = count, … }` and
-//!   `[budget] estimation_safety_margin_percent = float` (pipeline vectors): the budget's
-//!   reserved slots and safety margin (decision D1).
-//! * `[test] expect_run_error = true` (slicing and pipeline vectors): the slice or run
-//!   must fail (count-quota scarcity `throw`, the Throw overflow strategy, pinned items over
-//!   budget). Expectations are then not read.
-//! * `[expected.overflow]` (pipeline): `tokens_over_budget` (0 = no overflow event may be
-//!   produced) and optionally `overflowing_contents` (merged order) (decision D7).
-//! * `[[expected.diagnostics.shortfalls]]` (pipeline): `kind`, `required_count`,
-//!   `satisfied_count`, compared exactly and in order with the report (decision D10); an
-//!   empty inline array `shortfalls = []` asserts there are none.
+//! * `[budget] reserved_slots = { Kind = count, … }` and `[budget] estimation_safety_margin_percent
+//!   = float` (pipeline vectors): the budget's reserved slots and safety margin (decision D1 in
+//!   docs/decisions.md).
+//! * `[test] expect_run_error = true` (slicing and pipeline vectors): the slice or run must fail
+//!   (count-quota scarcity `throw`, the Throw overflow strategy, pinned items over budget).
+//!   Expectations are then not read.
+//! * `[expected.overflow]` (pipeline): `tokens_over_budget` (0 = no overflow event may be produced)
+//!   and optionally `overflowing_contents` (merged order) (decision D7).
+//! * `[[expected.diagnostics.shortfalls]]` (pipeline): `kind`, `required_count`, `satisfied_count`,
+//!   compared exactly and in order with the report (decision D10); an empty inline array
+//!   `shortfalls = []` asserts there are none.
 //! * Items may set `source` and `original_tokens`.
-//! * `inner_scorer` / `inner_slicer` may be a table with `type` that is also the inner
-//!   component's configuration (a plain name builds it without configuration, as 08 says).
+//! * `inner_scorer` / `inner_slicer` may be a table with `type` that is also the inner component's
+//!   configuration (a plain name builds it without configuration, as 08 says).
 //! * Scorer entries of pipeline vectors are configured from their own table (08 §6.4).
 //! * Item groups (`docs/groups.md`), in every stage that takes items: an item may set
 //!   `group = "key"`; `[config] group_value = "sum" | "max" | "mean"` (default `sum`) sets
@@ -55,18 +53,18 @@
 //!
 //! # Checks beyond chapter 08
 //!
-//! * Pipeline output comes from an untraced run; when diagnostics are expected, a traced
-//!   run (Item detail) must place the same items, and its report is checked (D8).
-//! * Slicer, placer and report positions must be in range and unique; a placer must
-//!   return a permutation.
-//! * The Rust engine requires the Proceed overflow event to be identical in the
-//!   selection, the report and the `on_overflow` callback (D7).
+//! * Pipeline output comes from an untraced run; when diagnostics are expected, a traced run (Item
+//!   detail) must place the same items, and its report is checked (decision D8).
+//! * Slicer, placer and report positions must be in range and unique; a placer must return a
+//!   permutation.
+//! * The Rust engine requires the Proceed overflow event to be identical in the selection, the
+//!   report and the `on_overflow` callback (decision D7).
 //!
 //! # Structure
 //!
-//! [`parse`] turns a file into a plain [`spec::Vector`]; [`check`] runs it on an
-//! [`engine::Engine`] and compares. [`rust_engine::RustEngine`] drives the Rust API; a
-//! C-ABI engine implements the same trait and is selected in [`select_engine`].
+//! [`parse`] turns a file into a plain [`spec::Vector`]; [`check`] runs it on an [`engine::Engine`]
+//! and compares. [`rust_engine::RustEngine`] drives the Rust API; a C-ABI engine implements the
+//! same trait and is selected in [`select_engine`].
 
 #[path = "conformance/check.rs"]
 mod check;

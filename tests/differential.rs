@@ -2,20 +2,19 @@
 //!
 //! Five groups, one `#[test]` each:
 //!
-//! 1. `scorers_match_cupel` — all eleven scorers (nested Composite, Scaled over relative
-//!    inners, Decay on a fixed clock, MetadataTrust parse edge cases, …);
+//! 1. `scorers_match_cupel` — all eleven scorers (nested Composite, Scaled over relative inners,
+//!    Decay on a fixed clock, MetadataTrust parse edge cases, …);
 //! 2. `slicers_match_cupel` — Greedy, Knapsack, Quota, CountQuota, CountConstrainedKnapsack;
 //! 3. `placers_match_cupel` — Chronological and U-shaped;
-//! 4. `pipelines_match_reference` — `ctxpack::Pipeline` against a reference driver built
-//!    from the crate's components the way decisions D1–D10 require;
-//! 5. `reports_match_cupel_pipeline` — the crate's own `Pipeline` and report, where it is
-//!    defined like ctxpack's (also validates the reference driver).
+//! 4. `pipelines_match_reference` — `ctxpack::Pipeline` against a reference driver built from the
+//!    crate's components the way decisions D1–D10 in docs/decisions.md require;
+//! 5. `reports_match_cupel_pipeline` — the crate's own `Pipeline` and report, where it is defined
+//!    like ctxpack's (also validates the reference driver).
 //!
 //! Environment: `CTXPACK_DIFF_SEED` (run seed), `CTXPACK_DIFF_CASES` (cases per group),
-//! `CTXPACK_DIFF_CASE` (replay one case); `CTXPACK_DIFF_ORACLE_ONLY` makes group 5 check
-//! only the reference driver against the crate. Every failure names its seed and case number,
-//! prints the command that replays it, and shows the input shrunk to the fewest items that
-//! still fail.
+//! `CTXPACK_DIFF_CASE` (replay one case); `CTXPACK_DIFF_ORACLE_ONLY` makes group 5 check only the
+//! reference driver against the crate. Every failure names its seed and case number, prints the
+//! command that replays it, and shows the input shrunk to the fewest items that still fail.
 
 #[path = "differential/both.rs"]
 mod both;

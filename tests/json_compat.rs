@@ -461,6 +461,25 @@ fn budget_errors_name_the_json_field_and_are_invalid_budget() {
             r#"{"maxTokens":10,"targetTokens":5,"reservedSlots":{"Memory":1,"Tool use":-4}}"#,
             r#"reservedSlots["Tool use"]: must be >= 0 (got -4)"#,
         ),
+        // ctxpack's own slot rules (decision D20 in docs/decisions.md), as for a budget
+        // built from its fields.
+        (
+            r#"{"maxTokens":100,"targetTokens":40,"reservedSlots":{"Memory":30,"Tool":20}}"#,
+            "reservedSlots: their total (50) cannot exceed targetTokens (40)",
+        ),
+        (
+            r#"{"maxTokens":100,"targetTokens":90,"outputReserve":60,"reservedSlots":{"Memory":30,"Tool":20}}"#,
+            "reservedSlots: their total (50) plus outputReserve (60) cannot exceed maxTokens (100)",
+        ),
+        (
+            r#"{"maxTokens":50,"targetTokens":50,"reservedSlots":{"a":9223372036854775807,"b":9223372036854775807}}"#,
+            "reservedSlots: their total (18446744073709551614) cannot exceed targetTokens (50)",
+        ),
+        // A budget missing its sizes reads them as 0 (leniently), so any slot is too much.
+        (
+            r#"{"reservedSlots":{"Memory":1}}"#,
+            "reservedSlots: their total (1) cannot exceed targetTokens (0)",
+        ),
         (
             r#"{"maxTokens":10,"targetTokens":5,"reservedSlots":{" ":1}}"#,
             "reservedSlots: kind names must not be blank",
@@ -505,6 +524,12 @@ fn budget_errors_name_the_json_field_and_are_invalid_budget() {
         assert_eq!(err.code(), ErrorCode::InvalidBudget, "{json}");
         assert_eq!(err, Error::InvalidBudget(expected.to_string()), "{json}");
     }
+    // Slots that fill the room exactly are accepted.
+    let exact = ContextBudget::from_json(
+        r#"{"maxTokens":100,"targetTokens":50,"outputReserve":50,"reservedSlots":{"Memory":30,"Tool":20}}"#,
+    )
+    .unwrap();
+    assert_eq!(exact.reserved_slots().len(), 2);
     let err = ContextBudget::from_json(r#"{"maxTokens":1,"#).unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidBudget);
     assert!(err

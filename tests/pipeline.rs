@@ -252,14 +252,16 @@ fn deduplication_keeps_the_best_and_the_earliest_on_ties() {
         .build()
         .unwrap();
     let sel = no_dedup.run(&items, &budget).unwrap();
-    // Chronological with no timestamps keeps merged order, which is Sort order (D2).
+    // Chronological with no timestamps keeps merged order, which is Sort order (decision D2 in
+    // docs/decisions.md).
     assert_eq!(sel.indices, [1, 2, 3, 0]);
     assert_eq!(sel.scores, [0.9, 0.5, 0.5, 0.2]);
 }
 
 #[test]
 fn sliced_items_enter_the_merge_in_sort_order_after_pinned_items() {
-    // The slicer returns positions in reverse; D2 re-associates in Sort order.
+    // The slicer returns positions in reverse; decision D2 in docs/decisions.md re-associates in
+    // Sort order.
     let p = pipeline(
         Arc::new(FixedSlicer(vec![2, 1, 0])),
         Arc::new(ChronologicalPlacer),

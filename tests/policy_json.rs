@@ -456,7 +456,8 @@ fn reading_is_lenient_where_dotnet_is() {
             batch_size: Some(8)
         }
     );
-    // An empty quota list wraps nothing (M6), as in .NET, even with stream.
+    // An empty quota list wraps nothing (policy step M6 in docs/decisions.md), as in .NET, even
+    // with stream.
     assert_eq!(
         Policy::from_json(&doc(r#""quotas":[]"#)).unwrap().slicer,
         SlicerSpec::Greedy

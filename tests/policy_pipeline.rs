@@ -1,4 +1,5 @@
-//! Tests of policy → pipeline (M1–M6, same errors as by hand) and pipeline → policy.
+//! Tests of policy → pipeline (policy steps M1–M6 in docs/decisions.md, same errors as by hand) and
+//! pipeline → policy.
 
 use std::sync::Arc;
 

@@ -195,7 +195,7 @@ fn a_one_byte_edit_is_found_in_the_json_not_the_rendering() {
     let d = r.first_difference.expect("a difference");
     assert_eq!(d.reason, DifferenceReason::Edited);
     // The request's own part, the system message, the user message, then the edited call.
-    assert_eq!(t.item_paths[d.index][0], "messages[2]");
+    assert_eq!(t.item_paths[d.index], "messages[2]");
     assert_eq!(r.kept_entries, 3);
 }
 
@@ -228,7 +228,7 @@ fn the_state_describes_what_is_sent_after_the_provider_rules() {
     let sent: Vec<&str> = state
         .entries()
         .iter()
-        .map(|e| t.item_paths[e.position as usize][0].as_str())
+        .map(|e| t.item_paths[e.position as usize].as_str())
         .collect();
     assert_eq!(sent, ["system", "$", "messages[2]", "messages[3]"]);
     assert_eq!(t.reuse.unwrap().window_entries, 4);

@@ -67,8 +67,9 @@ for mode in $MODES; do
         step build_asan build asan "$SAN" || continue
         # The test executables carry libasan (linked first, no LD_PRELOAD needed); the
         # Rust library's malloc/free go through its interceptors, so LeakSanitizer sees
-        # leaks across the boundary too (see docs/ffi.md, "Tests").
-        export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:fast_unwind_on_malloc=0"
+        # leaks across the boundary too (see docs/ffi.md, "Tests"). allocator_may_return_null:
+        # an impossible size makes malloc return NULL (CTXPACK_OUT_OF_MEMORY), as glibc does.
+        export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1:fast_unwind_on_malloc=0:allocator_may_return_null=1"
         export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
         ;;
     *)

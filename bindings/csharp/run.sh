@@ -33,7 +33,7 @@ echo "== struct layouts and the C quickstart"
 awk '/^typedef struct [a-z_]+ \{/ { name = $3; inside = 1; print "S(" name ")"; next }
      inside && /^\}/ { inside = 0; next }
      inside && /;[ \t]*$/ && !/^[ \t]*\/\// {
-         line = $0; sub(/;[ \t]*$/, "", line); n = split(line, parts, /[ *]+/)
+         line = $0; sub(/;[ \t]*$/, "", line); sub(/\[[0-9]+\]$/, "", line); n = split(line, parts, /[ *]+/)
          print "F(" name ", " parts[n] ")" }' "$ROOT/include/ctxpack.h" >"$OUT/layout_fields.h"
 "$CC" -std=c99 -Wall -Werror -I"$ROOT/include" -I"$OUT" "$HERE/tests/layout.c" -o "$OUT/layout" || die "layout.c failed to build"
 "$OUT/layout" >"$OUT/layout.txt" || die "layout failed to run"

@@ -46,15 +46,13 @@ type KindQuotaUtilization struct {
 	Utilization float64
 }
 
-// readAnalytics computes the report helpers of a traced result; the quota and budget
-// helpers need the run's pipeline and budget.
-func readAnalytics(res *C.ctxpack_result, p *Pipeline, b *Budget) (Analytics, error) {
-	defer runtime.KeepAlive(p)
-	defer runtime.KeepAlive(b)
+// readAnalytics computes the report helpers of a traced result (the result keeps the
+// run's budget and slicer, which the budget and quota helpers need).
+func readAnalytics(res *C.ctxpack_result) (Analytics, error) {
 	var a Analytics
 	var budgetUse, coverage C.double
 	var kinds C.size_t
-	if err := check(C.ctxpack_result_budget_utilization(res, b.ptr(), &budgetUse)); err != nil {
+	if err := check(C.ctxpack_result_budget_utilization(res, &budgetUse)); err != nil {
 		return a, err
 	}
 	if err := check(C.ctxpack_result_kind_diversity(res, &kinds)); err != nil {
@@ -67,7 +65,7 @@ func readAnalytics(res *C.ctxpack_result, p *Pipeline, b *Budget) (Analytics, er
 
 	var qu *C.ctxpack_quota_utilization
 	var cerr *C.ctxpack_error
-	if err := takeError(C.ctxpack_result_quota_utilization(res, p.ptr(), b.ptr(), &qu, &cerr), cerr); err != nil {
+	if err := takeError(C.ctxpack_result_quota_utilization(res, &qu, &cerr), cerr); err != nil {
 		return a, err
 	}
 	defer C.ctxpack_quota_utilization_free(qu)
@@ -77,8 +75,8 @@ func readAnalytics(res *C.ctxpack_result, p *Pipeline, b *Budget) (Analytics, er
 	}
 	for i := C.size_t(0); i < n; i++ {
 		var e C.ctxpack_kind_quota_utilization
-		e.struct_size = C.size_t(unsafe.Sizeof(e))
-		if err := check(C.ctxpack_quota_utilization_entry(qu, i, &e)); err != nil {
+		C.ctxpack_kind_quota_utilization_init(&e, C.size_t(unsafe.Sizeof(e)))
+		if err := takeError(C.ctxpack_quota_utilization_entry(qu, i, &e, &cerr), cerr); err != nil {
 			return a, err
 		}
 		a.QuotaUtilization = append(a.QuotaUtilization, KindQuotaUtilization{
@@ -106,7 +104,7 @@ func (p *Pipeline) DryRun(items []Item, budget *Budget) (Result, error) {
 		return Result{}, err
 	}
 	defer C.ctxpack_result_free(res)
-	return readResult(res, p, budget)
+	return readResult(res)
 }
 
 // MarginalItems returns the items included under budget that drop out when it shrinks
@@ -224,7 +222,7 @@ func CompareSensitivity(items []Item, budget *Budget, variants ...SensitivityVar
 		if err := takeError(C.ctxpack_sensitivity_variant_result(sens, i, &res, &cerr), cerr); err != nil {
 			return Sensitivity{}, err
 		}
-		r, err := readResult(res, variants[i].Pipeline, budget)
+		r, err := readResult(res)
 		C.ctxpack_result_free(res)
 		if err != nil {
 			return Sensitivity{}, err

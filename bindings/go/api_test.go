@@ -16,6 +16,24 @@ func TestVersion(t *testing.T) {
 	if ctxpack.Version() != ctxpack.HeaderVersion {
 		t.Errorf("library %s, header %s", ctxpack.Version(), ctxpack.HeaderVersion)
 	}
+	if ctxpack.VersionNumber() != ctxpack.HeaderVersionNumber {
+		t.Errorf("library %d, header %d", ctxpack.VersionNumber(), ctxpack.HeaderVersionNumber)
+	}
+}
+
+// Reserved slots shrink the room of every kind; slots that can never be honoured are
+// refused when the budget is built.
+func TestBudgetRejectsSlotsThatCannotFit(t *testing.T) {
+	b, err := ctxpack.NewBudget(1000, 500, ctxpack.WithOutputReserve(100), ctxpack.WithReservedSlot("Memory", 50),
+		ctxpack.WithSafetyMargin(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	_, err = ctxpack.NewBudget(1000, 500, ctxpack.WithReservedSlot("Memory", 400), ctxpack.WithReservedSlot("Tool", 200))
+	if !errors.Is(err, ctxpack.StatusInvalidBudget) || !strings.Contains(err.Error(), "must be <= target_tokens (500)") {
+		t.Fatalf("got %v", err)
+	}
 }
 
 func near(a, b []float64) bool {

@@ -42,7 +42,9 @@ func WithSafetyMargin(percent float64) BudgetOption {
 }
 
 // NewBudget creates a budget of maxTokens (the model's window) aiming at targetTokens.
-// The library validates it (StatusInvalidBudget, with a message naming the rule).
+// The library validates it (StatusInvalidBudget, with a message naming the rule),
+// including reserved slots that could never be honoured: a reserved slot shrinks the
+// room of every kind, its own included.
 func NewBudget(maxTokens, targetTokens int64, opts ...BudgetOption) (*Budget, error) {
 	var cfg budgetConfig
 	for _, o := range opts {
@@ -58,10 +60,15 @@ func NewBudget(maxTokens, targetTokens int64, opts ...BudgetOption) (*Budget, er
 		}
 		slots = &s[0]
 	}
+	desc := cArray[C.ctxpack_budget_desc](&a, 1)
+	d := &desc[0]
+	C.ctxpack_budget_desc_init(d, C.size_t(unsafe.Sizeof(*d)))
+	d.max_tokens, d.target_tokens = C.int64_t(maxTokens), C.int64_t(targetTokens)
+	d.output_reserve, d.estimation_safety_margin_percent = C.int64_t(cfg.outputReserve), C.double(cfg.margin)
+	d.slots, d.slot_count = slots, C.size_t(len(cfg.slots))
 	var ptr *C.ctxpack_budget
 	var cerr *C.ctxpack_error
-	status := C.ctxpack_budget_new(C.int64_t(maxTokens), C.int64_t(targetTokens), C.int64_t(cfg.outputReserve),
-		slots, C.size_t(len(cfg.slots)), C.double(cfg.margin), &ptr, &cerr)
+	status := C.ctxpack_budget_new(d, &ptr, &cerr)
 	if err := takeError(status, cerr); err != nil {
 		return nil, err
 	}

@@ -41,3 +41,12 @@ func Version() string {
 
 // HeaderVersion is the version of the header this package was compiled against.
 const HeaderVersion = C.CTXPACK_VERSION_STRING
+
+// VersionNumber returns the version of the loaded library as
+// MAJOR*10000 + MINOR*100 + PATCH; compare it with HeaderVersionNumber.
+func VersionNumber() uint32 {
+	return uint32(C.ctxpack_version_number())
+}
+
+// HeaderVersionNumber is HeaderVersion as a number (MAJOR*10000 + MINOR*100 + PATCH).
+const HeaderVersionNumber = C.CTXPACK_VERSION_NUMBER

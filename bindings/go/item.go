@@ -108,8 +108,7 @@ func (l *ItemList) Close() error { return l.h.close() }
 
 // itemDescs builds the descriptor array of items in the arena. ctxpack_items_push_many
 // takes descs[0].struct_size as the stride, so every element carries
-// sizeof(ctxpack_item_desc); the arena memory is zeroed, which the struct_size rule
-// requires for fields this package does not set.
+// sizeof(ctxpack_item_desc), set by ctxpack_item_desc_init with every other field zero.
 func itemDescs(a *arena, items []Item) *C.ctxpack_item_desc {
 	descs := cArray[C.ctxpack_item_desc](a, len(items))
 	for i := range items {
@@ -118,14 +117,22 @@ func itemDescs(a *arena, items []Item) *C.ctxpack_item_desc {
 	return &descs[0]
 }
 
+// flag is a flag byte of the C structs: 0 or 1.
+func flag(b bool) C.uint8_t {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func fillDesc(a *arena, d *C.ctxpack_item_desc, it *Item) {
-	d.struct_size = C.size_t(unsafe.Sizeof(*d))
+	C.ctxpack_item_desc_init(d, C.size_t(unsafe.Sizeof(*d)))
 	d.content = a.str(it.Content)
 	d.tokens = C.int64_t(it.Tokens)
 	d.kind = a.str(it.Kind)
 	d.source = a.str(it.Source)
 	if it.Priority != nil {
-		d.priority, d.has_priority = C.int64_t(*it.Priority), true
+		d.priority, d.has_priority = C.int64_t(*it.Priority), 1
 	}
 	if n := len(it.Tags); n > 0 {
 		tags := cArray[C.ctxpack_str](a, n)
@@ -147,14 +154,14 @@ func fillDesc(a *arena, d *C.ctxpack_item_desc, it *Item) {
 		d.metadata, d.metadata_count = &entries[0], C.size_t(n)
 	}
 	if !it.Timestamp.IsZero() {
-		d.timestamp_ns, d.has_timestamp = C.int64_t(it.Timestamp.UnixNano()), true
+		d.timestamp_ns, d.has_timestamp = C.int64_t(it.Timestamp.UnixNano()), 1
 	}
 	if it.FutureRelevanceHint != nil {
-		d.future_relevance_hint, d.has_future_relevance_hint = C.double(*it.FutureRelevanceHint), true
+		d.future_relevance_hint, d.has_future_relevance_hint = C.double(*it.FutureRelevanceHint), 1
 	}
-	d.pinned = C.bool(it.Pinned)
+	d.pinned = flag(it.Pinned)
 	if it.OriginalTokens != nil {
-		d.original_tokens, d.has_original_tokens = C.int64_t(*it.OriginalTokens), true
+		d.original_tokens, d.has_original_tokens = C.int64_t(*it.OriginalTokens), 1
 	}
 }
 

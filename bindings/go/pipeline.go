@@ -55,8 +55,9 @@ func NewPipeline(scorer *Scorer, slicer *Slicer, placer *Placer, opts ...Pipelin
 		o(&cfg)
 	}
 	// Go memory is fine here: the struct holds no pointers.
-	copts := C.ctxpack_pipeline_options{deduplication: C.bool(cfg.deduplication), overflow_strategy: C.int32_t(cfg.overflow)}
-	copts.struct_size = C.size_t(unsafe.Sizeof(copts))
+	var copts C.ctxpack_pipeline_options
+	C.ctxpack_pipeline_options_init(&copts, C.size_t(unsafe.Sizeof(copts)))
+	copts.deduplication, copts.overflow_strategy = flag(cfg.deduplication), C.int32_t(cfg.overflow)
 	return newPipeline(func(o **C.ctxpack_pipeline, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_pipeline_new(scorer.ptr(), slicer.ptr(), placer.ptr(), &copts, o, e)
 	})
@@ -102,13 +103,13 @@ func (p *Pipeline) Run(items []Item, budget *Budget, opts *RunOptions) (Result, 
 }
 
 // RunList runs the pipeline over an item list; result indices are positions in it.
-// Safe for concurrent use, as long as nobody pushes to or clears the list meanwhile.
+// Safe for concurrent use; the run works on the list as it was when it started.
 func (p *Pipeline) RunList(list *ItemList, budget *Budget, opts *RunOptions) (Result, error) {
 	defer runtime.KeepAlive(p)
 	defer runtime.KeepAlive(list)
 	defer runtime.KeepAlive(budget)
 	var copts C.ctxpack_run_options // no Go pointers: no overflow callback (see Result.Overflow)
-	copts.struct_size = C.size_t(unsafe.Sizeof(copts))
+	C.ctxpack_run_options_init(&copts, C.size_t(unsafe.Sizeof(copts)))
 	if opts != nil {
 		copts.trace_detail = C.int32_t(opts.Trace)
 	}
@@ -119,5 +120,5 @@ func (p *Pipeline) RunList(list *ItemList, budget *Budget, opts *RunOptions) (Re
 		return Result{}, err
 	}
 	defer C.ctxpack_result_free(res)
-	return readResult(res, p, budget)
+	return readResult(res)
 }

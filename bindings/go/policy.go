@@ -71,7 +71,7 @@ func (p *Pipeline) PolicyJSON(pretty bool) (string, error) {
 	defer runtime.KeepAlive(p)
 	var str *C.ctxpack_string
 	var cerr *C.ctxpack_error
-	status := C.ctxpack_pipeline_policy_json(p.ptr(), C.bool(pretty), &str, &cerr)
+	status := C.ctxpack_pipeline_policy_json(p.ptr(), flag(pretty), &str, &cerr)
 	if err := takeError(status, cerr); err != nil {
 		return "", err
 	}

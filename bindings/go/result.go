@@ -96,8 +96,12 @@ func (s PipelineStage) String() string {
 type Report struct {
 	// TotalCandidates is the number of input items.
 	TotalCandidates int
-	// TotalTokensConsidered is the sum of every input item's tokens, negative included.
+	// TotalTokensConsidered is the sum of every input item's tokens, negative included;
+	// the nearest int64 when the exact sum does not fit (then TotalTokensSaturated is
+	// set; JSON has the exact number).
 	TotalTokensConsidered int64
+	// TotalTokensSaturated tells whether TotalTokensConsidered was saturated.
+	TotalTokensSaturated bool
 	// Included are the items in the final window, in placed order.
 	Included []IncludedEntry
 	// Excluded are the items left out, score descending (ties in recording order).
@@ -159,10 +163,9 @@ func shortfallFrom(s *C.ctxpack_shortfall) Shortfall {
 	return Shortfall{Kind: goString(s.kind), RequiredCount: uint64(s.required_count), SatisfiedCount: uint64(s.satisfied_count)}
 }
 
-// readResult copies a result; the pipeline and budget of the run feed the report's
-// analytics (the report helpers need them). They are passed as the Go objects, not as
-// library pointers, so that they stay reachable until the helpers' last C call.
-func readResult(res *C.ctxpack_result, p *Pipeline, b *Budget) (Result, error) {
+// readResult copies a result, with the report's analytics when it is traced (the result
+// keeps what the report helpers need of its run).
+func readResult(res *C.ctxpack_result) (Result, error) {
 	var out Result
 	var idx *C.size_t
 	var scores *C.double
@@ -206,7 +209,7 @@ func readResult(res *C.ctxpack_result, p *Pipeline, b *Budget) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		if report.Analytics, err = readAnalytics(res, p, b); err != nil {
+		if report.Analytics, err = readAnalytics(res); err != nil {
 			return Result{}, err
 		}
 		out.Report = report
@@ -214,28 +217,34 @@ func readResult(res *C.ctxpack_result, p *Pipeline, b *Budget) (Result, error) {
 	return out, nil
 }
 
-// readReport copies the report. Each entry struct starts with struct_size, set to this
-// package's sizeof so the library writes exactly the fields it knows about.
+// readReport copies the report. Each entry struct starts with struct_size, set by its
+// _init function to this package's sizeof so the library writes exactly the fields it
+// knows about; a wrong size would come back with a message.
 func readReport(res *C.ctxpack_result) (*Report, error) {
+	var cerr *C.ctxpack_error
 	var sum C.ctxpack_report_summary
-	sum.struct_size = C.size_t(unsafe.Sizeof(sum))
-	if err := check(C.ctxpack_result_report_summary(res, &sum)); err != nil {
+	C.ctxpack_report_summary_init(&sum, C.size_t(unsafe.Sizeof(sum)))
+	if err := takeError(C.ctxpack_result_report_summary(res, &sum, &cerr), cerr); err != nil {
 		return nil, err
 	}
-	r := &Report{TotalCandidates: int(sum.total_candidates), TotalTokensConsidered: int64(sum.total_tokens_considered)}
+	r := &Report{
+		TotalCandidates:       int(sum.total_candidates),
+		TotalTokensConsidered: int64(sum.total_tokens_considered),
+		TotalTokensSaturated:  bool(sum.total_tokens_saturated),
+	}
 
 	for i := C.size_t(0); i < sum.included_count; i++ {
 		var e C.ctxpack_included_entry
-		e.struct_size = C.size_t(unsafe.Sizeof(e))
-		if err := check(C.ctxpack_result_report_included(res, i, &e)); err != nil {
+		C.ctxpack_included_entry_init(&e, C.size_t(unsafe.Sizeof(e)))
+		if err := takeError(C.ctxpack_result_report_included(res, i, &e, &cerr), cerr); err != nil {
 			return nil, err
 		}
 		r.Included = append(r.Included, IncludedEntry{Index: int(e.index), Score: float64(e.score), Reason: InclusionReason(e.reason)})
 	}
 	for i := C.size_t(0); i < sum.excluded_count; i++ {
 		var e C.ctxpack_excluded_entry
-		e.struct_size = C.size_t(unsafe.Sizeof(e))
-		if err := check(C.ctxpack_result_report_excluded(res, i, &e)); err != nil {
+		C.ctxpack_excluded_entry_init(&e, C.size_t(unsafe.Sizeof(e)))
+		if err := takeError(C.ctxpack_result_report_excluded(res, i, &e, &cerr), cerr); err != nil {
 			return nil, err
 		}
 		r.Excluded = append(r.Excluded, ExcludedEntry{
@@ -250,8 +259,8 @@ func readReport(res *C.ctxpack_result) (*Report, error) {
 	}
 	for i := C.size_t(0); i < sum.event_count; i++ {
 		var e C.ctxpack_trace_event
-		e.struct_size = C.size_t(unsafe.Sizeof(e))
-		if err := check(C.ctxpack_result_report_event(res, i, &e)); err != nil {
+		C.ctxpack_trace_event_init(&e, C.size_t(unsafe.Sizeof(e)))
+		if err := takeError(C.ctxpack_result_report_event(res, i, &e, &cerr), cerr); err != nil {
 			return nil, err
 		}
 		ev := TraceEvent{Stage: PipelineStage(e.stage), DurationMS: float64(e.duration_ms), ItemCount: int(e.item_count)}
@@ -267,8 +276,8 @@ func readReport(res *C.ctxpack_result) (*Report, error) {
 	}
 	for i := C.size_t(0); i < sum.shortfall_count; i++ {
 		var s C.ctxpack_shortfall
-		s.struct_size = C.size_t(unsafe.Sizeof(s))
-		if err := check(C.ctxpack_result_report_shortfall(res, i, &s)); err != nil {
+		C.ctxpack_shortfall_init(&s, C.size_t(unsafe.Sizeof(s)))
+		if err := takeError(C.ctxpack_result_report_shortfall(res, i, &s, &cerr), cerr); err != nil {
 			return nil, err
 		}
 		r.Shortfalls = append(r.Shortfalls, shortfallFrom(&s))

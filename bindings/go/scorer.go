@@ -182,7 +182,7 @@ func NewDecayScorer(cfg DecayConfig) (*Scorer, error) {
 	var a arena
 	defer a.free()
 	c := (*C.ctxpack_decay_config)(a.alloc(unsafe.Sizeof(C.ctxpack_decay_config{})))
-	c.struct_size = C.size_t(unsafe.Sizeof(*c))
+	C.ctxpack_decay_config_init(c, C.size_t(unsafe.Sizeof(*c)))
 	c.curve = cfg.Curve.kind
 	c.half_life_ns = C.int64_t(cfg.Curve.halfLife)
 	c.max_age_ns = C.int64_t(cfg.Curve.maxAge)
@@ -195,7 +195,7 @@ func NewDecayScorer(cfg DecayConfig) (*Scorer, error) {
 		c.clock, c.fixed_now_ns = C.CTXPACK_CLOCK_KIND_FIXED, C.int64_t(cfg.Now.UnixNano())
 	}
 	if cfg.NullTimestampScore != nil {
-		c.null_timestamp_score, c.has_null_timestamp_score = C.double(*cfg.NullTimestampScore), true
+		c.null_timestamp_score, c.has_null_timestamp_score = C.double(*cfg.NullTimestampScore), 1
 	}
 	return newScorer(func(o **C.ctxpack_scorer, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_scorer_new_decay(c, o, e)

@@ -195,8 +195,9 @@ func (s *Slicer) Slice(items []Item, scores []float64, budget *Budget) (SliceRes
 	}
 	for i := C.size_t(0); i < n; i++ {
 		var sf C.ctxpack_shortfall
-		sf.struct_size = C.size_t(unsafe.Sizeof(sf))
-		if err := check(C.ctxpack_slice_result_shortfall(res, i, &sf)); err != nil {
+		C.ctxpack_shortfall_init(&sf, C.size_t(unsafe.Sizeof(sf)))
+		var cerr *C.ctxpack_error
+		if err := takeError(C.ctxpack_slice_result_shortfall(res, i, &sf, &cerr), cerr); err != nil {
 			return SliceResult{}, err
 		}
 		out.Shortfalls = append(out.Shortfalls, shortfallFrom(&sf))

@@ -35,6 +35,7 @@ const (
 	StatusTokenOverflow         Status = C.CTXPACK_TOKEN_OVERFLOW
 	StatusInvalidPolicy         Status = C.CTXPACK_INVALID_POLICY
 	StatusInvalidArgument       Status = C.CTXPACK_INVALID_ARGUMENT
+	StatusOutOfMemory           Status = C.CTXPACK_OUT_OF_MEMORY
 	StatusUnsupported           Status = C.CTXPACK_UNSUPPORTED
 	StatusInvalidState          Status = C.CTXPACK_INVALID_STATE
 	StatusInvalidRequest        Status = C.CTXPACK_INVALID_REQUEST
@@ -65,6 +66,7 @@ var statusNames = map[Status]string{
 	StatusTokenOverflow:         "CTXPACK_TOKEN_OVERFLOW",
 	StatusInvalidPolicy:         "CTXPACK_INVALID_POLICY",
 	StatusInvalidArgument:       "CTXPACK_INVALID_ARGUMENT",
+	StatusOutOfMemory:           "CTXPACK_OUT_OF_MEMORY",
 	StatusUnsupported:           "CTXPACK_UNSUPPORTED",
 	StatusInvalidState:          "CTXPACK_INVALID_STATE",
 	StatusInvalidRequest:        "CTXPACK_INVALID_REQUEST",

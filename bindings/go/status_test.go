@@ -15,8 +15,8 @@ var allStatuses = []ctxpack.Status{
 	ctxpack.StatusInvalidBudget, ctxpack.StatusPinnedExceedsBudget, ctxpack.StatusOverflow,
 	ctxpack.StatusScorerConfig, ctxpack.StatusSlicerConfig, ctxpack.StatusPipelineConfig,
 	ctxpack.StatusTableTooLarge, ctxpack.StatusCountRequirementUnmet, ctxpack.StatusCallback,
-	ctxpack.StatusTokenOverflow, ctxpack.StatusInvalidPolicy, ctxpack.StatusInvalidArgument, ctxpack.StatusUnsupported,
-	ctxpack.StatusInvalidState, ctxpack.StatusInvalidRequest,
+	ctxpack.StatusTokenOverflow, ctxpack.StatusInvalidPolicy, ctxpack.StatusInvalidArgument,
+	ctxpack.StatusOutOfMemory, ctxpack.StatusUnsupported, ctxpack.StatusInvalidState, ctxpack.StatusInvalidRequest,
 	ctxpack.StatusNullArgument, ctxpack.StatusInvalidUTF8, ctxpack.StatusWrongHandleType,
 	ctxpack.StatusOutOfRange, ctxpack.StatusNoReport, ctxpack.StatusPanic,
 }
@@ -132,6 +132,22 @@ var statusCases = []statusCase{
 	}},
 	{ctxpack.StatusInvalidArgument, func(t *testing.T) error {
 		_, err := ctxpack.NewPipeline(recency(t), nil, nil, ctxpack.WithOverflowStrategy(7))
+		return err
+	}},
+	{ctxpack.StatusOutOfMemory, func(t *testing.T) error {
+		// No table limit and a budget of 10^12 tokens: the knapsack's DP row alone needs
+		// 4 TB, which is an error, not an abort.
+		slicer := must(ctxpack.NewKnapsackSlicer(1, math.MaxUint64))
+		placer := must(ctxpack.NewChronologicalPlacer())
+		scorer := must(ctxpack.NewReflexiveScorer())
+		p := must(ctxpack.NewPipeline(scorer, slicer, placer))
+		cleanup(t, slicer, placer, scorer, p)
+		const budget = 1_000_000_000_000
+		items := []ctxpack.Item{
+			{Content: "a", Tokens: 600_000_000_000, FutureRelevanceHint: ctxpack.Float64(0.9)},
+			{Content: "b", Tokens: 600_000_000_000, FutureRelevanceHint: ctxpack.Float64(0.8)},
+		}
+		_, err := p.Run(items, newBudget(t, budget, budget), nil)
 		return err
 	}},
 	{ctxpack.StatusNullArgument, func(t *testing.T) error {

@@ -38,20 +38,21 @@ func misuseErrors(p *Pipeline, list *ItemList, b *Budget) (wrongHandle, noReport
 	wrongHandle = check(C.ctxpack_items_len((*C.ctxpack_items)(unsafe.Pointer(b.ptr())), &n))
 
 	var entry C.ctxpack_included_entry
-	entry.struct_size = C.size_t(unsafe.Sizeof(entry))
+	C.ctxpack_included_entry_init(&entry, C.size_t(unsafe.Sizeof(entry)))
 	var res *C.ctxpack_result
 	if err := check(C.ctxpack_pipeline_run(p.ptr(), list.ptr(), b.ptr(), nil, &res, nil)); err != nil {
 		return nil, nil, err
 	}
-	noReport = check(C.ctxpack_result_report_included(res, 0, &entry))
+	noReport = check(C.ctxpack_result_report_included(res, 0, &entry, nil))
 	C.ctxpack_result_free(res)
 
-	opts := C.ctxpack_run_options{trace_detail: C.CTXPACK_TRACE_DETAIL_STAGE}
-	opts.struct_size = C.size_t(unsafe.Sizeof(opts))
+	var opts C.ctxpack_run_options
+	C.ctxpack_run_options_init(&opts, C.size_t(unsafe.Sizeof(opts)))
+	opts.trace_detail = C.CTXPACK_TRACE_DETAIL_STAGE
 	if err := check(C.ctxpack_pipeline_run(p.ptr(), list.ptr(), b.ptr(), &opts, &res, nil)); err != nil {
 		return nil, nil, err
 	}
-	outOfRange = check(C.ctxpack_result_report_included(res, 1<<20, &entry))
+	outOfRange = check(C.ctxpack_result_report_included(res, 1<<20, &entry, nil))
 	C.ctxpack_result_free(res)
 	return wrongHandle, noReport, outOfRange
 }

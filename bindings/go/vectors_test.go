@@ -101,6 +101,13 @@ func TestConformanceVectors(t *testing.T) {
 		test := sub(v.doc, "test")
 		name, _ := getStr(test, "name")
 		stage, _ := getStr(test, "stage")
+		if usesGroups(v.doc) {
+			counts["skipped (item groups)"]++
+			t.Run(v.path, func(t *testing.T) {
+				t.Skipf("%s (%s): item groups are not in the C ABI yet (docs/groups.md)", v.path, name)
+			})
+			continue
+		}
 		counts[stage]++
 		t.Run(v.path, func(t *testing.T) {
 			run, ok := stageRunners[stage]
@@ -117,6 +124,23 @@ func TestConformanceVectors(t *testing.T) {
 	if counts["pipeline"] < 3 {
 		t.Fatalf("found %d pipeline vectors; expected the Cupel suite in ../../tests/vectors/cupel-1.0.0", counts["pipeline"])
 	}
+}
+
+// usesGroups reports whether a vector uses the item-group extension (an item with a group
+// key, or the group options), which the C ABI does not carry yet.
+func usesGroups(doc table) bool {
+	for _, key := range []string{"items", "scored_items"} {
+		entries, _ := getTables(doc, key)
+		for _, e := range entries {
+			if _, ok := e["group"]; ok {
+				return true
+			}
+		}
+	}
+	config := sub(doc, "config")
+	_, value := config["group_value"]
+	_, first := config["pinned_first"]
+	return value || first
 }
 
 // ---- typed access to the parsed TOML

@@ -1,7 +1,7 @@
 //! `chat_request`: arbitrary bytes as an OpenAI or Anthropic request body.
 //!
 //! The bytes are decoded lossily; a hash of them picks the provider, the budget (zero,
-//! small, half or all of the request's estimated tokens, or huge) and whether the last
+//! small, half or all of the request's tokens as counted, or huge) and whether the last
 //! turn is pinned. `ctxpack::chat::trim` must never panic; when it succeeds, the output
 //! must be a request it accepts again unchanged under a budget that holds everything,
 //! whose messages are an ascending subsequence of the input's, within the budget.

@@ -23,11 +23,10 @@ use ctxpack::Pipeline;
 use ctxpack_fuzz::{check, generate, ByteReader};
 use libfuzzer_sys::fuzz_target;
 
-/// `pipeline` with a top-level scorer that is not a composite wrapped in a one-entry
-/// composite of weight 1, as a policy always builds it (M1). The wrapper turns `-0.0`
-/// scores into `+0.0`, and under the IEEE total order of Sort that can reorder tied
-/// items (spec 03 §5.0), so this — not the original — is what the rebuilt pipeline must
-/// equal.
+/// `pipeline` with a top-level scorer that is not a composite wrapped in a one-entry composite of
+/// weight 1, as a policy always builds it (policy step M1 in docs/decisions.md). The wrapper turns
+/// `-0.0` scores into `+0.0`, and under the IEEE total order of Sort that can reorder tied items
+/// (spec 03 §5.0), so this — not the original — is what the rebuilt pipeline must equal.
 fn policy_shaped(pipeline: &Pipeline) -> Pipeline {
     let scorer = pipeline.scorer().clone();
     if scorer.as_any().is::<CompositeScorer>() {

@@ -21,12 +21,17 @@ pub fn budget_utilization(
     items: &[ContextItem],
     budget: &ContextBudget,
 ) -> Result<f64> {
-    let used: f64 = included_items(report, items)?
+    let used = sum(included_items(report, items)?
         .iter()
-        .map(|i| i.tokens() as f64)
-        .sum();
+        .map(|i| i.tokens() as f64));
     let max = budget.max_tokens();
     Ok(if max == 0 { 0.0 } else { used / max as f64 })
+}
+
+/// The sum of `values` from `+0.0`. (`Iterator::sum` of floats starts from `-0.0`, the
+/// additive identity, so an empty sum would be `-0.0` and a ratio of it `-0.0` too.)
+fn sum(values: impl Iterator<Item = f64>) -> f64 {
+    values.fold(0.0, |total, v| total + v)
 }
 
 /// The number of distinct kinds among the included items (ASCII case-insensitive),
@@ -179,9 +184,20 @@ pub fn quota_utilization(
     slicer: &dyn Slicer,
     budget: &ContextBudget,
 ) -> Result<Vec<KindQuotaUtilization>> {
+    quota_utilization_of(report, items, quota_constraints(slicer), budget)
+}
+
+/// [`quota_utilization`] for constraints taken from a slicer earlier
+/// ([`quota_constraints`]), so that a report can be measured after the slicer is gone.
+pub fn quota_utilization_of(
+    report: &SelectionReport,
+    items: &[ContextItem],
+    constraints: Vec<QuotaConstraint>,
+    budget: &ContextBudget,
+) -> Result<Vec<KindQuotaUtilization>> {
     let included = included_items(report, items)?;
     let target = budget.target_tokens();
-    let mut out: Vec<KindQuotaUtilization> = quota_constraints(slicer)
+    let mut out: Vec<KindQuotaUtilization> = constraints
         .into_iter()
         .map(|c| {
             let of_kind = included.iter().filter(|i| *i.kind() == c.kind);
@@ -189,7 +205,7 @@ pub fn quota_utilization(
                 QuotaMode::Count => of_kind.count() as f64,
                 QuotaMode::Percentage if target == 0 => 0.0,
                 QuotaMode::Percentage => {
-                    of_kind.map(|i| i.tokens() as f64).sum::<f64>() / target as f64 * 100.0
+                    sum(of_kind.map(|i| i.tokens() as f64)) / target as f64 * 100.0
                 }
             };
             let utilization = if c.cap == 0.0 {
@@ -246,6 +262,23 @@ mod tests {
             item("c", 50, "Document", Some(2)),
             item("d", 7, "ToolOutput", None),
         ]
+    }
+
+    #[test]
+    fn nothing_included_is_positive_zero() {
+        let items = [item("a", 10, "Message", None)];
+        let budget = ContextBudget::new(100, 100).unwrap();
+        let empty = report(&[]);
+        let u = budget_utilization(&empty, &items, &budget).unwrap();
+        assert!(u == 0.0 && u.is_sign_positive());
+        let quota = QuotaConstraint {
+            kind: ContextKind::new("Message").unwrap(),
+            mode: QuotaMode::Percentage,
+            require: 0.0,
+            cap: 50.0,
+        };
+        let q = quota_utilization_of(&empty, &items, vec![quota], &budget).unwrap();
+        assert!(q[0].actual.is_sign_positive() && q[0].utilization.is_sign_positive());
     }
 
     #[test]

@@ -4,12 +4,12 @@
 //!   [`Policy::dry_run`](crate::policy::Policy::dry_run) return the SelectionReport.
 //! * Budget simulation (07 §5): [`marginal_items`] and [`min_budget_for`].
 //! * Policy sensitivity (07 §6): [`policy_sensitivity`] and [`pipeline_sensitivity`].
-//! * Report helpers (07 §7): [`budget_utilization`], [`kind_diversity`],
-//!   [`timestamp_coverage`], [`quota_utilization`] (with [`quota_constraints`]).
+//! * Report helpers (07 §7): [`budget_utilization`], [`kind_diversity`], [`timestamp_coverage`],
+//!   [`quota_utilization`] (with [`quota_constraints`]).
 //!
-//! Items are identified by their position in the caller's input everywhere (D15): results
-//! name items by index, and comparisons between runs match items by index, never by
-//! content. Errors of the underlying dry runs propagate unchanged.
+//! Items are identified by their position in the caller's input everywhere (decision D15 in
+//! docs/decisions.md): results name items by index, and comparisons between runs match items by
+//! index, never by content. Errors of the underlying dry runs propagate unchanged.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -49,8 +49,8 @@ mod sensitivity;
 mod simulation;
 
 pub use metrics::{
-    budget_utilization, kind_diversity, quota_constraints, quota_utilization, timestamp_coverage,
-    KindQuotaUtilization, QuotaConstraint, QuotaMode,
+    budget_utilization, kind_diversity, quota_constraints, quota_utilization, quota_utilization_of,
+    timestamp_coverage, KindQuotaUtilization, QuotaConstraint, QuotaMode,
 };
 pub use sensitivity::{
     pipeline_sensitivity, policy_sensitivity, ItemStatus, SensitivityDiff, SensitivityReport,

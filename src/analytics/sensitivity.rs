@@ -28,7 +28,7 @@ pub struct VariantReport {
 /// An item whose inclusion differs between variants.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SensitivityDiff {
-    /// The item's position in the input (D15).
+    /// The item's position in the input (decision D15 in docs/decisions.md).
     pub index: usize,
     /// One (label, status) per variant that reported the item, in variant order.
     pub statuses: Vec<(String, ItemStatus)>,
@@ -44,13 +44,13 @@ pub struct SensitivityReport {
     pub diffs: Vec<SensitivityDiff>,
 }
 
-/// Compares policies: each is built into a pipeline and dry-run with `budget` (policies
-/// carry no budget). At least two variants are required ([`Error::InvalidArgument`]);
-/// build and run errors propagate.
+/// Compares policies: each is built into a pipeline and dry-run with `budget` (policies carry no
+/// budget). At least two variants are required ([`Error::InvalidArgument`]); build and run errors
+/// propagate.
 ///
-/// Items are matched by position (D15), not by content as in the references, so duplicate
-/// contents cannot create false swings, and `diffs` follow the input order of the items
-/// (the references give first-seen or hash order).
+/// Items are matched by position (decision D15 in docs/decisions.md), not by content as in the
+/// references, so duplicate contents cannot create false swings, and `diffs` follow the input order
+/// of the items (the references give first-seen or hash order).
 ///
 /// ```
 /// use ctxpack::analytics::policy_sensitivity;

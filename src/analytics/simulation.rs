@@ -18,22 +18,21 @@ pub const MSG_MIN_BUDGET: &str = "FindMinBudgetFor requires monotonic item inclu
 QuotaSlice and CountQuotaSlice produce non-monotonic inclusion as budget changes shift \
 allocations. Use a GreedySlice or KnapsackSlice inner slicer for budget simulation.";
 
-/// The items included at `budget` that drop out when the budget shrinks by `slack`
-/// tokens (.NET `GetMarginalItems`), as input positions in the placed order of the full
-/// run.
+/// The items included at `budget` that drop out when the budget shrinks by `slack` tokens (.NET
+/// `GetMarginalItems`), as input positions in the placed order of the full run.
 ///
-/// * Refuses a percentage QuotaSlice ([`MSG_MARGINAL_QUOTA`], [`Error::PipelineConfig`]),
-///   exactly as the specification and both references do. The count-quota slicers are
-///   not refused (no source guards them here), although their inclusion is not monotonic
-///   either (spec 04 §6.5): the result then describes these two runs only.
-/// * `slack == 0` returns an empty list without running anything; a negative slack grows
-///   the budget (allowed, as in the references).
-/// * The smaller budget is `max − slack`, `target − slack`, with the same output reserve,
-///   reserved slots and safety margin. The references reset slots and margin, but they
-///   compare against a full run that ignores them (crate) or honours them (.NET); since
-///   ctxpack honours them (D1), keeping them makes both runs comparable. An invalid
+/// * Refuses a percentage QuotaSlice ([`MSG_MARGINAL_QUOTA`], [`Error::PipelineConfig`]), exactly
+///   as the specification and both references do. The count-quota slicers are not refused (no
+///   source guards them here), although their inclusion is not monotonic either (spec 04 §6.5): the
+///   result then describes these two runs only.
+/// * `slack == 0` returns an empty list without running anything; a negative slack grows the budget
+///   (allowed, as in the references).
+/// * The smaller budget is `max − slack`, `target − slack`, with the same output reserve, reserved
+///   slots and safety margin. The references reset slots and margin, but they compare against a
+///   full run that ignores them (crate) or honours them (.NET); since ctxpack honours them
+///   (decision D1 in docs/decisions.md), keeping them makes both runs comparable. An invalid
 ///   smaller budget fails with [`Error::InvalidBudget`].
-/// * Items are matched by position (D15), so duplicate contents are told apart.
+/// * Items are matched by position (decision D15), so duplicate contents are told apart.
 ///
 /// ```
 /// use std::sync::Arc;

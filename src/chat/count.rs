@@ -6,9 +6,10 @@
 use serde_json::Value;
 
 use crate::chat::Provider;
+use crate::tokenizer::Encoding;
 
-/// Counts the tokens of a text. Any `Fn(&str) -> usize` is one; an encoding of the
-/// library's tokenizer will be another.
+/// Counts the tokens of a text. Every [`Encoding`] of the built-in tokenizer is one, and
+/// so is any `Fn(&str) -> usize`.
 pub trait CountTokens {
     /// The number of tokens `text` encodes to.
     fn count_tokens(&self, text: &str) -> usize;
@@ -17,6 +18,27 @@ pub trait CountTokens {
 impl<F: Fn(&str) -> usize + ?Sized> CountTokens for F {
     fn count_tokens(&self, text: &str) -> usize {
         self(text)
+    }
+}
+
+impl CountTokens for Encoding {
+    /// [`Encoding::count`]: the exact number of tokens of the encoding's ordinary text.
+    fn count_tokens(&self, text: &str) -> usize {
+        self.count(text)
+    }
+}
+
+/// The encoding chat requests are counted with by default: `o200k_base`, the encoding of
+/// OpenAI's GPT-4o and later models.
+pub const DEFAULT_ENCODING: &str = "o200k_base";
+
+/// The default counting function: the built-in [`DEFAULT_ENCODING`] when the library is
+/// built with the `tokenizer` feature (the default), otherwise [`estimate_tokens`]. The
+/// encoding is loaded on first use (a few milliseconds, once per process).
+pub fn default_counter() -> &'static dyn CountTokens {
+    match Encoding::by_name(DEFAULT_ENCODING) {
+        Ok(encoding) => encoding,
+        Err(_) => &estimate_tokens,
     }
 }
 

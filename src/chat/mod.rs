@@ -56,7 +56,7 @@ mod tests;
 mod write;
 
 use conversation::{invalid, type_name};
-pub use count::{estimate_tokens, CountTokens, Overheads};
+pub use count::{default_counter, estimate_tokens, CountTokens, Overheads, DEFAULT_ENCODING};
 
 /// The request format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -71,7 +71,12 @@ pub enum Provider {
 #[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct ChatOptions<'a> {
-    /// Counts the tokens of a text (default: [`estimate_tokens`]).
+    /// Counts the tokens of a text. Default: [`default_counter`] — the built-in
+    /// `o200k_base` encoding, or [`estimate_tokens`] in a build without the `tokenizer`
+    /// feature. Any [`Encoding`](crate::tokenizer::Encoding) is a counter
+    /// (`ChatOptions::with_counter(Encoding::by_name("cl100k_base")?)`), and so is any
+    /// `Fn(&str) -> usize`. The provider's framing ([`ChatOptions::overheads`]) is added on
+    /// top.
     pub counter: &'a dyn CountTokens,
     /// Framing and media estimates (default: the provider's, [`Overheads::of`]).
     pub overheads: Option<Overheads>,
@@ -90,8 +95,9 @@ pub struct ChatOptions<'a> {
 }
 
 impl Default for ChatOptions<'static> {
+    /// The default options, counting with [`default_counter`].
     fn default() -> Self {
-        Self::with_counter(&estimate_tokens)
+        Self::with_counter(default_counter())
     }
 }
 
@@ -140,16 +146,18 @@ pub struct Trimmed {
     pub dropped: Vec<usize>,
     /// The items the pipeline ran on (the report's indices point into this list).
     pub items: Vec<ContextItem>,
-    /// For each item, the JSON paths it stands for: `"messages[3]"`, `"system"`, or `"$"`
-    /// (the request's own framing and tool definitions).
-    pub item_paths: Vec<Vec<String>>,
+    /// For each item, the JSON path it stands for: `"messages[3]"`, `"system"`, or `"$"`
+    /// (the request's own framing and tool definitions). The messages of a unit (a tool
+    /// call and its results) are items of their own that share a group key.
+    pub item_paths: Vec<String>,
     /// The pipeline's selection, with the report when [`ChatOptions::trace`] asked for one.
     pub selection: Selection,
     /// Units dropped after the run to satisfy the provider's rules.
     pub adjustments: Vec<Adjustment>,
-    /// Estimated tokens of the whole input request.
+    /// Tokens of the whole input request as counted ([`ChatOptions::counter`] and the
+    /// overheads).
     pub input_tokens: i64,
-    /// Estimated tokens of the trimmed request.
+    /// Tokens of the trimmed request, counted the same way.
     pub tokens: i64,
     /// With [`ChatOptions::prefix`]: how much of the previous turn's request this one
     /// starts with (after the provider rules' adjustments).
@@ -194,7 +202,7 @@ pub fn trim(
     };
     let (conv, spans) = read(provider, json, &counter)?;
     let pinned = conv.pinned_units(options.pin_last_turn);
-    let identify = |paths: &[Vec<String>], items: &[ContextItem]| {
+    let identify = |paths: &[String], items: &[ContextItem]| {
         prefix::identities(provider, json, &spans, paths, items)
     };
     let prefix_input = options.prefix.map(|o| select::PrefixInput {
@@ -228,13 +236,22 @@ pub fn trim(
         }
     };
     let out = write::splice(json, &spans, &keep);
-    // The output must pass the same reading as the input (structure, pairing, first
+    // A trimmed output must pass the same reading as the input (structure, pairing, first
     // message); a failure here is a bug, reported rather than returned as a bad request.
-    read(provider, &out, &counter).map_err(|e| {
-        crate::Error::InvalidRequest(format!(
-            "internal error, the trimmed request is invalid: {e}"
-        ))
-    })?;
+    // Its tokens are known already: the check does not count them again. An output with
+    // every message kept is the input itself, which passed.
+    if keep.contains(&false) {
+        let no_count = |_: &str| 0;
+        let check = count::Counter {
+            count: &no_count,
+            overheads: counter.overheads,
+        };
+        read(provider, &out, &check).map_err(|e| {
+            crate::Error::InvalidRequest(format!(
+                "internal error, the trimmed request is invalid: {e}"
+            ))
+        })?;
+    }
     let fixed: i64 = conv
         .fixed
         .iter()

@@ -19,15 +19,14 @@ fn own_fields(provider: Provider) -> &'static [&'static str] {
     }
 }
 
-/// The identity of each engine item, from the JSON paths it stands for: a run of
-/// messages by the bytes of its elements (from the first one's start to the last one's
-/// end, separators included); `system` by its value's text; `$` by the texts of the
-/// request's own fields; anything else by the item's content.
+/// The identity of each engine item, from the JSON path it stands for: a message by the
+/// bytes of its element; `system` by its value's text; `$` by the texts of the request's
+/// own fields; anything else by the item's content.
 pub(crate) fn identities(
     provider: Provider,
     json: &str,
     spans: &Spans,
-    paths: &[Vec<String>],
+    paths: &[String],
     items: &[ContextItem],
 ) -> Vec<u64> {
     let doc: Option<Value> = serde_json::from_str(json).ok();
@@ -39,16 +38,12 @@ pub(crate) fn identities(
     paths
         .iter()
         .zip(items)
-        .map(|(paths, item)| {
-            let messages: Option<Vec<usize>> = paths.iter().map(|p| message_index(p)).collect();
-            let run = messages
-                .as_ref()
-                .and_then(|m| Some((*m.first()?, *m.last()?)))
-                .and_then(|(f, l)| Some((spans.elements.get(f)?, spans.elements.get(l)?)));
-            match (run, paths.first().map(String::as_str)) {
-                (Some((a, b)), _) => hash_bytes(&json.as_bytes()[a.start..b.end]),
-                (None, Some("system")) => hash_bytes(field("system").as_bytes()),
-                (None, Some("$")) => {
+        .map(|(path, item)| {
+            let element = message_index(path).and_then(|m| spans.elements.get(m));
+            match (element, path.as_str()) {
+                (Some(span), _) => hash_bytes(&json.as_bytes()[span.start..span.end]),
+                (None, "system") => hash_bytes(field("system").as_bytes()),
+                (None, "$") => {
                     let text: Vec<String> = own_fields(provider)
                         .iter()
                         .map(|k| format!("{k}={}", field(k)))
@@ -69,16 +64,14 @@ fn message_index(path: &str) -> Option<usize> {
         .ok()
 }
 
-/// Which engine items the trimmed request keeps: every fixed part, and an item of
-/// messages when all its messages are kept.
-pub(crate) fn kept_items(paths: &[Vec<String>], keep: &[bool]) -> Vec<bool> {
+/// Which engine items the trimmed request keeps: every fixed part, and a message's item
+/// when the message is kept.
+pub(crate) fn kept_items(paths: &[String], keep: &[bool]) -> Vec<bool> {
     paths
         .iter()
-        .map(|paths| {
-            paths.iter().all(|p| match message_index(p) {
-                Some(i) => keep.get(i).copied().unwrap_or(false),
-                None => true,
-            })
+        .map(|p| match message_index(p) {
+            Some(i) => keep.get(i).copied().unwrap_or(false),
+            None => true,
         })
         .collect()
 }

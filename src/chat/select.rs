@@ -1,21 +1,17 @@
-//! The selection step: the pipeline runs over the conversation and the units whose
-//! messages it selects are kept. A unit (a tool call with its results) is kept whole or
-//! dropped whole.
+//! The selection step: the pipeline runs over one item per message and the units whose
+//! messages it selects are kept.
 //!
-//! INTERIM ADAPTER, until item groups exist in the engine: [`engine_items`] gives the
-//! pipeline one item per unit (its members' contents joined, their tokens summed), so the
-//! engine cannot split a unit. When `ContextItemBuilder::group` lands, `engine_items`
-//! becomes one item per message, built with `conv.message_item(i)`, pinned as its unit,
-//! with `.group(key)` for every `Some(key)` of `conv.group_key(i)`, and `unit[item]` the
-//! message's unit. Nothing else changes: [`run`] already keeps a unit only when every one of
-//! its items was selected.
+//! Every message of a unit of several messages (a tool call with its results) carries the
+//! unit's group key, so the engine keeps or drops the unit whole in every stage
+//! (`docs/groups.md`): it scores, deduplicates, slices and places the real messages, and
+//! its report explains each message on its own row. A unit is pinned by pinning every one
+//! of its messages. [`run`] still keeps a unit only when every one of its items was
+//! selected — the engine guarantees it, and the check costs one pass.
 
-use std::ops::Range;
-
-use crate::chat::conversation::{Conversation, Kind};
+use crate::chat::conversation::Conversation;
 use crate::diagnostics::TraceDetail;
-use crate::error::{Error, Result};
-use crate::model::{ContextBudget, ContextItem, ContextKind, ContextSource};
+use crate::error::Result;
+use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::{Pipeline, RunOptions, Selection};
 use crate::prefix::{PrefixOptions, PrefixOrder, PrefixState, ReuseReport};
 
@@ -23,8 +19,8 @@ use crate::prefix::{PrefixOptions, PrefixOrder, PrefixState, ReuseReport};
 pub(crate) struct Run {
     /// The items the pipeline ran on.
     pub(crate) items: Vec<ContextItem>,
-    /// The JSON paths each item stands for.
-    pub(crate) item_paths: Vec<Vec<String>>,
+    /// The JSON path each item stands for.
+    pub(crate) item_paths: Vec<String>,
     /// The pipeline's selection (with its report when traced).
     pub(crate) selection: Selection,
     /// Per unit: kept.
@@ -35,7 +31,7 @@ pub(crate) struct Run {
 }
 
 /// Identifies the engine items (their JSON paths, the items) for a prefix state.
-pub(crate) type Identify<'p> = &'p dyn Fn(&[Vec<String>], &[ContextItem]) -> Vec<u64>;
+pub(crate) type Identify<'p> = &'p dyn Fn(&[String], &[ContextItem]) -> Vec<u64>;
 
 /// What a run with a prefix state needs: the options, and how to identify the engine
 /// items by the JSON paths they stand for.
@@ -44,10 +40,10 @@ pub(crate) struct PrefixInput<'p> {
     pub(crate) identify: Identify<'p>,
 }
 
-/// The items of the pipeline: fixed parts first (pinned), then the conversation.
+/// The items of the pipeline: fixed parts first (pinned), then one per message.
 struct EngineItems {
     items: Vec<ContextItem>,
-    paths: Vec<Vec<String>>,
+    paths: Vec<String>,
     /// The unit each item belongs to (`None` for fixed parts).
     unit: Vec<Option<usize>>,
 }
@@ -78,20 +74,17 @@ pub(crate) fn run(
             (r.selection, Some((r.reuse, r.state, ids)))
         }
     };
-    let mut members = vec![0usize; conv.units.len()];
     let mut selected = vec![0usize; conv.units.len()];
-    for unit in engine.unit.iter().flatten() {
-        members[*unit] += 1;
-    }
     for &i in &selection.indices {
         if let Some(unit) = engine.unit[i] {
             selected[unit] += 1;
         }
     }
-    let kept_units = members
+    let kept_units = conv
+        .units
         .iter()
         .zip(&selected)
-        .map(|(&m, &s)| m > 0 && s == m)
+        .map(|(members, &s)| s == members.len())
         .collect();
     Ok(Run {
         items: engine.items,
@@ -102,80 +95,31 @@ pub(crate) fn run(
     })
 }
 
-/// INTERIM: one item per unit (see the module documentation for what replaces it).
+/// One item per fixed part and per message; the messages of a unit of several share its
+/// group key and its pinning.
 fn engine_items(conv: &Conversation, pinned: &[bool]) -> Result<EngineItems> {
+    let n = conv.fixed.len() + conv.messages.len();
     let mut out = EngineItems {
-        items: Vec::with_capacity(conv.fixed.len() + conv.units.len()),
-        paths: Vec::new(),
-        unit: Vec::new(),
+        items: Vec::with_capacity(n),
+        paths: Vec::with_capacity(n),
+        unit: Vec::with_capacity(n),
     };
     for fixed in &conv.fixed {
         out.items.push(Conversation::fixed_item(fixed)?);
-        out.paths.push(vec![fixed.path.clone()]);
+        out.paths.push(fixed.path.clone());
         out.unit.push(None);
     }
     for (u, range) in conv.units.iter().enumerate() {
-        let item = if range.len() == 1 {
-            conv.message_item(range.start).pinned(pinned[u]).build()?
-        } else {
-            unit_item(conv, range.clone(), pinned[u])?
-        };
-        out.items.push(item);
-        out.paths
-            .push(range.clone().map(Conversation::path).collect());
-        out.unit.push(Some(u));
+        let key = conv.group_key(range.start);
+        for i in range.clone() {
+            let mut item = conv.message_item(i).pinned(pinned[u]);
+            if let Some(key) = &key {
+                item = item.group(key.as_str());
+            }
+            out.items.push(item.build()?);
+            out.paths.push(Conversation::path(i));
+            out.unit.push(Some(u));
+        }
     }
     Ok(out)
-}
-
-/// INTERIM: the one item of a unit of several messages: the range of paths, then their
-/// contents, one per line; their tokens summed; stamped with the first one's time; a tool
-/// output when any member is one.
-fn unit_item(conv: &Conversation, range: Range<usize>, pinned: bool) -> Result<ContextItem> {
-    let members = range
-        .clone()
-        .map(|i| conv.message_item(i).build())
-        .collect::<Result<Vec<_>>>()?;
-    let tokens = members.iter().try_fold(0i64, |sum, m| {
-        sum.checked_add(m.tokens()).ok_or_else(|| {
-            Error::TokenOverflow(format!(
-                "the tokens of {} do not fit in 64 bits",
-                Conversation::path(range.start)
-            ))
-        })
-    })?;
-    // "messages[2]..messages[4]: " first, so that a clipped display still names the unit.
-    let mut content = vec![format!(
-        "{}..{}:",
-        Conversation::path(range.start),
-        Conversation::path(range.end - 1)
-    )];
-    content.extend(members.iter().map(|m| m.content().to_owned()));
-    let tool = conv.messages[range.clone()]
-        .iter()
-        .any(|m| m.kind == Kind::ToolOutput);
-    let (kind, source) = if tool {
-        (ContextKind::TOOL_OUTPUT, ContextSource::TOOL)
-    } else {
-        (ContextKind::MESSAGE, ContextSource::CHAT)
-    };
-    let mut tags: Vec<&str> = members
-        .iter()
-        .flat_map(|m| m.tags().iter().map(String::as_str))
-        .collect();
-    tags.sort_unstable();
-    tags.dedup();
-    let mut b = ContextItem::builder(content.join("\n"), tokens)
-        .kind(ContextKind::new(kind)?)
-        .source(ContextSource::new(source)?)
-        .tags(tags)
-        .pinned(pinned);
-    if let Some(key) = conv.group_key(range.start) {
-        // Shown by reports; with engine groups this becomes `.group(key)` on every member.
-        b = b.metadata_entry("group", key);
-    }
-    if let Some(ts) = members[0].timestamp() {
-        b = b.timestamp(ts);
-    }
-    b.build()
 }

@@ -235,7 +235,7 @@ fn unknown_parts_and_fields_pass_through_and_count_as_json() {
     assert_eq!(t.items[1].tokens(), 3 + 1 + 2 + part + 2);
     // ... plus the reply priming as a pinned item of its own.
     assert_eq!(t.items[0].tokens(), 3);
-    assert_eq!(t.item_paths[0], ["$"]);
+    assert_eq!(t.item_paths[0], "$");
 
     let body = json!({"messages": [{"role": "user", "content": [
         {"type": "text", "text": "see"}, {"type": "mystery", "x": 1}]}]});
@@ -266,9 +266,14 @@ fn openai_counting_follows_the_cookbook_rule() {
         3 + 1 + 85 + 765,
         "a low-detail image, an image of unknown size"
     );
-    // One unit: assistant (3 + role + id + name + arguments) and tool (3 + role + id + text).
-    assert_eq!(tokens[3], (3 + 1 + 1 + 2 + 2) + (3 + 1 + 1 + 2));
-    assert_eq!(t.item_paths[3], ["messages[2]", "messages[3]"]);
+    // One unit, one item per message: assistant (3 + role + id + name + arguments) and
+    // tool (3 + role + id + text), in one group.
+    assert_eq!(tokens[3], 3 + 1 + 1 + 2 + 2);
+    assert_eq!(tokens[4], 3 + 1 + 1 + 2);
+    assert_eq!(t.item_paths[3..], ["messages[2]", "messages[3]"]);
+    assert_eq!(t.items[3].group(), Some("messages[2]"));
+    assert_eq!(t.items[4].group(), Some("messages[2]"));
+    assert_eq!(t.items[2].group(), None);
     assert_eq!(t.input_tokens, tokens.iter().sum::<i64>());
 }
 
@@ -360,7 +365,7 @@ fn anthropic_requests_start_with_a_user_message() {
             reason: "an Anthropic request must start with a user message".into(),
         }]
     );
-    assert_eq!(t.item_paths[0], ["system"]);
+    assert_eq!(t.item_paths[0], "system");
 }
 
 #[test]
@@ -400,18 +405,18 @@ fn anthropic_tool_loops_are_units_and_results_may_be_followed_by_text() {
             {"type": "text", "text": "and also"}]},
         {"role": "assistant", "content": "done"}]});
     let t = run(Provider::Anthropic, &body, 1000).unwrap();
-    assert_eq!(t.item_paths[0], ["$"]);
-    assert_eq!(t.item_paths[2], ["messages[1]", "messages[2]"]);
-    let unit = &t.items[2];
-    assert_eq!(unit.kind().as_str(), "ToolOutput");
-    assert_eq!(
-        unit.metadata().get("group").map(String::as_str),
-        Some("messages[1]")
-    );
+    assert_eq!(t.item_paths[0], "$");
+    assert_eq!(t.item_paths[2..4], ["messages[1]", "messages[2]"]);
+    let (call, results) = (&t.items[2], &t.items[3]);
+    assert_eq!(call.kind().as_str(), "Message");
+    assert_eq!(results.kind().as_str(), "ToolOutput");
+    assert_eq!(call.group(), Some("messages[1]"));
+    assert_eq!(results.group(), Some("messages[1]"));
+    assert!(call.metadata().is_empty());
     assert!(
-        unit.content().contains("← [t1] one (error)"),
+        results.content().contains("← [t1] one (error)"),
         "{}",
-        unit.content()
+        results.content()
     );
     assert_eq!(t.json, body.to_string());
 }
@@ -429,7 +434,24 @@ fn reports_map_items_back_to_paths() {
     let report = t.selection.report.as_ref().unwrap();
     assert_eq!(report.total_candidates, 4);
     for e in &report.included {
-        let path = &t.item_paths[e.index][0];
+        let path = &t.item_paths[e.index];
         assert!(t.items[e.index].content().starts_with(path.as_str()));
+    }
+}
+
+#[test]
+fn the_default_counter_is_o200k_base_or_the_estimate_without_the_tokenizer() {
+    let text = "Refunds take 5–7 days. 払い戻しには数日かかります。";
+    let counted = ChatOptions::default().counter.count_tokens(text);
+    assert_eq!(default_counter().count_tokens(text), counted);
+    match crate::tokenizer::Encoding::by_name(DEFAULT_ENCODING) {
+        Ok(o200k) => {
+            assert_eq!(counted, o200k.count(text));
+            assert_ne!(counted, estimate_tokens(text), "not the estimate");
+        }
+        Err(e) => {
+            assert_eq!(e.code(), crate::ErrorCode::Unsupported);
+            assert_eq!(counted, estimate_tokens(text));
+        }
     }
 }

@@ -26,18 +26,30 @@ pub(crate) fn messages_spans(text: &str) -> Result<Option<Spans>> {
     }
     i = skip_ws(b, i + 1);
     let mut found = None;
+    let mut seen_messages = false;
     let mut seen_system = false;
     while b.get(i) == Some(&b'"') {
         let key_end = skip_string(b, i);
         let key: String = serde_json::from_str(&text[i..key_end]).unwrap_or_default();
         i = skip_ws(b, key_end);
         i = skip_ws(b, i + 1); // the ':'
-        let value_end = skip_value(b, i);
-        match key.as_str() {
-            "messages" if found.is_some() => {
+        let value_end = match key.as_str() {
+            "messages" if seen_messages => {
                 return Err(invalid("messages", "appears twice in the request"))
             }
-            "messages" => found = Some(i..value_end),
+            // The array's elements are found in the same pass as its end.
+            "messages" if b[i] == b'[' => {
+                let (elements, end) = array_elements(b, i);
+                found = Some(Spans {
+                    array: i..end,
+                    elements,
+                });
+                end
+            }
+            _ => skip_value(b, i),
+        };
+        match key.as_str() {
+            "messages" => seen_messages = true,
             "system" if seen_system => {
                 return Err(invalid("system", "appears twice in the request"))
             }
@@ -49,11 +61,13 @@ pub(crate) fn messages_spans(text: &str) -> Result<Option<Spans>> {
             i = skip_ws(b, i + 1);
         }
     }
-    let Some(array) = found.filter(|r| b[r.start] == b'[') else {
-        return Ok(None);
-    };
+    Ok(found)
+}
+
+/// The elements of the (valid) array whose `[` is at `start`, and the index after its `]`.
+fn array_elements(b: &[u8], start: usize) -> (Vec<Range<usize>>, usize) {
     let mut elements = Vec::new();
-    let mut i = skip_ws(b, array.start + 1);
+    let mut i = skip_ws(b, start + 1);
     while b[i] != b']' {
         let end = skip_value(b, i);
         elements.push(i..end);
@@ -62,7 +76,7 @@ pub(crate) fn messages_spans(text: &str) -> Result<Option<Spans>> {
             i = skip_ws(b, i + 1);
         }
     }
-    Ok(Some(Spans { array, elements }))
+    (elements, i + 1)
 }
 
 /// The text with only the elements whose `keep` is true left in the array. The separators
@@ -107,14 +121,17 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 /// `b[i]` is the opening quote; returns the index after the closing one.
 fn skip_string(b: &[u8], mut i: usize) -> usize {
     i += 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
+    while let Some(offset) = b[i.min(b.len())..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\')
+    {
+        i += offset;
+        if b[i] == b'"' {
+            return i + 1;
         }
+        i += 2; // a backslash and the character it escapes
     }
-    i
+    b.len()
 }
 
 /// Returns the index after the value starting at `i`.
@@ -185,6 +202,12 @@ mod tests {
             r#"{"messag\u0065s":[2],"x":{"messages":[]}}"#
         );
         let twice = r#"{"messages":[1],"messages":[2]}"#;
+        assert!(messages_spans(twice)
+            .unwrap_err()
+            .to_string()
+            .contains("messages: appears twice"));
+        // The first copy need not be an array to count.
+        let twice = r#"{"messages":{"a":[1]},"messages":[2]}"#;
         assert!(messages_spans(twice)
             .unwrap_err()
             .to_string()

@@ -81,7 +81,7 @@ impl Recorder {
     pub(crate) fn into_report(
         mut self,
         total_candidates: usize,
-        total_tokens_considered: i64,
+        total_tokens_considered: i128,
         overflow: Option<OverflowEvent>,
     ) -> SelectionReport {
         self.report.total_candidates = total_candidates;

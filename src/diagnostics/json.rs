@@ -8,17 +8,22 @@
 //! inputs with groups (`docs/groups.md`) the `GroupExcluded` reason, a `group` member in
 //! items and a `groups` listing.
 
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
+use crate::alloc;
 use crate::diagnostics::{
     CountRequirementShortfall, ExcludedItem, ExclusionReason, GroupDecision, GroupReport,
     IncludedItem, OverflowEvent, SelectionReport, TraceEvent,
 };
+use crate::error::Result;
 use crate::model::{format_rfc3339, ContextBudget, ContextItem};
 
 /// Writes the report in the JSON wire form; items are looked up in `items` by position.
+///
+/// Like every Rust allocation, running out of memory aborts; [`try_report_to_json`]
+/// fails with [`Error::OutOfMemory`](crate::Error::OutOfMemory) instead.
 pub fn report_to_json(report: &SelectionReport, items: &[ContextItem]) -> String {
-    write_report(report, items, false)
+    report_text(report, items, false)
 }
 
 /// The wire form with one extension: every `included` and `excluded` entry starts with an
@@ -26,11 +31,40 @@ pub fn report_to_json(report: &SelectionReport, items: &[ContextItem]) -> String
 /// that entries with equal contents can be told apart. Everything else is as in
 /// [`report_to_json`].
 pub fn report_to_json_with_positions(report: &SelectionReport, items: &[ContextItem]) -> String {
-    write_report(report, items, true)
+    report_text(report, items, true)
 }
 
-fn write_report(report: &SelectionReport, items: &[ContextItem], positions: bool) -> String {
+/// The report's JSON text, with or without the entries' positions.
+fn report_text(report: &SelectionReport, items: &[ContextItem], positions: bool) -> String {
     let mut w = JsonWriter::default();
+    write_report(&mut w, report, items, positions);
+    w.out.text
+}
+
+/// [`report_to_json`] with fallible allocation: a report whose JSON cannot be allocated
+/// (it holds every item's content) fails with
+/// [`Error::OutOfMemory`](crate::Error::OutOfMemory).
+pub fn try_report_to_json(report: &SelectionReport, items: &[ContextItem]) -> Result<String> {
+    let mut w = JsonWriter {
+        out: Sink {
+            fallible: true,
+            ..Sink::default()
+        },
+        need_comma: false,
+    };
+    write_report(&mut w, report, items, false);
+    match w.out.failed {
+        None => Ok(w.out.text),
+        Some(bytes) => Err(alloc::out_of_memory_bytes(bytes, "the report's JSON")),
+    }
+}
+
+fn write_report(
+    w: &mut JsonWriter,
+    report: &SelectionReport,
+    items: &[ContextItem],
+    positions: bool,
+) {
     w.begin_object();
     w.key("events");
     w.array(&report.events, write_event);
@@ -50,21 +84,20 @@ fn write_report(report: &SelectionReport, items: &[ContextItem], positions: bool
     w.array(&report.count_requirement_shortfalls, write_shortfall);
     if let Some(overflow) = &report.overflow {
         w.key("overflow");
-        write_overflow(&mut w, overflow, items);
+        write_overflow(w, overflow, items);
     }
     if !report.groups.is_empty() {
         w.key("groups");
         w.array(&report.groups, write_group);
     }
     w.end_object();
-    w.finish()
 }
 
 /// Writes one item as a JSON object (the form used inside reports and by the CLI).
 pub fn item_to_json(item: &ContextItem) -> String {
     let mut w = JsonWriter::default();
     write_item(&mut w, item);
-    w.finish()
+    w.out.text
 }
 
 fn write_event(w: &mut JsonWriter, e: &TraceEvent) {
@@ -282,10 +315,46 @@ fn write_item(w: &mut JsonWriter, item: &ContextItem) {
     w.end_object();
 }
 
+/// The text a [`JsonWriter`] appends to. In fallible mode, growth goes through
+/// `try_reserve`; the first failure is remembered (with the bytes asked for) and every
+/// later write is dropped.
+#[derive(Default)]
+struct Sink {
+    text: String,
+    fallible: bool,
+    failed: Option<u128>,
+}
+
+impl Sink {
+    fn push(&mut self, c: char) {
+        let mut buf = [0u8; 4];
+        self.push_str(c.encode_utf8(&mut buf));
+    }
+    fn push_str(&mut self, s: &str) {
+        if self.fallible {
+            if self.failed.is_some() {
+                return;
+            }
+            if let Err(bytes) = alloc::grow_string(&mut self.text, s.len()) {
+                self.failed = Some(bytes);
+                return;
+            }
+        }
+        self.text.push_str(s);
+    }
+}
+
+impl Write for Sink {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+}
+
 /// A minimal streaming JSON writer: it tracks only whether a comma is due.
 #[derive(Default)]
 struct JsonWriter {
-    out: String,
+    out: Sink,
     need_comma: bool,
 }
 
@@ -329,9 +398,9 @@ impl JsonWriter {
         self.value_prefix();
         write_escaped(&mut self.out, s);
     }
-    fn int(&mut self, v: i64) {
+    fn int(&mut self, v: impl Into<i128>) {
         self.value_prefix();
-        let _ = write!(self.out, "{v}");
+        let _ = write!(self.out, "{}", v.into());
     }
     fn uint(&mut self, v: u64) {
         self.value_prefix();
@@ -354,26 +423,31 @@ impl JsonWriter {
         self.key(key);
         self.int(value);
     }
-    fn finish(self) -> String {
-        self.out
-    }
 }
 
-fn write_escaped(out: &mut String, s: &str) {
+fn write_escaped(out: &mut Sink, s: &str) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+    // Runs of characters that need no escape are copied as one slice.
+    let mut run = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            b if b < 0x20 => "",
+            _ => continue,
+        };
+        out.push_str(&s[run..i]);
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{:04x}", b);
+        } else {
+            out.push_str(escape);
         }
+        run = i + 1;
     }
+    out.push_str(&s[run..]);
     out.push('"');
 }
 
@@ -381,6 +455,32 @@ fn write_escaped(out: &mut String, s: &str) {
 mod tests {
     use super::*;
     use crate::diagnostics::{InclusionReason, PipelineStage};
+
+    #[test]
+    fn the_fallible_writer_writes_the_same_text() {
+        let items = vec![
+            ContextItem::builder("x\u{1}\"y\\z\nü", 3).build().unwrap(),
+            ContextItem::builder("plain", 4).build().unwrap(),
+        ];
+        let report = SelectionReport {
+            included: vec![IncludedItem {
+                index: 0,
+                score: 0.5,
+                reason: InclusionReason::Scored,
+            }],
+            excluded: vec![ExcludedItem {
+                index: 1,
+                score: 0.25,
+                reason: ExclusionReason::NegativeTokens { tokens: -1 },
+            }],
+            total_candidates: 2,
+            total_tokens_considered: 7,
+            ..SelectionReport::default()
+        };
+        let json = report_to_json(&report, &items);
+        assert_eq!(try_report_to_json(&report, &items).unwrap(), json);
+        assert!(json.contains(r#""content":"x\u0001\"y\\z\nü""#), "{json}");
+    }
 
     #[test]
     fn writes_the_wire_form() {
@@ -464,6 +564,6 @@ mod tests {
         w.key("n");
         w.float(f64::NAN);
         w.end_object();
-        assert_eq!(w.finish(), r#"{"s":"\u0001\t\\","n":null}"#);
+        assert_eq!(w.out.text, r#"{"s":"\u0001\t\\","n":null}"#);
     }
 }

@@ -1,8 +1,8 @@
-//! Diagnostics (spec chapter 06): trace levels, events, inclusion and exclusion reasons,
-//! the SelectionReport and its JSON wire form.
+//! Diagnostics (spec chapter 06): trace levels, events, inclusion and exclusion reasons, the
+//! SelectionReport and its JSON wire form.
 //!
-//! Report entries name items by their position in the caller's input (D15); the JSON
-//! writer looks the items up in the same input.
+//! Report entries name items by their position in the caller's input (decision D15 in
+//! docs/decisions.md); the JSON writer looks the items up in the same input.
 
 mod collector;
 mod json;
@@ -10,7 +10,7 @@ mod reasons;
 mod report;
 
 pub(crate) use collector::{Collector, NullCollector, Recorder};
-pub use json::{item_to_json, report_to_json, report_to_json_with_positions};
+pub use json::{item_to_json, report_to_json, report_to_json_with_positions, try_report_to_json};
 pub use reasons::{ExclusionReason, InclusionReason};
 pub use report::{ExcludedItem, GroupDecision, GroupReport, IncludedItem, SelectionReport};
 
@@ -24,7 +24,8 @@ pub enum TraceDetail {
     None,
     /// Stage events, inclusions, exclusions and totals.
     Stage,
-    /// As `Stage`, plus one item event per inclusion and exclusion (D8).
+    /// As `Stage`, plus one item event per inclusion and exclusion (decision D8 in
+    /// docs/decisions.md).
     Item,
 }
 
@@ -83,8 +84,8 @@ pub struct CountRequirementShortfall {
     pub satisfied_count: u64,
 }
 
-/// Produced only under [`crate::model::OverflowStrategy::Proceed`] when the merged
-/// selection exceeds `target_tokens` (D7).
+/// Produced only under [`crate::model::OverflowStrategy::Proceed`] when the merged selection
+/// exceeds `target_tokens` (decision D7 in docs/decisions.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct OverflowEvent {
     /// Merged tokens minus `target_tokens` (> 0).

@@ -27,7 +27,8 @@ impl InclusionReason {
 /// that this version does not know.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExclusionReason {
-    /// Did not fit: `available_tokens` is one value per stage and run (D5).
+    /// Did not fit: `available_tokens` is one value per stage and run (decision D5 in
+    /// docs/decisions.md).
     BudgetExceeded {
         /// The item's tokens.
         item_tokens: i64,
@@ -65,7 +66,7 @@ pub enum ExclusionReason {
         /// The item's token count (negative).
         tokens: i64,
     },
-    /// The room was taken by pinned items (D4).
+    /// The room was taken by pinned items (decision D4 in docs/decisions.md).
     PinnedOverride {
         /// Content of the first pinned item in input order.
         displaced_by: String,
@@ -75,7 +76,7 @@ pub enum ExclusionReason {
         /// The filter's name.
         filter_name: String,
     },
-    /// A count-quota cap was reached for the item's kind (D10).
+    /// A count-quota cap was reached for the item's kind (decision D10 in docs/decisions.md).
     CountCapExceeded {
         /// The item's own kind spelling.
         kind: String,

@@ -10,7 +10,7 @@ use crate::diagnostics::{
 pub struct IncludedItem {
     /// Position in the caller's input.
     pub index: usize,
-    /// 1.0 for pinned items, otherwise the computed score (D6).
+    /// 1.0 for pinned items, otherwise the computed score (decision D6 in docs/decisions.md).
     pub score: f64,
     /// Why it is included.
     pub reason: InclusionReason,
@@ -38,11 +38,14 @@ pub struct SelectionReport {
     pub excluded: Vec<ExcludedItem>,
     /// Number of input items.
     pub total_candidates: usize,
-    /// Sum of every input item's tokens, negative ones included (D18).
-    pub total_tokens_considered: i64,
-    /// Count requirements the slicer could not meet (D10).
+    /// Sum of every input item's tokens, negative ones included (decision D18 in
+    /// docs/decisions.md). Wider than a token count so that it is exact whatever the items: tracing
+    /// a run never makes it fail where the untraced run succeeds.
+    pub total_tokens_considered: i128,
+    /// Count requirements the slicer could not meet (decision D10 in docs/decisions.md).
     pub count_requirement_shortfalls: Vec<CountRequirementShortfall>,
-    /// The overflow event of a Proceed run that went over target (D7).
+    /// The overflow event of a Proceed run that went over target (decision D7 in
+    /// docs/decisions.md).
     pub overflow: Option<OverflowEvent>,
     /// The groups of the input, in order of their first member (the group extension,
     /// `docs/groups.md`); empty when no item has a group key.

@@ -1,21 +1,21 @@
-//! Analytics through the ABI (spec 07 §4, §5, §7): the dry run, budget simulation, and
-//! the report helpers on a traced result. Sensitivity comparisons are in
-//! `sensitivity.rs`. Every function calls the core's `analytics` functions; items are
-//! positions in the caller's list (D15).
+//! Analytics through the ABI (spec 07 §4, §5, §7): the dry run, budget simulation, and the report
+//! helpers on a traced result. Sensitivity comparisons are in `sensitivity.rs`. Every function
+//! calls the core's `analytics` functions; items are positions in the caller's list (decision D15
+//! in docs/decisions.md).
 
 use crate::analytics::{
-    budget_utilization, kind_diversity, marginal_items, min_budget_for, quota_utilization,
+    budget_utilization, kind_diversity, marginal_items, min_budget_for, quota_utilization_of,
     timestamp_coverage, KindQuotaUtilization,
 };
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::enums::ctxpack_quota_mode;
 use crate::ffi::handles::{self, HandleType};
-use crate::ffi::items::ctxpack_items;
+use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::pipeline::ctxpack_pipeline;
-use crate::ffi::result::{ctxpack_result, entry, with_result, ResultData};
+use crate::ffi::result::{ctxpack_result, entry, with_result, ResultData, RunContext};
 use crate::ffi::stages::check_capacity;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiError};
-use crate::ffi::strings::ctxpack_str;
+use crate::ffi::strings::{ctxpack_str, OwnedCString};
 use crate::ffi::versioned::{self, Versioned};
 
 /// Dry-runs the pipeline (spec 07 §4): the run of `ctxpack_pipeline_run` traced at ITEM
@@ -31,11 +31,12 @@ pub unsafe extern "C" fn ctxpack_pipeline_dry_run(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live.
     handles::create(out, out_error, || unsafe {
-        let pipeline = handles::borrow(pipeline, "pipeline")?;
-        let items = handles::borrow(items, "items")?;
-        let budget = handles::borrow(budget, "budget")?;
-        let report = pipeline.dry_run(items, budget)?;
-        Ok(ResultData::from_report(report, items.clone()))
+        let pipeline = handles::retain(pipeline, "pipeline")?;
+        let items = snapshot(items, "items")?;
+        let budget = handles::retain(budget, "budget")?;
+        let report = pipeline.dry_run(&items, &budget)?;
+        let context = RunContext::of(&pipeline, &budget);
+        Ok(ResultData::from_report(report, items, context))
     })
 }
 
@@ -65,9 +66,9 @@ pub unsafe extern "C" fn ctxpack_pipeline_marginal_items(
     // SAFETY: handles are NULL or live; `out_positions` holds `capacity` elements;
     // `out_count` is NULL or writable.
     guard(out_error, || unsafe {
-        let pipeline = handles::borrow(pipeline, "pipeline")?;
-        let list = handles::borrow(items, "items")?;
-        let budget = handles::borrow(budget, "budget")?;
+        let pipeline = handles::retain(pipeline, "pipeline")?;
+        let list = snapshot(items, "items")?;
+        let budget = handles::retain(budget, "budget")?;
         if out_count.is_null() {
             return Err(FfiError::null("out_count"));
         }
@@ -75,7 +76,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_marginal_items(
         if out_positions.is_null() && !list.is_empty() {
             return Err(FfiError::null("out_positions"));
         }
-        let positions = marginal_items(pipeline, list, budget, slack)?;
+        let positions = marginal_items(&pipeline, &list, &budget, slack)?;
         if !positions.is_empty() {
             std::ptr::copy_nonoverlapping(positions.as_ptr(), out_positions, positions.len());
         }
@@ -107,8 +108,8 @@ pub unsafe extern "C" fn ctxpack_pipeline_min_budget_for(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; the out-parameters are NULL or writable.
     guard(out_error, || unsafe {
-        let pipeline = handles::borrow(pipeline, "pipeline")?;
-        let list = handles::borrow(items, "items")?;
+        let pipeline = handles::retain(pipeline, "pipeline")?;
+        let list = snapshot(items, "items")?;
         if out_found.is_null() || out_budget.is_null() {
             return Err(FfiError::null(if out_found.is_null() {
                 "out_found"
@@ -116,26 +117,25 @@ pub unsafe extern "C" fn ctxpack_pipeline_min_budget_for(
                 "out_budget"
             }));
         }
-        let found = min_budget_for(pipeline, list, target, ceiling)?;
+        let found = min_budget_for(&pipeline, &list, target, ceiling)?;
         handles::write_out(out_budget, found.unwrap_or(0), "out_budget")?;
         handles::write_out(out_found, found.is_some(), "out_found")
     })
 }
 
-/// Report helper (spec 07 §7): the tokens of the included items divided by
-/// `budget`'s `max_tokens` (not clamped; 0.0 when `max_tokens` is 0). Pass the budget of
-/// the run. `CTXPACK_NO_REPORT` on an untraced result.
+/// Report helper (spec 07 §7): the tokens of the included items divided by the run's
+/// `max_tokens` (not clamped; 0.0 when `max_tokens` is 0). The result keeps the budget
+/// of its run. `CTXPACK_NO_REPORT` on an untraced result.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_budget_utilization(
     result: *const ctxpack_result,
-    budget: *const ctxpack_budget,
     out: *mut f64,
 ) -> ctxpack_status {
-    // SAFETY: `budget` is NULL or live; `out` is NULL or writable.
+    // SAFETY: `out` is NULL or writable.
     with_result(result, |r| unsafe {
-        let budget = handles::borrow(budget, "budget")?;
         let (report, items) = r.traced()?;
-        handles::write_out(out, budget_utilization(report, items, budget)?, "out")
+        let value = budget_utilization(report, items, &r.context.budget)?;
+        handles::write_out(out, value, "out")
     })
 }
 
@@ -175,13 +175,30 @@ pub struct ctxpack_quota_utilization {
     _opaque: [u8; 0],
 }
 
+/// What a quota utilization handle holds: the entries and their kinds as C strings.
+pub(crate) struct QuotaUtilizationData {
+    entries: Vec<KindQuotaUtilization>,
+    kinds: Vec<OwnedCString>,
+}
+
+impl From<Vec<KindQuotaUtilization>> for QuotaUtilizationData {
+    fn from(entries: Vec<KindQuotaUtilization>) -> Self {
+        let kinds = entries
+            .iter()
+            .map(|e| OwnedCString::new(e.kind.as_str().to_owned()))
+            .collect();
+        Self { entries, kinds }
+    }
+}
+
 impl HandleType for ctxpack_quota_utilization {
-    type Value = Vec<KindQuotaUtilization>;
+    type Value = QuotaUtilizationData;
     const TAG: u32 = u32::from_be_bytes(*b"CPQU");
     const NAME: &'static str = "ctxpack_quota_utilization";
 }
 
-/// How fully one quota constraint is used. Set `struct_size` before the call.
+/// How fully one quota constraint is used. Initialise with
+/// `CTXPACK_KIND_QUOTA_UTILIZATION_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_kind_quota_utilization {
@@ -208,31 +225,36 @@ unsafe impl Versioned for ctxpack_kind_quota_utilization {
     const NAME: &'static str = "ctxpack_kind_quota_utilization";
 }
 
-/// Report helper (spec 07 §7): how fully each quota constraint of `pipeline`'s slicer is
-/// used by the traced `result` under `budget` (pass the pipeline and budget of the run).
-/// A percentage quota slicer gives its entries in percent, the count-quota slicers their
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_kind_quota_utilization) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to `ctxpack_quota_utilization_entry`. (C and C++ can write
+/// `ctxpack_kind_quota_utilization x = CTXPACK_KIND_QUOTA_UTILIZATION_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_kind_quota_utilization_init(
+    out: *mut ctxpack_kind_quota_utilization,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
+/// Report helper (spec 07 §7): how fully each quota constraint of the run's slicer is
+/// used by the traced `result` under the run's budget (the result keeps both). A
+/// percentage quota slicer gives its entries in percent, the count-quota slicers their
 /// counts; entries are sorted by kind (ordinal); any other slicer gives none (wrapped
 /// slicers are not searched). `CTXPACK_NO_REPORT` on an untraced result.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_quota_utilization(
     result: *const ctxpack_result,
-    pipeline: *const ctxpack_pipeline,
-    budget: *const ctxpack_budget,
     out: *mut *mut ctxpack_quota_utilization,
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    // SAFETY: handles are NULL or live.
+    // SAFETY: `result` is NULL or live.
     handles::create(out, out_error, || unsafe {
         let r = handles::borrow(result, "result")?;
-        let pipeline = handles::borrow(pipeline, "pipeline")?;
-        let budget = handles::borrow(budget, "budget")?;
         let (report, items) = r.traced()?;
-        Ok(quota_utilization(
-            report,
-            items,
-            pipeline.slicer().as_ref(),
-            budget,
-        )?)
+        let context = &r.context;
+        Ok(quota_utilization_of(report, items, context.quotas.clone(), &context.budget)?.into())
     })
 }
 
@@ -244,22 +266,25 @@ pub unsafe extern "C" fn ctxpack_quota_utilization_count(
 ) -> ctxpack_status {
     // SAFETY: `out_count` is NULL or writable.
     handles::access(utilization, "utilization", |u| unsafe {
-        handles::write_out(out_count, u.len(), "out_count")
+        handles::write_out(out_count, u.entries.len(), "out_count")
     })
 }
 
-/// Entry `i` of a quota utilization (sorted by kind). Set `out->struct_size` first.
+/// Entry `i` of a quota utilization (sorted by kind).
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_quota_utilization_entry(
     utilization: *const ctxpack_quota_utilization,
     i: usize,
     out: *mut ctxpack_kind_quota_utilization,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    handles::access(utilization, "utilization", |u| {
-        let e = entry(u, i, "utilization")?;
+    handles::access_into(utilization, "utilization", out_error, |u| {
+        let e = entry(&u.entries, i, "utilization")?;
         let value = ctxpack_kind_quota_utilization {
             struct_size: std::mem::size_of::<ctxpack_kind_quota_utilization>(),
-            kind: ctxpack_str::borrowed(e.kind.as_str()),
+            kind: u.kinds[i].as_ctxpack_str(),
             mode: ctxpack_quota_mode::from(e.mode) as i32,
             require: e.require,
             cap: e.cap,

@@ -10,13 +10,14 @@
 use std::ffi::{c_int, c_void};
 use std::fmt;
 
+use crate::alloc;
 use crate::error::{Error, Result};
 use crate::ffi::items::ctxpack_metadata_entry;
 use crate::ffi::status::{FfiError, FfiResult};
 use crate::ffi::strings::ctxpack_str;
 use crate::model::{ContextBudget, ContextItem, ScoredItem};
 use crate::placer::Placer;
-use crate::scorer::Scorer;
+use crate::scorer::{caller_position, Scorer};
 use crate::slicer::{SliceOutcome, Slicer};
 
 /// Releases a callback's `user_data`. Called exactly once, when the last reference to
@@ -35,7 +36,7 @@ pub struct ctxpack_callback_error {
 }
 
 /// A read-only view of one item, as callbacks see it. Everything it points to is owned by
-/// the library and valid only during the callback. Views are passed as a contiguous
+/// the library and valid only during the callback; every string is also NUL-terminated. Views are passed as a contiguous
 /// array; this layout is frozen for the 0.x ABI (new item fields would come with new
 /// accessors, not new view fields).
 #[repr(C)]
@@ -181,61 +182,88 @@ pub(crate) fn required<F>(f: Option<F>, what: &str) -> FfiResult<F> {
     f.ok_or_else(|| FfiError::null(what))
 }
 
-/// Views of a list of items, plus the flat tag and metadata arrays they point into.
+/// Views of a list of items, plus what they point into: every string, NUL-terminated, in
+/// one arena, and the flat tag and metadata arrays.
 struct Views {
     views: Vec<ctxpack_item_view>,
+    _text: Vec<u8>,
     _tags: Vec<ctxpack_str>,
     _metadata: Vec<ctxpack_metadata_entry>,
 }
 
+/// Appends `s` and a NUL to `arena` (which has room: it never reallocates, so the
+/// returned string stays valid) and returns it as a `ctxpack_str`.
+fn terminated(arena: &mut Vec<u8>, s: &str) -> ctxpack_str {
+    debug_assert!(arena.capacity() - arena.len() > s.len());
+    let start = arena.len();
+    arena.extend_from_slice(s.as_bytes());
+    arena.push(0);
+    ctxpack_str {
+        ptr: arena.as_ptr().wrapping_add(start).cast(),
+        len: s.len(),
+    }
+}
+
 impl Views {
-    /// Builds views borrowing `items`; they must not outlive the items.
-    fn new<'a>(items: impl Iterator<Item = &'a ContextItem> + Clone) -> Self {
-        let tags: Vec<ctxpack_str> = items
-            .clone()
-            .flat_map(|it| it.tags().iter().map(|t| ctxpack_str::borrowed(t)))
-            .collect();
-        let metadata: Vec<ctxpack_metadata_entry> = items
-            .clone()
-            .flat_map(|it| {
-                it.metadata().iter().map(|(k, v)| ctxpack_metadata_entry {
-                    key: ctxpack_str::borrowed(k),
-                    value: ctxpack_str::borrowed(v),
-                })
-            })
-            .collect();
-        let (mut tag_at, mut meta_at) = (0, 0);
-        let views = items
-            .map(|it| {
-                let view = ctxpack_item_view {
-                    content: ctxpack_str::borrowed(it.content()),
-                    tokens: it.tokens(),
-                    kind: ctxpack_str::borrowed(it.kind().as_str()),
-                    source: ctxpack_str::borrowed(it.source().as_str()),
-                    priority: it.priority().unwrap_or(0),
-                    has_priority: it.priority().is_some(),
-                    tags: tags.as_ptr().wrapping_add(tag_at),
-                    tag_count: it.tags().len(),
-                    metadata: metadata.as_ptr().wrapping_add(meta_at),
-                    metadata_count: it.metadata().len(),
-                    timestamp_ns: it.timestamp().unwrap_or(0),
-                    has_timestamp: it.timestamp().is_some(),
-                    future_relevance_hint: it.future_relevance_hint().unwrap_or(0.0),
-                    has_future_relevance_hint: it.future_relevance_hint().is_some(),
-                    pinned: it.pinned(),
-                    original_tokens: it.original_tokens().unwrap_or(0),
-                    has_original_tokens: it.original_tokens().is_some(),
-                };
-                tag_at += it.tags().len();
-                meta_at += it.metadata().len();
-                view
-            })
-            .collect();
-        Self {
+    /// Builds views of `items`, copying every string with a NUL terminator (the one rule
+    /// for every string the library hands out). The allocations are fallible: the text
+    /// is as large as the caller's items.
+    fn new<'a>(items: impl Iterator<Item = &'a ContextItem> + Clone) -> Result<Self> {
+        let (mut bytes, mut tag_count, mut meta_count, mut count) = (0usize, 0, 0, 0);
+        for it in items.clone() {
+            count += 1;
+            bytes += it.content().len() + it.kind().as_str().len() + it.source().as_str().len();
+            bytes += 3;
+            tag_count += it.tags().len();
+            bytes += it.tags().iter().map(|t| t.len() + 1).sum::<usize>();
+            meta_count += it.metadata().len();
+            bytes += it
+                .metadata()
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 2)
+                .sum::<usize>();
+        }
+        let mut text = alloc::vec_with_capacity::<u8>(bytes, "the item views' text")?;
+        let mut tags = alloc::vec_with_capacity(tag_count, "the item views' tags")?;
+        let mut metadata = alloc::vec_with_capacity(meta_count, "the item views' metadata")?;
+        let mut views = alloc::vec_with_capacity(count, "the item views")?;
+        for it in items {
+            // `tags` and `metadata` have their final capacity: pointers into them stay valid.
+            let (tag_at, meta_at) = (tags.len(), metadata.len());
+            for t in it.tags() {
+                tags.push(terminated(&mut text, t));
+            }
+            for (k, v) in it.metadata() {
+                let key = terminated(&mut text, k);
+                let value = terminated(&mut text, v);
+                metadata.push(ctxpack_metadata_entry { key, value });
+            }
+            views.push(ctxpack_item_view {
+                content: terminated(&mut text, it.content()),
+                tokens: it.tokens(),
+                kind: terminated(&mut text, it.kind().as_str()),
+                source: terminated(&mut text, it.source().as_str()),
+                priority: it.priority().unwrap_or(0),
+                has_priority: it.priority().is_some(),
+                tags: tags.as_ptr().wrapping_add(tag_at),
+                tag_count: it.tags().len(),
+                metadata: metadata.as_ptr().wrapping_add(meta_at),
+                metadata_count: it.metadata().len(),
+                timestamp_ns: it.timestamp().unwrap_or(0),
+                has_timestamp: it.timestamp().is_some(),
+                future_relevance_hint: it.future_relevance_hint().unwrap_or(0.0),
+                has_future_relevance_hint: it.future_relevance_hint().is_some(),
+                pinned: it.pinned(),
+                original_tokens: it.original_tokens().unwrap_or(0),
+                has_original_tokens: it.original_tokens().is_some(),
+            });
+        }
+        Ok(Self {
             views,
+            _text: text,
             _tags: tags,
             _metadata: metadata,
-        }
+        })
     }
 
     fn ptr(&self) -> *const ctxpack_item_view {
@@ -314,7 +342,16 @@ impl fmt::Debug for CustomScorer {
 
 impl Scorer for CustomScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
-        let views = Views::new(items.iter().copied());
+        self.score_all_at(items, &[], out)
+    }
+
+    fn score_all_at(
+        &self,
+        items: &[&ContextItem],
+        positions: &[usize],
+        out: &mut [f64],
+    ) -> Result<()> {
+        let views = Views::new(items.iter().copied())?;
         let n = items.len();
         out.fill(f64::NAN);
         let ud = self.user.ptr;
@@ -335,8 +372,9 @@ impl Scorer for CustomScorer {
         match out.iter().position(|s| !s.is_finite()) {
             None => Ok(()),
             Some(i) => Err(Error::Callback(format!(
-                "custom scorer returned {} for item {i} ({}); scores must be finite",
+                "custom scorer returned {} for the item at position {} ({}); scores must be finite",
                 out[i],
+                caller_position(positions, i),
                 describe(items[i])
             ))),
         }
@@ -365,12 +403,12 @@ impl fmt::Debug for CustomSlicer {
     }
 }
 
-/// Checks that `positions` are distinct indices below `n`; the error is a message.
+/// Checks that `positions` are distinct indices below `n`; the error is a message. (A
+/// position the callback left unwritten holds `SIZE_MAX`, out of range like any other.)
 fn check_positions(positions: &[usize], n: usize) -> std::result::Result<(), String> {
     let mut seen = vec![false; n];
     for &p in positions {
         match seen.get_mut(p) {
-            None if p == usize::MAX => return Err("left a position unset".to_string()),
             None => return Err(format!("returned position {p}, but there are {n} items")),
             Some(true) => return Err(format!("returned position {p} twice")),
             Some(s) => *s = true,
@@ -381,10 +419,10 @@ fn check_positions(positions: &[usize], n: usize) -> std::result::Result<(), Str
 
 impl Slicer for CustomSlicer {
     fn slice(&self, items: &[ScoredItem<'_>], budget: &ContextBudget) -> Result<SliceOutcome> {
-        let views = Views::new(items.iter().map(|s| s.item));
+        let views = Views::new(items.iter().map(|s| s.item))?;
         let scores: Vec<f64> = items.iter().map(|s| s.score).collect();
         let n = items.len();
-        let mut positions = vec![usize::MAX; n];
+        let mut positions = alloc::filled(n, usize::MAX, "the slicer's positions")?;
         let mut count = 0usize;
         // SAFETY: views, scores and positions hold `n` elements and live across the call.
         call("custom slicer", |e| unsafe {
@@ -436,10 +474,10 @@ impl fmt::Debug for CustomPlacer {
 
 impl Placer for CustomPlacer {
     fn place(&self, items: &[ScoredItem<'_>]) -> Result<Vec<usize>> {
-        let views = Views::new(items.iter().map(|s| s.item));
+        let views = Views::new(items.iter().map(|s| s.item))?;
         let scores: Vec<f64> = items.iter().map(|s| s.score).collect();
         let n = items.len();
-        let mut order = vec![usize::MAX; n];
+        let mut order = alloc::filled(n, usize::MAX, "the placer's order")?;
         // SAFETY: views, scores and order hold `n` elements and live across the call.
         call("custom placer", |e| unsafe {
             (self.place)(

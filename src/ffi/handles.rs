@@ -1,14 +1,29 @@
-//! Opaque handles: a type tag followed by the value, boxed.
+//! Opaque handles: a type tag followed by the value, in a reference-counted allocation.
 //!
 //! Every exported handle type (`ctxpack_scorer`, ...) is a zero-sized marker that C only
-//! sees behind a pointer. The allocation behind the pointer is a `Handle<V>`: `#[repr(C)]`
-//! with the `u32` tag first, so any handle pointer can be checked by reading its first
-//! four bytes before it is used as a particular type. A mismatch is
-//! `CTXPACK_WRONG_HANDLE_TYPE`, never undefined behaviour. `free` overwrites the tag, so
-//! using a freed handle is caught too as long as the memory has not been reused (best
-//! effort: a freed handle is still a caller bug).
+//! sees behind a pointer. The allocation behind the pointer is an `Arc<Handle<V>>`
+//! (`Arc::into_raw`): `Handle` is `#[repr(C)]` with the `u32` tag first, so any handle
+//! pointer can be checked by reading its first four bytes before it is used as a
+//! particular type. A mismatch is `CTXPACK_WRONG_HANDLE_TYPE`, never undefined behaviour.
+//!
+//! References: the caller holds one (the pointer it was given), and `_free` releases it.
+//! A call that runs callbacks (a pipeline run, a stage alone, an analytics function)
+//! takes its own reference on every handle it uses ([`retain`]) and releases it when it
+//! returns, so a callback that frees those handles only drops the caller's reference:
+//! the value lives until the call is over, and a custom component's `destroy` runs after
+//! the last call using it returned.
+//!
+//! `_free` overwrites the tag (`FREE`) before it drops the caller's reference. While
+//! another holder keeps the allocation alive, any later use of the pointer is reported as
+//! a freed handle, always. Once the last reference is gone the memory is returned to the
+//! allocator: the tag sits after the reference counts, where allocators keep their
+//! free-list links, so it usually survives and a use is still reported as freed — but
+//! memory that has been reused cannot be recognised, and using it is the caller's bug.
 
+use std::ops::Deref;
 use std::ptr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use crate::ffi::status::{ctxpack_status, FfiError, FfiResult};
 
@@ -20,26 +35,36 @@ pub(crate) trait HandleType {
     const TAG: u32;
     /// The C type name, for messages.
     const NAME: &'static str;
+    /// Whether handles of this type are reference-counted allocations made by
+    /// [`into_raw`] (every type but the library's static singletons, [`StaticHandle`]).
+    const SHARED: bool = true;
 }
 
-/// The tag a handle gets when it is freed.
+/// The tag a handle gets when the caller frees it.
 const FREED_TAG: u32 = u32::from_be_bytes(*b"FREE");
 
 #[repr(C)]
 struct Handle<V> {
-    tag: u32,
+    tag: AtomicU32,
     value: V,
 }
 
-/// A handle that lives as long as the process (never freed): laid out as a boxed one, so
-/// it is checked by its tag like any other. For library-owned singletons.
+/// A handle that lives as long as the process, for library-owned singletons: laid out
+/// like the value behind a shared handle's pointer, so it is checked by its tag like any
+/// other. It is not reference-counted, so its type must set [`HandleType::SHARED`] to
+/// `false`: [`retain`] and [`free`] then never treat it as an `Arc` (the type has no
+/// `_free`, and a call that must hold a handle uses it directly, as it is never freed).
 #[repr(transparent)]
 pub(crate) struct StaticHandle<V>(Handle<V>);
 
 impl<V> StaticHandle<V> {
     /// A static handle of type `K` holding `value`.
     pub(crate) const fn new<K: HandleType<Value = V>>(value: V) -> Self {
-        StaticHandle(Handle { tag: K::TAG, value })
+        assert!(!K::SHARED, "a static handle's type must not be shared");
+        StaticHandle(Handle {
+            tag: AtomicU32::new(K::TAG),
+            value,
+        })
     }
 
     /// The handle pointer C sees.
@@ -48,23 +73,28 @@ impl<V> StaticHandle<V> {
     }
 }
 
-/// Boxes `value` into a new handle of type `K`.
+/// Moves `value` into a new handle of type `K` (the caller's reference).
 pub(crate) fn into_raw<K: HandleType>(value: K::Value) -> *mut K {
-    Box::into_raw(Box::new(Handle { tag: K::TAG, value })).cast()
+    const { assert!(K::SHARED, "a static handle type has no allocated handles") };
+    let handle = Arc::new(Handle {
+        tag: AtomicU32::new(K::TAG),
+        value,
+    });
+    Arc::into_raw(handle).cast_mut().cast()
 }
 
 /// Checks that `ptr` is a live handle of type `K`.
 ///
 /// # Safety
 /// `ptr` is NULL or points to a handle allocation made by this library (of any type).
-unsafe fn check<K: HandleType>(ptr: *const K, what: &str) -> FfiResult<*mut Handle<K::Value>> {
+unsafe fn check<K: HandleType>(ptr: *const K, what: &str) -> FfiResult<*const Handle<K::Value>> {
     if ptr.is_null() {
         return Err(FfiError::null(what));
     }
-    // SAFETY: every handle allocation starts with a `u32` tag (see `Handle`).
-    let tag = unsafe { ptr.cast::<u32>().read() };
+    // SAFETY: every handle allocation starts with an atomic `u32` tag (see `Handle`).
+    let tag = unsafe { (*ptr.cast::<AtomicU32>()).load(Ordering::Acquire) };
     if tag == K::TAG {
-        return Ok(ptr.cast_mut().cast());
+        return Ok(ptr.cast());
     }
     let found = if tag == FREED_TAG {
         "a freed handle"
@@ -77,10 +107,10 @@ unsafe fn check<K: HandleType>(ptr: *const K, what: &str) -> FfiResult<*mut Hand
     ))
 }
 
-/// Borrows the value of a handle for the duration of the call.
+/// Borrows the value of a handle for the duration of a call that runs no callback.
 ///
 /// # Safety
-/// As [`check`]; the handle is not freed or mutated while the borrow lives.
+/// As [`check`]; the handle is not freed while the borrow lives (no callback runs).
 pub(crate) unsafe fn borrow<'a, K: HandleType>(
     ptr: *const K,
     what: &str,
@@ -89,29 +119,52 @@ pub(crate) unsafe fn borrow<'a, K: HandleType>(
     unsafe { check(ptr, what).map(|h| &(*h).value) }
 }
 
-/// Borrows the value of a handle mutably for the duration of the call.
-///
-/// # Safety
-/// As [`check`]; no other borrow of the handle lives at the same time.
-pub(crate) unsafe fn borrow_mut<'a, K: HandleType>(
-    ptr: *mut K,
-    what: &str,
-) -> FfiResult<&'a mut K::Value> {
-    // SAFETY: `check` verified the tag, so the allocation is a `Handle<K::Value>`.
-    unsafe { check(ptr, what).map(|h| &mut (*h).value) }
+/// A reference a call holds on a handle for its whole duration (see [`retain`]).
+pub(crate) struct Held<K: HandleType>(Arc<Handle<K::Value>>);
+
+impl<K: HandleType> Deref for Held<K> {
+    type Target = K::Value;
+    fn deref(&self) -> &K::Value {
+        &self.0.value
+    }
 }
 
-/// Frees a handle of type `K`. NULL, and a pointer of another handle type, are no-ops.
+/// Takes a reference on a live handle of type `K`, for a call during which callbacks may
+/// free it: the value stays alive until the returned [`Held`] is dropped.
 ///
 /// # Safety
-/// As [`check`]; the handle is not used afterwards.
+/// As [`check`].
+pub(crate) unsafe fn retain<K: HandleType>(ptr: *const K, what: &str) -> FfiResult<Held<K>> {
+    const { assert!(K::SHARED, "a static handle is never retained") };
+    // SAFETY: `check` verified the tag, so `h` came from `Arc::into_raw` and the caller's
+    // reference is still held (the tag is overwritten before it is released).
+    unsafe {
+        let h = check(ptr, what)?;
+        Arc::increment_strong_count(h);
+        Ok(Held(Arc::from_raw(h)))
+    }
+}
+
+/// Releases the caller's reference to a handle of type `K`. NULL, a pointer of another
+/// handle type and a handle already freed are no-ops.
+///
+/// # Safety
+/// As [`check`].
 pub(crate) unsafe fn free<K: HandleType>(ptr: *mut K) {
+    const { assert!(K::SHARED, "a static handle is never freed") };
     // SAFETY: forwarded from the caller.
     if let Ok(handle) = unsafe { check(ptr, "handle") } {
-        // SAFETY: the tag matched, so this is a `Box<Handle<K::Value>>` made by `into_raw`.
+        // SAFETY: the tag matched, so this is an `Arc<Handle<K::Value>>` from `into_raw`.
+        // Only the free that moves the tag from live to freed drops the caller's
+        // reference, so a second free (while the value is alive) is a no-op.
         unsafe {
-            (*handle).tag = FREED_TAG;
-            drop(Box::from_raw(handle));
+            let tag = &(*handle).tag;
+            if tag
+                .compare_exchange(K::TAG, FREED_TAG, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                drop(Arc::from_raw(handle));
+            }
         }
     }
 }
@@ -174,13 +227,24 @@ pub(crate) fn create<K: HandleType>(
 
 /// The body of every accessor (`ctxpack_result_indices`, ...): behind the shim, runs
 /// `body` on the value of a live handle of type `K`. Accessors report a status only (no
-/// error object).
+/// error object), except those that fill a caller's versioned struct ([`access_into`]).
 pub(crate) fn access<K: HandleType>(
     ptr: *const K,
     what: &str,
     body: impl FnOnce(&K::Value) -> FfiResult<()>,
 ) -> ctxpack_status {
-    crate::ffi::status::guard(ptr::null_mut(), || {
+    access_into(ptr, what, ptr::null_mut(), body)
+}
+
+/// [`access`] for the accessors that fill a caller's versioned struct: they also take
+/// `out_error`, so that a wrong `struct_size` comes with a message.
+pub(crate) fn access_into<K: HandleType>(
+    ptr: *const K,
+    what: &str,
+    out_error: *mut *mut crate::ffi::status::ctxpack_error,
+    body: impl FnOnce(&K::Value) -> FfiResult<()>,
+) -> ctxpack_status {
+    crate::ffi::status::guard(out_error, || {
         // SAFETY: every accessor documents its handle argument as NULL or a live handle.
         body(unsafe { borrow(ptr, what) }?)
     })

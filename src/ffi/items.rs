@@ -1,29 +1,51 @@
 //! The item list handle and the item descriptor.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use crate::alloc;
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, to_str};
-use crate::ffi::versioned::{self, Versioned};
+use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::model::{ContextItem, ContextKind, ContextSource, ItemFields};
 
 /// A list of items, in the order a pipeline run identifies them: the indices in results
 /// and reports are positions in this list. The library copies every item pushed.
 ///
-/// Runs only read the list, so many threads may run pipelines over one list at once; a
-/// push or clear must not overlap with anything else on the same list. A result keeps
-/// the items it reports on, so pushing or clearing after a run does not affect it.
+/// A run works on the list as it was when the run started (a snapshot; the list is
+/// copy-on-write), so pushing to, clearing or freeing the list while runs use it — from
+/// another thread or from one of the run's own callbacks — changes only later runs. A
+/// result keeps the items it reports on.
 pub struct ctxpack_items {
     _opaque: [u8; 0],
 }
 
 impl HandleType for ctxpack_items {
-    // Shared with traced results (copy-on-write on push).
-    type Value = Arc<Vec<ContextItem>>;
+    // The current version, shared with the runs and traced results that took it
+    // (copy-on-write on push).
+    type Value = Mutex<Arc<Vec<ContextItem>>>;
     const TAG: u32 = u32::from_be_bytes(*b"CPIT");
     const NAME: &'static str = "ctxpack_items";
+}
+
+/// Locks the list's current version.
+fn lock(list: &Mutex<Arc<Vec<ContextItem>>>) -> MutexGuard<'_, Arc<Vec<ContextItem>>> {
+    // A panic while the lock was held is caught at the boundary; the list is still whole.
+    list.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The list's current version, for a run: later pushes and clears make a new version and
+/// leave this one alone.
+///
+/// # Safety
+/// `items` is NULL or a handle.
+pub(crate) unsafe fn snapshot(
+    items: *const ctxpack_items,
+    what: &str,
+) -> FfiResult<Arc<Vec<ContextItem>>> {
+    // SAFETY: forwarded from the caller; the list is only locked for the clone.
+    Ok(lock(unsafe { handles::borrow(items, what) }?).clone())
 }
 
 /// One metadata entry of an item (a later entry with the same key replaces an earlier
@@ -38,11 +60,15 @@ pub struct ctxpack_metadata_entry {
 }
 
 /// Describes one item to push. Every field of a ContextItem is here; optional fields
-/// have a `has_...` flag, and the value is ignored when the flag is false. The library
+/// have a `has_...` flag, and the value is ignored when the flag is 0. The library
 /// copies everything: the caller's memory may be reused as soon as the call returns.
 ///
-/// Set `struct_size = sizeof(ctxpack_item_desc)`; zero-initialise the struct
-/// (`ctxpack_item_desc d = {0};` or memset) before filling it in.
+/// Initialise it with `CTXPACK_ITEM_DESC_INIT` or `ctxpack_item_desc_init` (every field
+/// zero, `struct_size` set), then fill in what you need. Flags are bytes, 0 or 1 (any
+/// other value is `CTXPACK_INVALID_ARGUMENT` naming the field); `reserved` must be zero.
+/// The layout has no implicit padding on 64-bit targets; fields a later version adds
+/// (an item group, a token encoding, variants) are appended after `reserved`, and their
+/// zero value means "not used".
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_item_desc {
@@ -50,16 +76,10 @@ pub struct ctxpack_item_desc {
     pub struct_size: usize,
     /// The text; must not be empty (`CTXPACK_EMPTY_CONTENT`).
     pub content: ctxpack_str,
-    /// Caller-counted tokens; negative items are excluded by the run.
-    pub tokens: i64,
     /// The kind; empty means `Message`; whitespace-only is `CTXPACK_EMPTY_KIND`.
     pub kind: ctxpack_str,
     /// The source; empty means `Chat`; whitespace-only is `CTXPACK_EMPTY_SOURCE`.
     pub source: ctxpack_str,
-    /// Priority (higher is more important), read when `has_priority`.
-    pub priority: i64,
-    /// Whether `priority` is set.
-    pub has_priority: bool,
     /// `tag_count` tags (order and duplicates kept); may be NULL when `tag_count` is 0.
     pub tags: *const ctxpack_str,
     /// Number of tags.
@@ -68,21 +88,29 @@ pub struct ctxpack_item_desc {
     pub metadata: *const ctxpack_metadata_entry,
     /// Number of metadata entries.
     pub metadata_count: usize,
+    /// Caller-counted tokens; negative items are excluded by the run.
+    pub tokens: i64,
+    /// Priority (higher is more important), read when `has_priority`.
+    pub priority: i64,
     /// Timestamp in nanoseconds since the Unix epoch (UTC), read when `has_timestamp`.
     pub timestamp_ns: i64,
-    /// Whether `timestamp_ns` is set.
-    pub has_timestamp: bool,
     /// Future-relevance hint (conventionally in [0, 1]; any value is accepted), read when
     /// `has_future_relevance_hint`.
     pub future_relevance_hint: f64,
-    /// Whether `future_relevance_hint` is set.
-    pub has_future_relevance_hint: bool,
-    /// Pinned items bypass scoring and slicing and are always placed.
-    pub pinned: bool,
     /// Informational token count before truncation, read when `has_original_tokens`.
     pub original_tokens: i64,
-    /// Whether `original_tokens` is set.
-    pub has_original_tokens: bool,
+    /// 1: the item is pinned (it bypasses scoring and slicing and is always placed).
+    pub pinned: u8,
+    /// 1: `priority` is set.
+    pub has_priority: u8,
+    /// 1: `timestamp_ns` is set.
+    pub has_timestamp: u8,
+    /// 1: `future_relevance_hint` is set.
+    pub has_future_relevance_hint: u8,
+    /// 1: `original_tokens` is set.
+    pub has_original_tokens: u8,
+    /// Must be zero.
+    pub reserved: [u8; 3],
 }
 
 // SAFETY: `#[repr(C)]`, `struct_size` first, and all-zero is valid (NULL pointers, zero
@@ -90,6 +118,19 @@ pub struct ctxpack_item_desc {
 unsafe impl Versioned for ctxpack_item_desc {
     const V1_SIZE: usize = std::mem::size_of::<ctxpack_item_desc>();
     const NAME: &'static str = "ctxpack_item_desc";
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
+/// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+/// `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_item_desc_init(
+    out: *mut ctxpack_item_desc,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
 }
 
 /// Reads a string that is one element of an array argument. The name of the element
@@ -106,12 +147,33 @@ unsafe fn element_str<'a>(s: &ctxpack_str, name: impl FnOnce() -> String) -> Ffi
     }
 }
 
+/// A kind or source as the constructors take it: short ones borrowed (the constructor
+/// copies them, or points to a static well-known name), long ones copied here with a
+/// fallible allocation.
+fn copy_if_long<'a>(s: &'a str, what: &str) -> FfiResult<std::borrow::Cow<'a, str>> {
+    const SHORT: usize = 256;
+    Ok(if s.len() <= SHORT {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(alloc::copy_str(s, what)?)
+    })
+}
+
 /// Converts a descriptor into an item (copying every string). Every argument is read and
 /// checked first; the item is then assembled in one go.
 ///
 /// # Safety
 /// The descriptor's pointers are valid for their lengths.
 unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
+    let pinned = flag(d.pinned, "desc.pinned")?;
+    let has_priority = flag(d.has_priority, "desc.has_priority")?;
+    let has_timestamp = flag(d.has_timestamp, "desc.has_timestamp")?;
+    let has_hint = flag(
+        d.has_future_relevance_hint,
+        "desc.has_future_relevance_hint",
+    )?;
+    let has_original = flag(d.has_original_tokens, "desc.has_original_tokens")?;
+    reserved(&d.reserved, "desc.reserved")?;
     // SAFETY (whole body): the descriptor's pointers are valid by the caller's contract.
     unsafe {
         let content = to_str(&d.content, "content")?;
@@ -119,18 +181,21 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
         let kind = if kind.is_empty() {
             ContextKind::default()
         } else {
-            ContextKind::new(kind)?
+            ContextKind::new(copy_if_long(kind, "kind")?)?
         };
         let source = to_str(&d.source, "source")?;
         let source = if source.is_empty() {
             ContextSource::default()
         } else {
-            ContextSource::new(source)?
+            ContextSource::new(copy_if_long(source, "source")?)?
         };
         let tag_array = array(d.tags, d.tag_count, "tags")?;
-        let mut tags = Vec::with_capacity(tag_array.len());
+        let mut tags = alloc::vec_with_capacity(tag_array.len(), "tags")?;
         for (i, t) in tag_array.iter().enumerate() {
-            tags.push(element_str(t, || format!("tags[{i}]"))?.to_owned());
+            tags.push(alloc::copy_str(
+                element_str(t, || format!("tags[{i}]"))?,
+                "a tag",
+            )?);
         }
         let mut metadata = BTreeMap::new();
         for (i, e) in array(d.metadata, d.metadata_count, "metadata")?
@@ -139,25 +204,26 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
         {
             let key = element_str(&e.key, || format!("metadata[{i}].key"))?;
             let value = element_str(&e.value, || format!("metadata[{i}].value"))?;
-            metadata.insert(key.to_owned(), value.to_owned());
+            metadata.insert(
+                alloc::copy_str(key, "a metadata key")?,
+                alloc::copy_str(value, "a metadata value")?,
+            );
         }
         if content.is_empty() {
             return Err(crate::Error::EmptyContent.into());
         }
         Ok(ContextItem::from_fields(ItemFields {
-            content: content.to_owned(),
+            content: alloc::copy_str(content, "content")?,
             tokens: d.tokens,
             kind,
             source,
             tags,
             metadata,
-            priority: d.has_priority.then_some(d.priority),
-            timestamp: d.has_timestamp.then_some(d.timestamp_ns),
-            future_relevance_hint: d
-                .has_future_relevance_hint
-                .then_some(d.future_relevance_hint),
-            pinned: d.pinned,
-            original_tokens: d.has_original_tokens.then_some(d.original_tokens),
+            priority: has_priority.then_some(d.priority),
+            timestamp: has_timestamp.then_some(d.timestamp_ns),
+            future_relevance_hint: has_hint.then_some(d.future_relevance_hint),
+            pinned,
+            original_tokens: has_original.then_some(d.original_tokens),
         }))
     }
 }
@@ -208,7 +274,7 @@ pub unsafe extern "C" fn ctxpack_items_new(
     out: *mut *mut ctxpack_items,
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    handles::create(out, out_error, || Ok(Arc::new(Vec::new())))
+    handles::create(out, out_error, || Ok(Mutex::new(Arc::new(Vec::new()))))
 }
 
 /// Appends one item, copied from `desc`. On failure the list is unchanged.
@@ -220,9 +286,12 @@ pub unsafe extern "C" fn ctxpack_items_push(
 ) -> ctxpack_status {
     // SAFETY: pointers are NULL or valid by the caller's contract.
     guard(out_error, || unsafe {
-        let list = handles::borrow_mut(items, "items")?;
+        let list = handles::borrow(items, "items")?;
         let item = to_item(&versioned::read(desc, "desc")?)?;
-        Arc::make_mut(list).push(item);
+        let mut current = lock(list);
+        let list = Arc::make_mut(&mut current);
+        alloc::grow(list, 1, "items")?;
+        list.push(item);
         Ok(())
     })
 }
@@ -240,17 +309,24 @@ pub unsafe extern "C" fn ctxpack_items_push_many(
 ) -> ctxpack_status {
     // SAFETY: pointers are NULL or valid by the caller's contract.
     guard(out_error, || unsafe {
-        let list = Arc::make_mut(handles::borrow_mut(items, "items")?);
-        // Items go straight into the list; a failure truncates it back (all or nothing).
-        let start = list.len();
-        // Only a hint: a count the caller's array cannot back fails at its first bad
-        // descriptor, not here.
-        let _ = list.try_reserve(count);
+        let mut current = lock(handles::borrow(items, "items")?);
+        let list = Arc::make_mut(&mut current);
+        // Items go straight into the list; a failure truncates it back and gives back the
+        // room reserved for them (all or nothing).
+        let (start, capacity) = (list.len(), list.capacity());
+        let what = || format!("{} items", start as u128 + count as u128);
+        alloc::reserve(list, count, "items").map_err(|_| {
+            alloc::out_of_memory_bytes(
+                (start as u128 + count as u128) * std::mem::size_of::<ContextItem>() as u128,
+                &what(),
+            )
+        })?;
         for i in 0..count {
             match read_item(descs, i) {
                 Ok(item) => list.push(item),
                 Err(e) => {
                     list.truncate(start);
+                    list.shrink_to(capacity);
                     return Err(e.context(format_args!("item {i}")));
                 }
             }
@@ -267,25 +343,23 @@ pub unsafe extern "C" fn ctxpack_items_len(
 ) -> ctxpack_status {
     // SAFETY: pointers are NULL or valid by the caller's contract.
     guard(std::ptr::null_mut(), || unsafe {
-        handles::write_out(out_len, handles::borrow(items, "items")?.len(), "out_len")
+        let len = lock(handles::borrow(items, "items")?).len();
+        handles::write_out(out_len, len, "out_len")
     })
 }
 
-/// Removes every item.
+/// Removes every item and releases the list's storage.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_items_clear(items: *mut ctxpack_items) -> ctxpack_status {
     // SAFETY: `items` is NULL or a handle.
     guard(std::ptr::null_mut(), || unsafe {
-        let list = handles::borrow_mut(items, "items")?;
-        match Arc::get_mut(list) {
-            Some(v) => v.clear(),
-            None => *list = Arc::new(Vec::new()),
-        }
+        *lock(handles::borrow(items, "items")?) = Arc::new(Vec::new());
         Ok(())
     })
 }
 
-/// Frees an item list (results made from it stay valid). NULL is a no-op.
+/// Frees an item list (results made from it, and runs using it, are not affected). NULL
+/// is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_items_free(items: *mut ctxpack_items) {
     // SAFETY: `items` is NULL or a handle.

@@ -53,12 +53,13 @@ pub use pipeline::*;
 pub use placer::*;
 pub use policy::*;
 pub use result::{
-    ctxpack_excluded_entry, ctxpack_included_entry, ctxpack_report_summary, ctxpack_result,
-    ctxpack_result_free, ctxpack_result_has_report, ctxpack_result_indices,
+    ctxpack_excluded_entry, ctxpack_excluded_entry_init, ctxpack_included_entry,
+    ctxpack_included_entry_init, ctxpack_report_summary, ctxpack_report_summary_init,
+    ctxpack_result, ctxpack_result_free, ctxpack_result_has_report, ctxpack_result_indices,
     ctxpack_result_overflow, ctxpack_result_reasons, ctxpack_result_report_event,
     ctxpack_result_report_excluded, ctxpack_result_report_included, ctxpack_result_report_json,
     ctxpack_result_report_shortfall, ctxpack_result_report_summary, ctxpack_result_scores,
-    ctxpack_shortfall, ctxpack_trace_event,
+    ctxpack_shortfall, ctxpack_shortfall_init, ctxpack_trace_event, ctxpack_trace_event_init,
 };
 pub use scorer::*;
 pub use sensitivity::*;
@@ -77,6 +78,37 @@ pub use tokenizer::*;
 pub extern "C" fn ctxpack_version() -> *const std::ffi::c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
 }
+
+/// The library version as one number, `MAJOR * 10000 + MINOR * 100 + PATCH` (0.1.0 is
+/// 100), equal to the `CTXPACK_VERSION_NUMBER` macro of the header it was built with. A
+/// program compares it with the macro to find the library it was loaded with
+/// (`ctxpack_version_number() >= CTXPACK_VERSION_NUMBER` when it needs what its header
+/// declares).
+#[no_mangle]
+pub extern "C" fn ctxpack_version_number() -> u32 {
+    VERSION_NUMBER
+}
+
+/// A decimal version component, at compile time.
+const fn component(digits: &str) -> u32 {
+    let bytes = digits.as_bytes();
+    let mut value = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        value = value * 10 + (bytes[i] - b'0') as u32;
+        i += 1;
+    }
+    value
+}
+
+const VERSION_NUMBER: u32 = {
+    let major = component(env!("CARGO_PKG_VERSION_MAJOR"));
+    let minor = component(env!("CARGO_PKG_VERSION_MINOR"));
+    let patch = component(env!("CARGO_PKG_VERSION_PATCH"));
+    // The encoding gives minor and patch two digits each.
+    assert!(minor < 100 && patch < 100);
+    major * 10000 + minor * 100 + patch
+};
 
 #[cfg(test)]
 mod tests {
@@ -123,5 +155,54 @@ mod tests {
         // SAFETY: a static NUL-terminated string.
         let v = unsafe { std::ffi::CStr::from_ptr(super::ctxpack_version()) };
         assert_eq!(v.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+        let parts: Vec<u32> = env!("CARGO_PKG_VERSION")
+            .split(['.', '-', '+'])
+            .take(3)
+            .map(|p| p.parse().unwrap())
+            .collect();
+        assert_eq!(
+            super::ctxpack_version_number(),
+            parts[0] * 10000 + parts[1] * 100 + parts[2]
+        );
+        let header = include_str!("../../include/ctxpack.h");
+        assert!(header.contains(&format!(
+            "#define CTXPACK_VERSION_NUMBER {}\n",
+            super::ctxpack_version_number()
+        )));
+    }
+
+    /// Every struct of the header that starts with `size_t struct_size` has an `_INIT`
+    /// macro and an `_init` function.
+    #[test]
+    fn every_versioned_struct_has_its_initialisers() {
+        let header = include_str!("../../include/ctxpack.h");
+        let mut found = 0;
+        for block in header.split("typedef struct ").skip(1) {
+            let name = block.split_whitespace().next().unwrap();
+            let Some(body) = block.split_once('{').map(|(_, b)| b) else {
+                continue;
+            };
+            let first_field = body
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with("//"))
+                .unwrap();
+            if first_field != "size_t struct_size;" {
+                continue;
+            }
+            found += 1;
+            let upper = name.trim_start_matches("ctxpack_").to_uppercase();
+            assert!(
+                header.contains(&format!("#define CTXPACK_{upper}_INIT ")),
+                "no CTXPACK_{upper}_INIT"
+            );
+            assert!(
+                header.contains(&format!(
+                    "ctxpack_status {name}_init(struct {name} *out, size_t size);"
+                )),
+                "no {name}_init"
+            );
+        }
+        assert_eq!(found, 13, "versioned structs in the header");
     }
 }

@@ -8,19 +8,20 @@ use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::callbacks::ctxpack_overflow_fn;
 use crate::ffi::enums::{ctxpack_overflow_strategy, ctxpack_trace_detail, enum_arg};
 use crate::ffi::handles::{self, HandleType};
-use crate::ffi::items::ctxpack_items;
+use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::placer::ctxpack_placer;
-use crate::ffi::result::{ctxpack_result, ResultData};
+use crate::ffi::result::{ctxpack_result, ResultData, RunContext};
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::slicer::ctxpack_slicer;
 use crate::ffi::status::{ctxpack_error, ctxpack_status};
-use crate::ffi::versioned::{self, Versioned};
+use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::pipeline::{Pipeline, RunOptions};
 
 /// A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
 /// Immutable, and safe to run from many threads at once (the callbacks of custom
-/// components must then be thread-safe; see docs/ffi.md). Do not free it while a run is
-/// in progress.
+/// components must then be thread-safe; see docs/ffi.md). A run holds its own reference:
+/// freeing the pipeline while it runs (even from one of its callbacks) releases it when
+/// the run is over.
 pub struct ctxpack_pipeline {
     _opaque: [u8; 0],
 }
@@ -31,17 +32,20 @@ impl HandleType for ctxpack_pipeline {
     const NAME: &'static str = "ctxpack_pipeline";
 }
 
-/// Options of `ctxpack_pipeline_new`. Set `struct_size = sizeof(ctxpack_pipeline_options)`.
-/// Passing NULL instead means deduplication on and the Throw strategy.
+/// Options of `ctxpack_pipeline_new`. Initialise with `CTXPACK_PIPELINE_OPTIONS_INIT` or
+/// `ctxpack_pipeline_options_init` (deduplication off, Throw). Passing NULL instead
+/// means deduplication on and the Throw strategy.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_pipeline_options {
     /// `sizeof(ctxpack_pipeline_options)`.
     pub struct_size: usize,
-    /// Remove items whose content is byte-identical to a better-scored one.
-    pub deduplication: bool,
     /// A `ctxpack_overflow_strategy` value (0 throw, 1 truncate, 2 proceed).
     pub overflow_strategy: i32,
+    /// 1: remove items whose content is byte-identical to a better-scored one (0 or 1).
+    pub deduplication: u8,
+    /// Must be zero.
+    pub reserved: [u8; 3],
 }
 
 // SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid.
@@ -50,26 +54,55 @@ unsafe impl Versioned for ctxpack_pipeline_options {
     const NAME: &'static str = "ctxpack_pipeline_options";
 }
 
-/// Options of one run. Set `struct_size = sizeof(ctxpack_run_options)`. Passing NULL
-/// instead means no trace and no overflow callback.
+/// Options of one run. Initialise with `CTXPACK_RUN_OPTIONS_INIT` or
+/// `ctxpack_run_options_init`. Passing NULL instead means no trace and no overflow
+/// callback.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_run_options {
     /// `sizeof(ctxpack_run_options)`.
     pub struct_size: usize,
-    /// A `ctxpack_trace_detail` value: NONE (0) records no report; STAGE and ITEM make
-    /// the report available through the `ctxpack_result_report_*` functions.
-    pub trace_detail: i32,
     /// Called when a Proceed run goes over `target_tokens` (may be NULL).
     pub on_overflow: ctxpack_overflow_fn,
     /// Passed to `on_overflow`; the run does not own it (no destructor is called).
     pub overflow_user_data: *mut c_void,
+    /// A `ctxpack_trace_detail` value: NONE (0) records no report; STAGE and ITEM make
+    /// the report available through the `ctxpack_result_report_*` functions.
+    pub trace_detail: i32,
+    /// Must be zero.
+    pub reserved: [u8; 4],
 }
 
 // SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid (None function pointer).
 unsafe impl Versioned for ctxpack_run_options {
     const V1_SIZE: usize = std::mem::size_of::<ctxpack_run_options>();
     const NAME: &'static str = "ctxpack_run_options";
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_pipeline_options) == size`: every byte
+/// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+/// `ctxpack_pipeline_options x = CTXPACK_PIPELINE_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_pipeline_options_init(
+    out: *mut ctxpack_pipeline_options,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_run_options) == size`: every byte
+/// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+/// `ctxpack_run_options x = CTXPACK_RUN_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_run_options_init(
+    out: *mut ctxpack_run_options,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
 }
 
 /// Creates a pipeline. It keeps its own references to the components, so the caller may
@@ -102,8 +135,10 @@ pub unsafe extern "C" fn ctxpack_pipeline_new(
                 o.overflow_strategy,
                 "options.overflow_strategy",
             )?;
+            let deduplication = flag(o.deduplication, "options.deduplication")?;
+            reserved(&o.reserved, "options.reserved")?;
             builder = builder
-                .deduplication(o.deduplication)
+                .deduplication(deduplication)
                 .overflow_strategy(strategy.into());
         }
         Ok(builder.build()?)
@@ -112,7 +147,9 @@ pub unsafe extern "C" fn ctxpack_pipeline_new(
 
 /// Runs the pipeline over `items` within `budget` and stores the result in `*out`
 /// (NULL on failure). `options` may be NULL. Safe to call concurrently on one pipeline,
-/// one item list and one budget, as long as nobody pushes to or frees them meanwhile.
+/// one item list and one budget. The run holds its own references to the pipeline (and
+/// so its components), the budget and the items as they are when it starts: callbacks
+/// may free or change any of them.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_run(
     pipeline: *const ctxpack_pipeline,
@@ -124,19 +161,21 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; `options` is NULL or valid.
     handles::create(out, out_error, || unsafe {
-        let pipeline = handles::borrow(pipeline, "pipeline")?;
-        let items = handles::borrow(items, "items")?;
-        let budget = handles::borrow(budget, "budget")?;
+        let pipeline = handles::retain(pipeline, "pipeline")?;
+        let items = snapshot(items, "items")?;
+        let budget = handles::retain(budget, "budget")?;
         let o = if options.is_null() {
             ctxpack_run_options {
                 struct_size: 0,
-                trace_detail: 0,
                 on_overflow: None,
                 overflow_user_data: ptr::null_mut(),
+                trace_detail: 0,
+                reserved: [0; 4],
             }
         } else {
             versioned::read(options, "options")?
         };
+        reserved(&o.reserved, "options.reserved")?;
         let trace: TraceDetail =
             enum_arg::<ctxpack_trace_detail>(o.trace_detail, "options.trace_detail")?.into();
         let callback = o
@@ -146,9 +185,10 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
             trace,
             on_overflow: callback.as_ref().map(|c| c as &dyn Fn(&OverflowEvent)),
         };
-        let selection = pipeline.run_with(items, budget, &run)?;
+        let selection = pipeline.run_with(&items, &budget, &run)?;
         let traced_items = selection.report.is_some().then(|| items.clone());
-        Ok(ResultData::new(selection, traced_items))
+        let context = RunContext::of(&pipeline, &budget);
+        Ok(ResultData::new(selection, traced_items, context))
     })
 }
 

@@ -5,7 +5,10 @@ use crate::ffi::handles::{self, HandleType};
 use crate::ffi::pipeline::ctxpack_pipeline;
 use crate::ffi::result::entry;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard};
-use crate::ffi::strings::{ctxpack_str, to_str, OwnedCString};
+use std::ffi::CStr;
+
+use crate::ffi::strings::{ctxpack_str, static_str, to_str, OwnedCString};
+use crate::ffi::versioned::flag;
 use crate::policy::{Policy, Preset};
 
 /// A string owned by the library (for example a policy written as JSON): UTF-8, also
@@ -29,7 +32,7 @@ pub extern "C" fn ctxpack_preset_count() -> usize {
 
 /// The name of preset `index` (`"Chat"`, `"CodeReview"`, `"Rag"`, `"DocumentQa"`,
 /// `"ToolUse"`, `"LongRunning"`, `"Debugging"`, in the order of spec 07 §2) as a static
-/// string (not NUL-terminated) that `ctxpack_pipeline_new_preset` accepts.
+/// string (also NUL-terminated) that `ctxpack_pipeline_new_preset` accepts.
 /// `CTXPACK_OUT_OF_RANGE` when `index >= ctxpack_preset_count()`.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_preset_name(
@@ -39,8 +42,21 @@ pub unsafe extern "C" fn ctxpack_preset_name(
     guard(std::ptr::null_mut(), || {
         let preset = entry(&Preset::ALL, index, "preset")?;
         // SAFETY: `out_name` is NULL or writable.
-        unsafe { handles::write_out(out_name, ctxpack_str::borrowed(preset.name()), "out_name") }
+        unsafe { handles::write_out(out_name, static_str(preset_c_name(*preset)), "out_name") }
     })
+}
+
+/// The name of a preset as a C string literal (`Preset::name` with a NUL).
+fn preset_c_name(preset: Preset) -> &'static CStr {
+    match preset {
+        Preset::Chat => c"Chat",
+        Preset::CodeReview => c"CodeReview",
+        Preset::Rag => c"Rag",
+        Preset::DocumentQa => c"DocumentQa",
+        Preset::ToolUse => c"ToolUse",
+        Preset::LongRunning => c"LongRunning",
+        Preset::Debugging => c"Debugging",
+    }
 }
 
 /// Creates the pipeline of a preset (spec 07 §2). `name` is the preset's name in any
@@ -80,9 +96,9 @@ pub unsafe extern "C" fn ctxpack_pipeline_new_policy_json(
     })
 }
 
-/// Writes the policy of a pipeline as JSON into a new `ctxpack_string` (compact, or
-/// indented by two spaces when `pretty`). The policy is recovered from the pipeline's
-/// components: a pipeline built from a preset or from JSON gives the same scorers,
+/// Writes the policy of a pipeline as JSON into a new `ctxpack_string`: compact when
+/// `pretty` is 0, indented by two spaces when it is 1 (any other value is
+/// `CTXPACK_INVALID_ARGUMENT`). The policy is recovered from the pipeline's components: a pipeline built from a preset or from JSON gives the same scorers,
 /// slicer, placer, deduplication and overflow strategy, but no name or description
 /// (a pipeline does not keep them). A pipeline with a custom (callback) component — or
 /// another shape the JSON form cannot express — is `CTXPACK_INVALID_POLICY`, naming the
@@ -90,12 +106,13 @@ pub unsafe extern "C" fn ctxpack_pipeline_new_policy_json(
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_policy_json(
     pipeline: *const ctxpack_pipeline,
-    pretty: bool,
+    pretty: u8,
     out: *mut *mut ctxpack_string,
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
     // SAFETY: `pipeline` is NULL or a live handle.
     handles::create(out, out_error, || {
+        let pretty = flag(pretty, "pretty")?;
         let policy = Policy::from_pipeline(unsafe { handles::borrow(pipeline, "pipeline") }?)?;
         let json = if pretty {
             policy.to_json_pretty()?
@@ -124,4 +141,16 @@ pub unsafe extern "C" fn ctxpack_string_value(
 pub unsafe extern "C" fn ctxpack_string_free(string: *mut ctxpack_string) {
     // SAFETY: `string` is NULL or a handle.
     unsafe { handles::release(string) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_names_are_the_preset_names() {
+        for preset in Preset::ALL {
+            assert_eq!(preset_c_name(preset).to_str().unwrap(), preset.name());
+        }
+    }
 }

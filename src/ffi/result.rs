@@ -2,18 +2,19 @@
 
 use std::sync::{Arc, OnceLock};
 
+use crate::analytics::{quota_constraints, QuotaConstraint};
 use crate::diagnostics::{
-    report_to_json, CountRequirementShortfall, ExclusionReason, SelectionReport,
+    try_report_to_json, CountRequirementShortfall, ExclusionReason, SelectionReport,
 };
 use crate::ffi::enums::{
     ctxpack_exclusion_reason, ctxpack_inclusion_reason, ctxpack_pipeline_stage,
 };
 use crate::ffi::handles::{self, HandleType};
-use crate::ffi::status::{ctxpack_status, FfiError, FfiResult};
-use crate::ffi::strings::{ctxpack_str, OwnedCString};
+use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
+use crate::ffi::strings::{ctxpack_str, static_str, terminate, OwnedCString};
 use crate::ffi::versioned::{self, Versioned};
-use crate::model::ContextItem;
-use crate::pipeline::Selection;
+use crate::model::{ContextBudget, ContextItem};
+use crate::pipeline::{Pipeline, Selection};
 
 /// The outcome of a run. Immutable: its accessors may be called from many threads. Every
 /// pointer it hands out is owned by it and valid until `ctxpack_result_free`.
@@ -27,6 +28,27 @@ impl HandleType for ctxpack_result {
     const NAME: &'static str = "ctxpack_result";
 }
 
+/// What the report helpers need of the run besides its report and items: the budget and
+/// the slicer's quota constraints. A result keeps them, so the helpers never depend on
+/// the caller passing the right budget or pipeline again.
+#[derive(Debug, Clone)]
+pub(crate) struct RunContext {
+    /// The budget the run was given.
+    pub(crate) budget: ContextBudget,
+    /// The quota constraints of the pipeline's slicer (none for other slicers).
+    pub(crate) quotas: Vec<QuotaConstraint>,
+}
+
+impl RunContext {
+    /// The context of a run of `pipeline` within `budget`.
+    pub(crate) fn of(pipeline: &Pipeline, budget: &ContextBudget) -> Self {
+        Self {
+            budget: budget.clone(),
+            quotas: quota_constraints(pipeline.slicer().as_ref()),
+        }
+    }
+}
+
 /// What a result handle holds.
 pub(crate) struct ResultData {
     selection: Selection,
@@ -34,12 +56,21 @@ pub(crate) struct ResultData {
     reasons: Vec<i32>,
     /// The run's items, kept for the JSON form of a traced run.
     items: Option<Arc<Vec<ContextItem>>>,
+    /// The run's budget and quota constraints, for the report helpers.
+    pub(crate) context: RunContext,
     /// The JSON form, built on first request.
     json: OnceLock<OwnedCString>,
 }
 
 impl ResultData {
-    pub(crate) fn new(selection: Selection, items: Option<Arc<Vec<ContextItem>>>) -> Self {
+    pub(crate) fn new(
+        mut selection: Selection,
+        items: Option<Arc<Vec<ContextItem>>>,
+        context: RunContext,
+    ) -> Self {
+        if let Some(report) = &mut selection.report {
+            terminate_report(report);
+        }
         let reasons = selection
             .reasons
             .iter()
@@ -49,6 +80,7 @@ impl ResultData {
             selection,
             reasons,
             items,
+            context,
             json: OnceLock::new(),
         }
     }
@@ -57,7 +89,11 @@ impl ResultData {
     /// comparison: the selection is the report's included items (placed order, with their
     /// scores and reasons) and its overflow event, exactly as a traced run's selection
     /// mirrors its report; `items` are the run's items.
-    pub(crate) fn from_report(report: SelectionReport, items: Arc<Vec<ContextItem>>) -> Self {
+    pub(crate) fn from_report(
+        report: SelectionReport,
+        items: Arc<Vec<ContextItem>>,
+        context: RunContext,
+    ) -> Self {
         let selection = Selection {
             indices: report.included.iter().map(|x| x.index).collect(),
             scores: report.included.iter().map(|x| x.score).collect(),
@@ -65,7 +101,7 @@ impl ResultData {
             overflow: report.overflow.clone(),
             report: Some(report),
         };
-        Self::new(selection, Some(items))
+        Self::new(selection, Some(items), context)
     }
 
     /// The report and the run's items, or `CTXPACK_NO_REPORT` for an untraced run.
@@ -82,6 +118,77 @@ impl ResultData {
             )
         })
     }
+}
+
+/// Makes every string the report accessors hand out NUL-terminated ([`terminate`]): the
+/// event messages, the reasons' string fields and the shortfalls' kinds.
+fn terminate_report(report: &mut SelectionReport) {
+    for message in report.events.iter_mut().filter_map(|e| e.message.as_mut()) {
+        terminate(message);
+    }
+    for e in &mut report.excluded {
+        match &mut e.reason {
+            ExclusionReason::Deduplicated {
+                deduplicated_against: s,
+            }
+            | ExclusionReason::QuotaCapExceeded { kind: s, .. }
+            | ExclusionReason::QuotaRequireDisplaced {
+                displaced_by_kind: s,
+            }
+            | ExclusionReason::PinnedOverride { displaced_by: s }
+            | ExclusionReason::Filtered { filter_name: s }
+            | ExclusionReason::CountCapExceeded { kind: s, .. }
+            | ExclusionReason::CountRequireCandidatesExhausted { kind: s }
+            | ExclusionReason::Unknown { name: s } => terminate(s),
+            // Not handed out by the C ABI yet (the group accessors come with the group
+            // fields of ctxpack_item_desc); terminated so that they can be.
+            ExclusionReason::GroupExcluded {
+                group,
+                member_content,
+                member_reason,
+                ..
+            } => {
+                terminate(group);
+                terminate(member_content);
+                terminate(member_reason);
+            }
+            ExclusionReason::BudgetExceeded { .. }
+            | ExclusionReason::ScoredTooLow { .. }
+            | ExclusionReason::NegativeTokens { .. } => {}
+        }
+    }
+    terminate_shortfalls(&mut report.count_requirement_shortfalls);
+}
+
+/// Makes the kinds of count-requirement shortfalls NUL-terminated.
+pub(crate) fn terminate_shortfalls(shortfalls: &mut [CountRequirementShortfall]) {
+    for s in shortfalls {
+        terminate(&mut s.kind);
+    }
+}
+
+/// The wire name of an exclusion reason, NUL-terminated: a static string for the known
+/// reasons, the (terminated) name as read for an unknown one.
+fn reason_name(reason: &ExclusionReason) -> ctxpack_str {
+    use ctxpack_exclusion_reason as C;
+    let name = match ctxpack_exclusion_reason::from(reason) {
+        C::BudgetExceeded => c"BudgetExceeded",
+        C::ScoredTooLow => c"ScoredTooLow",
+        C::Deduplicated => c"Deduplicated",
+        C::QuotaCapExceeded => c"QuotaCapExceeded",
+        C::QuotaRequireDisplaced => c"QuotaRequireDisplaced",
+        C::NegativeTokens => c"NegativeTokens",
+        C::PinnedOverride => c"PinnedOverride",
+        C::Filtered => c"Filtered",
+        C::CountCapExceeded => c"CountCapExceeded",
+        C::CountRequireCandidatesExhausted => c"CountRequireCandidatesExhausted",
+        // Group exclusions have no value of their own yet (see `ctxpack_exclusion_reason`).
+        C::Unknown => match reason {
+            ExclusionReason::GroupExcluded { .. } => c"GroupExcluded",
+            _ => return ctxpack_str::borrowed(reason.name()),
+        },
+    };
+    static_str(name)
 }
 
 /// Entry `index` of a report list, or `CTXPACK_OUT_OF_RANGE`.
@@ -103,6 +210,15 @@ pub(crate) fn with_result(
     body: impl FnOnce(&ResultData) -> FfiResult<()>,
 ) -> ctxpack_status {
     handles::access(result, "result", body)
+}
+
+/// Runs an accessor that fills a caller's versioned struct (it reports an error object).
+fn fill_from_result(
+    result: *const ctxpack_result,
+    out_error: *mut *mut ctxpack_error,
+    body: impl FnOnce(&ResultData) -> FfiResult<()>,
+) -> ctxpack_status {
+    handles::access_into(result, "result", out_error, body)
 }
 
 /// Writes an array's pointer and length into two out-parameters.
@@ -129,7 +245,7 @@ pub(crate) unsafe fn write_array<T>(
     Ok(())
 }
 
-/// Counts and totals of a selection report. Set `struct_size` before the call.
+/// Counts and totals of a selection report. Initialise with `CTXPACK_REPORT_SUMMARY_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_report_summary {
@@ -145,11 +261,16 @@ pub struct ctxpack_report_summary {
     pub shortfall_count: usize,
     /// Number of input items.
     pub total_candidates: usize,
-    /// Sum of every input item's tokens, negative ones included.
+    /// Sum of every input item's tokens, negative ones included; when it does not fit in
+    /// 64 bits (several items near `INT64_MAX`), the nearest 64-bit value and
+    /// `total_tokens_saturated` is set (the report's JSON has the exact number).
     pub total_tokens_considered: i64,
+    /// Whether `total_tokens_considered` was saturated.
+    pub total_tokens_saturated: bool,
 }
 
-/// An item in the final window, in placed order. Set `struct_size` before the call.
+/// An item in the final window, in placed order. Initialise with
+/// `CTXPACK_INCLUDED_ENTRY_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_included_entry {
@@ -164,7 +285,7 @@ pub struct ctxpack_included_entry {
 }
 
 /// An item left out, with its reason and the reason's fields; fields of other reasons
-/// are zero or empty. Set `struct_size` before the call.
+/// are zero or empty. Initialise with `CTXPACK_EXCLUDED_ENTRY_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_excluded_entry {
@@ -208,7 +329,7 @@ pub struct ctxpack_excluded_entry {
     pub count: u64,
 }
 
-/// One trace event. Set `struct_size` before the call.
+/// One trace event. Initialise with `CTXPACK_TRACE_EVENT_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_trace_event {
@@ -230,8 +351,8 @@ pub struct ctxpack_trace_event {
     pub has_item_index: bool,
 }
 
-/// A count requirement a count-quota slicer could not meet. Set `struct_size` before
-/// the call.
+/// A count requirement a count-quota slicer could not meet. Initialise with
+/// `CTXPACK_SHORTFALL_INIT`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_shortfall {
@@ -262,6 +383,71 @@ versioned_output!(
     ctxpack_shortfall
 );
 
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_report_summary) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_report_summary x = CTXPACK_REPORT_SUMMARY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_report_summary_init(
+    out: *mut ctxpack_report_summary,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_included_entry) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_included_entry x = CTXPACK_INCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_included_entry_init(
+    out: *mut ctxpack_included_entry,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_excluded_entry) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_excluded_entry x = CTXPACK_EXCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_excluded_entry_init(
+    out: *mut ctxpack_excluded_entry,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_trace_event) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_trace_event x = CTXPACK_TRACE_EVENT_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_trace_event_init(
+    out: *mut ctxpack_trace_event,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_shortfall) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_shortfall x = CTXPACK_SHORTFALL_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_shortfall_init(
+    out: *mut ctxpack_shortfall,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
 fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack_excluded_entry {
     let s = ctxpack_str::borrowed;
     let mut e = ctxpack_excluded_entry {
@@ -269,7 +455,7 @@ fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack
         index,
         score,
         reason: ctxpack_exclusion_reason::from(reason) as i32,
-        name: s(reason.name()),
+        name: reason_name(reason),
         item_tokens: 0,
         available_tokens: 0,
         reason_score: 0.0,
@@ -378,6 +564,13 @@ pub unsafe extern "C" fn ctxpack_result_overflow(
 ) -> ctxpack_status {
     // SAFETY: out-parameters are NULL or writable.
     with_result(result, |r| unsafe {
+        // Every out-parameter is checked before any is written.
+        if out_present.is_null() {
+            return Err(FfiError::null("out_present"));
+        }
+        if out_tokens_over_budget.is_null() {
+            return Err(FfiError::null("out_tokens_over_budget"));
+        }
         let event = r.selection.overflow.as_ref();
         let items = event.map_or(&[][..], |e| &e.overflowing_items[..]);
         write_array(items, out_items, out_count)?;
@@ -408,13 +601,18 @@ pub unsafe extern "C" fn ctxpack_result_has_report(
 }
 
 /// Counts and totals of the report.
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_summary(
     result: *const ctxpack_result,
     out: *mut ctxpack_report_summary,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_result(result, |r| {
+    fill_from_result(result, out_error, |r| {
         let report = r.report()?;
+        let total = report.total_tokens_considered;
+        let saturated = i64::try_from(total).unwrap_or(if total < 0 { i64::MIN } else { i64::MAX });
         let summary = ctxpack_report_summary {
             struct_size: std::mem::size_of::<ctxpack_report_summary>(),
             included_count: report.included.len(),
@@ -422,7 +620,8 @@ pub unsafe extern "C" fn ctxpack_result_report_summary(
             event_count: report.events.len(),
             shortfall_count: report.count_requirement_shortfalls.len(),
             total_candidates: report.total_candidates,
-            total_tokens_considered: report.total_tokens_considered,
+            total_tokens_considered: saturated,
+            total_tokens_saturated: i128::from(saturated) != report.total_tokens_considered,
         };
         // SAFETY: `out` is NULL or valid for its `struct_size`.
         unsafe { versioned::write(out, summary, "out") }
@@ -430,13 +629,16 @@ pub unsafe extern "C" fn ctxpack_result_report_summary(
 }
 
 /// Included entry `i` (placed order).
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_included(
     result: *const ctxpack_result,
     i: usize,
     out: *mut ctxpack_included_entry,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_result(result, |r| {
+    fill_from_result(result, out_error, |r| {
         let e = entry(&r.report()?.included, i, "included")?;
         let value = ctxpack_included_entry {
             struct_size: std::mem::size_of::<ctxpack_included_entry>(),
@@ -451,13 +653,16 @@ pub unsafe extern "C" fn ctxpack_result_report_included(
 
 /// Excluded entry `i` (score descending, ties in recording order), with its reason's
 /// fields; strings point into the result.
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_excluded(
     result: *const ctxpack_result,
     i: usize,
     out: *mut ctxpack_excluded_entry,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_result(result, |r| {
+    fill_from_result(result, out_error, |r| {
         let e = entry(&r.report()?.excluded, i, "excluded")?;
         // SAFETY: `out` is NULL or valid for its `struct_size`.
         unsafe { versioned::write(out, excluded_entry(e.index, e.score, &e.reason), "out") }
@@ -465,13 +670,16 @@ pub unsafe extern "C" fn ctxpack_result_report_excluded(
 }
 
 /// Trace event `i` (recording order).
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_event(
     result: *const ctxpack_result,
     i: usize,
     out: *mut ctxpack_trace_event,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_result(result, |r| {
+    fill_from_result(result, out_error, |r| {
         let e = entry(&r.report()?.events, i, "event")?;
         let value = ctxpack_trace_event {
             struct_size: std::mem::size_of::<ctxpack_trace_event>(),
@@ -492,13 +700,16 @@ pub unsafe extern "C" fn ctxpack_result_report_event(
 }
 
 /// Count-requirement shortfall `i` (configuration order).
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_shortfall(
     result: *const ctxpack_result,
     i: usize,
     out: *mut ctxpack_shortfall,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_result(result, |r| {
+    fill_from_result(result, out_error, |r| {
         let e = entry(&r.report()?.count_requirement_shortfalls, i, "shortfall")?;
         // SAFETY: `out` is NULL or valid for its `struct_size`.
         unsafe { versioned::write(out, shortfall_entry(e), "out") }
@@ -506,7 +717,8 @@ pub unsafe extern "C" fn ctxpack_result_report_shortfall(
 }
 
 /// The report in the JSON wire form of spec 06 §10 (UTF-8, also NUL-terminated), built
-/// on first request and owned by the result.
+/// on first request and owned by the result. It holds every item's content:
+/// `CTXPACK_OUT_OF_MEMORY` when it cannot be allocated (a later call tries again).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_report_json(
     result: *const ctxpack_result,
@@ -514,9 +726,13 @@ pub unsafe extern "C" fn ctxpack_result_report_json(
 ) -> ctxpack_status {
     with_result(result, |r| {
         let (report, items) = r.traced()?;
-        let json = r
-            .json
-            .get_or_init(|| OwnedCString::new(report_to_json(report, items)));
+        let json = match r.json.get() {
+            Some(json) => json,
+            None => {
+                let text = OwnedCString::try_new(try_report_to_json(report, items)?)?;
+                r.json.get_or_init(|| text)
+            }
+        };
         // SAFETY: `out` is NULL or writable.
         unsafe { handles::write_out(out, json.as_ctxpack_str(), "out") }
     })
@@ -537,6 +753,98 @@ mod tests {
     use crate::pipeline::RunOptions;
     use crate::policy::Preset;
     use crate::testutil::Rng;
+
+    #[test]
+    fn reason_names_are_the_wire_names_with_a_nul() {
+        let reasons = [
+            ExclusionReason::BudgetExceeded {
+                item_tokens: 1,
+                available_tokens: 0,
+            },
+            ExclusionReason::ScoredTooLow {
+                score: 0.0,
+                threshold: 1.0,
+            },
+            ExclusionReason::Deduplicated {
+                deduplicated_against: "x".into(),
+            },
+            ExclusionReason::QuotaCapExceeded {
+                kind: "k".into(),
+                cap: 1,
+                actual: 2,
+            },
+            ExclusionReason::QuotaRequireDisplaced {
+                displaced_by_kind: "k".into(),
+            },
+            ExclusionReason::NegativeTokens { tokens: -1 },
+            ExclusionReason::PinnedOverride {
+                displaced_by: "p".into(),
+            },
+            ExclusionReason::Filtered {
+                filter_name: "f".into(),
+            },
+            ExclusionReason::CountCapExceeded {
+                kind: "k".into(),
+                cap: 1,
+                count: 1,
+            },
+            ExclusionReason::CountRequireCandidatesExhausted { kind: "k".into() },
+            ExclusionReason::GroupExcluded {
+                group: "g".into(),
+                member_index: 0,
+                member_content: "m".into(),
+                member_reason: "BudgetExceeded".into(),
+            },
+        ];
+        for reason in &reasons {
+            let name = reason_name(reason);
+            // SAFETY: a static C string of `len` bytes and its NUL.
+            let bytes = unsafe { std::slice::from_raw_parts(name.ptr.cast::<u8>(), name.len + 1) };
+            assert_eq!(&bytes[..name.len], reason.name().as_bytes());
+            assert_eq!(bytes[name.len], 0);
+        }
+    }
+
+    /// Until the C ABI has group accessors, a group exclusion is reason UNKNOWN named
+    /// "GroupExcluded", and every string of its reason is NUL-terminated in a result.
+    #[test]
+    fn a_group_exclusion_reads_as_unknown_named_group_excluded() {
+        let mut report = SelectionReport {
+            excluded: vec![crate::diagnostics::ExcludedItem {
+                index: 1,
+                score: 0.5,
+                reason: ExclusionReason::GroupExcluded {
+                    group: "call-1".into(),
+                    member_index: 0,
+                    member_content: "the call".into(),
+                    member_reason: "BudgetExceeded".into(),
+                },
+            }],
+            ..SelectionReport::default()
+        };
+        terminate_report(&mut report);
+        let excluded = &report.excluded[0];
+        let ExclusionReason::GroupExcluded {
+            group,
+            member_content,
+            member_reason,
+            ..
+        } = &excluded.reason
+        else {
+            unreachable!()
+        };
+        for s in [group, member_content, member_reason] {
+            let c = ctxpack_str::borrowed(s);
+            // SAFETY: `terminate` wrote a NUL after the text, inside the allocation.
+            assert_eq!(unsafe { *c.ptr.add(c.len) }, 0, "{s:?}");
+        }
+        let entry = excluded_entry(excluded.index, excluded.score, &excluded.reason);
+        assert_eq!(entry.reason, ctxpack_exclusion_reason::Unknown as i32);
+        // SAFETY: a static C string of `len` bytes and its NUL.
+        let name =
+            unsafe { std::slice::from_raw_parts(entry.name.ptr.cast::<u8>(), entry.name.len + 1) };
+        assert_eq!(name, b"GroupExcluded\0");
+    }
 
     /// A dry run's (or a sensitivity variant's) result is built from the report alone; it
     /// must equal the selection of the same run traced at Item detail, overflow included.
@@ -574,7 +882,8 @@ mod tests {
             };
             overflows += usize::from(traced.overflow.is_some());
             let report = traced.report.clone().unwrap();
-            let data = ResultData::from_report(report, Arc::new(items));
+            let context = RunContext::of(&pipeline, &budget);
+            let data = ResultData::from_report(report, Arc::new(items), context);
             assert_eq!(data.selection, traced, "case {case}");
         }
         assert!(overflows > 0, "no case went over target");

@@ -11,7 +11,7 @@ use crate::ffi::enums::{ctxpack_clock_kind, ctxpack_decay_curve_kind, enum_arg};
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, to_str};
-use crate::ffi::versioned::{self, Versioned};
+use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::model::ContextKind;
 use crate::scorer::{
     Clock, CompositeScorer, DecayCurve, DecayScorer, FixedClock, FrequencyScorer, KindScorer,
@@ -76,14 +76,13 @@ pub struct ctxpack_decay_window {
     pub score: f64,
 }
 
-/// Configuration of a decay scorer. Set `struct_size = sizeof(ctxpack_decay_config)`.
+/// Configuration of a decay scorer. Initialise with `CTXPACK_DECAY_CONFIG_INIT` or
+/// `ctxpack_decay_config_init` (an exponential curve on the system clock, no values).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_decay_config {
     /// `sizeof(ctxpack_decay_config)`.
     pub struct_size: usize,
-    /// The curve, a `ctxpack_decay_curve_kind` value.
-    pub curve: i32,
     /// Exponential: the half-life in nanoseconds (> 0).
     pub half_life_ns: i64,
     /// Window: the window length in nanoseconds (> 0).
@@ -92,21 +91,38 @@ pub struct ctxpack_decay_config {
     pub windows: *const ctxpack_decay_window,
     /// Step: the number of windows (>= 1).
     pub window_count: usize,
-    /// The clock, a `ctxpack_clock_kind` value.
-    pub clock: i32,
     /// Fixed clock: "now" in nanoseconds since the Unix epoch (UTC).
     pub fixed_now_ns: i64,
     /// Score of items without a timestamp, in [0, 1], read when
     /// `has_null_timestamp_score` (else `CTXPACK_DECAY_DEFAULT_NULL_TIMESTAMP_SCORE`).
     pub null_timestamp_score: f64,
-    /// Whether `null_timestamp_score` is set.
-    pub has_null_timestamp_score: bool,
+    /// The curve, a `ctxpack_decay_curve_kind` value.
+    pub curve: i32,
+    /// The clock, a `ctxpack_clock_kind` value.
+    pub clock: i32,
+    /// 1: `null_timestamp_score` is set (0 or 1).
+    pub has_null_timestamp_score: u8,
+    /// Must be zero.
+    pub reserved: [u8; 7],
 }
 
 // SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid.
 unsafe impl Versioned for ctxpack_decay_config {
     const V1_SIZE: usize = std::mem::size_of::<ctxpack_decay_config>();
     const NAME: &'static str = "ctxpack_decay_config";
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_decay_config) == size`: every byte
+/// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+/// `ctxpack_decay_config x = CTXPACK_DECAY_CONFIG_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_decay_config_init(
+    out: *mut ctxpack_decay_config,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
 }
 
 /// Borrows a scorer handle and clones its reference.
@@ -244,7 +260,12 @@ pub unsafe extern "C" fn ctxpack_scorer_new_decay(
             ctxpack_clock_kind::System => Arc::new(SystemClock),
             ctxpack_clock_kind::Fixed => Arc::new(FixedClock(c.fixed_now_ns)),
         };
-        let null_score = if c.has_null_timestamp_score {
+        let has_null_score = flag(
+            c.has_null_timestamp_score,
+            "config.has_null_timestamp_score",
+        )?;
+        reserved(&c.reserved, "config.reserved")?;
+        let null_score = if has_null_score {
             c.null_timestamp_score
         } else {
             CTXPACK_DECAY_DEFAULT_NULL_TIMESTAMP_SCORE

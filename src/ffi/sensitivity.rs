@@ -6,12 +6,12 @@ use std::sync::Arc;
 use crate::analytics::{pipeline_sensitivity, SensitivityReport};
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::enums::ctxpack_item_status;
-use crate::ffi::handles::{self, HandleType};
-use crate::ffi::items::ctxpack_items;
+use crate::ffi::handles::{self, HandleType, Held};
+use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::pipeline::ctxpack_pipeline;
-use crate::ffi::result::{ctxpack_result, entry, write_array, ResultData};
+use crate::ffi::result::{ctxpack_result, entry, write_array, ResultData, RunContext};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
-use crate::ffi::strings::{array, ctxpack_str, to_str};
+use crate::ffi::strings::{array, ctxpack_str, terminate, to_str};
 use crate::model::ContextItem;
 use crate::pipeline::Pipeline;
 
@@ -48,10 +48,19 @@ pub(crate) struct SensitivityData {
     statuses: Vec<Vec<i32>>,
     /// The items of the runs, for the variants' results.
     items: Arc<Vec<ContextItem>>,
+    /// Each variant's budget and quota constraints, for its result's report helpers.
+    contexts: Vec<RunContext>,
 }
 
 impl SensitivityData {
-    fn new(report: SensitivityReport, items: Arc<Vec<ContextItem>>) -> Self {
+    fn new(
+        mut report: SensitivityReport,
+        items: Arc<Vec<ContextItem>>,
+        contexts: Vec<RunContext>,
+    ) -> Self {
+        for v in &mut report.variants {
+            terminate(&mut v.label);
+        }
         let statuses = report
             .diffs
             .iter()
@@ -74,15 +83,16 @@ impl SensitivityData {
             report,
             statuses,
             items,
+            contexts,
         }
     }
 }
 
-/// Compares `count` (>= 2) labelled pipelines (spec 07 §6): each is dry-run over `items`
-/// within `budget`, in order, and the items that at least one variant includes and
-/// another excludes are listed, matched by their position in `items` (D15), in list
-/// order. Fewer than two variants is `CTXPACK_INVALID_ARGUMENT`; the first failing run's
-/// error is returned as it is.
+/// Compares `count` (>= 2) labelled pipelines (spec 07 §6): each is dry-run over `items` within
+/// `budget`, in order, and the items that at least one variant includes and another excludes are
+/// listed, matched by their position in `items` (decision D15 in docs/decisions.md), in list order.
+/// Fewer than two variants is `CTXPACK_INVALID_ARGUMENT`; the first failing run's error is returned
+/// as it is.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_sensitivity_new(
     items: *const ctxpack_items,
@@ -94,20 +104,26 @@ pub unsafe extern "C" fn ctxpack_sensitivity_new(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; `variants` is valid for `count` elements.
     handles::create(out, out_error, || unsafe {
-        let list = handles::borrow(items, "items")?;
-        let budget = handles::borrow(budget, "budget")?;
-        let variants = array(variants, count, "variants")?
+        let list = snapshot(items, "items")?;
+        let budget = handles::retain(budget, "budget")?;
+        // The run holds every pipeline: a callback of one may free any of them.
+        let held = array(variants, count, "variants")?
             .iter()
             .enumerate()
             .map(|(i, v)| {
                 let label = to_str(&v.label, &format!("variants[{i}].label"))?;
-                let pipeline: &Pipeline =
-                    handles::borrow(v.pipeline, &format!("variants[{i}].pipeline"))?;
+                let pipeline: Held<ctxpack_pipeline> =
+                    handles::retain(v.pipeline, &format!("variants[{i}].pipeline"))?;
                 Ok((label, pipeline))
             })
             .collect::<FfiResult<Vec<_>>>()?;
-        let report = pipeline_sensitivity(list, budget, &variants)?;
-        Ok(SensitivityData::new(report, list.clone()))
+        let variants: Vec<(&str, &Pipeline)> = held.iter().map(|(l, p)| (*l, &**p)).collect();
+        let report = pipeline_sensitivity(&list, &budget, &variants)?;
+        let contexts = variants
+            .iter()
+            .map(|(_, p)| RunContext::of(p, &budget))
+            .collect();
+        Ok(SensitivityData::new(report, list, contexts))
     })
 }
 
@@ -123,7 +139,7 @@ pub unsafe extern "C" fn ctxpack_sensitivity_variant_count(
     })
 }
 
-/// The label of variant `i` (not NUL-terminated), owned by the sensitivity.
+/// The label of variant `i` (also NUL-terminated), owned by the sensitivity.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_sensitivity_variant_label(
     sensitivity: *const ctxpack_sensitivity,
@@ -152,7 +168,11 @@ pub unsafe extern "C" fn ctxpack_sensitivity_variant_result(
     handles::create(out, out_error, || unsafe {
         let s = handles::borrow(sensitivity, "sensitivity")?;
         let v = entry(&s.report.variants, i, "variant")?;
-        Ok(ResultData::from_report(v.report.clone(), s.items.clone()))
+        Ok(ResultData::from_report(
+            v.report.clone(),
+            s.items.clone(),
+            s.contexts[i].clone(),
+        ))
     })
 }
 

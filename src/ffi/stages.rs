@@ -6,9 +6,9 @@
 use crate::diagnostics::CountRequirementShortfall;
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::handles::{self, HandleType};
-use crate::ffi::items::ctxpack_items;
+use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::placer::ctxpack_placer;
-use crate::ffi::result::{ctxpack_shortfall, shortfall_entry};
+use crate::ffi::result::{ctxpack_shortfall, shortfall_entry, terminate_shortfalls};
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::slicer::ctxpack_slicer;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiError, FfiResult};
@@ -29,7 +29,9 @@ impl HandleType for ctxpack_slice_result {
     const NAME: &'static str = "ctxpack_slice_result";
 }
 
-/// Pairs every item with its score; `scores` must have one entry per item.
+/// Pairs every item with its score; `scores` must have one finite entry per item (a
+/// pipeline never hands a slicer or placer a NaN or infinite score, so neither may a
+/// caller: `CTXPACK_INVALID_ARGUMENT` naming the first one).
 ///
 /// # Safety
 /// `scores` is valid for `count` elements.
@@ -46,6 +48,12 @@ unsafe fn scored<'a>(
     }
     // SAFETY: forwarded from the caller.
     let scores = unsafe { array(scores, count, "scores") }?;
+    if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
+        return Err(FfiError::invalid(format!(
+            "scores[{i}] is {}; scores must be finite",
+            scores[i]
+        )));
+    }
     Ok(items
         .iter()
         .zip(scores)
@@ -77,8 +85,8 @@ pub unsafe extern "C" fn ctxpack_scorer_score(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; `out_scores` is valid for `capacity` elements.
     guard(out_error, || unsafe {
-        let scorer = handles::borrow(scorer, "scorer")?;
-        let list = handles::borrow(items, "items")?;
+        let scorer = handles::retain(scorer, "scorer")?;
+        let list = snapshot(items, "items")?;
         check_capacity(capacity, list.len(), "out_scores")?;
         if out_scores.is_null() && !list.is_empty() {
             return Err(FfiError::null("out_scores"));
@@ -93,8 +101,8 @@ pub unsafe extern "C" fn ctxpack_scorer_score(
     })
 }
 
-/// Runs the slicer alone over the items with the given `scores` (one per item, `count`
-/// equal to the list length), in list order, against `budget` exactly as given (no
+/// Runs the slicer alone over the items with the given `scores` (one finite score per
+/// item, `count` equal to the list length), in list order, against `budget` exactly as given (no
 /// pinned-item or reserve adjustment: that is the pipeline's job). The outcome holds the
 /// selected positions, count-quota shortfalls and cap exclusions.
 #[no_mangle]
@@ -109,15 +117,17 @@ pub unsafe extern "C" fn ctxpack_slicer_slice(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; `scores` is valid for `count` elements.
     handles::create(out, out_error, || unsafe {
-        let slicer = handles::borrow(slicer, "slicer")?;
-        let list = handles::borrow(items, "items")?;
-        let budget = handles::borrow(budget, "budget")?;
-        Ok(slicer.slice(&scored(list, scores, count)?, budget)?)
+        let slicer = handles::retain(slicer, "slicer")?;
+        let list = snapshot(items, "items")?;
+        let budget = handles::retain(budget, "budget")?;
+        let mut outcome = slicer.slice(&scored(&list, scores, count)?, &budget)?;
+        terminate_shortfalls(&mut outcome.shortfalls);
+        Ok(outcome)
     })
 }
 
-/// Runs the placer alone over the items with the given `scores` (one per item, `count`
-/// equal to the list length) and writes the placement order (positions in the list, a
+/// Runs the placer alone over the items with the given `scores` (one finite score per
+/// item, `count` equal to the list length) and writes the placement order (positions in the list, a
 /// permutation) into `out_order`, which must hold `count` elements.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_placer_place(
@@ -130,9 +140,9 @@ pub unsafe extern "C" fn ctxpack_placer_place(
 ) -> ctxpack_status {
     // SAFETY: handles are NULL or live; `scores` and `out_order` hold `count` elements.
     guard(out_error, || unsafe {
-        let placer = handles::borrow(placer, "placer")?;
-        let list = handles::borrow(items, "items")?;
-        let scored = scored(list, scores, count)?;
+        let placer = handles::retain(placer, "placer")?;
+        let list = snapshot(items, "items")?;
+        let scored = scored(&list, scores, count)?;
         if out_order.is_null() && count > 0 {
             return Err(FfiError::null("out_order"));
         }
@@ -197,14 +207,17 @@ pub unsafe extern "C" fn ctxpack_slice_result_shortfall_count(
     })
 }
 
-/// Count-requirement shortfall `i` (configuration order). Set `out->struct_size` first.
+/// Count-requirement shortfall `i` (configuration order).
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_slice_result_shortfall(
     result: *const ctxpack_slice_result,
     i: usize,
     out: *mut ctxpack_shortfall,
+    out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    with_slice_result(result, |r| {
+    handles::access_into(result, "result", out_error, |r: &SliceOutcome| {
         let s: &CountRequirementShortfall =
             crate::ffi::result::entry(&r.shortfalls, i, "shortfall")?;
         // SAFETY: `out` is NULL or valid for its `struct_size`.

@@ -51,6 +51,10 @@ pub enum ctxpack_status {
     /// An argument is invalid: an enumeration value out of its range, a wrong
     /// `struct_size`, inconsistent lengths.
     CTXPACK_INVALID_ARGUMENT = 15,
+    /// Memory for a size the caller controls (a budget's knapsack table, a reservation
+    /// for a count of items, a copy of a long string, a report's JSON) could not be
+    /// allocated; the message names what and how many bytes. Nothing was changed.
+    CTXPACK_OUT_OF_MEMORY = 16,
     /// The function needs a feature this build of ctxpack was compiled without (the
     /// message names it), such as the `tokenizer` feature for `ctxpack_encoding_*`.
     CTXPACK_UNSUPPORTED = 17,
@@ -227,7 +231,7 @@ where
             Ok(()) => ptr::null_mut(),
             Err(e) => handles::into_raw::<ctxpack_error>(ErrorData {
                 status: e.status,
-                message: OwnedCString::new(e.message),
+                message: OwnedCString::message(e.message),
             }),
         };
         // SAFETY: the caller passes either NULL or a writable `ctxpack_error *` slot.

@@ -112,6 +112,26 @@ pub(crate) unsafe fn array<'a, T>(ptr: *const T, len: usize, what: &str) -> FfiR
     Ok(unsafe { slice::from_raw_parts(ptr, len) })
 }
 
+/// Puts a NUL just after the text of `s`, in its spare capacity (reallocating when it has
+/// none), so that `s` can be handed out as a NUL-terminated `ctxpack_str` (through
+/// [`ctxpack_str::borrowed`]) for as long as it is not changed. Every string a handle
+/// hands out goes through here, [`OwnedCString`] or a static C string literal: the one
+/// rule is `{ptr, len}` with a NUL after `len`.
+pub(crate) fn terminate(s: &mut String) {
+    s.reserve_exact(1);
+    // SAFETY: the first spare byte belongs to the String's allocation (reserved above);
+    // writing it leaves the text, and so its UTF-8 validity, unchanged.
+    unsafe { s.as_mut_vec() }.spare_capacity_mut()[0].write(0);
+}
+
+/// A static C string literal as a `ctxpack_str` (its NUL is not counted).
+pub(crate) fn static_str(s: &'static CStr) -> ctxpack_str {
+    ctxpack_str {
+        ptr: s.as_ptr(),
+        len: s.to_bytes().len(),
+    }
+}
+
 /// An owned string that is also NUL-terminated, handed out as `ctxpack_str`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct OwnedCString(Box<str>);
@@ -120,6 +140,30 @@ impl OwnedCString {
     pub(crate) fn new(mut s: String) -> Self {
         s.push('\0');
         Self(s.into_boxed_str())
+    }
+
+    /// An error message: a NUL copied from a caller's string (a kind, a name) is written
+    /// as `\0`, so that C string functions see the whole message.
+    pub(crate) fn message(s: String) -> Self {
+        if s.contains('\0') {
+            Self::new(s.replace('\0', "\\0"))
+        } else {
+            Self::new(s)
+        }
+    }
+
+    /// As [`OwnedCString::new`], failing with `CTXPACK_OUT_OF_MEMORY` when the terminator
+    /// does not fit (for strings as large as the caller's data).
+    pub(crate) fn try_new(mut s: String) -> FfiResult<Self> {
+        if crate::alloc::grow_string(&mut s, 1).is_err() {
+            return Err(crate::alloc::out_of_memory_bytes(s.len() as u128 + 1, "a string").into());
+        }
+        Ok(Self::new(s))
+    }
+
+    /// The text without its terminator.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0[..self.0.len() - 1]
     }
 
     /// The string without its terminator; borrowed from `self`.
@@ -181,5 +225,17 @@ mod tests {
         assert_eq!(s.len, 2);
         // SAFETY: `s` points into `owned`, which is NUL-terminated.
         assert_eq!(unsafe { *s.ptr.add(2) }, 0);
+        let message = OwnedCString::message("kind 'a\0b'".to_string());
+        assert_eq!(message.as_ctxpack_str().len, "kind 'a\\0b'".len());
+        for text in ["", "exact", "ünïcode"] {
+            let mut t = String::with_capacity(text.len());
+            t.push_str(text);
+            terminate(&mut t);
+            let s = ctxpack_str::borrowed(&t);
+            assert_eq!(s.len, text.len());
+            // SAFETY: `terminate` wrote a NUL after the text.
+            assert_eq!(unsafe { *s.ptr.add(s.len) }, 0);
+            assert_eq!(t, text);
+        }
     }
 }

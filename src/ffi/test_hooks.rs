@@ -57,6 +57,10 @@ fn error_for(code: i32) -> Option<Error> {
         ErrorCode::Unsupported => Error::Unsupported(m()),
         ErrorCode::InvalidState => Error::InvalidState(m()),
         ErrorCode::InvalidRequest => Error::InvalidRequest(m()),
+        ErrorCode::OutOfMemory => Error::OutOfMemory {
+            what: m(),
+            bytes: 1,
+        },
     })
 }
 
@@ -82,4 +86,28 @@ pub unsafe extern "C" fn ctxpack_test_scorer_new_faulty(
         c if error_for(c).is_some() => Ok(Arc::new(Faulty(Some(c)))),
         c => Err(FfiError::invalid(format!("no core error code {c}"))),
     })
+}
+
+/// The capacity (reserved slots) of an item list's current version, so that a test can
+/// check that a failed `ctxpack_items_push_many` and `ctxpack_items_clear` give back what
+/// was reserved.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_test_items_capacity(
+    items: *const crate::ffi::items::ctxpack_items,
+    out: *mut usize,
+) -> ctxpack_status {
+    // SAFETY: `items` is NULL or a handle; `out` is NULL or writable.
+    crate::ffi::status::guard(std::ptr::null_mut(), || unsafe {
+        let list = crate::ffi::items::snapshot(items, "items")?;
+        handles::write_out(out, list.capacity(), "out")
+    })
+}
+
+/// Makes every allocation whose size comes from a caller's number fail with
+/// `CTXPACK_OUT_OF_MEMORY` when it needs more than `bytes` (`UINT64_MAX` lifts the
+/// ceiling), so that tests reach the out-of-memory paths without exhausting the machine.
+/// Process-wide.
+#[no_mangle]
+pub extern "C" fn ctxpack_test_set_allocation_limit(bytes: u64) {
+    crate::alloc::set_test_limit(bytes);
 }

@@ -20,6 +20,7 @@ impl HandleType for ctxpack_encoding {
     type Value = usize;
     const TAG: u32 = u32::from_be_bytes(*b"CPEN");
     const NAME: &'static str = "ctxpack_encoding";
+    const SHARED: bool = false;
 }
 
 static HANDLES: [StaticHandle<usize>; 2] = [

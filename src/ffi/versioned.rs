@@ -12,11 +12,17 @@
 //!   struct).
 //! * Output: the library writes `min(struct_size, its own size)` bytes and leaves the rest
 //!   of a newer caller's struct untouched.
+//!
+//! Caller-written structs have no implicit padding on 64-bit targets: after their flag
+//! bytes comes an explicit `reserved` array that must be zero, so every byte of the
+//! struct is either a field or checked, and a later version appends its fields after
+//! `reserved` at an aligned offset. Flags are `uint8_t` read as bytes ([`flag`]): 0 or 1,
+//! anything else is `CTXPACK_INVALID_ARGUMENT` naming the field.
 
 use std::mem::{size_of, MaybeUninit};
 use std::ptr;
 
-use crate::ffi::status::{FfiError, FfiResult};
+use crate::ffi::status::{ctxpack_status, guard, FfiError, FfiResult};
 
 /// No struct of this ABI will ever be this large: a bigger `struct_size` is taken for an
 /// uninitialised struct and rejected before anything else is read.
@@ -32,6 +38,29 @@ pub(crate) unsafe trait Versioned: Copy {
     const V1_SIZE: usize;
     /// The C name, for messages.
     const NAME: &'static str;
+}
+
+/// A caller-written flag byte: 0 is false, 1 is true, anything else is
+/// `CTXPACK_INVALID_ARGUMENT` naming the field (`what`).
+pub(crate) fn flag(byte: u8, what: &str) -> FfiResult<bool> {
+    match byte {
+        0 => Ok(false),
+        1 => Ok(true),
+        b => Err(FfiError::invalid(format!(
+            "{what} is {b}; a flag must be 0 or 1"
+        ))),
+    }
+}
+
+/// Checks that a struct's `reserved` bytes are zero.
+pub(crate) fn reserved(bytes: &[u8], what: &str) -> FfiResult<()> {
+    match bytes.iter().position(|&b| b != 0) {
+        None => Ok(()),
+        Some(i) => Err(FfiError::invalid(format!(
+            "{what}[{i}] is {}; reserved bytes must be zero",
+            bytes[i]
+        ))),
+    }
 }
 
 /// Reads the caller's `struct_size`.
@@ -59,6 +88,32 @@ fn check_size<T: Versioned>(size: usize) -> FfiResult<()> {
         return Err(size_error::<T>(size));
     }
     Ok(())
+}
+
+/// The body of every `ctxpack_*_init` function: sets the `size` bytes at `out` to zero
+/// and `struct_size` to `size` (`sizeof` the struct in the caller's header).
+///
+/// # Safety
+/// `out` is NULL or valid for writes of `size` bytes.
+pub(crate) unsafe fn init<T: Versioned>(out: *mut T, size: usize) -> ctxpack_status {
+    guard(ptr::null_mut(), || {
+        if out.is_null() {
+            return Err(FfiError::null("out"));
+        }
+        check_size::<T>(size)?;
+        if out as usize % std::mem::align_of::<T>() != 0 {
+            return Err(FfiError::invalid(format!(
+                "out is not aligned for {}",
+                T::NAME
+            )));
+        }
+        // SAFETY: the caller declared `size` writable bytes at `out`, which is aligned.
+        unsafe {
+            ptr::write_bytes(out.cast::<u8>(), 0, size);
+            out.cast::<usize>().write(size);
+        }
+        Ok(())
+    })
 }
 
 /// Reads a versioned input struct (see the module rule).

@@ -1,11 +1,13 @@
-//! ContextBudget: validation (seven rules) and the effective budget (spec 01 §2, 02 §6.1, D1).
+//! ContextBudget: validation (seven rules) and the effective budget (spec 01 §2, 02 §6.1, decision
+//! D1 in docs/decisions.md).
 
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::model::ContextKind;
 
-/// A budget rule (spec 01 §2) that a set of values breaks; reported in terms of the Rust
+/// A budget rule (the seven of spec 01 §2, then ctxpack's two slot rules, decision D20 in
+/// docs/decisions.md) that a set of values breaks; reported in terms of the Rust
 /// field names by [`ContextBudget::with_all`] and of the JSON names by the budget JSON
 /// reader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +28,10 @@ pub(crate) enum BudgetRule {
     SlotNegative(usize),
     /// Reserved slot `i` repeats an earlier kind.
     SlotRepeated(usize),
+    /// The reserved slots add up to more than `target_tokens` (ctxpack's own rule).
+    SlotsAboveTarget,
+    /// `output_reserve` plus the reserved slots exceed `max_tokens` (ctxpack's own rule).
+    SlotsAboveMax,
 }
 
 /// Token budget of one run. Always valid once built.
@@ -44,10 +50,16 @@ impl ContextBudget {
         Self::with_all(max_tokens, target_tokens, 0, Vec::new(), 0.0)
     }
 
-    /// Builds a budget from every field, checking the seven rules in the spec's order.
+    /// Builds a budget from every field, checking the seven rules in the spec's order, then two of
+    /// ctxpack's own.
     ///
     /// Reserved slots are (kind, count) pairs; two kinds equal under ASCII case folding are
-    /// rejected because a kind-keyed map cannot hold both.
+    /// rejected because a kind-keyed map cannot hold both. By the specification's rule a reserved
+    /// slot shrinks the budget of every kind, its own included (decision D1 in docs/decisions.md),
+    /// so slots that do not fit can never be honoured and would leave nothing to select: the sum of
+    /// the slots must not exceed `target_tokens`, and `output_reserve` plus that sum must not
+    /// exceed `max_tokens` (the specification accepts both and clamps the effective budget to zero;
+    /// ctxpack rejects them, naming the values: decision D20 in docs/decisions.md).
     pub fn with_all(
         max_tokens: i64,
         target_tokens: i64,
@@ -104,7 +116,8 @@ impl ContextBudget {
             return Some(rule);
         }
         let mut seen: HashMap<&ContextKind, ()> = HashMap::new();
-        self.reserved_slots
+        let slot_rule = self
+            .reserved_slots
             .iter()
             .enumerate()
             .find_map(|(i, (kind, count))| {
@@ -115,7 +128,26 @@ impl ContextBudget {
                 } else {
                     None
                 }
-            })
+            });
+        if slot_rule.is_some() {
+            return slot_rule;
+        }
+        let slots = self.slot_total();
+        if slots > i128::from(target) {
+            Some(BudgetRule::SlotsAboveTarget)
+        } else if slots + i128::from(reserve) > i128::from(max) {
+            Some(BudgetRule::SlotsAboveMax)
+        } else {
+            None
+        }
+    }
+
+    /// The sum of the reserved slots, in `i128`: any number of `i64` slots fits.
+    pub(crate) fn slot_total(&self) -> i128 {
+        self.reserved_slots
+            .iter()
+            .map(|(_, n)| i128::from(*n))
+            .sum()
     }
 
     /// The message of `rule` in terms of the Rust field names and this budget's values.
@@ -143,6 +175,15 @@ impl ContextBudget {
                 "reserved slot kind '{}' appears more than once",
                 self.reserved_slots[i].0
             ),
+            BudgetRule::SlotsAboveTarget => format!(
+                "reserved slots ({} tokens in total) must be <= target_tokens ({target})",
+                self.slot_total()
+            ),
+            BudgetRule::SlotsAboveMax => format!(
+                "output_reserve ({reserve}) plus reserved slots ({} tokens in total) \
+                 must be <= max_tokens ({max})",
+                self.slot_total()
+            ),
         }
     }
 
@@ -167,11 +208,11 @@ impl ContextBudget {
         self.estimation_safety_margin_percent
     }
 
-    /// The budget handed to the slicer once `pinned_tokens` are committed (spec 02 §6.1,
-    /// decision D1): subtracts the reserve, the pinned tokens and the reserved slots, then
-    /// applies the safety margin with floor. The result has no reserve, slots or margin.
+    /// The budget handed to the slicer once `pinned_tokens` are committed (spec 02 §6.1, Decision
+    /// D1 in docs/decisions.md): subtracts the reserve, the pinned tokens and the reserved slots,
+    /// then applies the safety margin with floor. The result has no reserve, slots or margin.
     pub fn effective(&self, pinned_tokens: i64) -> ContextBudget {
-        let slots: i128 = self.reserved_slots.iter().map(|(_, n)| *n as i128).sum();
+        let slots = self.slot_total();
         let pinned = pinned_tokens as i128;
         let mut hi =
             (self.max_tokens as i128 - self.output_reserve as i128 - pinned - slots).max(0);
@@ -287,9 +328,30 @@ mod tests {
         let e = b.effective(0);
         assert_eq!((e.max_tokens(), e.target_tokens()), (0, 0));
 
-        // Slots larger than the room clamp both to zero.
-        let b = ContextBudget::with_all(100, 100, 0, vec![(kind("x"), i64::MAX)], 0.0).unwrap();
+        // Slots that fill the target exactly leave nothing for the slicer.
+        let b = ContextBudget::with_all(100, 60, 40, vec![(kind("x"), 60)], 0.0).unwrap();
         let e = b.effective(0);
         assert_eq!((e.max_tokens(), e.target_tokens()), (0, 0));
+    }
+
+    #[test]
+    fn slots_that_can_never_be_honoured_are_rejected() {
+        let huge = vec![(kind("a"), i64::MAX), (kind("b"), i64::MAX)];
+        assert_eq!(
+            err(ContextBudget::with_all(50, 50, 0, huge, 0.0)),
+            "invalid budget: reserved slots (18446744073709551614 tokens in total) must be \
+             <= target_tokens (50)"
+        );
+        let slots = vec![(kind("a"), 30), (kind("b"), 20)];
+        assert_eq!(
+            err(ContextBudget::with_all(100, 40, 0, slots.clone(), 0.0)),
+            "invalid budget: reserved slots (50 tokens in total) must be <= target_tokens (40)"
+        );
+        assert_eq!(
+            err(ContextBudget::with_all(100, 90, 60, slots.clone(), 0.0)),
+            "invalid budget: output_reserve (60) plus reserved slots (50 tokens in total) \
+             must be <= max_tokens (100)"
+        );
+        assert!(ContextBudget::with_all(100, 50, 50, slots, 0.0).is_ok());
     }
 }

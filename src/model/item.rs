@@ -6,9 +6,10 @@ use std::fmt;
 use crate::error::{Error, Result};
 use crate::hash::hash_bytes;
 use crate::model::{ContextKind, ContextSource};
+use crate::tokenizer::Encoding;
 
-/// One candidate piece of context. Immutable once built; its identity is its position in
-/// the caller's input (decision D15), never its content.
+/// One candidate piece of context. Immutable once built; its identity is its position in the
+/// caller's input (decision D15 in docs/decisions.md), never its content.
 ///
 /// ```
 /// use ctxpack::{ContextItem, ContextKind, ErrorCode};
@@ -105,6 +106,31 @@ impl ContextItem {
         }
     }
 
+    /// Starts building an item whose tokens are counted by the library: `encoding`'s exact
+    /// count of `content` ([`Encoding::count`]). The count is the content's own; framing a
+    /// chat message adds (role markers and the like) is not included.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokenizer")] {
+    /// use ctxpack::tokenizer::Encoding;
+    /// use ctxpack::ContextItem;
+    ///
+    /// let o200k = Encoding::by_name("o200k_base")?;
+    /// let item = ContextItem::builder_counted("hello world", o200k).pinned(true).build()?;
+    /// assert_eq!(item.tokens(), 2);
+    /// # }
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
+    ///
+    /// Without the `tokenizer` feature no [`Encoding`] exists, so this cannot be called;
+    /// [`Encoding::by_name`] answers [`Error::Unsupported`] instead.
+    pub fn builder_counted(content: impl Into<String>, encoding: &Encoding) -> ContextItemBuilder {
+        let content = content.into();
+        // A count never exceeds the content's length in bytes, which fits in an i64.
+        let tokens = i64::try_from(encoding.count(&content)).unwrap_or(i64::MAX);
+        Self::builder(content, tokens)
+    }
+
     /// Builds an item with every other field at its default.
     pub fn new(content: impl Into<String>, tokens: i64) -> Result<Self> {
         Self::builder(content, tokens).build()
@@ -156,7 +182,8 @@ impl ContextItem {
     pub fn has_group(&self) -> bool {
         self.has(HAS_GROUP)
     }
-    /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14).
+    /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14 in
+    /// docs/decisions.md).
     pub fn timestamp(&self) -> Option<i64> {
         self.has(HAS_TIMESTAMP).then_some(self.timestamp)
     }

@@ -3,7 +3,8 @@
 //!
 //! Keys are snake_case (`future_relevance_hint`, `original_tokens`); the .NET camelCase
 //! spellings `futureRelevanceHint` and `originalTokens` are accepted too. `content` and
-//! `tokens` are required; unknown keys are rejected. `timestamp` is an RFC 3339 string or
+//! `tokens` are required ([`read_items_counted`] counts the items without `tokens` with an
+//! encoding instead); unknown keys are rejected. `timestamp` is an RFC 3339 string or
 //! an integer of nanoseconds since the Unix epoch. `group` (an extension, `docs/groups.md`)
 //! is a non-empty string; items with equal keys form a group. Errors name the line and the
 //! field.
@@ -13,6 +14,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::model::{parse_rfc3339, ContextItem, ContextKind, ContextSource};
+use crate::tokenizer::Encoding;
 
 /// Why an item could not be read: where (1-based line, item ordinal, field) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,16 +45,31 @@ impl fmt::Display for ItemReadError {
 impl std::error::Error for ItemReadError {}
 
 /// Reads items from a JSON array or from JSON Lines; the first error stops the read.
+/// `tokens` is required.
 pub fn read_items(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
+    read(text, None)
+}
+
+/// Reads items like [`read_items`], except that an item without `tokens` (absent or
+/// `null`) is counted by the library: its tokens are `encoding`'s count of its content
+/// ([`ContextItem::builder_counted`]). An item with `tokens` keeps the number it gives.
+pub fn read_items_counted(
+    text: &str,
+    encoding: &Encoding,
+) -> Result<Vec<ContextItem>, ItemReadError> {
+    read(text, Some(encoding))
+}
+
+fn read(text: &str, encoding: Option<&Encoding>) -> Result<Vec<ContextItem>, ItemReadError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim_start().starts_with('[') {
-        read_array(text)
+        read_array(text, encoding)
     } else {
-        read_lines(text)
+        read_lines(text, encoding)
     }
 }
 
-fn read_lines(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
+fn read_lines(text: &str, encoding: Option<&Encoding>) -> Result<Vec<ContextItem>, ItemReadError> {
     let mut items = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -64,12 +81,12 @@ fn read_lines(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
         };
         let value: Value =
             serde_json::from_str(line).map_err(|e| at.error(None, malformed_json(&e)))?;
-        items.push(item_from_value(&value, &at)?);
+        items.push(item_from_value(&value, &at, encoding)?);
     }
     Ok(items)
 }
 
-fn read_array(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
+fn read_array(text: &str, encoding: Option<&Encoding>) -> Result<Vec<ContextItem>, ItemReadError> {
     let value: Value = serde_json::from_str(text).map_err(|e| ItemReadError {
         line: e.line(),
         item: None,
@@ -88,7 +105,7 @@ fn read_array(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
                 line: lines.get(i).copied().unwrap_or(1),
                 item: i,
             };
-            item_from_value(v, &at)
+            item_from_value(v, &at, encoding)
         })
         .collect()
 }
@@ -161,7 +178,11 @@ impl Location {
     }
 }
 
-fn item_from_value(value: &Value, at: &Location) -> Result<ContextItem, ItemReadError> {
+fn item_from_value(
+    value: &Value,
+    at: &Location,
+    encoding: Option<&Encoding>,
+) -> Result<ContextItem, ItemReadError> {
     let Value::Object(map) = value else {
         return Err(at.error(
             None,
@@ -175,8 +196,12 @@ fn item_from_value(value: &Value, at: &Location) -> Result<ContextItem, ItemRead
         }
     }
     let content = fields.required("content", Value::as_str, "a string")?;
-    let tokens = fields.required("tokens", Value::as_i64, "an integer (64-bit)")?;
-    let mut b = ContextItem::builder(content, tokens);
+    let tokens = fields.optional(&["tokens"], Value::as_i64, "an integer (64-bit)")?;
+    let mut b = match (tokens, encoding) {
+        (Some(tokens), _) => ContextItem::builder(content, tokens),
+        (None, Some(encoding)) => ContextItem::builder_counted(content, encoding),
+        (None, None) => return Err(at.error(Some("tokens"), "is required".into())),
+    };
     if let Some(kind) = fields.optional(&["kind"], Value::as_str, "a string")? {
         b = b.kind(ContextKind::new(kind).map_err(|e| at.error(Some("kind"), e.to_string()))?);
     }
@@ -402,6 +427,41 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "line 1, item 0, field 'group': must be a string, found an integer"
+        );
+    }
+
+    #[cfg(feature = "tokenizer")]
+    #[test]
+    fn counts_the_items_without_tokens() {
+        // "hello world" is [15339, 1917] in cl100k_base (tiktoken's own test).
+        let cl100k = Encoding::by_name("cl100k_base").unwrap();
+        let jsonl = "{\"content\":\"hello world\"}\n\
+                     {\"content\":\"hello world\",\"tokens\":7}\n\
+                     {\"content\":\"hello world\",\"tokens\":null,\"pinned\":true}\n\
+                     {\"content\":\"hello world\",\"tokens\":-1}";
+        let items = read_items_counted(jsonl, cl100k).unwrap();
+        let tokens: Vec<i64> = items.iter().map(ContextItem::tokens).collect();
+        assert_eq!(tokens, [2, 7, 2, -1]);
+        assert!(items[2].pinned());
+        let array = "[{\"content\":\"hello world\"}, {\"content\":\"x\",\"tokens\":3}]";
+        let tokens: Vec<i64> = read_items_counted(array, cl100k)
+            .unwrap()
+            .iter()
+            .map(ContextItem::tokens)
+            .collect();
+        assert_eq!(tokens, [2, 3]);
+        // A present `tokens` is still checked; without an encoding it is required.
+        let e = read_items_counted("{\"content\":\"a\",\"tokens\":\"7\"}", cl100k).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1, item 0, field 'tokens': must be an integer (64-bit), found a string"
+        );
+        let e = read_items("{\"content\":\"a\"}").unwrap_err();
+        assert_eq!(e.to_string(), "line 1, item 0, field 'tokens': is required");
+        let e = read_items_counted("{\"tokens\":1}", cl100k).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1, item 0, field 'content': is required"
         );
     }
 }

@@ -15,7 +15,7 @@ pub use group::{GroupValue, Units};
 pub(crate) use item::ItemFields;
 pub use item::{ContextItem, ContextItemBuilder};
 pub(crate) use json::type_name;
-pub use json::{read_items, ItemReadError};
+pub use json::{read_items, read_items_counted, ItemReadError};
 pub(crate) use kind::fold_ascii;
 pub use kind::{ContextKind, ContextSource};
 pub use timestamp::{format_rfc3339, parse_rfc3339};
@@ -27,9 +27,11 @@ pub enum OverflowStrategy {
     /// Fail the run with [`crate::Error::Overflow`] (the default).
     #[default]
     Throw,
-    /// Drop non-pinned items that do not fit, walking the merged list in order (D3).
+    /// Drop non-pinned items that do not fit, walking the merged list in order (decision D3 in
+    /// docs/decisions.md).
     Truncate,
-    /// Keep everything and report an [`crate::diagnostics::OverflowEvent`] (D7).
+    /// Keep everything and report an [`crate::diagnostics::OverflowEvent`] (decision D7 in
+    /// docs/decisions.md).
     Proceed,
 }
 

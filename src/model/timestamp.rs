@@ -1,5 +1,6 @@
-//! Timestamps are i64 nanoseconds since the Unix epoch, UTC (D14). This module converts
-//! them to and from RFC 3339 text (`2025-02-10T08:00:00Z`, `2025-02-10T08:00:00.5+01:00`).
+//! Timestamps are i64 nanoseconds since the Unix epoch, UTC (decision D14 in docs/decisions.md).
+//! This module converts them to and from RFC 3339 text (`2025-02-10T08:00:00Z`,
+//! `2025-02-10T08:00:00.5+01:00`).
 
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
 const SECONDS_PER_DAY: i64 = 86_400;

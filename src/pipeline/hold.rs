@@ -10,7 +10,7 @@
 
 use crate::diagnostics::TraceDetail;
 use crate::diagnostics::{Collector, ExclusionReason, NullCollector, PipelineStage, Recorder};
-use crate::error::{checked_token_sum, Result};
+use crate::error::Result;
 use crate::hash::FastMap;
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::classify::classify;
@@ -56,7 +56,8 @@ pub(super) fn run_prefix(
     }
     let mut recorder = Recorder::new(options.trace);
     let (placed, reuse, state) = turn.stages(&mut recorder)?;
-    let total_tokens = checked_token_sum(items.iter().map(ContextItem::tokens), "total tokens")?;
+    // In i128, exactly, as in a plain run: the report never fails a run that succeeds.
+    let total_tokens: i128 = items.iter().map(|i| i128::from(i.tokens())).sum();
     let report = recorder.into_report(items.len(), total_tokens, placed.overflow.clone());
     Ok(PrefixRun {
         selection: selection(placed, Some(report)),

@@ -1,6 +1,6 @@
-//! Stage 6, Place (spec 02 §7, seed "Stage 6: Place"): merge pinned items (score 1.0)
-//! before the sliced items, handle overflow (Throw / Truncate per D3 / Proceed per D7),
-//! and let the placer order the result.
+//! Stage 6, Place (spec 02 §7, seed "Stage 6: Place"): merge pinned items (score 1.0) before the
+//! sliced items, handle overflow (Throw / Truncate per decision D3 in docs/decisions.md / Proceed
+//! per decision D7), and let the placer order the result.
 //!
 //! With groups (`docs/groups.md`), Truncate keeps or drops whole groups (a group is met
 //! at its first member in the merged list), and the placer places each group as one unit
@@ -238,8 +238,9 @@ fn held_placement(
     Ok(order)
 }
 
-/// D3: walk the merged list as it stands; pinned items always stay, a non-pinned item
-/// stays when it still fits under `target`, otherwise it is skipped and the walk goes on.
+/// Decision D3 in docs/decisions.md: walk the merged list as it stands; pinned items always stay, a
+/// non-pinned item stays when it still fits under `target`, otherwise it is skipped and the walk
+/// goes on.
 fn truncate<C: Collector>(
     items: &[ContextItem],
     merged: Vec<Candidate>,
@@ -271,7 +272,7 @@ fn truncate<C: Collector>(
     kept
 }
 
-/// D3 over units: the walk meets each unit at its first position in the merged list; a
+/// Decision D3 (docs/decisions.md) over units: the walk meets each unit at its first position in the merged list; a
 /// pinned unit stays, another stays when all its tokens still fit. Returns the kept
 /// positions in merged order. A dropped group's first member (input order) carries
 /// `BudgetExceeded` with the group's tokens, the others `GroupExcluded`.

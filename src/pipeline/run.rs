@@ -2,7 +2,7 @@
 //! an untraced run carries no diagnostics code at all.
 
 use crate::diagnostics::{Collector, NullCollector, Recorder, TraceDetail};
-use crate::error::{checked_token_sum, Result};
+use crate::error::Result;
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::classify::classify;
 use crate::pipeline::deduplicate::deduplicate;
@@ -24,7 +24,9 @@ pub(super) fn run(
     }
     let mut recorder = Recorder::new(options.trace);
     let placed = run_stages(pipeline, items, budget, options, &mut recorder)?;
-    let total_tokens = checked_token_sum(items.iter().map(ContextItem::tokens), "total tokens")?;
+    // In i128, exactly: any number of i64 token counts fits, so the report never fails
+    // a run that succeeds untraced.
+    let total_tokens: i128 = items.iter().map(|i| i128::from(i.tokens())).sum();
     let report = recorder.into_report(items.len(), total_tokens, placed.overflow.clone());
     Ok(selection(placed, Some(report)))
 }

@@ -22,7 +22,7 @@ pub(super) fn score<C: Collector>(
     let views: Vec<&ContextItem> = scoreable.iter().map(|&i| &items[i]).collect();
     let mut scores = vec![0.0; views.len()];
     if !views.is_empty() {
-        scorer.score_all(&views, &mut scores)?;
+        scorer.score_all_at(&views, scoreable, &mut scores)?;
     }
     let scored: Vec<Candidate> = scoreable
         .iter()

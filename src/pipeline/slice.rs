@@ -1,6 +1,6 @@
-//! Stage 5, Slice (spec 02 §6): run the slicer on the sorted candidates within the
-//! effective budget, re-associate by position in Sort order (D2), and classify every
-//! candidate the slicer left out (02 §6.4, D4, D5, D10).
+//! Stage 5, Slice (spec 02 §6): run the slicer on the sorted candidates within the effective
+//! budget, re-associate by position in Sort order (decision D2 in docs/decisions.md), and classify
+//! every candidate the slicer left out (02 §6.4, decisions D4, D5, D10).
 //!
 //! With groups (`docs/groups.md`) the slicer receives the candidates' units and selects
 //! whole units; the exclusion rule of 02 §6.4 is applied to a unit as one candidate (its
@@ -228,7 +228,7 @@ impl SliceRun<'_, '_> {
     }
 }
 
-/// The candidates whose mask entry is set, in Sort order (D2).
+/// The candidates whose mask entry is set, in Sort order (decision D2 in docs/decisions.md).
 fn kept(sorted: &[Candidate], mask: &[bool]) -> Vec<Candidate> {
     sorted
         .iter()

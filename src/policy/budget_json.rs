@@ -176,6 +176,21 @@ fn rule_error(budget: &ContextBudget, rule: BudgetRule) -> Error {
         }
         // Repeated kinds were merged while reading; kept for completeness.
         BudgetRule::SlotRepeated(i) => (slot(i).0, "repeats an earlier kind".to_string()),
+        // ctxpack's own slot rules (decision D20 in docs/decisions.md).
+        BudgetRule::SlotsAboveTarget => (
+            "reservedSlots".into(),
+            format!(
+                "their total ({}) cannot exceed targetTokens ({target})",
+                budget.slot_total()
+            ),
+        ),
+        BudgetRule::SlotsAboveMax => (
+            "reservedSlots".into(),
+            format!(
+                "their total ({}) plus outputReserve ({reserve}) cannot exceed maxTokens ({max})",
+                budget.slot_total()
+            ),
+        ),
     };
     Error::InvalidBudget(format!("{path}: {message}"))
 }

@@ -1,7 +1,7 @@
-//! Policy → pipeline (spec 07 §1.5, steps M1–M6).
+//! Policy → pipeline (spec 07 §1.5, policy steps M1–M6 in docs/decisions.md).
 //!
-//! Component constructors validate their own configuration, so a pipeline built from a
-//! policy fails with exactly the errors of building it by hand.
+//! Component constructors validate their own configuration, so a pipeline built from a policy fails
+//! with exactly the errors of building it by hand.
 
 use std::sync::Arc;
 
@@ -35,7 +35,8 @@ pub(super) fn pipeline(policy: &Policy) -> Result<Pipeline> {
         .build()
 }
 
-/// M1: every entry becomes a weighted term of a composite, even a single one.
+/// Policy step M1 in docs/decisions.md: every entry becomes a weighted term of a composite, even a
+/// single one.
 fn composite(entries: &[ScorerEntry]) -> Result<Arc<dyn Scorer>> {
     let children = entries
         .iter()
@@ -44,7 +45,7 @@ fn composite(entries: &[ScorerEntry]) -> Result<Arc<dyn Scorer>> {
     Ok(Arc::new(CompositeScorer::new(children)?))
 }
 
-/// M2, plus the extension scorers.
+/// Policy step M2 in docs/decisions.md, plus the extension scorers.
 fn scorer(spec: &ScorerSpec) -> Result<Arc<dyn Scorer>> {
     Ok(match spec {
         ScorerSpec::Recency => Arc::new(RecencyScorer::new()),
@@ -74,7 +75,7 @@ fn scorer(spec: &ScorerSpec) -> Result<Arc<dyn Scorer>> {
     })
 }
 
-/// M3 and M6, plus the count-quota extensions.
+/// Policy steps M3 and M6 in docs/decisions.md, plus the count-quota extensions.
 fn slicer(spec: &SlicerSpec) -> Result<Arc<dyn Slicer>> {
     Ok(match spec {
         SlicerSpec::Greedy | SlicerSpec::Stream { .. } => Arc::new(GreedySlice::new()),
@@ -139,7 +140,7 @@ fn count_entries(entries: &[CountQuota]) -> Result<Vec<CountQuotaEntry>> {
         .collect()
 }
 
-/// M4.
+/// Policy step M4 in docs/decisions.md.
 fn placer(placer: PlacerType) -> Arc<dyn Placer> {
     match placer {
         PlacerType::Chronological => Arc::new(ChronologicalPlacer::new()),

@@ -273,7 +273,8 @@ fn step_window(r: &Reader, value: &Value, path: &str) -> Result<(i64, f64)> {
 }
 
 /// The slicer whose properties live in `obj` (at `path`): its type, sizes, count quotas
-/// and inner slicer, wrapped in a percentage quota when `quotas` is non-empty (M6). Where
+/// and inner slicer, wrapped in a percentage quota when `quotas` is non-empty (policy step M6
+/// in docs/decisions.md). Where
 /// `stream` may appear is a nesting rule checked by validation. `known` lists the
 /// properties of this object (a nested one has no `streamBatchSize`); the others were
 /// ignored or rejected already.

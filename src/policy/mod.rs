@@ -54,7 +54,8 @@ pub use registry::{RegisteredScorer, ScorerRegistry};
 /// every conversion) checks the structural rules.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
-    /// Weighted scorers; each becomes one term of a composite scorer (M1). At least one.
+    /// Weighted scorers; each becomes one term of a composite scorer (policy step M1 in
+    /// docs/decisions.md). At least one.
     pub scorers: Vec<ScorerEntry>,
     /// The slicer and its configuration (default: greedy).
     pub slicer: SlicerSpec,
@@ -78,8 +79,8 @@ pub struct Policy {
 /// One weighted scorer of a policy (.NET `ScorerEntry`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScorerEntry {
-    /// Relative weight in the enclosing composite; must be finite and > 0. The weight of a
-    /// scaled scorer's inner entry is validated but has no effect (M2).
+    /// Relative weight in the enclosing composite; must be finite and > 0. The weight of a scaled
+    /// scorer's inner entry is validated but has no effect (policy step M2 in docs/decisions.md).
     pub weight: f64,
     /// Which scorer, with its configuration.
     pub scorer: ScorerSpec,
@@ -120,12 +121,14 @@ pub enum ScorerSpec {
     Decay {
         /// The curve (durations in nanoseconds).
         curve: DecayCurve,
-        /// Score of items without a timestamp, in [0, 1] (default 0.5, D16).
+        /// Score of items without a timestamp, in [0, 1] (default 0.5, decision D16 in
+        /// docs/decisions.md).
         null_timestamp_score: f64,
     },
     /// MetadataTrustScorer (extension: JSON `metadataTrust`).
     MetadataTrust {
-        /// Score when `cupel:trust` is absent or unusable, in [0, 1] (default 0.5, D16).
+        /// Score when `cupel:trust` is absent or unusable, in [0, 1] (default 0.5, decision D16 in
+        /// docs/decisions.md).
         default_score: f64,
     },
     /// MetadataKeyScorer (extension: JSON `metadataKey`).
@@ -150,8 +153,9 @@ pub enum SlicerSpec {
     Greedy,
     /// KnapsackSlice (JSON `knapsack`).
     Knapsack(KnapsackSpec),
-    /// The .NET StreamSlice (JSON `stream`). ctxpack runs synchronously, so a pipeline built
-    /// from it uses GreedySlice, as .NET synchronous execution does (M3). Top level only.
+    /// The .NET StreamSlice (JSON `stream`). ctxpack runs synchronously, so a pipeline built from
+    /// it uses GreedySlice, as .NET synchronous execution does (policy step M3 in
+    /// docs/decisions.md). Top level only.
     Stream {
         /// Micro-batch size (> 0; absent means 32). Kept for JSON round trips only.
         batch_size: Option<i64>,
@@ -188,7 +192,8 @@ pub enum SlicerSpec {
 pub struct KnapsackSpec {
     /// Bucket size (> 0); `None` means the default of 100.
     pub bucket_size: Option<i64>,
-    /// Keep-table memory limit in bytes (> 0, extension); `None` means 256 MiB (D11).
+    /// Keep-table memory limit in bytes (> 0, extension); `None` means 256 MiB (decision D11 in
+    /// docs/decisions.md).
     pub table_limit_bytes: Option<u64>,
 }
 
@@ -285,10 +290,10 @@ impl Policy {
         validate::policy(self)
     }
 
-    /// Builds the pipeline this policy describes (M1–M6): every scorer entry becomes a term
-    /// of a composite scorer, percentage quotas wrap their slicer, decay scorers read the
-    /// system clock. Fails with [`Error::InvalidPolicy`] for structural problems, and with
-    /// the component's own error (ScorerConfig, SlicerConfig, …) otherwise.
+    /// Builds the pipeline this policy describes (policy steps M1–M6 in docs/decisions.md): every
+    /// scorer entry becomes a term of a composite scorer, percentage quotas wrap their slicer,
+    /// decay scorers read the system clock. Fails with [`Error::InvalidPolicy`] for structural
+    /// problems, and with the component's own error (ScorerConfig, SlicerConfig, …) otherwise.
     pub fn build_pipeline(&self) -> Result<Pipeline> {
         build::pipeline(self)
     }

@@ -8,13 +8,13 @@ use crate::scorer::{check_one_slot_per_item, config_error, sum_in_order, Scorer}
 
 /// CompositeScorer: weighted sum of child scores, weights normalised by their sum.
 ///
-/// Each item scores `acc = 0.0; acc = acc + c_k × ŵ_k` over the children in configured
-/// order, where `ŵ_k = w_k / T` and `T` is the left-to-right sum of the raw weights. The
-/// product and the sum round separately (no fused multiply-add). The output is not
-/// clamped: children above 1 (Kind, MetadataKey) push it above 1. It is never `-0.0`.
+/// Each item scores `acc = 0.0; acc = acc + c_k × ŵ_k` over the children in configured order, where
+/// `ŵ_k = w_k / T` and `T` is the left-to-right sum of the raw weights. The product and the sum
+/// round separately (no fused multiply-add). The output is not clamped: children above 1 (Kind,
+/// MetadataKey) push it above 1. It is never `-0.0`.
 ///
-/// Children are shared, immutable scorers, so a composite cannot contain itself (D17).
-/// Each child runs one batch pass per composite pass.
+/// Children are shared, immutable scorers, so a composite cannot contain itself (decision D17 in
+/// docs/decisions.md). Each child runs one batch pass per composite pass.
 #[derive(Debug, Clone)]
 pub struct CompositeScorer {
     children: Vec<(Arc<dyn Scorer>, f64)>,
@@ -75,11 +75,20 @@ fn accumulate_weighted(acc: &mut [f64], child_scores: &[f64], weight: f64) {
 
 impl Scorer for CompositeScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
+        self.score_all_at(items, &[], out)
+    }
+
+    fn score_all_at(
+        &self,
+        items: &[&ContextItem],
+        positions: &[usize],
+        out: &mut [f64],
+    ) -> Result<()> {
         check_one_slot_per_item(items, out)?;
         out.fill(0.0);
         let mut child_scores = vec![0.0; items.len()];
         for ((child, _), weight) in self.children.iter().zip(&self.normalized_weights) {
-            child.score_all(items, &mut child_scores)?;
+            child.score_all_at(items, positions, &mut child_scores)?;
             accumulate_weighted(out, &child_scores, *weight);
         }
         Ok(())

@@ -1,4 +1,5 @@
-//! DecayScorer: freshness by age against a clock (spec 03 §2.10, decisions D9, D14, D16).
+//! DecayScorer: freshness by age against a clock (spec 03 §2.10, decisions D9, D14, D16 in
+//! docs/decisions.md).
 
 use std::fmt;
 use std::sync::Arc;
@@ -8,7 +9,8 @@ use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::{config_error, score_each, Scorer};
 
-/// The time source of a DecayScorer; read once per scoring pass (D14).
+/// The time source of a DecayScorer; read once per scoring pass (decision D14 in
+/// docs/decisions.md).
 pub trait Clock: Send + Sync + fmt::Debug {
     /// Now, in nanoseconds since the Unix epoch (UTC).
     fn now_unix_nanos(&self) -> i64;
@@ -75,7 +77,8 @@ pub enum DecayCurve {
 }
 
 impl DecayCurve {
-    /// The construction checks of spec 03 §2.10, plus finite Step scores (D9).
+    /// The construction checks of spec 03 §2.10, plus finite Step scores (decision D9 in
+    /// docs/decisions.md).
     fn validate(&self) -> Result<()> {
         match self {
             DecayCurve::Exponential { half_life_ns } if *half_life_ns <= 0 => {
@@ -137,15 +140,15 @@ fn step_score(windows: &[(i64, f64)], age_ns: i128) -> f64 {
 
 /// DecayScorer: freshness by age against a clock.
 ///
-/// An item's age is `now − timestamp`, clamped at 0 (future-dated items are maximally
-/// fresh), and scores the curve's value at that age; an item without a timestamp scores
-/// `null_timestamp_score`. It never looks at the other items.
+/// An item's age is `now − timestamp`, clamped at 0 (future-dated items are maximally fresh), and
+/// scores the curve's value at that age; an item without a timestamp scores `null_timestamp_score`.
+/// It never looks at the other items.
 ///
-/// The clock is read **once per pass**, before any item is scored, so every item of one
-/// pass is aged against the same instant (D14; the reference crate reads its clock per
-/// item, which only agrees with a fixed clock). Ages are exact: Exponential converts
-/// nanoseconds to f64 seconds without the crate's truncation to whole milliseconds, and
-/// Window and Step compare at nanosecond resolution.
+/// The clock is read **once per pass**, before any item is scored, so every item of one pass is
+/// aged against the same instant (decision D14 in docs/decisions.md; the reference crate reads its
+/// clock per item, which only agrees with a fixed clock). Ages are exact: Exponential converts
+/// nanoseconds to f64 seconds without the crate's truncation to whole milliseconds, and Window and
+/// Step compare at nanosecond resolution.
 #[derive(Debug, Clone)]
 pub struct DecayScorer {
     clock: Arc<dyn Clock>,
@@ -154,7 +157,8 @@ pub struct DecayScorer {
 }
 
 impl DecayScorer {
-    /// Score for items without a timestamp unless configured otherwise (D16).
+    /// Score for items without a timestamp unless configured otherwise (decision D16 in
+    /// docs/decisions.md).
     pub const DEFAULT_NULL_TIMESTAMP_SCORE: f64 = 0.5;
 
     /// Builds and validates the curve and `null_timestamp_score` (in [0, 1]).

@@ -18,7 +18,8 @@ pub struct MetadataTrustScorer {
 }
 
 impl MetadataTrustScorer {
-    /// The value used when the key is absent or unusable (D16: default 0.5, must be in [0, 1]).
+    /// The value used when the key is absent or unusable (decision D16 in docs/decisions.md:
+    /// default 0.5, must be in [0, 1]).
     pub const DEFAULT_SCORE: f64 = 0.5;
 
     /// The metadata key read by this scorer.

@@ -82,6 +82,27 @@ pub use tag::TagScorer;
 pub trait Scorer: crate::downcast::AsAny + Send + Sync + fmt::Debug {
     /// Writes one score per item into `out` (`out.len() == items.len()`).
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()>;
+
+    /// As [`Scorer::score_all`], where `positions[i]` is the position of `items[i]` in the
+    /// caller's input (the pipeline scores only some of its items), so that an error can
+    /// name the item the caller knows. Only scorers that report items in their errors
+    /// (custom scorers) and scorers that call others (composite, scaled) need to
+    /// override it; the default ignores `positions`.
+    fn score_all_at(
+        &self,
+        items: &[&ContextItem],
+        positions: &[usize],
+        out: &mut [f64],
+    ) -> Result<()> {
+        let _ = positions;
+        self.score_all(items, out)
+    }
+}
+
+/// The caller's position of the `i`-th scored item: `positions[i]` when the caller gave
+/// positions ([`Scorer::score_all_at`]), else `i`.
+pub(crate) fn caller_position(positions: &[usize], i: usize) -> usize {
+    positions.get(i).copied().unwrap_or(i)
 }
 
 /// Writes `score(item)` into `out` for every item: the batch pass of an absolute scorer,

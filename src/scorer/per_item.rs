@@ -1,20 +1,21 @@
-//! PerItemScorer: adapts a per-item function to the batch trait (spec 03 §1, decision D9).
+//! PerItemScorer: adapts a per-item function to the batch trait (spec 03 §1, decision D9 in
+//! docs/decisions.md).
 
 use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::model::ContextItem;
-use crate::scorer::{check_one_slot_per_item, Scorer};
+use crate::scorer::{caller_position, check_one_slot_per_item, Scorer};
 
-/// A custom scorer written per item: `f(i, items)` scores `items[i]`. A non-finite result
-/// fails the run naming the item (D9).
+/// A custom scorer written per item: `f(i, items)` scores `items[i]`. A non-finite result fails the
+/// run naming the item (decision D9 in docs/decisions.md).
 ///
-/// `f` is called exactly once per item, for `i = 0 … N−1` in order, always with the whole
-/// list. It must be pure (spec 03 §1.4): the batch fast paths of ScaledScorer and
-/// CompositeScorer call it once per pass, where the per-item spec form would call it many
-/// times, and the two agree only for a pure `f`. An error returned by `f` stops the pass
-/// and is returned unchanged. A NaN or infinite score fails with [`Error::Callback`]
-/// naming the item's position and the value.
+/// `f` is called exactly once per item, for `i = 0 … N−1` in order, always with the whole list. It
+/// must be pure (spec 03 §1.4): the batch fast paths of ScaledScorer and CompositeScorer call it
+/// once per pass, where the per-item spec form would call it many times, and the two agree only for
+/// a pure `f`. An error returned by `f` stops the pass and is returned unchanged. A NaN or infinite
+/// score fails with [`Error::Callback`] naming the value and the item's position: in the pipeline's
+/// input when a pipeline scores ([`Scorer::score_all_at`]), else in `items`.
 pub struct PerItemScorer<F> {
     f: F,
 }
@@ -35,13 +36,14 @@ impl<F> fmt::Debug for PerItemScorer<F> {
     }
 }
 
-/// Rejects a non-finite custom score, naming the item's position (D9).
+/// Rejects a non-finite custom score, naming the item's position (decision D9 in
+/// docs/decisions.md).
 fn require_finite(position: usize, score: f64) -> Result<f64> {
     if score.is_finite() {
         Ok(score)
     } else {
         Err(Error::Callback(format!(
-            "custom scorer returned a non-finite score ({score}) for the item at position {position}"
+            "custom scorer returned {score} for the item at position {position}; scores must be finite"
         )))
     }
 }
@@ -51,9 +53,18 @@ where
     F: Fn(usize, &[&ContextItem]) -> Result<f64> + Send + Sync + 'static,
 {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
+        self.score_all_at(items, &[], out)
+    }
+
+    fn score_all_at(
+        &self,
+        items: &[&ContextItem],
+        positions: &[usize],
+        out: &mut [f64],
+    ) -> Result<()> {
         check_one_slot_per_item(items, out)?;
-        for (position, slot) in out.iter_mut().enumerate() {
-            *slot = require_finite(position, (self.f)(position, items)?)?;
+        for (i, slot) in out.iter_mut().enumerate() {
+            *slot = require_finite(caller_position(positions, i), (self.f)(i, items)?)?;
         }
         Ok(())
     }
@@ -65,6 +76,26 @@ mod tests {
     use crate::scorer::test_support::{items_from, plain, run, try_run};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
+
+    #[test]
+    fn a_non_finite_score_names_the_callers_position() {
+        let s = PerItemScorer::new(|i, _: &[&ContextItem]| Ok(if i == 1 { f64::NAN } else { 0.5 }));
+        let items = items_from(2, plain);
+        let refs: Vec<&ContextItem> = items.iter().collect();
+        let mut out = [0.0; 2];
+        // Alone: the position in `items`.
+        let err = s.score_all(&refs, &mut out).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "callback failed: custom scorer returned NaN for the item at position 1; scores must be finite"
+        );
+        // In a pipeline that scores items 3 and 7 of its input: the input's position.
+        let err = s.score_all_at(&refs, &[3, 7], &mut out).unwrap_err();
+        assert!(
+            err.to_string().contains("NaN for the item at position 7;"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn calls_f_once_per_item_with_the_whole_list() {

@@ -57,12 +57,21 @@ fn rescale(raw: f64, lo: f64, hi: f64) -> f64 {
 
 impl Scorer for ScaledScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
+        self.score_all_at(items, &[], out)
+    }
+
+    fn score_all_at(
+        &self,
+        items: &[&ContextItem],
+        positions: &[usize],
+        out: &mut [f64],
+    ) -> Result<()> {
         check_one_slot_per_item(items, out)?;
         if items.is_empty() {
             return Ok(());
         }
         // The inner pass writes the raw scores in place; they are rescaled where they lie.
-        self.inner.score_all(items, out)?;
+        self.inner.score_all_at(items, positions, out)?;
         let (lo, hi) = strict_bounds(out);
         for score in out.iter_mut() {
             *score = rescale(*score, lo, hi);

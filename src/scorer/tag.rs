@@ -6,11 +6,11 @@ use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::{config_error, score_each, sum_in_order, validate_table_weight, Scorer};
 
-/// TagScorer: `min(s / total, 1.0)`, where `s` sums the weights of the item's tags and
-/// `total` the weights of the whole table.
+/// TagScorer: `min(s / total, 1.0)`, where `s` sums the weights of the item's tags and `total` the
+/// weights of the whole table.
 ///
-/// Lookup is exact and case-sensitive (`"Important"` does not match `"important"`,
-/// decision D13). Every occurrence of a repeated item tag adds its weight again. An item
+/// Lookup is exact and case-sensitive (`"Important"` does not match `"important"`, Decision D13 in
+/// docs/decisions.md). Every occurrence of a repeated item tag adds its weight again. An item
 /// without tags, or a table whose total is 0, scores 0.0.
 #[derive(Debug, Clone)]
 pub struct TagScorer {

@@ -1,6 +1,6 @@
-//! The parts CountQuotaSlice and CountConstrainedKnapsackSlice share (spec 04 §5–§7, D10):
-//! the validated entry set, Phase 1 (commit the required counts), the residual hand-off of
-//! Phase 2 and Phase 3 (enforce the caps).
+//! The parts CountQuotaSlice and CountConstrainedKnapsackSlice share (spec 04 §5–§7, decision D10
+//! in docs/decisions.md): the validated entry set, Phase 1 (commit the required counts), the
+//! residual hand-off of Phase 2 and Phase 3 (enforce the caps).
 
 use std::collections::HashMap;
 
@@ -29,7 +29,8 @@ struct Commits {
 }
 
 impl CountQuotas {
-    /// Validates that the kinds are distinct under ASCII case folding (D10).
+    /// Validates that the kinds are distinct under ASCII case folding (decision D10 in
+    /// docs/decisions.md).
     pub(crate) fn new(entries: Vec<CountQuotaEntry>) -> Result<Self> {
         reject_duplicate_kinds(entries.iter().map(CountQuotaEntry::kind))?;
         let caps = entries

@@ -33,8 +33,9 @@ pub struct CountConstrainedKnapsackSlice {
 }
 
 impl CountConstrainedKnapsackSlice {
-    /// Builds the slicer; fails only when two entries name the same kind under ASCII case
-    /// folding (`invalid slicer configuration: duplicate entry for kind "<k>"`, D10).
+    /// Builds the slicer; fails only when two entries name the same kind under ASCII case folding
+    /// (`invalid slicer configuration: duplicate entry for kind "<k>"`, decision D10 in
+    /// docs/decisions.md).
     pub fn new(
         entries: Vec<CountQuotaEntry>,
         knapsack: KnapsackSlice,

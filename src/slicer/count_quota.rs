@@ -1,5 +1,5 @@
-//! CountQuotaSlice (spec 04 §5–§6, D10): commit required counts per kind, delegate the rest
-//! to an inner slicer, enforce per-kind caps.
+//! CountQuotaSlice (spec 04 §5–§6, decision D10 in docs/decisions.md): commit required counts per
+//! kind, delegate the rest to an inner slicer, enforce per-kind caps.
 
 use std::sync::Arc;
 
@@ -101,8 +101,9 @@ pub struct CountQuotaSlice {
 
 impl CountQuotaSlice {
     /// Builds the slicer. Fails if the inner slicer is a [`KnapsackSlice`] (not a wrapper of one,
-    /// spec 04 §6.1 message), then if two entries name the same kind under ASCII case
-    /// folding (`duplicate entry for kind "<k>"`, D10); both `invalid slicer configuration`.
+    /// spec 04 §6.1 message), then if two entries name the same kind under ASCII case folding
+    /// (`duplicate entry for kind "<k>"`, decision D10 in docs/decisions.md); both `invalid slicer
+    /// configuration`.
     pub fn new(
         entries: Vec<CountQuotaEntry>,
         inner: Arc<dyn Slicer>,

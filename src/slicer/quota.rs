@@ -64,17 +64,16 @@ fn config(msg: String) -> Error {
 
 /// QuotaSlice: per-kind percentage budgets around an inner slicer (spec 04 §4).
 ///
-/// The items are partitioned by kind (ASCII case-insensitive). Each kind gets its required
-/// share `floor((require / 100.0) * target)`, plus a share of the unassigned budget
-/// proportional to its token mass when its cap exceeds its requirement, limited by its cap
-/// `floor((cap / 100.0) * target)`; all arithmetic is f64 in that operand order (D12). The
-/// inner slicer then runs on each kind's items (input order) with
-/// `Budget(max = cap tokens, target = min(kind budget, cap tokens))`, and is not called for a
-/// kind whose budget is `<= 0`.
+/// The items are partitioned by kind (ASCII case-insensitive). Each kind gets its required share
+/// `floor((require / 100.0) * target)`, plus a share of the unassigned budget proportional to its
+/// token mass when its cap exceeds its requirement, limited by its cap `floor((cap / 100.0) *
+/// target)`; all arithmetic is f64 in that operand order (decision D12 in docs/decisions.md). The
+/// inner slicer then runs on each kind's items (input order) with `Budget(max = cap tokens, target
+/// = min(kind budget, cap tokens))`, and is not called for a kind whose budget is `<= 0`.
 ///
-/// Output order: the inner outputs concatenated, kinds in ascending ASCII-lowercased name
-/// order (byte-wise). Side outputs of a count-quota inner slicer (shortfalls, cap
-/// exclusions) are passed on in the same order, mapped to this slicer's input positions.
+/// Output order: the inner outputs concatenated, kinds in ascending ASCII-lowercased name order
+/// (byte-wise). Side outputs of a count-quota inner slicer (shortfalls, cap exclusions) are passed
+/// on in the same order, mapped to this slicer's input positions.
 #[derive(Debug, Clone)]
 pub struct QuotaSlice {
     entries: Vec<QuotaEntry>,
@@ -83,11 +82,11 @@ pub struct QuotaSlice {
 }
 
 impl QuotaSlice {
-    /// Builds the slicer. The sum of the requires (f64, entry order) must not exceed 100
-    /// (`sum of require percentages (<s>) must not exceed 100.0`), then kinds must be
-    /// distinct under ASCII case folding (`duplicate entry for kind "<k>"`, naming the later
-    /// entry's spelling) (D10). Both are `invalid slicer configuration` errors; an empty
-    /// entry list is valid.
+    /// Builds the slicer. The sum of the requires (f64, entry order) must not exceed 100 (`sum of
+    /// require percentages (<s>) must not exceed 100.0`), then kinds must be distinct under ASCII
+    /// case folding (`duplicate entry for kind "<k>"`, naming the later entry's spelling) (decision
+    /// D10 in docs/decisions.md). Both are `invalid slicer configuration` errors; an empty entry
+    /// list is valid.
     pub fn new(entries: Vec<QuotaEntry>, inner: Arc<dyn Slicer>) -> Result<Self> {
         let require_sum: f64 = entries.iter().map(QuotaEntry::require).sum();
         if require_sum > 100.0 {
@@ -178,7 +177,8 @@ fn partition<'k>(items: &[ScoredItem<'k>]) -> Result<Vec<Partition<'k>>> {
             "QuotaSlice kind token mass",
         )?;
     }
-    // Ascending ASCII-lowercased name, byte-wise (D12); folded names are distinct.
+    // Ascending ASCII-lowercased name, byte-wise (decision D12 in docs/decisions.md); folded names
+    // are distinct.
     parts.sort_by_cached_key(|part| fold_ascii(part.kind.as_str()));
     Ok(parts)
 }

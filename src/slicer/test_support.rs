@@ -161,10 +161,10 @@ pub(crate) struct NaiveCount {
     pub cap_excluded: Vec<usize>,
 }
 
-/// A direct transcription of spec 04 §6.2 with the D10 Phase 1 order: full stable sorts,
-/// string-keyed maps. `entries` are `(kind, require, cap)`; `phase2` gets the residual and
-/// the room and returns positions into the residual. `Err((kind, satisfied, required))`
-/// stands for the Throw error.
+/// A direct transcription of spec 04 §6.2 with the decision D10 in docs/decisions.md Phase 1 order:
+/// full stable sorts, string-keyed maps. `entries` are `(kind, require, cap)`; `phase2` gets the
+/// residual and the room and returns positions into the residual. `Err((kind, satisfied,
+/// required))` stands for the Throw error.
 pub(crate) fn naive_count(
     items: &[ScoredItem<'_>],
     target: i64,

@@ -14,9 +14,7 @@
 
 // A zero-initialised descriptor with content and tokens.
 static inline ctxpack_item_desc desc(const char *content, int64_t tokens) {
-    ctxpack_item_desc d;
-    memset(&d, 0, sizeof d);
-    d.struct_size = sizeof d;
+    ctxpack_item_desc d = CTXPACK_ITEM_DESC_INIT;
     d.content = ctxpack_str_from_cstr(content);
     d.tokens = tokens;
     return d;
@@ -75,10 +73,26 @@ static inline int indices_are(const ctxpack_result *r, const size_t *expected, s
     return 1;
 }
 
+// ctxpack_budget_new with every field of the descriptor as an argument (the tests' short
+// form).
+static inline ctxpack_status new_budget(int64_t max_tokens, int64_t target_tokens,
+                                        int64_t output_reserve, const ctxpack_reserved_slot *slots,
+                                        size_t slot_count, double margin, ctxpack_budget **out,
+                                        ctxpack_error **err) {
+    ctxpack_budget_desc d = CTXPACK_BUDGET_DESC_INIT;
+    d.max_tokens = max_tokens;
+    d.target_tokens = target_tokens;
+    d.output_reserve = output_reserve;
+    d.slots = slots;
+    d.slot_count = slot_count;
+    d.estimation_safety_margin_percent = margin;
+    return ctxpack_budget_new(&d, out, err);
+}
+
 // A budget without reserve, slots or margin (NULL on failure).
 static inline ctxpack_budget *budget_of(int64_t max_tokens, int64_t target_tokens) {
     ctxpack_budget *b = NULL;
-    ctxpack_budget_new(max_tokens, target_tokens, 0, NULL, 0, 0.0, &b, NULL);
+    new_budget(max_tokens, target_tokens, 0, NULL, 0, 0.0, &b, NULL);
     return b;
 }
 

@@ -1,7 +1,8 @@
 // A tiny test framework for the C and C++ tests of the ctxpack C ABI.
 //
 // TEST(name) { ... } defines a test; RUN(name) runs it; CHECK... records a failure and
-// goes on; REQUIRE... records a failure and returns from the test. tf_finish() prints
+// goes on; REQUIRE... records a failure and returns from the test. CTXPACK_TEST_ONLY=name
+// in the environment runs only that test. tf_finish() prints
 // "N passed, M failed" as the program's last line and returns the exit status.
 // Every status checked through CHECK_STATUS/REQUIRE_STATUS is remembered, so that a test
 // can assert that the suite produced every status code (tf_status_seen).
@@ -123,6 +124,11 @@ static inline int tf_check_status(const char *file, int line, const char *expr, 
 #define RUN(name) tf_run(#name, name)
 
 static inline void tf_run(const char *name, void (*fn)(void)) {
+    // CTXPACK_TEST_ONLY=name runs that test alone (to isolate one that crashes).
+    const char *only = getenv("CTXPACK_TEST_ONLY");
+    if (only != NULL && *only != '\0' && strcmp(only, name) != 0) {
+        return;
+    }
     tf_current = name;
     tf_current_failed = 0;
     fn();

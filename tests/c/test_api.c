@@ -7,7 +7,7 @@
 #include "ctxpack_helpers.h"
 
 // Test hook of the `ffi-test-hooks` feature (not in the public header): a scorer whose
-// runs panic (code 0) or fail with the core error of `code` (1..15, 20).
+// runs panic (code 0) or fail with the core error of `code` (any core code).
 ctxpack_status ctxpack_test_scorer_new_faulty(int32_t code, ctxpack_scorer **out,
                                               ctxpack_error **out_error);
 
@@ -60,7 +60,7 @@ static ctxpack_excluded_entry excluded_at(const ctxpack_result *r, size_t i, ctx
     ctxpack_excluded_entry e;
     memset(&e, 0, sizeof e);
     e.struct_size = sizeof e;
-    *st = ctxpack_result_report_excluded(r, i, &e);
+    *st = ctxpack_result_report_excluded(r, i, &e, NULL);
     return e;
 }
 
@@ -86,17 +86,69 @@ TEST(version_matches_header) {
     CHECK(strcmp(ctxpack_version(), CTXPACK_VERSION_STRING) == 0);
 }
 
+TEST(version_number) {
+    CHECK_I64(CTXPACK_VERSION_NUMBER, CTXPACK_VERSION_MAJOR * 10000 + CTXPACK_VERSION_MINOR * 100 +
+                                          CTXPACK_VERSION_PATCH);
+    CHECK_I64(ctxpack_version_number(), CTXPACK_VERSION_NUMBER);
+}
+
+// Checks one versioned struct's initialisers: the macro and the function give the same
+// bytes (zero, struct_size set); a larger caller struct is zeroed whole; a bad size or a
+// NULL pointer is an error that writes nothing.
+#define CHECK_INITIALISERS(type, macro, fn)                                               \
+    do {                                                                                  \
+        type from_macro = macro;                                                          \
+        struct {                                                                          \
+            type v1;                                                                      \
+            unsigned char tail[16];                                                       \
+        } big;                                                                            \
+        memset(&big, 0xAB, sizeof big);                                                   \
+        CHECK_OK(fn(&big.v1, sizeof big.v1));                                             \
+        CHECK(memcmp(&big.v1, &from_macro, sizeof from_macro) == 0);                      \
+        CHECK_I64(big.v1.struct_size, sizeof(type));                                      \
+        CHECK(big.tail[0] == 0xAB && big.tail[15] == 0xAB);                               \
+        CHECK_OK(fn(&big.v1, sizeof big));                                                \
+        CHECK_I64(big.v1.struct_size, sizeof big);                                        \
+        CHECK(big.tail[0] == 0 && big.tail[15] == 0);                                     \
+        memset(&big, 0xAB, sizeof big);                                                   \
+        CHECK_STATUS(fn(&big.v1, 8), CTXPACK_INVALID_ARGUMENT);                           \
+        CHECK_STATUS(fn(&big.v1, 4097), CTXPACK_INVALID_ARGUMENT);                        \
+        CHECK(((unsigned char *)&big)[0] == 0xAB);                                        \
+        CHECK_STATUS(fn(NULL, sizeof(type)), CTXPACK_NULL_ARGUMENT);                      \
+    } while (0)
+
+TEST(initialisers_of_every_versioned_struct) {
+    CHECK_INITIALISERS(ctxpack_item_desc, CTXPACK_ITEM_DESC_INIT, ctxpack_item_desc_init);
+    CHECK_INITIALISERS(ctxpack_budget_desc, CTXPACK_BUDGET_DESC_INIT, ctxpack_budget_desc_init);
+    CHECK_INITIALISERS(ctxpack_pipeline_options, CTXPACK_PIPELINE_OPTIONS_INIT,
+                       ctxpack_pipeline_options_init);
+    CHECK_INITIALISERS(ctxpack_run_options, CTXPACK_RUN_OPTIONS_INIT, ctxpack_run_options_init);
+    CHECK_INITIALISERS(ctxpack_decay_config, CTXPACK_DECAY_CONFIG_INIT, ctxpack_decay_config_init);
+    CHECK_INITIALISERS(ctxpack_report_summary, CTXPACK_REPORT_SUMMARY_INIT,
+                       ctxpack_report_summary_init);
+    CHECK_INITIALISERS(ctxpack_included_entry, CTXPACK_INCLUDED_ENTRY_INIT,
+                       ctxpack_included_entry_init);
+    CHECK_INITIALISERS(ctxpack_excluded_entry, CTXPACK_EXCLUDED_ENTRY_INIT,
+                       ctxpack_excluded_entry_init);
+    CHECK_INITIALISERS(ctxpack_trace_event, CTXPACK_TRACE_EVENT_INIT, ctxpack_trace_event_init);
+    CHECK_INITIALISERS(ctxpack_shortfall, CTXPACK_SHORTFALL_INIT, ctxpack_shortfall_init);
+    CHECK_INITIALISERS(ctxpack_kind_quota_utilization, CTXPACK_KIND_QUOTA_UTILIZATION_INIT,
+                       ctxpack_kind_quota_utilization_init);
+}
+
 TEST(status_names) {
     CHECK(strcmp(ctxpack_status_name(CTXPACK_OK), "CTXPACK_OK") == 0);
     CHECK(strcmp(ctxpack_status_name(CTXPACK_EMPTY_CONTENT), "CTXPACK_EMPTY_CONTENT") == 0);
     CHECK(strcmp(ctxpack_status_name(CTXPACK_INVALID_ARGUMENT), "CTXPACK_INVALID_ARGUMENT") == 0);
     CHECK(strcmp(ctxpack_status_name(CTXPACK_NULL_ARGUMENT), "CTXPACK_NULL_ARGUMENT") == 0);
     CHECK(strcmp(ctxpack_status_name(CTXPACK_PANIC), "CTXPACK_PANIC") == 0);
-    CHECK(strcmp(ctxpack_status_name(16), "CTXPACK_UNKNOWN_STATUS") == 0);
+    CHECK(strcmp(ctxpack_status_name(CTXPACK_OUT_OF_MEMORY), "CTXPACK_OUT_OF_MEMORY") == 0);
+    CHECK(strcmp(ctxpack_status_name(99), "CTXPACK_UNKNOWN_STATUS") == 0);
     CHECK(strcmp(ctxpack_status_name(-1), "CTXPACK_UNKNOWN_STATUS") == 0);
     // Stable numbers.
     CHECK_I64(CTXPACK_OK, 0);
     CHECK_I64(CTXPACK_INVALID_ARGUMENT, 15);
+    CHECK_I64(CTXPACK_OUT_OF_MEMORY, 16);
     CHECK_I64(CTXPACK_NULL_ARGUMENT, 100);
     CHECK_I64(CTXPACK_PANIC, 105);
 }
@@ -112,16 +164,16 @@ TEST(error_objects) {
     ctxpack_budget *b = NULL;
     ctxpack_error *err = (ctxpack_error *)&b;  // garbage the library must overwrite
     // Success stores NULL in *out_error.
-    REQUIRE_OK(ctxpack_budget_new(10, 5, 0, NULL, 0, 0.0, &b, &err));
+    REQUIRE_OK(new_budget(10, 5, 0, NULL, 0, 0.0, &b, &err));
     CHECK(err == NULL);
     ctxpack_budget_free(b);
     // Failure: status, code and message agree; *out is NULL.
     b = (ctxpack_budget *)&err;
-    CHECK_STATUS(ctxpack_budget_new(10, 11, 0, NULL, 0, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
+    CHECK_STATUS(new_budget(10, 11, 0, NULL, 0, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
     CHECK(b == NULL);
     CHECK_ERROR(err, CTXPACK_INVALID_BUDGET, "target_tokens (11) must be <= max_tokens (10)");
     // Without out_error only the status is reported.
-    CHECK_STATUS(ctxpack_budget_new(-1, 0, 0, NULL, 0, 0.0, &b, NULL), CTXPACK_INVALID_BUDGET);
+    CHECK_STATUS(new_budget(-1, 0, 0, NULL, 0, 0.0, &b, NULL), CTXPACK_INVALID_BUDGET);
     // Accessors on NULL or a non-error handle.
     CHECK_STATUS(ctxpack_error_code(NULL), CTXPACK_WRONG_HANDLE_TYPE);
     ctxpack_str m = ctxpack_error_message(NULL);
@@ -140,23 +192,23 @@ TEST(budget_every_field) {
     ctxpack_reserved_slot slots[2] = {{S("Memory"), 10}, {S("ToolOutput"), 5}};
     ctxpack_budget *b = NULL;
     ctxpack_error *err = NULL;
-    REQUIRE_OK(ctxpack_budget_new(1000, 800, 100, slots, 2, 10.0, &b, &err));
+    REQUIRE_OK(new_budget(1000, 800, 100, slots, 2, 10.0, &b, &err));
     ctxpack_budget_free(b);
 
-    CHECK_STATUS(ctxpack_budget_new(10, 5, 0, NULL, 1, 0.0, &b, &err), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(new_budget(10, 5, 0, NULL, 1, 0.0, &b, &err), CTXPACK_NULL_ARGUMENT);
     CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "slots");
     ctxpack_reserved_slot dup[2] = {{S("Memory"), 1}, {S("memory"), 2}};
-    CHECK_STATUS(ctxpack_budget_new(10, 5, 0, dup, 2, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
+    CHECK_STATUS(new_budget(10, 5, 0, dup, 2, 0.0, &b, &err), CTXPACK_INVALID_BUDGET);
     CHECK_ERROR(err, CTXPACK_INVALID_BUDGET, "more than once");
     ctxpack_reserved_slot blank[1] = {{S(" "), 1}};
-    CHECK_STATUS(ctxpack_budget_new(10, 5, 0, blank, 1, 0.0, &b, &err), CTXPACK_EMPTY_KIND);
+    CHECK_STATUS(new_budget(10, 5, 0, blank, 1, 0.0, &b, &err), CTXPACK_EMPTY_KIND);
     CHECK_ERROR(err, CTXPACK_EMPTY_KIND, "kind");
     ctxpack_reserved_slot bad_utf8[1] = {{S("\xff"), 1}};
-    CHECK_STATUS(ctxpack_budget_new(10, 5, 0, bad_utf8, 1, 0.0, &b, &err), CTXPACK_INVALID_UTF8);
+    CHECK_STATUS(new_budget(10, 5, 0, bad_utf8, 1, 0.0, &b, &err), CTXPACK_INVALID_UTF8);
     CHECK_ERROR(err, CTXPACK_INVALID_UTF8, "slots[0].kind");
-    CHECK_STATUS(ctxpack_budget_new(10, 5, 0, NULL, 0, NAN, &b, &err), CTXPACK_INVALID_BUDGET);
+    CHECK_STATUS(new_budget(10, 5, 0, NULL, 0, NAN, &b, &err), CTXPACK_INVALID_BUDGET);
     CHECK_ERROR(err, CTXPACK_INVALID_BUDGET, "estimation_safety_margin_percent");
-    CHECK_STATUS(ctxpack_budget_new(10, 5, 0, NULL, 0, 0.0, NULL, &err), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(new_budget(10, 5, 0, NULL, 0, 0.0, NULL, &err), CTXPACK_NULL_ARGUMENT);
     CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "out");
     ctxpack_budget_free(NULL);
 }
@@ -318,7 +370,7 @@ TEST(wrong_handle_types_are_detected) {
     // The budget is still alive and usable.
     ctxpack_items *items = NULL;
     REQUIRE_OK(ctxpack_items_new(&items, NULL));
-    CHECK_STATUS(ctxpack_budget_new(1, 1, 0, NULL, 0, 0.0, NULL, NULL), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(new_budget(1, 1, 0, NULL, 0, 0.0, NULL, NULL), CTXPACK_NULL_ARGUMENT);
     ctxpack_budget_free((ctxpack_budget *)items);  // wrong type again
     ctxpack_items_free(items);
     ctxpack_budget_free(b);
@@ -552,7 +604,7 @@ TEST(run_greedy_chronological_vector) {
     CHECK(!has_report);
     ctxpack_report_summary sum;
     sum.struct_size = sizeof sum;
-    CHECK_STATUS(ctxpack_result_report_summary(r, &sum), CTXPACK_NO_REPORT);
+    CHECK_STATUS(ctxpack_result_report_summary(r, &sum, NULL), CTXPACK_NO_REPORT);
     ctxpack_str json;
     CHECK_STATUS(ctxpack_result_report_json(r, &json), CTXPACK_NO_REPORT);
     // Accessor misuse.
@@ -603,9 +655,10 @@ TEST(traced_run_pinned_override_vector) {
     ctxpack_report_summary sum;
     memset(&sum, 0, sizeof sum);
     sum.struct_size = sizeof sum;
-    REQUIRE_OK(ctxpack_result_report_summary(r, &sum));
+    REQUIRE_OK(ctxpack_result_report_summary(r, &sum, NULL));
     CHECK_I64(sum.total_candidates, 2);
     CHECK_I64(sum.total_tokens_considered, 200);
+    CHECK(!sum.total_tokens_saturated);
     CHECK_I64(sum.included_count, 1);
     CHECK_I64(sum.excluded_count, 1);
     CHECK_I64(sum.event_count, 5);
@@ -613,11 +666,11 @@ TEST(traced_run_pinned_override_vector) {
 
     ctxpack_included_entry inc;
     inc.struct_size = sizeof inc;
-    REQUIRE_OK(ctxpack_result_report_included(r, 0, &inc));
+    REQUIRE_OK(ctxpack_result_report_included(r, 0, &inc, NULL));
     CHECK_I64(inc.index, 0);
     CHECK_F64(inc.score, 1.0);
     CHECK_I64(inc.reason, CTXPACK_INCLUSION_REASON_PINNED);
-    CHECK_STATUS(ctxpack_result_report_included(r, 1, &inc), CTXPACK_OUT_OF_RANGE);
+    CHECK_STATUS(ctxpack_result_report_included(r, 1, &inc, NULL), CTXPACK_OUT_OF_RANGE);
 
     ctxpack_status st;
     ctxpack_excluded_entry ex = excluded_at(r, 0, &st);
@@ -637,16 +690,16 @@ TEST(traced_run_pinned_override_vector) {
     for (size_t i = 0; i < 5; i++) {
         ctxpack_trace_event ev;
         ev.struct_size = sizeof ev;
-        CHECK_OK(ctxpack_result_report_event(r, i, &ev));
+        CHECK_OK(ctxpack_result_report_event(r, i, &ev, NULL));
         CHECK_I64(ev.stage, stages[i]);
         CHECK(!ev.has_message && !ev.has_item_index && ev.duration_ms >= 0.0);
     }
     ctxpack_trace_event ev;
     ev.struct_size = sizeof ev;
-    CHECK_STATUS(ctxpack_result_report_event(r, 5, &ev), CTXPACK_OUT_OF_RANGE);
+    CHECK_STATUS(ctxpack_result_report_event(r, 5, &ev, NULL), CTXPACK_OUT_OF_RANGE);
     ctxpack_shortfall sf;
     sf.struct_size = sizeof sf;
-    CHECK_STATUS(ctxpack_result_report_shortfall(r, 0, &sf), CTXPACK_OUT_OF_RANGE);
+    CHECK_STATUS(ctxpack_result_report_shortfall(r, 0, &sf, NULL), CTXPACK_OUT_OF_RANGE);
 
     ctxpack_str json, again;
     REQUIRE_OK(ctxpack_result_report_json(r, &json));
@@ -677,7 +730,7 @@ TEST(traced_run_reasons_and_item_events) {
     ctxpack_report_summary sum;
     memset(&sum, 0, sizeof sum);
     sum.struct_size = sizeof sum;
-    REQUIRE_OK(ctxpack_result_report_summary(r, &sum));
+    REQUIRE_OK(ctxpack_result_report_summary(r, &sum, NULL));
     CHECK_I64(sum.total_candidates, 4);
     CHECK_I64(sum.total_tokens_considered, 695);
     REQUIRE(sum.excluded_count == 3);
@@ -709,7 +762,7 @@ TEST(traced_run_reasons_and_item_events) {
     for (size_t i = 0; i < sum.event_count; i++) {
         ctxpack_trace_event ev;
         ev.struct_size = sizeof ev;
-        CHECK_OK(ctxpack_result_report_event(r, i, &ev));
+        CHECK_OK(ctxpack_result_report_event(r, i, &ev, NULL));
         if (ev.has_item_index) {
             item_events++;
             CHECK(ev.item_index < 4);
@@ -864,7 +917,7 @@ TEST(count_quotas) {
     REQUIRE_OK(run(deg, items, b, CTXPACK_TRACE_DETAIL_STAGE, &r, NULL));
     ctxpack_shortfall sf;
     sf.struct_size = sizeof sf;
-    CHECK_OK(ctxpack_result_report_shortfall(r, 0, &sf));
+    CHECK_OK(ctxpack_result_report_shortfall(r, 0, &sf, NULL));
     CHECK_STR(sf.kind, "Memory");
     CHECK_I64(sf.required_count, 1);
     CHECK_I64(sf.satisfied_count, 0);
@@ -1100,7 +1153,7 @@ TEST(custom_batch_scorer_and_failures) {
     CHECK_ERROR(err, CTXPACK_CALLBACK, "custom scorer: scorer says no");
     pr.mode = 2;
     CHECK_STATUS(run(p1, items, b, CTXPACK_TRACE_DETAIL_NONE, &r, &err), CTXPACK_CALLBACK);
-    CHECK_ERROR(err, CTXPACK_CALLBACK, "NaN for item 1 (\"b\")");
+    CHECK_ERROR(err, CTXPACK_CALLBACK, "NaN for the item at position 1 (\"b\")");
     pr.mode = 3;
     CHECK_STATUS(run(p1, items, b, CTXPACK_TRACE_DETAIL_NONE, &r, &err), CTXPACK_CALLBACK);
     CHECK_ERROR(err, CTXPACK_CALLBACK, "custom scorer returned -7");
@@ -1164,7 +1217,7 @@ TEST(custom_item_scorer) {
     CHECK_ERROR(err, CTXPACK_CALLBACK, "item scorer failed");
     pr.mode = 2;
     CHECK_STATUS(run(p, items, b, CTXPACK_TRACE_DETAIL_NONE, &r, &err), CTXPACK_CALLBACK);
-    CHECK_ERROR(err, CTXPACK_CALLBACK, "inf for item 0");
+    CHECK_ERROR(err, CTXPACK_CALLBACK, "inf for the item at position 0");
     ctxpack_pipeline_free(p);
     CHECK_I64(pr.destroyed, 1);
     ctxpack_budget_free(b);
@@ -1349,17 +1402,23 @@ TEST(output_struct_size_rule) {
     } big;
     memset(&big, 0xAB, sizeof big);
     big.v1.struct_size = sizeof big;
-    CHECK_OK(ctxpack_result_report_included(r, 0, &big.v1));
+    CHECK_OK(ctxpack_result_report_included(r, 0, &big.v1, NULL));
     CHECK_I64(big.v1.struct_size, sizeof big);
     CHECK_I64(big.v1.index, 0);
     CHECK(big.tail[0] == 0xAB && big.tail[15] == 0xAB);
-    // Too small is an error, and nothing is written.
-    ctxpack_included_entry small;
-    memset(&small, 0, sizeof small);
+    // Too small is an error with a message, and nothing is written.
+    ctxpack_included_entry small = CTXPACK_INCLUDED_ENTRY_INIT;
     small.struct_size = 8;
-    CHECK_STATUS(ctxpack_result_report_included(r, 0, &small), CTXPACK_INVALID_ARGUMENT);
+    ctxpack_error *err = NULL;
+    CHECK_STATUS(ctxpack_result_report_included(r, 0, &small, &err), CTXPACK_INVALID_ARGUMENT);
+    CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT,
+                "ctxpack_included_entry.struct_size is 8; set it to sizeof(ctxpack_included_entry)");
     CHECK_I64(small.index, 0);
-    CHECK_STATUS(ctxpack_result_report_included(r, 0, NULL), CTXPACK_NULL_ARGUMENT);
+    // Success stores NULL in out_error.
+    err = (ctxpack_error *)&small;
+    CHECK_OK(ctxpack_result_report_included(r, 0, &big.v1, &err));
+    CHECK(err == NULL);
+    CHECK_STATUS(ctxpack_result_report_included(r, 0, NULL, NULL), CTXPACK_NULL_ARGUMENT);
     // Input option structs follow the input rule.
     struct newer_opts {
         ctxpack_run_options v1;
@@ -1422,7 +1481,7 @@ TEST(stages_alone) {
     CHECK_I64(n, 0);
     ctxpack_shortfall sf;
     sf.struct_size = sizeof sf;
-    CHECK_STATUS(ctxpack_slice_result_shortfall(sr, 0, &sf), CTXPACK_OUT_OF_RANGE);
+    CHECK_STATUS(ctxpack_slice_result_shortfall(sr, 0, &sf, NULL), CTXPACK_OUT_OF_RANGE);
     CHECK_STATUS(ctxpack_slice_result_selected(sr, NULL, &n), CTXPACK_NULL_ARGUMENT);
     CHECK_STATUS(ctxpack_slice_result_shortfall_count(NULL, &n), CTXPACK_NULL_ARGUMENT);
     ctxpack_slice_result_free(sr);
@@ -1440,7 +1499,7 @@ TEST(stages_alone) {
     REQUIRE_OK(ctxpack_slicer_slice(cq, items, given, 3, b, &sr, NULL));
     CHECK_OK(ctxpack_slice_result_shortfall_count(sr, &n));
     CHECK_I64(n, 1);
-    CHECK_OK(ctxpack_slice_result_shortfall(sr, 0, &sf));
+    CHECK_OK(ctxpack_slice_result_shortfall(sr, 0, &sf, NULL));
     CHECK_STR(sf.kind, "Memory");
     CHECK_I64(sf.required_count, 1);
     CHECK_I64(sf.satisfied_count, 0);
@@ -1488,11 +1547,11 @@ TEST(faulty_scorer_statuses) {
     ctxpack_error *err = NULL;
     REQUIRE(items && b);
     for (int32_t code = 0; code <= CTXPACK_INVALID_REQUEST; code++) {
-        // Only the core kinds (16 and 18 are not core kinds yet); CTXPACK_UNSUPPORTED (17)
-        // comes from real calls only in a build without the tokenizer feature, and
-        // CTXPACK_INVALID_STATE (19) from prefix-state calls the C ABI does not have yet,
-        // so the hook carries them here.
-        if (code == CTXPACK_INVALID_POLICY || code == 16 || code == 18) continue;
+        // Only the core kinds (18 is reserved, not a core kind yet); CTXPACK_UNSUPPORTED (17)
+        // comes from real calls only in a build without the tokenizer feature,
+        // CTXPACK_OUT_OF_MEMORY (16) only from impossible sizes, and CTXPACK_INVALID_STATE (19)
+        // from prefix-state calls, so the hook carries them here.
+        if (code == CTXPACK_INVALID_POLICY || code == 18) continue;
         ctxpack_scorer *sc = NULL;
         ctxpack_slicer *sl = NULL;
         ctxpack_placer *pl = NULL;
@@ -1547,6 +1606,8 @@ TEST(every_status_was_produced) {
 
 int main(void) {
     RUN(version_matches_header);
+    RUN(version_number);
+    RUN(initialisers_of_every_versioned_struct);
     RUN(status_names);
     RUN(str_from_cstr);
     RUN(error_objects);

@@ -117,7 +117,10 @@ TEST(raii_pipeline_with_lambda_scorer) {
     {
         items_ptr items = chat_items();
         budget_ptr budget = make<budget_ptr>([](ctxpack_budget **out, ctxpack_error **err) {
-            return ctxpack_budget_new(1000, 55, 0, nullptr, 0, 0.0, out, err);
+            ctxpack_budget_desc d = CTXPACK_BUDGET_DESC_INIT;
+            d.max_tokens = 1000;
+            d.target_tokens = 55;
+            return ctxpack_budget_new(&d, out, err);
         });
         REQUIRE(items && budget);
         scorer_ptr recency = make<scorer_ptr>(ctxpack_scorer_new_recency);
@@ -161,7 +164,10 @@ TEST(raii_pipeline_with_lambda_scorer) {
 TEST(exceptions_become_callback_errors) {
     items_ptr items = chat_items();
     budget_ptr budget = make<budget_ptr>([](ctxpack_budget **out, ctxpack_error **err) {
-        return ctxpack_budget_new(1000, 1000, 0, nullptr, 0, 0.0, out, err);
+        ctxpack_budget_desc d = CTXPACK_BUDGET_DESC_INIT;
+        d.max_tokens = 1000;
+        d.target_tokens = 1000;
+        return ctxpack_budget_new(&d, out, err);
     });
     scorer_ptr throwing = scorer_from([](const ctxpack_item_view &v) -> double {
         if (view(v.content) == "hello") throw std::runtime_error("cannot score 'hello'");

@@ -1,8 +1,9 @@
 // The C test of policy and budget JSON as the .NET library reads them (issue 19): lenient
 // reading with its warnings, strict reading, the budget JSON in .NET's exact form, and
 // host scorers registered under type names — a C callback scorer named by a policy runs
-// in a pipeline. Built and run by tests/c/run.sh (plain, under ASan+UBSan, and under
+// in a pipeline; registry adds racing policy reads from other threads. Built and run by tests/c/run.sh (plain, under ASan+UBSan, and under
 // valgrind). Every expected text is written by hand from the .NET serializer's rules.
+#include <pthread.h>
 #include <stdint.h>
 
 #include "ctxpack_test.h"
@@ -11,9 +12,7 @@
 // ---------------------------------------------------------------- helpers
 
 static ctxpack_json_read_options options(bool strict, const ctxpack_scorer_registry *registry) {
-    ctxpack_json_read_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
+    ctxpack_json_read_options o = CTXPACK_JSON_READ_OPTIONS_INIT;
     o.strict = strict;
     o.registry = registry;
     return o;
@@ -21,10 +20,8 @@ static ctxpack_json_read_options options(bool strict, const ctxpack_scorer_regis
 
 // Warning `i` of `w` (struct_size set; status in *st).
 static ctxpack_json_warning warning_at(const ctxpack_json_warnings *w, size_t i, ctxpack_status *st) {
-    ctxpack_json_warning e;
-    memset(&e, 0, sizeof e);
-    e.struct_size = sizeof e;
-    *st = ctxpack_json_warnings_entry(w, i, &e);
+    ctxpack_json_warning e = CTXPACK_JSON_WARNING_INIT;
+    *st = ctxpack_json_warnings_entry(w, i, &e, NULL);
     return e;
 }
 
@@ -215,10 +212,70 @@ TEST(read_option_and_argument_errors) {
     // Accessors on NULL and on a wrong handle type.
     size_t n;
     CHECK_STATUS(ctxpack_json_warnings_count(NULL, &n), CTXPACK_NULL_ARGUMENT);
-    CHECK_STATUS(ctxpack_json_warnings_entry(NULL, 0, NULL), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_json_warnings_entry(NULL, 0, NULL, NULL), CTXPACK_NULL_ARGUMENT);
     CHECK_STATUS(ctxpack_scorer_registry_count(NULL, &n), CTXPACK_NULL_ARGUMENT);
     ctxpack_json_warnings_free(NULL);
     ctxpack_scorer_registry_free(NULL);
+}
+
+TEST(flag_bytes_reserved_bytes_and_initialisers) {
+    // The initialiser function gives what the macro gives: every byte zero, struct_size set.
+    ctxpack_json_read_options by_macro = CTXPACK_JSON_READ_OPTIONS_INIT, by_function;
+    memset(&by_function, 0xAB, sizeof by_function);
+    CHECK_OK(ctxpack_json_read_options_init(&by_function, sizeof by_function));
+    CHECK(memcmp(&by_macro, &by_function, sizeof by_macro) == 0);
+    CHECK(by_function.struct_size == sizeof by_function && by_function.strict == 0 &&
+          by_function.registry == NULL);
+    ctxpack_json_warning w_macro = CTXPACK_JSON_WARNING_INIT, w_function;
+    memset(&w_function, 0xAB, sizeof w_function);
+    CHECK_OK(ctxpack_json_warning_init(&w_function, sizeof w_function));
+    CHECK(memcmp(&w_macro, &w_function, sizeof w_macro) == 0);
+    CHECK_STATUS(ctxpack_json_read_options_init(&by_function, 4), CTXPACK_INVALID_ARGUMENT);
+    CHECK_STATUS(ctxpack_json_warning_init(NULL, sizeof w_function), CTXPACK_NULL_ARGUMENT);
+
+    // strict is a flag byte: 0 or 1, anything else is rejected naming the field.
+    ctxpack_pipeline *p = NULL;
+    ctxpack_budget *b = NULL;
+    ctxpack_json_warnings *w = (ctxpack_json_warnings *)1;
+    ctxpack_error *err = NULL;
+    ctxpack_json_read_options o = CTXPACK_JSON_READ_OPTIONS_INIT;
+    o.strict = 2;
+    CHECK_STATUS(ctxpack_pipeline_new_policy_json_with(
+                     S("{\"scorers\": [{\"type\": \"recency\", \"weight\": 1}]}"), &o, &p, &w,
+                     &err),
+                 CTXPACK_INVALID_ARGUMENT);
+    CHECK(p == NULL && w == NULL);
+    CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "options.strict is 2; a flag must be 0 or 1");
+    o.strict = 1;
+    o.reserved[6] = 9;
+    CHECK_STATUS(ctxpack_budget_new_json(S("{\"maxTokens\": 1, \"targetTokens\": 1}"), &o, &b,
+                                         NULL, &err),
+                 CTXPACK_INVALID_ARGUMENT);
+    CHECK(b == NULL);
+    CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "options.reserved[6] is 9; reserved bytes must be zero");
+
+    // pretty is a flag byte too.
+    b = budget_of(10, 10);
+    REQUIRE(b != NULL);
+    ctxpack_string *s = (ctxpack_string *)1;
+    CHECK_STATUS(ctxpack_budget_json(b, 2, &s, &err), CTXPACK_INVALID_ARGUMENT);
+    CHECK(s == NULL);
+    CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "pretty is 2; a flag must be 0 or 1");
+    ctxpack_budget_free(b);
+
+    // A warning struct with a wrong struct_size fails with a message; nothing is written.
+    REQUIRE_OK(ctxpack_budget_new_json(S("{\"maxTokens\": 5, \"targetTokens\": 5, \"x\": 1}"),
+                                       NULL, &b, &w, NULL));
+    ctxpack_json_warning e = CTXPACK_JSON_WARNING_INIT;
+    e.struct_size = 8;
+    CHECK_STATUS(ctxpack_json_warnings_entry(w, 0, &e, &err), CTXPACK_INVALID_ARGUMENT);
+    CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "ctxpack_json_warning.struct_size is 8");
+    CHECK(e.kind == 0 && e.path.ptr == NULL);
+    e.struct_size = sizeof e;
+    CHECK_OK(ctxpack_json_warnings_entry(w, 0, &e, &err));
+    CHECK(err == NULL && e.kind == CTXPACK_JSON_WARNING_KIND_UNKNOWN_PROPERTY);
+    ctxpack_json_warnings_free(w);
+    ctxpack_budget_free(b);
 }
 
 // ---------------------------------------------------------------- budgets
@@ -235,7 +292,7 @@ TEST(budget_json_round_trips_in_the_dotnet_form) {
     // Built through ctxpack_budget_new, written as .NET writes it.
     ctxpack_reserved_slot slots[2] = {{S("Message"), 100}, {S("SystemPrompt"), 200}};
     ctxpack_budget *b = NULL;
-    REQUIRE_OK(ctxpack_budget_new(8000, 6000, 1000, slots, 2, 10.0, &b, NULL));
+    REQUIRE_OK(new_budget(8000, 6000, 1000, slots, 2, 10.0, &b, NULL));
     CHECK(budget_json_is(b, false, DOTNET_COMPACT));
     CHECK(budget_json_is(b, true, DOTNET_INDENTED));
     ctxpack_budget_free(b);
@@ -267,9 +324,10 @@ TEST(budget_json_warnings_and_errors) {
     ctxpack_budget *b = NULL;
     ctxpack_json_warnings *w = NULL;
     ctxpack_error *err = NULL;
-    // Lenient: unknown members, a repeated slot kind, a missing target.
+    // Lenient: unknown members, a repeated slot kind, a missing target. A missing target
+    // reads as 0, and then no slot fits (decision D20), so the slots are zero here.
     REQUIRE_OK(ctxpack_budget_new_json(
-        S("{\"maxTokens\": 100, \"reservedSlots\": {\"Memory\": 5, \"memory\": 7}, \"x\": 1}"), NULL,
+        S("{\"maxTokens\": 100, \"reservedSlots\": {\"Memory\": 5, \"memory\": 0}, \"x\": 1}"), NULL,
         &b, &w, &err));
     CHECK(warning_count(w) == 3);
     CHECK_WARNING(w, 0, CTXPACK_JSON_WARNING_KIND_UNKNOWN_PROPERTY, "x", "unknown property; ignored");
@@ -280,6 +338,17 @@ TEST(budget_json_warnings_and_errors) {
                   "value is kept");
     CHECK(budget_json_is(b, false,
                          "{\"maxTokens\":100,\"targetTokens\":0,\"outputReserve\":0,"
+                         "\"reservedSlots\":{\"Memory\":0},\"estimationSafetyMarginPercent\":0}"));
+    ctxpack_json_warnings_free(w);
+    ctxpack_budget_free(b);
+    // The repeated kind keeps the last value under the first spelling.
+    REQUIRE_OK(ctxpack_budget_new_json(
+        S("{\"maxTokens\": 100, \"targetTokens\": 50, \"reservedSlots\": {\"Memory\": 5, "
+          "\"memory\": 7}}"),
+        NULL, &b, &w, &err));
+    CHECK(warning_count(w) == 1);
+    CHECK(budget_json_is(b, false,
+                         "{\"maxTokens\":100,\"targetTokens\":50,\"outputReserve\":0,"
                          "\"reservedSlots\":{\"Memory\":7},\"estimationSafetyMarginPercent\":0}"));
     ctxpack_json_warnings_free(w);
     ctxpack_budget_free(b);
@@ -299,6 +368,17 @@ TEST(budget_json_warnings_and_errors) {
          "invalid budget: estimationSafetyMarginPercent: must be in [0, 100] (got 101)"},
         {"{\"maxTokens\": 10, \"targetTokens\": 5, \"reservedSlots\": {\"Memory\": -1}}", false,
          "invalid budget: reservedSlots.Memory: must be >= 0 (got -1)"},
+        // Reserved slots that can never be honoured, as ctxpack_budget_new rejects them.
+        {"{\"maxTokens\": 100, \"targetTokens\": 40, \"reservedSlots\": {\"Memory\": 30, "
+         "\"Tool\": 20}}",
+         false, "invalid budget: reservedSlots: their total (50) cannot exceed targetTokens (40)"},
+        {"{\"maxTokens\": 100, \"targetTokens\": 90, \"outputReserve\": 60, \"reservedSlots\": "
+         "{\"Memory\": 30, \"Tool\": 20}}",
+         false,
+         "invalid budget: reservedSlots: their total (50) plus outputReserve (60) cannot exceed "
+         "maxTokens (100)"},
+        {"{\"maxTokens\": 100, \"reservedSlots\": {\"Memory\": 7}}", false,
+         "invalid budget: reservedSlots: their total (7) cannot exceed targetTokens (0)"},
         {"{\"maxTokens\": \"10\"}", false, "invalid budget: maxTokens: expected an integer, found a string"},
         {"{\"maxTokens\": 1", false, "invalid budget: $: malformed JSON"},
         {"null", false, "invalid budget: $: budget cannot be null"},
@@ -449,13 +529,110 @@ TEST(registry_errors_and_the_unknown_type_message) {
     ctxpack_scorer_registry_free(registry);
 }
 
+// ---------------------------------------------------------------- a registry shared by threads
+
+#define READERS 4
+#define WRITERS 2
+#define ROUNDS 100
+
+static ctxpack_scorer_registry *shared_registry;
+static ctxpack_scorer *shared_scorer;
+
+// Reads a policy naming "alpha" ROUNDS times (strictly, with the shared registry) and
+// reads every registered name; returns the number of failures.
+static void *read_policies(void *arg) {
+    (void)arg;
+    intptr_t failures = 0;
+    ctxpack_json_read_options o = options(true, shared_registry);
+    for (int i = 0; i < ROUNDS; i++) {
+        ctxpack_pipeline *p = NULL;
+        if (ctxpack_pipeline_new_policy_json_with(
+                S("{\"scorers\": [{\"type\": \"alpha\", \"weight\": 1}]}"), &o, &p, NULL,
+                NULL) != CTXPACK_OK) {
+            failures++;
+        }
+        ctxpack_pipeline_free(p);
+        size_t n = 0;
+        if (ctxpack_scorer_registry_count(shared_registry, &n) != CTXPACK_OK) failures++;
+        for (size_t k = 0; k < n; k++) {
+            ctxpack_str name = {NULL, 0};
+            ctxpack_status st = ctxpack_scorer_registry_name(shared_registry, k, &name);
+            if (st != CTXPACK_OK || name.len == 0 || name.ptr[name.len] != '\0') failures++;
+        }
+    }
+    return (void *)failures;
+}
+
+// Adds new names and registers "alpha" again in alternating letter case, ROUNDS times.
+static void *add_names(void *arg) {
+    intptr_t writer = (intptr_t)arg;
+    intptr_t failures = 0;
+    for (int i = 0; i < ROUNDS; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "w%d_%d", (int)writer, i % 10);
+        if (ctxpack_scorer_registry_add(shared_registry, ctxpack_str_from_cstr(name), shared_scorer,
+                                        NULL) != CTXPACK_OK) {
+            failures++;
+        }
+        if (ctxpack_scorer_registry_add(shared_registry, i % 2 ? S("ALPHA") : S("alpha"),
+                                        shared_scorer, NULL) != CTXPACK_OK) {
+            failures++;
+        }
+    }
+    return (void *)failures;
+}
+
+TEST(registry_adds_may_overlap_policy_reads) {
+    REQUIRE_OK(ctxpack_scorer_registry_new(&shared_registry, NULL));
+    REQUIRE_OK(ctxpack_scorer_new_priority(&shared_scorer, NULL));
+    REQUIRE_OK(ctxpack_scorer_registry_add(shared_registry, S("alpha"), shared_scorer, NULL));
+    // A name handed out stays valid when the name is registered again in other case.
+    ctxpack_str before = {NULL, 0};
+    REQUIRE_OK(ctxpack_scorer_registry_name(shared_registry, 0, &before));
+    REQUIRE_OK(ctxpack_scorer_registry_add(shared_registry, S("Alpha"), shared_scorer, NULL));
+    ctxpack_str after = {NULL, 0};
+    REQUIRE_OK(ctxpack_scorer_registry_name(shared_registry, 0, &after));
+    CHECK_STR(before, "alpha");
+    CHECK(before.ptr[before.len] == '\0');
+    CHECK_STR(after, "Alpha");
+
+    pthread_t readers[READERS], writers[WRITERS];
+    for (intptr_t i = 0; i < READERS; i++) {
+        REQUIRE(pthread_create(&readers[i], NULL, read_policies, NULL) == 0);
+    }
+    for (intptr_t i = 0; i < WRITERS; i++) {
+        REQUIRE(pthread_create(&writers[i], NULL, add_names, (void *)i) == 0);
+    }
+    intptr_t failures = 0;
+    for (int i = 0; i < READERS; i++) {
+        void *f = NULL;
+        pthread_join(readers[i], &f);
+        failures += (intptr_t)f;
+    }
+    for (int i = 0; i < WRITERS; i++) {
+        void *f = NULL;
+        pthread_join(writers[i], &f);
+        failures += (intptr_t)f;
+    }
+    CHECK(failures == 0);
+    // "alpha" once, and ten names per writer.
+    size_t n = 0;
+    CHECK_OK(ctxpack_scorer_registry_count(shared_registry, &n));
+    CHECK(n == 1 + WRITERS * 10);
+    CHECK_STR(before, "alpha");
+    ctxpack_scorer_free(shared_scorer);
+    ctxpack_scorer_registry_free(shared_registry);
+}
+
 int main(void) {
     RUN(lenient_policy_reading_reports_warnings);
     RUN(strict_policy_reading_rejects_what_lenient_reading_warns_about);
     RUN(read_option_and_argument_errors);
+    RUN(flag_bytes_reserved_bytes_and_initialisers);
     RUN(budget_json_round_trips_in_the_dotnet_form);
     RUN(budget_json_warnings_and_errors);
     RUN(a_registered_callback_scorer_named_in_a_policy_runs);
     RUN(registry_errors_and_the_unknown_type_message);
+    RUN(registry_adds_may_overlap_policy_reads);
     return tf_finish();
 }

@@ -129,7 +129,7 @@ static ctxpack_kind_quota_utilization quota_entry_at(const ctxpack_quota_utiliza
     ctxpack_kind_quota_utilization e;
     memset(&e, 0, sizeof e);
     e.struct_size = sizeof e;
-    *st = ctxpack_quota_utilization_entry(q, i, &e);
+    *st = ctxpack_quota_utilization_entry(q, i, &e, NULL);
     return e;
 }
 
@@ -504,8 +504,8 @@ TEST(dry_run) {
     memset(&sum_d, 0, sizeof sum_d);
     memset(&sum_r, 0, sizeof sum_r);
     sum_d.struct_size = sum_r.struct_size = sizeof sum_d;
-    CHECK_OK(ctxpack_result_report_summary(dry, &sum_d));
-    CHECK_OK(ctxpack_result_report_summary(run, &sum_r));
+    CHECK_OK(ctxpack_result_report_summary(dry, &sum_d, NULL));
+    CHECK_OK(ctxpack_result_report_summary(run, &sum_r, NULL));
     CHECK_I64(sum_d.included_count, 3);
     CHECK_I64(sum_d.excluded_count, 1);
     CHECK_I64(sum_d.total_candidates, 4);
@@ -517,14 +517,14 @@ TEST(dry_run) {
         ctxpack_trace_event e;
         memset(&e, 0, sizeof e);
         e.struct_size = sizeof e;
-        CHECK_OK(ctxpack_result_report_event(dry, i, &e));
+        CHECK_OK(ctxpack_result_report_event(dry, i, &e, NULL));
         item_events += e.has_item_index;
     }
     CHECK(item_events > 0);
     ctxpack_excluded_entry x;
     memset(&x, 0, sizeof x);
     x.struct_size = sizeof x;
-    CHECK_OK(ctxpack_result_report_excluded(dry, 0, &x));
+    CHECK_OK(ctxpack_result_report_excluded(dry, 0, &x, NULL));
     CHECK_I64(x.index, 0);
     CHECK_I64(x.reason, CTXPACK_EXCLUSION_REASON_BUDGET_EXCEEDED);
     ctxpack_str json;
@@ -798,7 +798,7 @@ TEST(sensitivity) {
     ctxpack_report_summary sum;
     memset(&sum, 0, sizeof sum);
     sum.struct_size = sizeof sum;
-    CHECK_OK(ctxpack_result_report_summary(pv, &sum));
+    CHECK_OK(ctxpack_result_report_summary(pv, &sum, NULL));
     CHECK_I64(sum.included_count, 3);
     CHECK_I64(sum.excluded_count, 2);
     size_t seen[5] = {0};
@@ -806,7 +806,7 @@ TEST(sensitivity) {
         ctxpack_included_entry e;
         memset(&e, 0, sizeof e);
         e.struct_size = sizeof e;
-        CHECK_OK(ctxpack_result_report_included(pv, i, &e));
+        CHECK_OK(ctxpack_result_report_included(pv, i, &e, NULL));
         if (e.index < 5) seen[e.index] = 1;
     }
     for (int i = 0; i < 3; i++) CHECK(seen[by_priority[i]]);
@@ -936,7 +936,7 @@ TEST(sensitivity_errors) {
 TEST(report_helpers) {
     ctxpack_items *items = mixed_items();
     ctxpack_budget *b = NULL;
-    REQUIRE_OK(ctxpack_budget_new(40, 30, 0, NULL, 0, 0.0, &b, NULL));
+    REQUIRE_OK(new_budget(40, 30, 0, NULL, 0, 0.0, &b, NULL));
     ctxpack_pipeline *p = policy_pipeline(PRIORITY);
     REQUIRE(items && p);
     ctxpack_result *r = NULL;
@@ -947,7 +947,7 @@ TEST(report_helpers) {
     size_t kinds = 99;
     // 30 included tokens of max 40; Document and Message (ASCII case-insensitive);
     // item 1 has no timestamp.
-    CHECK_OK(ctxpack_result_budget_utilization(r, b, &value));
+    CHECK_OK(ctxpack_result_budget_utilization(r, &value));
     CHECK_F64(value, 0.75);
     CHECK_OK(ctxpack_result_kind_diversity(r, &kinds));
     CHECK_I64(kinds, 2);
@@ -956,7 +956,7 @@ TEST(report_helpers) {
     // Not a quota slicer: no constraints.
     ctxpack_quota_utilization *q = NULL;
     size_t n = 99;
-    REQUIRE_OK(ctxpack_result_quota_utilization(r, p, b, &q, NULL));
+    REQUIRE_OK(ctxpack_result_quota_utilization(r, &q, NULL));
     CHECK_OK(ctxpack_quota_utilization_count(q, &n));
     CHECK_I64(n, 0);
     ctxpack_status st;
@@ -969,7 +969,7 @@ TEST(report_helpers) {
     ctxpack_result *empty = NULL;
     REQUIRE(zero != NULL);
     REQUIRE_OK(ctxpack_pipeline_dry_run(p, items, zero, &empty, NULL));
-    CHECK_OK(ctxpack_result_budget_utilization(empty, zero, &value));
+    CHECK_OK(ctxpack_result_budget_utilization(empty, &value));
     CHECK_F64(value, 0.0);
     CHECK_OK(ctxpack_result_timestamp_coverage(empty, &value));
     CHECK_F64(value, 0.0);
@@ -982,31 +982,26 @@ TEST(report_helpers) {
     ctxpack_result *plain = NULL;
     ctxpack_error *err = NULL;
     REQUIRE_OK(ctxpack_pipeline_run(p, items, b, NULL, &plain, NULL));
-    CHECK_STATUS(ctxpack_result_budget_utilization(plain, b, &value), CTXPACK_NO_REPORT);
+    CHECK_STATUS(ctxpack_result_budget_utilization(plain, &value), CTXPACK_NO_REPORT);
     CHECK_STATUS(ctxpack_result_kind_diversity(plain, &kinds), CTXPACK_NO_REPORT);
     CHECK_STATUS(ctxpack_result_timestamp_coverage(plain, &value), CTXPACK_NO_REPORT);
-    CHECK_STATUS(ctxpack_result_quota_utilization(plain, p, b, &q, &err), CTXPACK_NO_REPORT);
+    CHECK_STATUS(ctxpack_result_quota_utilization(plain, &q, &err), CTXPACK_NO_REPORT);
     CHECK_ERROR(err, CTXPACK_NO_REPORT, "the run was not traced");
     CHECK(q == NULL);
     ctxpack_result_free(plain);
 
     // Arguments.
-    CHECK_STATUS(ctxpack_result_budget_utilization(r, NULL, &value), CTXPACK_NULL_ARGUMENT);
-    CHECK_STATUS(ctxpack_result_budget_utilization(r, b, NULL), CTXPACK_NULL_ARGUMENT);
-    CHECK_STATUS(ctxpack_result_budget_utilization(NULL, b, &value), CTXPACK_NULL_ARGUMENT);
-    CHECK_STATUS(ctxpack_result_budget_utilization(r, (const ctxpack_budget *)r, &value),
+    CHECK_STATUS(ctxpack_result_budget_utilization(r, NULL), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_result_budget_utilization(NULL, &value), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_result_budget_utilization((const ctxpack_result *)b, &value),
                  CTXPACK_WRONG_HANDLE_TYPE);
     CHECK_STATUS(ctxpack_result_kind_diversity(r, NULL), CTXPACK_NULL_ARGUMENT);
     CHECK_STATUS(ctxpack_result_kind_diversity((const ctxpack_result *)b, &kinds),
                  CTXPACK_WRONG_HANDLE_TYPE);
     CHECK_STATUS(ctxpack_result_timestamp_coverage(r, NULL), CTXPACK_NULL_ARGUMENT);
-    CHECK_STATUS(ctxpack_result_quota_utilization(r, NULL, b, &q, &err), CTXPACK_NULL_ARGUMENT);
-    CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "pipeline must not be NULL");
-    CHECK_STATUS(ctxpack_result_quota_utilization(r, p, NULL, &q, &err), CTXPACK_NULL_ARGUMENT);
-    CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "budget must not be NULL");
-    CHECK_STATUS(ctxpack_result_quota_utilization(NULL, p, b, &q, &err), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_result_quota_utilization(NULL, &q, &err), CTXPACK_NULL_ARGUMENT);
     CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "result must not be NULL");
-    CHECK_STATUS(ctxpack_result_quota_utilization(r, p, b, NULL, &err), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_result_quota_utilization(r, NULL, &err), CTXPACK_NULL_ARGUMENT);
     CHECK_ERROR(err, CTXPACK_NULL_ARGUMENT, "out must not be NULL");
 
     ctxpack_result_free(r);
@@ -1018,7 +1013,7 @@ TEST(report_helpers) {
 TEST(quota_utilization) {
     ctxpack_items *items = mixed_items();
     ctxpack_budget *b = NULL;
-    REQUIRE_OK(ctxpack_budget_new(40, 30, 0, NULL, 0, 0.0, &b, NULL));
+    REQUIRE_OK(new_budget(40, 30, 0, NULL, 0, 0.0, &b, NULL));
     REQUIRE(items != NULL);
     ctxpack_status st;
 
@@ -1028,7 +1023,7 @@ TEST(quota_utilization) {
     ctxpack_quota_utilization *q = NULL;
     REQUIRE(p != NULL);
     REQUIRE_OK(ctxpack_pipeline_dry_run(p, items, b, &r, NULL));
-    REQUIRE_OK(ctxpack_result_quota_utilization(r, p, b, &q, NULL));
+    REQUIRE_OK(ctxpack_result_quota_utilization(r, &q, NULL));
     size_t n = 0;
     CHECK_OK(ctxpack_quota_utilization_count(q, &n));
     REQUIRE(n == 2);
@@ -1063,12 +1058,12 @@ TEST(quota_utilization) {
     ctxpack_kind_quota_utilization small;
     memset(&small, 0, sizeof small);
     small.struct_size = 8;
-    CHECK_STATUS(ctxpack_quota_utilization_entry(q, 0, &small), CTXPACK_INVALID_ARGUMENT);
-    CHECK_STATUS(ctxpack_quota_utilization_entry(q, 0, NULL), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_quota_utilization_entry(q, 0, &small, NULL), CTXPACK_INVALID_ARGUMENT);
+    CHECK_STATUS(ctxpack_quota_utilization_entry(q, 0, NULL, NULL), CTXPACK_NULL_ARGUMENT);
     CHECK_STATUS(ctxpack_quota_utilization_count(q, NULL), CTXPACK_NULL_ARGUMENT);
     CHECK_STATUS(ctxpack_quota_utilization_count((const ctxpack_quota_utilization *)r, &n),
                  CTXPACK_WRONG_HANDLE_TYPE);
-    CHECK_STATUS(ctxpack_quota_utilization_entry(NULL, 0, &e), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_quota_utilization_entry(NULL, 0, &e, NULL), CTXPACK_NULL_ARGUMENT);
     ctxpack_quota_utilization_free((ctxpack_quota_utilization *)r);  // wrong type: a no-op
     // The entries' strings live as long as the utilization, not the result.
     ctxpack_result_free(r);
@@ -1084,7 +1079,7 @@ TEST(quota_utilization) {
     REQUIRE_OK(ctxpack_pipeline_dry_run(p, items, b, &r, NULL));
     static const size_t with_tool[3] = {0, 1, 3};
     CHECK(result_selects(r, with_tool, 3));
-    REQUIRE_OK(ctxpack_result_quota_utilization(r, p, b, &q, NULL));
+    REQUIRE_OK(ctxpack_result_quota_utilization(r, &q, NULL));
     CHECK_OK(ctxpack_quota_utilization_count(q, &n));
     REQUIRE(n == 1);
     e = quota_entry_at(q, 0, &st);

@@ -66,7 +66,7 @@ static int run_once(outcome *o) {
     int ok = ctxpack_result_indices(r, &idx, &n) == CTXPACK_OK &&
              ctxpack_result_scores(r, &sc, &n2) == CTXPACK_OK &&
              ctxpack_result_reasons(r, &rs, &n3) == CTXPACK_OK && n == n2 && n == n3 &&
-             n <= ITEMS && ctxpack_result_report_summary(r, &sum) == CTXPACK_OK;
+             n <= ITEMS && ctxpack_result_report_summary(r, &sum, NULL) == CTXPACK_OK;
     if (ok) {
         o->n = n;
         memcpy(o->indices, idx, n * sizeof *idx);
@@ -115,7 +115,12 @@ TEST(one_pipeline_from_eight_threads) {
     REQUIRE_OK(ctxpack_items_new(&items, NULL));
     REQUIRE_OK(ctxpack_items_push_many(items, d, ITEMS, NULL));
     ctxpack_budget *budget = NULL;
-    REQUIRE_OK(ctxpack_budget_new(8000, 3000, 200, NULL, 0, 5.0, &budget, NULL));
+    ctxpack_budget_desc bd = CTXPACK_BUDGET_DESC_INIT;
+    bd.max_tokens = 8000;
+    bd.target_tokens = 3000;
+    bd.output_reserve = 200;
+    bd.estimation_safety_margin_percent = 5.0;
+    REQUIRE_OK(ctxpack_budget_new(&bd, &budget, NULL));
 
     shared_probe probe;
     pthread_mutex_init(&probe.lock, NULL);

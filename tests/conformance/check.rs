@@ -289,7 +289,7 @@ fn check_diagnostics(
         report.total_candidates as usize,
     )?;
     if let Some(e) = expected.total_tokens_considered {
-        if e != report.total_tokens_considered {
+        if i128::from(e) != report.total_tokens_considered {
             return Err(format!(
                 "summary.total_tokens_considered: expected {e}, got {}",
                 report.total_tokens_considered

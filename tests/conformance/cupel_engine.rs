@@ -1,12 +1,12 @@
 //! An [`Engine`] on the reference crate `cupel` 1.2.0, selected with
 //! `CTXPACK_CONFORMANCE_ENGINE=cupel`.
 //!
-//! A diagnostic tool for vector authors: it shows where a vector encodes a ctxpack decision
-//! that differs from the crate (D1 effective budget, D2 merge order, D3 truncation order,
-//! D10 count-quota Phase 1 and shortfalls, D11 memory guard). Known limits: the crate
-//! returns copies of items, so positions are recovered by content (first unused equal
-//! content); its slicers do not expose shortfalls or cap exclusions (reported as none);
-//! it has no Proceed overflow event; durations are truncated to milliseconds.
+//! A diagnostic tool for vector authors: it shows where a vector encodes a ctxpack decision that
+//! differs from the crate (decision D1 in docs/decisions.md effective budget, decision D2 merge
+//! order, decision D3 truncation order, Decision D10 count-quota Phase 1 and shortfalls, decision
+//! D11 memory guard). Known limits: the crate returns copies of items, so positions are recovered
+//! by content (first unused equal content); its slicers do not expose shortfalls or cap exclusions
+//! (reported as none); it has no Proceed overflow event; durations are truncated to milliseconds.
 
 use std::collections::HashMap;
 
@@ -387,7 +387,7 @@ fn report_record(report: &SelectionReport, items: &[ItemSpec]) -> ReportRecord {
     let mut excluded_positions = Positions::new(items.iter().map(|i| i.content.as_str()).collect());
     ReportRecord {
         total_candidates: report.total_candidates as i64,
-        total_tokens_considered: report.total_tokens_considered,
+        total_tokens_considered: report.total_tokens_considered.into(),
         included: report
             .included
             .iter()

@@ -90,7 +90,7 @@ pub struct ReportRecord {
     /// `total_candidates`.
     pub total_candidates: i64,
     /// `total_tokens_considered`.
-    pub total_tokens_considered: i64,
+    pub total_tokens_considered: i128,
     /// Included items in placed order.
     pub included: Vec<IncludedRecord>,
     /// Excluded items in report order.

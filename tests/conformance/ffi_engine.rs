@@ -4,8 +4,8 @@
 //! with raw pointers, `ctxpack_str` strings, descriptor structs, status codes and error
 //! objects, exactly as a C host calls them: components are built from their
 //! configuration with the `ctxpack_*_new_*` constructors, items are pushed as
-//! `ctxpack_item_desc` arrays, budgets are built with `ctxpack_budget_new`, and results
-//! are read back through the result accessors. Nothing here touches the Rust API.
+//! `ctxpack_item_desc` arrays, budgets are built with `ctxpack_budget_new` from a
+//! `ctxpack_budget_desc`, and results are read back through the result accessors. Nothing here touches the Rust API.
 //! Selected with `CTXPACK_CONFORMANCE_ENGINE=ffi cargo test --test conformance`.
 
 use std::cell::RefCell;
@@ -190,7 +190,8 @@ fn build_scorer(spec: &ScorerSpec) -> Result<Owned<ctxpack_scorer>, String> {
                 clock: ctxpack_clock_kind::Fixed as i32,
                 fixed_now_ns: *reference_time,
                 null_timestamp_score: *null_timestamp_score,
-                has_null_timestamp_score: true,
+                has_null_timestamp_score: 1,
+                reserved: [0; 7],
             };
             create(free, |o, e| unsafe {
                 ctxpack_scorer_new_decay(&config, o, e)
@@ -309,8 +310,9 @@ fn build_pipeline(spec: &PipelineSpec) -> Result<Owned<ctxpack_pipeline>, String
     };
     let options = ctxpack_pipeline_options {
         struct_size: std::mem::size_of::<ctxpack_pipeline_options>(),
-        deduplication: spec.deduplication,
         overflow_strategy: strategy as i32,
+        deduplication: spec.deduplication.into(),
+        reserved: [0; 3],
     };
     // SAFETY: live handles and options.
     create(ctxpack_pipeline_free, |o, e| unsafe {
@@ -361,18 +363,19 @@ fn build_items<'a>(
                 cstr,
             ),
             priority: s.priority.unwrap_or(0),
-            has_priority: s.priority.is_some(),
+            has_priority: s.priority.is_some().into(),
             tags: t.as_ptr(),
             tag_count: t.len(),
             metadata: m.as_ptr(),
             metadata_count: m.len(),
             timestamp_ns: s.timestamp.unwrap_or(0),
-            has_timestamp: s.timestamp.is_some(),
+            has_timestamp: s.timestamp.is_some().into(),
             future_relevance_hint: s.future_relevance_hint.unwrap_or(0.0),
-            has_future_relevance_hint: s.future_relevance_hint.is_some(),
-            pinned: s.pinned,
+            has_future_relevance_hint: s.future_relevance_hint.is_some().into(),
+            pinned: s.pinned.into(),
             original_tokens: s.original_tokens.unwrap_or(0),
-            has_original_tokens: s.original_tokens.is_some(),
+            has_original_tokens: s.original_tokens.is_some().into(),
+            reserved: [0; 3],
         })
         .collect();
     // SAFETY: out-parameters only, then a live handle and the array above.
@@ -396,18 +399,18 @@ fn build_budget(spec: &BudgetSpec) -> EngineResult<Owned<ctxpack_budget>> {
             count: *n,
         })
         .collect();
-    // SAFETY: the slots array is live.
+    let desc = ctxpack_budget_desc {
+        struct_size: std::mem::size_of::<ctxpack_budget_desc>(),
+        max_tokens: spec.max_tokens,
+        target_tokens: spec.target_tokens,
+        output_reserve: spec.output_reserve,
+        slots: slots.as_ptr(),
+        slot_count: slots.len(),
+        estimation_safety_margin_percent: spec.estimation_safety_margin_percent,
+    };
+    // SAFETY: the descriptor and its slots array are live.
     create(ctxpack_budget_free, |o, e| unsafe {
-        ctxpack_budget_new(
-            spec.max_tokens,
-            spec.target_tokens,
-            spec.output_reserve,
-            slots.as_ptr(),
-            slots.len(),
-            spec.estimation_safety_margin_percent,
-            o,
-            e,
-        )
+        ctxpack_budget_new(&desc, o, e)
     })
     .map_err(EngineError::Input)
 }
@@ -500,7 +503,7 @@ impl Engine for FfiEngine {
                 let mut s: ctxpack_shortfall = std::mem::zeroed();
                 s.struct_size = std::mem::size_of::<ctxpack_shortfall>();
                 access(
-                    ctxpack_slice_result_shortfall(result.ptr, i, &mut s),
+                    ctxpack_slice_result_shortfall(result.ptr, i, &mut s, ptr::null_mut()),
                     "shortfall",
                 )?;
                 shortfalls.push(shortfall(&s));
@@ -561,6 +564,7 @@ impl Engine for FfiEngine {
             overflow_user_data: (&notified as *const RefCell<Vec<OverflowRecord>>)
                 .cast_mut()
                 .cast(),
+            reserved: [0; 4],
         };
         // SAFETY: live handles and options; `notified` outlives the run.
         let result = create(ctxpack_result_free, |o, e| unsafe {
@@ -634,19 +638,19 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
         let mut summary: ctxpack_report_summary = std::mem::zeroed();
         summary.struct_size = std::mem::size_of::<ctxpack_report_summary>();
         access(
-            ctxpack_result_report_summary(result, &mut summary),
+            ctxpack_result_report_summary(result, &mut summary, ptr::null_mut()),
             "report_summary",
         )?;
         let mut record = ReportRecord {
             total_candidates: summary.total_candidates as i64,
-            total_tokens_considered: summary.total_tokens_considered,
+            total_tokens_considered: summary.total_tokens_considered.into(),
             ..ReportRecord::default()
         };
         for i in 0..summary.included_count {
             let mut e: ctxpack_included_entry = std::mem::zeroed();
             e.struct_size = std::mem::size_of::<ctxpack_included_entry>();
             access(
-                ctxpack_result_report_included(result, i, &mut e),
+                ctxpack_result_report_included(result, i, &mut e, ptr::null_mut()),
                 "report_included",
             )?;
             let reason = match e.reason {
@@ -669,7 +673,7 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
             let mut e: ctxpack_excluded_entry = std::mem::zeroed();
             e.struct_size = std::mem::size_of::<ctxpack_excluded_entry>();
             access(
-                ctxpack_result_report_excluded(result, i, &mut e),
+                ctxpack_result_report_excluded(result, i, &mut e, ptr::null_mut()),
                 "report_excluded",
             )?;
             record.excluded.push(ExcludedRecord {
@@ -682,7 +686,7 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
             let mut s: ctxpack_shortfall = std::mem::zeroed();
             s.struct_size = std::mem::size_of::<ctxpack_shortfall>();
             access(
-                ctxpack_result_report_shortfall(result, i, &mut s),
+                ctxpack_result_report_shortfall(result, i, &mut s, ptr::null_mut()),
                 "report_shortfall",
             )?;
             record.shortfalls.push(shortfall(&s));

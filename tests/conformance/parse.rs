@@ -18,7 +18,8 @@ use crate::toml_read::{empty_table, seconds_to_nanos, SpecError, SpecResult, Tbl
 pub const DEFAULT_EPSILON: f64 = 1e-9;
 /// Default knapsack bucket size (08 §6.2).
 const DEFAULT_BUCKET_SIZE: i64 = 100;
-/// Default DecayScorer null-timestamp score and MetadataTrustScorer default score (D16).
+/// Default DecayScorer null-timestamp score and MetadataTrustScorer default score (decision D16 in
+/// docs/decisions.md).
 const DEFAULT_NEUTRAL_SCORE: f64 = 0.5;
 
 /// A vector file that could not be described: its name when known, and why.

@@ -382,8 +382,8 @@ impl Engine for RustEngine {
     }
 }
 
-/// D7: the overflow event of a run is the one given to the callback and the one in the
-/// report; any disagreement is an engine error.
+/// Decision D7 in docs/decisions.md: the overflow event of a run is the one given to the callback
+/// and the one in the report; any disagreement is an engine error.
 fn check_overflow_consistency(
     event: &Option<OverflowEvent>,
     notified: &[OverflowEvent],

@@ -462,7 +462,8 @@ impl Both for BudgetSpec {
         )
     }
 
-    /// The crate's budget keeps reserved slots and the margin but ignores both (D1).
+    /// The crate's budget keeps reserved slots and the margin but ignores both (decision D1 in
+    /// docs/decisions.md).
     fn theirs(&self) -> cupel::ContextBudget {
         let slots = self
             .slots

@@ -1,9 +1,9 @@
-//! Group 5: the crate's own `Pipeline` as a second opinion, on inputs where it is defined
-//! like ctxpack (unique contents, no reserved slots, no safety margin). Its report —
-//! totals, stage counts, inclusions and the Classify/Deduplicate/Slice/Place exclusions
-//! with their reasons — must match ctxpack's and the reference driver's. Placement order
-//! is compared only where the crate's slicer-order merge (D2) and re-sort before truncation
-//! (D3) cannot matter, i.e. where no two sliced items tie for the placer or the truncation.
+//! Group 5: the crate's own `Pipeline` as a second opinion, on inputs where it is defined like
+//! ctxpack (unique contents, no reserved slots, no safety margin). Its report — totals, stage
+//! counts, inclusions and the Classify/Deduplicate/Slice/Place exclusions with their reasons — must
+//! match ctxpack's and the reference driver's. Placement order is compared only where the crate's
+//! slicer-order merge (decision D2 in docs/decisions.md) and re-sort before truncation (decision
+//! D3) cannot matter, i.e. where no two sliced items tie for the placer or the truncation.
 //!
 //! Comparing the reference with the crate validates the oracle of the pipeline group.
 
@@ -90,7 +90,7 @@ fn agree(
     let x = match expected {
         Err(Failure {
             crate_silent: true, ..
-        }) => return Ok(()), // D10: the crate skips the kind
+        }) => return Ok(()), // decision D10 in docs/decisions.md: the crate skips the kind
         Err(_) => return same("error kind", &theirs.as_ref().err(), &other.as_ref().err()),
         Ok(x) => x,
     };

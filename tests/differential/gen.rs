@@ -1,12 +1,11 @@
-//! Library-neutral descriptions of inputs (items, scorers, slicers, placers, budgets) and
-//! their random generators. `both.rs` turns each description into the ctxpack value and
-//! the cupel value.
+//! Library-neutral descriptions of inputs (items, scorers, slicers, placers, budgets) and their
+//! random generators. `both.rs` turns each description into the ctxpack value and the cupel value.
 //!
 //! Generated values stay where ctxpack and the crate are specified to agree: timestamps and
-//! durations in whole milliseconds with ages under ~100 days (D14 vs the crate's ms
-//! truncation), tag weights that are multiples of 1/4 (so the crate's hash-order weight sum
-//! is exact), distinct kinds in every kind-keyed configuration (D10), finite configuration
-//! values (D9).
+//! durations in whole milliseconds with ages under ~100 days (decision D14 in docs/decisions.md vs
+//! the crate's ms truncation), tag weights that are multiples of 1/4 (so the crate's hash-order
+//! weight sum is exact), distinct kinds in every kind-keyed configuration (decision D10), finite
+//! configuration values (decision D9).
 
 use ctxpack::OverflowStrategy;
 
@@ -821,10 +820,13 @@ fn pipeline_budget(rng: &mut Rng, items: &[ItemSpec], plain: bool) -> BudgetSpec
     let (slots, margin) = if plain {
         (Vec::new(), 0.0)
     } else {
+        // ctxpack rejects slots that do not fit the target and the room left by the
+        // reserve (they could never be honoured); two slots of at most half of that fit.
+        let room = target.min(max - reserve) / 2;
         let slots = if rng.chance(0.15) {
             distinct_kinds(rng, 2)
                 .into_iter()
-                .map(|k| (k, rng.range(0, 200)))
+                .map(|k| (k, rng.range(0, room.min(200))))
                 .collect()
         } else {
             Vec::new()

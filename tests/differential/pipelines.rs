@@ -1,9 +1,9 @@
 //! Group 4: whole pipelines. `ctxpack::Pipeline` against the reference driver (the crate's
-//! components assembled the way D1–D10 require) on random inputs: pinned, zero-token and
-//! negative-token items, repeated contents with dedup on and off, every slicer, both
-//! placers, all three overflow strategies, reserved slots and safety margins, untraced and
-//! traced at both detail levels. Placement, scores, reasons, errors, overflow events and
-//! the full report must agree.
+//! components assembled the way decisions D1–D10 in docs/decisions.md require) on random inputs:
+//! pinned, zero-token and negative-token items, repeated contents with dedup on and off, every
+//! slicer, both placers, all three overflow strategies, reserved slots and safety margins, untraced
+//! and traced at both detail levels. Placement, scores, reasons, errors, overflow events and the
+//! full report must agree.
 
 use std::cell::RefCell;
 
@@ -143,8 +143,8 @@ fn compare_report(
     item_events(want, &report.events, trace)
 }
 
-/// D8: at Item detail each inclusion and exclusion has an item event (duration 0.0,
-/// item_count 1) recorded before its stage's event; at Stage detail there are none.
+/// Decision D8 in docs/decisions.md: at Item detail each inclusion and exclusion has an item event
+/// (duration 0.0, item_count 1) recorded before its stage's event; at Stage detail there are none.
 fn item_events(want: &Expected, events: &[TraceEvent], trace: TraceDetail) -> Result<(), String> {
     let mut pending: Vec<&TraceEvent> = Vec::new();
     let mut got: Vec<(PipelineStage, Vec<usize>)> = Vec::new();

@@ -1,18 +1,19 @@
-//! The reference pipeline: the crate's own scorer, slicer and placer, driven through the six
-//! stages the way ctxpack's decisions require, with items named by input position.
+//! The reference pipeline: the crate's own scorer, slicer and placer, driven through the six stages
+//! the way ctxpack's decisions require, with items named by input position.
 //!
-//! The crate's `Pipeline` cannot serve as the oracle: it ignores reserved slots and the
-//! safety margin (D1), keeps the slicer's output order and re-associates scores by
-//! content (D2), re-sorts before truncating (D3), never builds an overflow event (D7), and
-//! skips count requirements without candidates (D10). This driver performs:
+//! The crate's `Pipeline` cannot serve as the oracle: it ignores reserved slots and the safety
+//! margin (decision D1 in docs/decisions.md), keeps the slicer's output order and re-associates
+//! scores by content (decision D2), re-sorts before truncating (decision D3), never builds an
+//! overflow event (decision D7), and skips count requirements without candidates (decision D10).
+//! This driver performs:
 //!
-//! classify → score (crate scorer, one pass over the scoreable list) → dedup (strict `>`)
-//! → stable sort by `total_cmp` descending → effective budget (D1) → crate slicer →
-//! re-associate by identity in Sort order (D2) → pinned (score 1.0) first → overflow
-//! (Throw / Truncate walk of D3 / Proceed with an event, D7) → crate placer,
+//! classify → score (crate scorer, one pass over the scoreable list) → dedup (strict `>`) → stable
+//! sort by `total_cmp` descending → effective budget (decision D1) → crate slicer → re-associate by
+//! identity in Sort order (decision D2) → pinned (score 1.0) first → overflow (Throw / Truncate
+//! walk of decision D3 / Proceed with an event, decision D7) → crate placer,
 //!
-//! and records the report the way 02 §6.4 and 06 §7.2 describe, with D4, D5, D6, D10 and
-//! D18 applied.
+//! and records the report the way 02 §6.4 and 06 §7.2 describe, with decisions D4, D5, D6, D10 and
+//! decision D18 applied.
 
 use std::collections::HashMap;
 
@@ -28,7 +29,7 @@ use crate::report::{Entry, ReportView};
 /// An item with its score: (input position, score).
 type Scored = (usize, f64);
 
-/// What a count-quota slicer is expected to report or raise (D10).
+/// What a count-quota slicer is expected to report or raise (decision D10 in docs/decisions.md).
 #[derive(Debug, Clone, Default)]
 pub struct CountExpectation {
     /// Shortfalls in configuration order (Degrade).
@@ -40,9 +41,9 @@ pub struct CountExpectation {
     pub crate_silent: bool,
 }
 
-/// D10: a count-quota slicer walks its entries in configuration order; a required kind
-/// with fewer candidates than required is a shortfall (Degrade) or an error (Throw). An
-/// empty input or a target `<= 0` returns before Phase 1.
+/// Decision D10 in docs/decisions.md: a count-quota slicer walks its entries in configuration
+/// order; a required kind with fewer candidates than required is a shortfall (Degrade) or an error
+/// (Throw). An empty input or a target `<= 0` returns before Phase 1.
 pub fn count_expectation(slicer: &SlicerSpec, kinds: &[&str], target: i64) -> CountExpectation {
     let Some((entries, throw)) = slicer.count_entries() else {
         return CountExpectation::default();
@@ -83,7 +84,7 @@ pub fn count_expectation(slicer: &SlicerSpec, kinds: &[&str], target: i64) -> Co
 pub struct Failure {
     /// The error kind.
     pub code: ErrorCode,
-    /// The crate's own pipeline would not fail here (D10).
+    /// The crate's own pipeline would not fail here (decision D10 in docs/decisions.md).
     pub crate_silent: bool,
 }
 
@@ -100,15 +101,16 @@ pub struct Expected {
     pub overflow: Option<(i64, Vec<usize>)>,
     /// The report.
     pub report: ReportView,
-    /// Count shortfalls (D10).
+    /// Count shortfalls (decision D10 in docs/decisions.md).
     pub shortfalls: Vec<CountRequirementShortfall>,
-    /// Item events per stage (input positions, recording order), for Item detail (D8).
+    /// Item events per stage (input positions, recording order), for Item detail (decision D8 in
+    /// docs/decisions.md).
     pub item_events: Vec<(PipelineStage, Vec<usize>)>,
-    /// Two sliced items tie for the placer, so the crate's slicer-order merge may place
-    /// them differently (D2).
+    /// Two sliced items tie for the placer, so the crate's slicer-order merge may place them
+    /// differently (decision D2 in docs/decisions.md).
     pub placement_tie: bool,
-    /// Truncate dropped items and two merged non-pinned items tie in score, so the crate's
-    /// re-sort may keep a different set (D3).
+    /// Truncate dropped items and two merged non-pinned items tie in score, so the crate's re-sort
+    /// may keep a different set (decision D3 in docs/decisions.md).
     pub truncation_tie: bool,
 }
 
@@ -164,7 +166,7 @@ impl<'a> Driver<'a> {
     fn run(mut self) -> Result<Expected, Failure> {
         let n = self.spec.items.len();
         self.report.total_candidates = n;
-        self.report.total_tokens = self.spec.items.iter().map(|i| i.tokens).sum();
+        self.report.total_tokens = self.spec.items.iter().map(|i| i128::from(i.tokens)).sum();
         let (pinned, scoreable) = self.classify()?;
         let scored = self.score(&scoreable);
         let deduped = self.deduplicate(scored);
@@ -264,7 +266,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Stage 5: the crate slicer on the sorted list and the effective budget; the result
-    /// re-associated by identity, in Sort order (D2).
+    /// re-associated by identity, in Sort order (decision D2 in docs/decisions.md).
     fn slice(
         &mut self,
         sorted: &[Scored],
@@ -309,7 +311,8 @@ impl<'a> Driver<'a> {
         Ok((sliced, expect.shortfalls))
     }
 
-    /// The reason of every sorted item the slicer left out (02 §6.4 with D4, D5, D10).
+    /// The reason of every sorted item the slicer left out (02 §6.4 with decisions D4, D5, D10 in
+    /// docs/decisions.md).
     fn slice_exclusions(
         &self,
         sorted: &[Scored],
@@ -443,8 +446,8 @@ impl<'a> Driver<'a> {
         })
     }
 
-    /// D3: walk the merged list as it stands; pinned items always stay, any other item
-    /// stays when it still fits.
+    /// Decision D3 in docs/decisions.md: walk the merged list as it stands; pinned items always
+    /// stay, any other item stays when it still fits.
     fn truncate(&self, merged: &[Scored], target: i64) -> (Vec<Scored>, Vec<Scored>) {
         let mut used = 0i64;
         merged.iter().partition(|&&(p, _)| {
@@ -456,7 +459,7 @@ impl<'a> Driver<'a> {
         })
     }
 
-    /// D6: pinned first, then zero tokens, else scored.
+    /// Decision D6 in docs/decisions.md: pinned first, then zero tokens, else scored.
     fn inclusion(&self, p: usize) -> InclusionReason {
         if self.item(p).pinned {
             InclusionReason::Pinned
@@ -497,7 +500,7 @@ fn sort_desc(mut scored: Vec<Scored>) -> Vec<Scored> {
     scored
 }
 
-/// D1: the spec formula, with reserved slots and the safety margin.
+/// Decision D1 in docs/decisions.md: the spec formula, with reserved slots and the safety margin.
 pub fn effective_budget(budget: &BudgetSpec, pinned_tokens: i64) -> (i64, i64) {
     let slots: i64 = budget.slots.iter().map(|s| s.1).sum();
     let mut hi = (budget.max - budget.reserve - pinned_tokens - slots).max(0);

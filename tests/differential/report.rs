@@ -22,7 +22,7 @@ pub struct ReportView {
     /// Number of input items.
     pub total_candidates: usize,
     /// Sum of every input item's tokens.
-    pub total_tokens: i64,
+    pub total_tokens: i128,
     /// Stage events (stage, item_count), in order.
     pub stage_counts: Vec<(PipelineStage, usize)>,
 }
@@ -75,7 +75,7 @@ impl ReportView {
                 .map(|e| (id_of(&e.item), e.score, exclusion(&e.reason)))
                 .collect(),
             total_candidates: r.total_candidates,
-            total_tokens: r.total_tokens_considered,
+            total_tokens: r.total_tokens_considered.into(),
             stage_counts: r
                 .events
                 .iter()

@@ -1,7 +1,7 @@
-//! Group 2: every slicer, on random sorted scored lists and effective budgets, against the
-//! crate's slicer of the same configuration. The selected set must match; Greedy, Knapsack
-//! and Quota must also match the crate's output order, the count-quota slicers their order
-//! after the Phase 1 commits (Phase 1 itself is ordered differently by design, D10).
+//! Group 2: every slicer, on random sorted scored lists and effective budgets, against the crate's
+//! slicer of the same configuration. The selected set must match; Greedy, Knapsack and Quota must
+//! also match the crate's output order, the count-quota slicers their order after the Phase 1
+//! commits (Phase 1 itself is ordered differently by design, decision D10 in docs/decisions.md).
 
 use ctxpack::slicer::SliceOutcome;
 use ctxpack::{Error, ScoredItem};
@@ -117,10 +117,10 @@ fn committed_count(slicer: &SlicerSpec, kinds: &[&str], target: i64) -> usize {
         .sum()
 }
 
-/// Compares a ctxpack outcome with the crate's selection (input positions). Greedy,
-/// Knapsack and Quota must agree on the output order; the count-quota slicers on the set
-/// and on the order after the `commits` Phase 1 items (Phase 1 walks the entries in
-/// configuration order here, the kinds in folded-name order in the crate: D10).
+/// Compares a ctxpack outcome with the crate's selection (input positions). Greedy, Knapsack and
+/// Quota must agree on the output order; the count-quota slicers on the set and on the order after
+/// the `commits` Phase 1 items (Phase 1 walks the entries in configuration order here, the kinds in
+/// folded-name order in the crate: decision D10 in docs/decisions.md).
 fn compare(
     slicer: &SlicerSpec,
     want: &[usize],
@@ -167,8 +167,8 @@ fn compare(
     Ok(())
 }
 
-/// Under Throw, ctxpack walks the configured entries in order (D10) and fails on the first
-/// short one, naming it with the entry's spelling.
+/// Under Throw, ctxpack walks the configured entries in order (decision D10 in docs/decisions.md)
+/// and fails on the first short one, naming it with the entry's spelling.
 fn expect_unmet(
     got: ctxpack::Result<SliceOutcome>,
     short: &ctxpack::diagnostics::CountRequirementShortfall,

@@ -74,6 +74,7 @@ enum class Status : int32_t {
     TokenOverflow = CTXPACK_TOKEN_OVERFLOW,
     InvalidPolicy = CTXPACK_INVALID_POLICY,
     InvalidArgument = CTXPACK_INVALID_ARGUMENT,
+    OutOfMemory = CTXPACK_OUT_OF_MEMORY,
     Unsupported = CTXPACK_UNSUPPORTED,
     InvalidState = CTXPACK_INVALID_STATE,
     InvalidRequest = CTXPACK_INVALID_REQUEST,
@@ -129,6 +130,9 @@ inline void throw_if_failed(ctxpack_status status, ctxpack_error *error = nullpt
 
 // The library version ("MAJOR.MINOR.PATCH").
 inline std::string_view version() noexcept { return ctxpack_version(); }
+// The library version as MAJOR * 10000 + MINOR * 100 + PATCH (compare with
+// CTXPACK_VERSION_NUMBER, the header's).
+inline uint32_t version_number() noexcept { return ctxpack_version_number(); }
 
 // ------------------------------------------------------------------ enumerations
 
@@ -492,8 +496,8 @@ private:
 }  // namespace detail
 
 // The list of candidates. Results and reports identify items by their position here.
-// Runs only read it (concurrent runs are fine); `push` and `clear` must not overlap
-// anything else on the same list.
+// A run works on the list as it was when it started, so `push` and `clear` (from any
+// thread, or from a callback of a running pipeline) change only later runs.
 class Items : public detail::Owned<ctxpack_items, ctxpack_items_free> {
 public:
     Items() : Owned(detail::create<ctxpack_items>(ctxpack_items_new)) {}
@@ -534,17 +538,37 @@ struct ReservedSlot {
     int64_t count;
 };
 
+// Every field of a budget, by name (a reserved slot shrinks the room of every kind,
+// its own included).
+struct BudgetSpec {
+    int64_t max_tokens = 0;
+    int64_t target_tokens = 0;
+    int64_t output_reserve = 0;
+    std::vector<ReservedSlot> reserved_slots = {};
+    double estimation_safety_margin_percent = 0.0;
+};
+
 // A validated token budget; immutable.
 class Budget : public detail::Owned<ctxpack_budget, ctxpack_budget_free> {
 public:
-    Budget(int64_t max_tokens, int64_t target_tokens, int64_t output_reserve = 0,
-           const std::vector<ReservedSlot> &reserved_slots = {}, double estimation_safety_margin_percent = 0.0)
+    explicit Budget(const BudgetSpec &spec)
         : Owned(detail::create<ctxpack_budget>([&](ctxpack_budget **out, ctxpack_error **e) {
               std::vector<ctxpack_reserved_slot> slots;
-              for (const ReservedSlot &s : reserved_slots) slots.push_back({detail::str(s.kind), s.count});
-              return ctxpack_budget_new(max_tokens, target_tokens, output_reserve, slots.data(), slots.size(),
-                                        estimation_safety_margin_percent, out, e);
+              for (const ReservedSlot &s : spec.reserved_slots) slots.push_back({detail::str(s.kind), s.count});
+              ctxpack_budget_desc d = CTXPACK_BUDGET_DESC_INIT;
+              d.max_tokens = spec.max_tokens;
+              d.target_tokens = spec.target_tokens;
+              d.output_reserve = spec.output_reserve;
+              d.slots = slots.data();
+              d.slot_count = slots.size();
+              d.estimation_safety_margin_percent = spec.estimation_safety_margin_percent;
+              return ctxpack_budget_new(&d, out, e);
           })) {}
+    // The short form: max and target, then the optional fields in descriptor order.
+    Budget(int64_t max_tokens, int64_t target_tokens, int64_t output_reserve = 0,
+           const std::vector<ReservedSlot> &reserved_slots = {}, double estimation_safety_margin_percent = 0.0)
+        : Budget(BudgetSpec{max_tokens, target_tokens, output_reserve, reserved_slots,
+                            estimation_safety_margin_percent}) {}
 };
 
 // A count-requirement shortfall of a count-quota slicer.
@@ -822,7 +846,7 @@ public:
         detail::check(ctxpack_slice_result_shortfall_count(raw, &len), "ctxpack_slice_result_shortfall_count");
         for (std::size_t i = 0; i < len; i++) {
             auto s = detail::sized<ctxpack_shortfall>();
-            detail::check(ctxpack_slice_result_shortfall(raw, i, &s), "ctxpack_slice_result_shortfall");
+            detail::call([&](ctxpack_error **e) { return ctxpack_slice_result_shortfall(raw, i, &s, e); });
             outcome.shortfalls.push_back(detail::to_shortfall(s));
         }
         return outcome;
@@ -909,6 +933,8 @@ struct ReportSummary {
     std::size_t shortfall_count = 0;
     std::size_t total_candidates = 0;
     int64_t total_tokens_considered = 0;
+    // Whether the exact total did not fit in 64 bits (then the nearest value is above).
+    bool total_tokens_saturated = false;
 };
 
 struct IncludedEntry {
@@ -997,9 +1023,10 @@ public:
     }
     ReportSummary summary() const {
         auto s = detail::sized<ctxpack_report_summary>();
-        detail::check(ctxpack_result_report_summary(native(), &s), "ctxpack_result_report_summary");
-        return ReportSummary{s.included_count, s.excluded_count,   s.event_count,
-                             s.shortfall_count, s.total_candidates, s.total_tokens_considered};
+        detail::call([&](ctxpack_error **e) { return ctxpack_result_report_summary(native(), &s, e); });
+        return ReportSummary{s.included_count,   s.excluded_count,          s.event_count,
+                             s.shortfall_count,  s.total_candidates,        s.total_tokens_considered,
+                             s.total_tokens_saturated};
     }
 
     IncludedEntry included(std::size_t i) const {
@@ -1069,8 +1096,9 @@ private:
     // A report entry: a growing struct the library fills.
     template <typename T, typename F>
     T entry(F f, std::size_t i, const char *what) const {
+        (void)what;
         auto out = detail::sized<T>();
-        detail::check(f(native(), i, &out), what);
+        detail::call([&](ctxpack_error **e) { return f(native(), i, &out, e); });
         return out;
     }
     template <typename T>

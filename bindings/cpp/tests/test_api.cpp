@@ -137,6 +137,16 @@ TEST(every_status_maps_to_an_error) {
          [] { Pipeline::from_policy_json(R"({"scorers": []})"); }},
         {Status::InvalidArgument, CTXPACK_INVALID_ARGUMENT, "CTXPACK_INVALID_ARGUMENT",
          [] { simple_pipeline(Scorer::recency(), {true, static_cast<OverflowStrategy>(7)}); }},
+        {Status::OutOfMemory, CTXPACK_OUT_OF_MEMORY, "CTXPACK_OUT_OF_MEMORY",
+         [] {
+             // No table limit and a budget of 10^12 tokens: a 4 TB DP row.
+             Item a{"a", 600000000000}, b{"b", 600000000000};
+             a.future_relevance_hint = 0.9;
+             b.future_relevance_hint = 0.8;
+             const int64_t budget = 1000000000000;
+             Pipeline(Scorer::reflexive(), Slicer::knapsack(1, UINT64_MAX), Placer::chronological())
+                 .run(Items({a, b}), Budget(budget, budget));
+         }},
         {Status::Unsupported, CTXPACK_UNSUPPORTED, "CTXPACK_UNSUPPORTED",
          [&] { simple_pipeline(faulty(CTXPACK_UNSUPPORTED)).run(two, roomy); }},
         // No prefix-state call exists in the binding yet: the hook's scorer fails with it.
@@ -745,6 +755,23 @@ TEST(dry_run_always_has_a_report) {
     CHECK_EQ(dry.summary().included_count + dry.summary().excluded_count, 4u);
 }
 
-TEST(version_matches_header) { CHECK(version() == CTXPACK_VERSION_STRING); }
+TEST(version_matches_header) {
+    CHECK(version() == CTXPACK_VERSION_STRING);
+    CHECK_EQ(version_number(), static_cast<uint32_t>(CTXPACK_VERSION_NUMBER));
+}
+
+TEST(budget_fields_by_name) {
+    BudgetSpec spec;
+    spec.max_tokens = 1000;
+    spec.target_tokens = 500;
+    spec.output_reserve = 100;
+    spec.reserved_slots = {{"Memory", 50}};
+    spec.estimation_safety_margin_percent = 10.0;
+    Budget by_name(spec);
+    CHECK(by_name.native() != nullptr);
+    // Slots that can never be honoured (their sum above the target).
+    spec.reserved_slots = {{"Memory", 400}, {"Tool", 200}};
+    CHECK_THROWS_STATUS(Budget{spec}, Status::InvalidBudget);
+}
 
 int main() { return check::run_all(); }

@@ -44,20 +44,22 @@ namespace Ctxpack
         /// <summary>One entry per quota constraint of the pipeline's slicer, sorted by kind.</summary>
         public IReadOnlyList<KindQuotaUtilization> QuotaUtilization { get; private set; }
 
-        internal static ReportAnalytics Read(ResultHandle result, PipelineHandle pipeline, BudgetHandle budget)
+        // The result keeps its run's budget and slicer, which these helpers need.
+        internal static ReportAnalytics Read(ResultHandle result)
         {
-            Errors.Check(Native.ctxpack_result_budget_utilization(result, budget, out double use));
+            Errors.Check(Native.ctxpack_result_budget_utilization(result, out double use));
             Errors.Check(Native.ctxpack_result_kind_diversity(result, out var kinds));
             Errors.Check(Native.ctxpack_result_timestamp_coverage(result, out double coverage));
-            Errors.Check(Native.ctxpack_result_quota_utilization(result, pipeline, budget, out var quota, out var error), error);
+            Errors.Check(Native.ctxpack_result_quota_utilization(result, out var quota, out var error), error);
             var entries = new List<KindQuotaUtilization>();
             using (quota)
             {
                 Errors.Check(Native.ctxpack_quota_utilization_count(quota, out var n));
                 for (ulong i = 0; i < n.ToUInt64(); i++)
                 {
-                    var e = new Native.KindQuotaUtilization { StructSize = Native.Size<Native.KindQuotaUtilization>() };
-                    Errors.Check(Native.ctxpack_quota_utilization_entry(quota, (UIntPtr)i, ref e));
+                    var e = new Native.KindQuotaUtilization();
+                    Native.ctxpack_kind_quota_utilization_init(ref e, Native.Size<Native.KindQuotaUtilization>());
+                    Errors.Check(Native.ctxpack_quota_utilization_entry(quota, (UIntPtr)i, ref e, out error), error);
                     entries.Add(new KindQuotaUtilization(e));
                 }
             }
@@ -128,7 +130,7 @@ namespace Ctxpack
                         Errors.Check(Native.ctxpack_sensitivity_variant_label(sensitivity, (UIntPtr)i, out var label));
                         labels.Add(Native.ToManaged(label));
                         Errors.Check(Native.ctxpack_sensitivity_variant_result(sensitivity, (UIntPtr)i, out var result, out var e), e);
-                        using (result) results.Add(RunResult.Read(result, variants[i].Pipeline.Handle, budget.Handle));
+                        using (result) results.Add(RunResult.Read(result));
                     }
                     var swings = new List<Swing>();
                     Errors.Check(Native.ctxpack_sensitivity_diff_count(sensitivity, out var d));

@@ -24,8 +24,15 @@ namespace Ctxpack
                 {
                     array[i] = new Native.ReservedSlot { Kind = arena.Str(slots[i].Key), Count = slots[i].Value };
                 }
-                Handle = Component.Create((out BudgetHandle h, out IntPtr e) => Native.ctxpack_budget_new(
-                    maxTokens, targetTokens, outputReserve, (IntPtr)array, (UIntPtr)slots.Count, safetyMarginPercent, out h, out e));
+                var desc = new Native.BudgetDesc();
+                Native.ctxpack_budget_desc_init(ref desc, Native.Size<Native.BudgetDesc>());
+                desc.MaxTokens = maxTokens;
+                desc.TargetTokens = targetTokens;
+                desc.OutputReserve = outputReserve;
+                desc.Slots = (IntPtr)array;
+                desc.SlotCount = (UIntPtr)slots.Count;
+                desc.EstimationSafetyMarginPercent = safetyMarginPercent;
+                Handle = Component.Create((out BudgetHandle h, out IntPtr e) => Native.ctxpack_budget_new(ref desc, out h, out e));
             }
         }
 

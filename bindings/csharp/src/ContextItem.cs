@@ -64,7 +64,8 @@ namespace Ctxpack
         public override string ToString() => $"ContextItem({Content}, {Tokens})";
 
         /// Builds the descriptor array of `items` in the arena. push_many takes
-        /// descs[0].struct_size as the stride, so every element carries sizeof(ItemDesc).
+        /// descs[0].struct_size as the stride, so every element carries sizeof(ItemDesc), set
+        /// by ctxpack_item_desc_init with every other byte zero.
         internal static unsafe IntPtr Descriptors(NativeArena arena, IReadOnlyList<ContextItem> items)
         {
             var descs = (Native.ItemDesc*)arena.Array<Native.ItemDesc>(items.Count);
@@ -72,7 +73,7 @@ namespace Ctxpack
             {
                 var it = items[i] ?? throw new ArgumentNullException(nameof(items), $"item {i} is null");
                 var d = &descs[i];
-                d->StructSize = Native.Size<Native.ItemDesc>();
+                Native.ctxpack_item_desc_init((IntPtr)d, Native.Size<Native.ItemDesc>());
                 d->Content = arena.Str(it.Content);
                 d->Tokens = it.Tokens;
                 d->Kind = arena.Str(it.Kind);

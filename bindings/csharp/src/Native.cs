@@ -4,8 +4,11 @@
 // Layout rules:
 // * structs are blittable and sequential, so they match the C layout on every platform
 //   the library supports (tests/layout.c and LayoutTests check each offset and size);
-// * a C `bool` field is a `byte` (one byte, 0 or 1); a `bool` parameter or out-parameter
-//   is marshalled as UnmanagedType.U1;
+// * a flag field (a caller-written uint8_t or a library-written C `bool`) is a `byte`
+//   (0 or 1); a `uint8_t` flag or `bool` out-parameter is marshalled as UnmanagedType.U1;
+// * a `reserved` array is a fixed buffer (the structs that contain one are `unsafe`), left
+//   zero by the struct's ctxpack_<struct>_init function, which every versioned struct
+//   goes through before its fields are set;
 // * size_t is UIntPtr, pointers are IntPtr, int64_t is long, int32_t enums are int;
 // * handles are SafeHandle subclasses (Handles.cs): the marshaller keeps a handle
 //   referenced for the duration of each call, so a concurrent Dispose or the finalizer
@@ -41,29 +44,42 @@ namespace Ctxpack
         }
 
         [StructLayout(LayoutKind.Sequential)]
-        internal struct ItemDesc
+        internal unsafe struct ItemDesc
         {
             public UIntPtr StructSize;
             public Str Content;
-            public long Tokens;
             public Str Kind;
             public Str Source;
-            public long Priority;
-            public byte HasPriority;
             public IntPtr Tags;
             public UIntPtr TagCount;
             public IntPtr Metadata;
             public UIntPtr MetadataCount;
+            public long Tokens;
+            public long Priority;
             public long TimestampNs;
-            public byte HasTimestamp;
             public double FutureRelevanceHint;
-            public byte HasFutureRelevanceHint;
-            public byte Pinned;
             public long OriginalTokens;
+            public byte Pinned;
+            public byte HasPriority;
+            public byte HasTimestamp;
+            public byte HasFutureRelevanceHint;
             public byte HasOriginalTokens;
+            public fixed byte Reserved[3];
         }
 
-        // The view a callback receives: ItemDesc without struct_size (frozen for 0.x).
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct BudgetDesc
+        {
+            public UIntPtr StructSize;
+            public long MaxTokens;
+            public long TargetTokens;
+            public long OutputReserve;
+            public IntPtr Slots;
+            public UIntPtr SlotCount;
+            public double EstimationSafetyMarginPercent;
+        }
+
+        // The view a callback receives (its layout is frozen for 0.x).
         [StructLayout(LayoutKind.Sequential)]
         internal struct ItemView
         {
@@ -87,20 +103,22 @@ namespace Ctxpack
         }
 
         [StructLayout(LayoutKind.Sequential)]
-        internal struct PipelineOptions
+        internal unsafe struct PipelineOptions
         {
             public UIntPtr StructSize;
-            public byte Deduplication;
             public int OverflowStrategy;
+            public byte Deduplication;
+            public fixed byte Reserved[3];
         }
 
         [StructLayout(LayoutKind.Sequential)]
-        internal struct RunOptions
+        internal unsafe struct RunOptions
         {
             public UIntPtr StructSize;
-            public int TraceDetail;
             public IntPtr OnOverflow;
             public IntPtr OverflowUserData;
+            public int TraceDetail;
+            public fixed byte Reserved[4];
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -119,6 +137,7 @@ namespace Ctxpack
             public UIntPtr ShortfallCount;
             public UIntPtr TotalCandidates;
             public long TotalTokensConsidered;
+            public byte TotalTokensSaturated;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -205,18 +224,19 @@ namespace Ctxpack
         }
 
         [StructLayout(LayoutKind.Sequential)]
-        internal struct DecayConfig
+        internal unsafe struct DecayConfig
         {
             public UIntPtr StructSize;
-            public int Curve;
             public long HalfLifeNs;
             public long MaxAgeNs;
             public IntPtr Windows;
             public UIntPtr WindowCount;
-            public int Clock;
             public long FixedNowNs;
             public double NullTimestampScore;
+            public int Curve;
+            public int Clock;
             public byte HasNullTimestampScore;
+            public fixed byte Reserved[7];
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -254,6 +274,28 @@ namespace Ctxpack
             public IntPtr Pipeline;
         }
 
+        // The JSON read options and warnings (the policy and budget JSON functions, which
+        // the binding does not wrap yet): mirrored so that their layout is checked with the
+        // rest (LayoutTests).
+        [StructLayout(LayoutKind.Sequential)]
+        internal unsafe struct JsonReadOptions
+        {
+            public UIntPtr StructSize;
+            public IntPtr Registry;
+            public byte Strict;
+            public fixed byte Reserved[7];
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct JsonWarning
+        {
+            public UIntPtr StructSize;
+            public int Kind;
+            public Str Path;
+            public Str Message;
+            public Str Text;
+        }
+
         // Callbacks (Callbacks.cs). Pointers to views, scores and outputs are IntPtr and
         // read with unsafe code during the call.
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -272,6 +314,7 @@ namespace Ctxpack
         // ---- general
 
         [DllImport(Lib)] internal static extern IntPtr ctxpack_version();
+        [DllImport(Lib)] internal static extern uint ctxpack_version_number();
         [DllImport(Lib)] internal static extern IntPtr ctxpack_status_name(int status);
         [DllImport(Lib)] internal static extern int ctxpack_error_code(IntPtr error);
         [DllImport(Lib)] internal static extern Str ctxpack_error_message(IntPtr error);
@@ -279,9 +322,22 @@ namespace Ctxpack
 
         // ---- budget and items
 
+        // The initialisers of the versioned structs: every byte zero, struct_size = size.
+        [DllImport(Lib)] internal static extern int ctxpack_item_desc_init(IntPtr desc, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_budget_desc_init(ref BudgetDesc desc, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_pipeline_options_init(ref PipelineOptions options, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_run_options_init(ref RunOptions options, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_decay_config_init(IntPtr config, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_report_summary_init(ref ReportSummary summary, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_included_entry_init(ref IncludedEntry entry, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_excluded_entry_init(ref ExcludedEntry entry, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_trace_event_init(ref TraceEvent ev, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_shortfall_init(ref Shortfall shortfall, UIntPtr size);
         [DllImport(Lib)]
-        internal static extern int ctxpack_budget_new(long maxTokens, long targetTokens, long outputReserve,
-            IntPtr slots, UIntPtr slotCount, double safetyMarginPercent, out BudgetHandle budget, out IntPtr error);
+        internal static extern int ctxpack_kind_quota_utilization_init(ref KindQuotaUtilization entry, UIntPtr size);
+
+        [DllImport(Lib)]
+        internal static extern int ctxpack_budget_new(ref BudgetDesc desc, out BudgetHandle budget, out IntPtr error);
         [DllImport(Lib)] internal static extern void ctxpack_budget_free(IntPtr budget);
 
         [DllImport(Lib)] internal static extern int ctxpack_items_new(out ItemsHandle items, out IntPtr error);
@@ -348,7 +404,8 @@ namespace Ctxpack
         [DllImport(Lib)]
         internal static extern int ctxpack_slice_result_shortfall_count(SliceResultHandle result, out UIntPtr count);
         [DllImport(Lib)]
-        internal static extern int ctxpack_slice_result_shortfall(SliceResultHandle result, UIntPtr i, ref Shortfall shortfall);
+        internal static extern int ctxpack_slice_result_shortfall(SliceResultHandle result, UIntPtr i, ref Shortfall shortfall,
+            out IntPtr error);
         [DllImport(Lib)] internal static extern void ctxpack_slice_result_free(IntPtr result);
 
         // ---- placers
@@ -381,14 +438,19 @@ namespace Ctxpack
             out long tokensOverBudget, out IntPtr items, out UIntPtr count);
         [DllImport(Lib)]
         internal static extern int ctxpack_result_has_report(ResultHandle result, [MarshalAs(UnmanagedType.U1)] out bool hasReport);
-        [DllImport(Lib)] internal static extern int ctxpack_result_report_summary(ResultHandle result, ref ReportSummary summary);
         [DllImport(Lib)]
-        internal static extern int ctxpack_result_report_included(ResultHandle result, UIntPtr i, ref IncludedEntry entry);
+        internal static extern int ctxpack_result_report_summary(ResultHandle result, ref ReportSummary summary, out IntPtr error);
         [DllImport(Lib)]
-        internal static extern int ctxpack_result_report_excluded(ResultHandle result, UIntPtr i, ref ExcludedEntry entry);
-        [DllImport(Lib)] internal static extern int ctxpack_result_report_event(ResultHandle result, UIntPtr i, ref TraceEvent ev);
+        internal static extern int ctxpack_result_report_included(ResultHandle result, UIntPtr i, ref IncludedEntry entry,
+            out IntPtr error);
         [DllImport(Lib)]
-        internal static extern int ctxpack_result_report_shortfall(ResultHandle result, UIntPtr i, ref Shortfall shortfall);
+        internal static extern int ctxpack_result_report_excluded(ResultHandle result, UIntPtr i, ref ExcludedEntry entry,
+            out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_report_event(ResultHandle result, UIntPtr i, ref TraceEvent ev, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_report_shortfall(ResultHandle result, UIntPtr i, ref Shortfall shortfall,
+            out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_result_report_json(ResultHandle result, out Str json);
         [DllImport(Lib)] internal static extern void ctxpack_result_free(IntPtr result);
 
@@ -417,15 +479,16 @@ namespace Ctxpack
         [DllImport(Lib)]
         internal static extern int ctxpack_pipeline_min_budget_for(PipelineHandle pipeline, ItemsHandle items, UIntPtr target,
             long ceiling, [MarshalAs(UnmanagedType.U1)] out bool found, out long budget, out IntPtr error);
-        [DllImport(Lib)] internal static extern int ctxpack_result_budget_utilization(ResultHandle result, BudgetHandle budget, out double value);
+        [DllImport(Lib)] internal static extern int ctxpack_result_budget_utilization(ResultHandle result, out double value);
         [DllImport(Lib)] internal static extern int ctxpack_result_kind_diversity(ResultHandle result, out UIntPtr count);
         [DllImport(Lib)] internal static extern int ctxpack_result_timestamp_coverage(ResultHandle result, out double value);
         [DllImport(Lib)]
-        internal static extern int ctxpack_result_quota_utilization(ResultHandle result, PipelineHandle pipeline, BudgetHandle budget,
-            out QuotaUtilizationHandle utilization, out IntPtr error);
+        internal static extern int ctxpack_result_quota_utilization(ResultHandle result, out QuotaUtilizationHandle utilization,
+            out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_quota_utilization_count(QuotaUtilizationHandle utilization, out UIntPtr count);
         [DllImport(Lib)]
-        internal static extern int ctxpack_quota_utilization_entry(QuotaUtilizationHandle utilization, UIntPtr i, ref KindQuotaUtilization entry);
+        internal static extern int ctxpack_quota_utilization_entry(QuotaUtilizationHandle utilization, UIntPtr i,
+            ref KindQuotaUtilization entry, out IntPtr error);
         [DllImport(Lib)] internal static extern void ctxpack_quota_utilization_free(IntPtr utilization);
 
         [DllImport(Lib)]

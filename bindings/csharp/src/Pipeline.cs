@@ -21,12 +21,10 @@ namespace Ctxpack
         public Pipeline(Scorer scorer, Slicer slicer, Placer placer, bool deduplication = true,
             OverflowStrategy overflow = OverflowStrategy.Throw)
         {
-            var options = new Native.PipelineOptions
-            {
-                StructSize = Native.Size<Native.PipelineOptions>(),
-                Deduplication = deduplication ? (byte)1 : (byte)0,
-                OverflowStrategy = (int)overflow,
-            };
+            var options = new Native.PipelineOptions();
+            Native.ctxpack_pipeline_options_init(ref options, Native.Size<Native.PipelineOptions>());
+            options.Deduplication = deduplication ? (byte)1 : (byte)0;
+            options.OverflowStrategy = (int)overflow;
             Handle = Component.Create((out PipelineHandle h, out IntPtr e) =>
                 Native.ctxpack_pipeline_new(Arg.NotNull(scorer, nameof(scorer)).Handle, Arg.NotNull(slicer, nameof(slicer)).Handle,
                     Arg.NotNull(placer, nameof(placer)).Handle, ref options, out h, out e));
@@ -98,16 +96,18 @@ namespace Ctxpack
         }
 
         /// <summary>Runs the pipeline over an item list; result indices are positions in it.
-        /// Thread-safe as long as nobody pushes to or clears the list meanwhile.</summary>
+        /// Thread-safe; the run works on the list as it was when it started.</summary>
         public RunResult Run(ItemList items, Budget budget, TraceDetail trace = TraceDetail.None)
         {
             // No overflow callback: the event is in RunResult.Overflow.
-            var options = new Native.RunOptions { StructSize = Native.Size<Native.RunOptions>(), TraceDetail = (int)trace };
+            var options = new Native.RunOptions();
+            Native.ctxpack_run_options_init(ref options, Native.Size<Native.RunOptions>());
+            options.TraceDetail = (int)trace;
             Errors.Check(Native.ctxpack_pipeline_run(Handle, Arg.NotNull(items, nameof(items)).Handle,
                 Arg.NotNull(budget, nameof(budget)).Handle, ref options, out var result, out var error), error);
             using (result)
             {
-                return RunResult.Read(result, Handle, budget.Handle);
+                return RunResult.Read(result);
             }
         }
 
@@ -118,7 +118,7 @@ namespace Ctxpack
             {
                 Errors.Check(Native.ctxpack_pipeline_dry_run(Handle, list.Handle, Arg.NotNull(budget, nameof(budget)).Handle,
                     out var result, out var error), error);
-                using (result) return RunResult.Read(result, Handle, budget.Handle);
+                using (result) return RunResult.Read(result);
             }
         }
 

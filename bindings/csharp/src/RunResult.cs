@@ -48,7 +48,7 @@ namespace Ctxpack
         public SelectionReport Report { get; private set; }
 
         /// Copies a result; the pipeline and budget of the run feed the report's analytics.
-        internal static unsafe RunResult Read(ResultHandle result, PipelineHandle pipeline, BudgetHandle budget)
+        internal static unsafe RunResult Read(ResultHandle result)
         {
             Errors.Check(Native.ctxpack_result_indices(result, out var idx, out var n));
             Errors.Check(Native.ctxpack_result_scores(result, out var sc, out var ns));
@@ -69,7 +69,7 @@ namespace Ctxpack
             if (hasReport)
             {
                 r.Report = SelectionReport.Read(result);
-                r.Report.Analytics = ReportAnalytics.Read(result, pipeline, budget);
+                r.Report.Analytics = ReportAnalytics.Read(result);
             }
             return r;
         }
@@ -94,6 +94,10 @@ namespace Ctxpack
         /// <summary>Sum of every input item's tokens, negative ones included.</summary>
         public long TotalTokensConsidered { get; private set; }
 
+        /// <summary>Whether the exact total did not fit in 64 bits (TotalTokensConsidered is
+        /// then the nearest value; Json has the exact number).</summary>
+        public bool TotalTokensSaturated { get; private set; }
+
         /// <summary>Items in the final window, placed order.</summary>
         public IReadOnlyList<IncludedEntry> Included { get; private set; }
 
@@ -112,38 +116,43 @@ namespace Ctxpack
         /// <summary>The report helpers of spec 07 §7 for this run.</summary>
         public ReportAnalytics Analytics { get; internal set; }
 
-        // Each entry struct starts with struct_size, set to this binding's size so the
-        // library writes exactly the fields it knows about.
+        // Each entry struct starts with struct_size, set by its _init function to this
+        // binding's size so the library writes exactly the fields it knows about.
         internal static SelectionReport Read(ResultHandle result)
         {
-            var sum = new Native.ReportSummary { StructSize = Native.Size<Native.ReportSummary>() };
-            Errors.Check(Native.ctxpack_result_report_summary(result, ref sum));
+            var sum = new Native.ReportSummary();
+            Native.ctxpack_report_summary_init(ref sum, Native.Size<Native.ReportSummary>());
+            Errors.Check(Native.ctxpack_result_report_summary(result, ref sum, out var error), error);
             var included = new List<IncludedEntry>();
             for (ulong i = 0; i < sum.IncludedCount.ToUInt64(); i++)
             {
-                var e = new Native.IncludedEntry { StructSize = Native.Size<Native.IncludedEntry>() };
-                Errors.Check(Native.ctxpack_result_report_included(result, (UIntPtr)i, ref e));
+                var e = new Native.IncludedEntry();
+                Native.ctxpack_included_entry_init(ref e, Native.Size<Native.IncludedEntry>());
+                Errors.Check(Native.ctxpack_result_report_included(result, (UIntPtr)i, ref e, out error), error);
                 included.Add(new IncludedEntry(checked((int)e.Index.ToUInt64()), e.Score, (InclusionReason)e.Reason));
             }
             var excluded = new List<ExcludedEntry>();
             for (ulong i = 0; i < sum.ExcludedCount.ToUInt64(); i++)
             {
-                var e = new Native.ExcludedEntry { StructSize = Native.Size<Native.ExcludedEntry>() };
-                Errors.Check(Native.ctxpack_result_report_excluded(result, (UIntPtr)i, ref e));
+                var e = new Native.ExcludedEntry();
+                Native.ctxpack_excluded_entry_init(ref e, Native.Size<Native.ExcludedEntry>());
+                Errors.Check(Native.ctxpack_result_report_excluded(result, (UIntPtr)i, ref e, out error), error);
                 excluded.Add(new ExcludedEntry(e));
             }
             var events = new List<TraceEvent>();
             for (ulong i = 0; i < sum.EventCount.ToUInt64(); i++)
             {
-                var e = new Native.TraceEvent { StructSize = Native.Size<Native.TraceEvent>() };
-                Errors.Check(Native.ctxpack_result_report_event(result, (UIntPtr)i, ref e));
+                var e = new Native.TraceEvent();
+                Native.ctxpack_trace_event_init(ref e, Native.Size<Native.TraceEvent>());
+                Errors.Check(Native.ctxpack_result_report_event(result, (UIntPtr)i, ref e, out error), error);
                 events.Add(new TraceEvent(e));
             }
             var shortfalls = new List<Shortfall>();
             for (ulong i = 0; i < sum.ShortfallCount.ToUInt64(); i++)
             {
-                var s = new Native.Shortfall { StructSize = Native.Size<Native.Shortfall>() };
-                Errors.Check(Native.ctxpack_result_report_shortfall(result, (UIntPtr)i, ref s));
+                var s = new Native.Shortfall();
+                Native.ctxpack_shortfall_init(ref s, Native.Size<Native.Shortfall>());
+                Errors.Check(Native.ctxpack_result_report_shortfall(result, (UIntPtr)i, ref s, out error), error);
                 shortfalls.Add(new Shortfall(s));
             }
             Errors.Check(Native.ctxpack_result_report_json(result, out var json));
@@ -151,6 +160,7 @@ namespace Ctxpack
             {
                 TotalCandidates = checked((int)sum.TotalCandidates.ToUInt64()),
                 TotalTokensConsidered = sum.TotalTokensConsidered,
+                TotalTokensSaturated = sum.TotalTokensSaturated != 0,
                 Included = included,
                 Excluded = excluded,
                 Events = events,
@@ -278,5 +288,9 @@ namespace Ctxpack
     {
         /// <summary>The version of the loaded library ("MAJOR.MINOR.PATCH").</summary>
         public static string Version => Marshal.PtrToStringAnsi(Native.ctxpack_version());
+
+        /// <summary>The version of the loaded library as MAJOR * 10000 + MINOR * 100 + PATCH
+        /// (the header's CTXPACK_VERSION_NUMBER for the same version).</summary>
+        public static uint VersionNumber => Native.ctxpack_version_number();
     }
 }

@@ -132,7 +132,7 @@ namespace Ctxpack
             using (var arena = new NativeArena())
             {
                 var config = (Native.DecayConfig*)arena.Array<Native.DecayConfig>(1);
-                config->StructSize = Native.Size<Native.DecayConfig>();
+                Native.ctxpack_decay_config_init((IntPtr)config, Native.Size<Native.DecayConfig>());
                 config->Curve = (int)curve.Kind;
                 config->HalfLifeNs = checked(curve.HalfLife.Ticks * 100);
                 config->MaxAgeNs = checked(curve.MaxAge.Ticks * 100);

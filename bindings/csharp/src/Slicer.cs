@@ -154,8 +154,10 @@ namespace Ctxpack
                     var shortfalls = new List<Shortfall>();
                     for (ulong i = 0; i < nshort.ToUInt64(); i++)
                     {
-                        var s = new Native.Shortfall { StructSize = Native.Size<Native.Shortfall>() };
-                        Errors.Check(Native.ctxpack_slice_result_shortfall(result, (UIntPtr)i, ref s));
+                        var s = new Native.Shortfall();
+                        Native.ctxpack_shortfall_init(ref s, Native.Size<Native.Shortfall>());
+                        Errors.Check(Native.ctxpack_slice_result_shortfall(result, (UIntPtr)i, ref s, out var shortfallError),
+                            shortfallError);
                         shortfalls.Add(new Shortfall(s));
                     }
                     return new SliceResult(Positions(sel, nsel), Positions(cap, ncap), shortfalls);

@@ -23,6 +23,7 @@ namespace Ctxpack
         TokenOverflow = 13,
         InvalidPolicy = 14,
         InvalidArgument = 15,
+        OutOfMemory = 16,
         Unsupported = 17,
         InvalidState = 19,
         InvalidRequest = 20,

@@ -7,8 +7,24 @@ namespace Ctxpack.Tests
     static class ApiTests
     {
         [Test]
-        public static void VersionIsSemantic() =>
+        public static void VersionIsSemantic()
+        {
             Assert.True(System.Text.RegularExpressions.Regex.IsMatch(Library.Version, @"^\d+\.\d+\.\d+$"), Library.Version);
+            var parts = Library.Version.Split('.');
+            Assert.Equal(uint.Parse(parts[0]) * 10000 + uint.Parse(parts[1]) * 100 + uint.Parse(parts[2]), Library.VersionNumber,
+                "version number");
+        }
+
+        /// Reserved slots shrink the room of every kind: slots that can never be honoured
+        /// are refused when the budget is built.
+        [Test]
+        public static void BudgetRejectsSlotsThatCannotFit()
+        {
+            using (new Budget(1000, 500, 100, new Dictionary<string, long> { ["Memory"] = 50 }, 10)) { }
+            Assert.Fails(Status.InvalidBudget,
+                () => new Budget(1000, 500, 0, new Dictionary<string, long> { ["Memory"] = 400, ["Tool"] = 200 }),
+                "slots above the target");
+        }
 
         /// Each built-in scorer, run alone over the same items (Scorer.Score).
         [Test]

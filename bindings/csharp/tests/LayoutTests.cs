@@ -18,6 +18,7 @@ namespace Ctxpack.Tests
             ["ctxpack_reserved_slot"] = typeof(Native.ReservedSlot),
             ["ctxpack_metadata_entry"] = typeof(Native.MetadataEntry),
             ["ctxpack_item_desc"] = typeof(Native.ItemDesc),
+            ["ctxpack_budget_desc"] = typeof(Native.BudgetDesc),
             ["ctxpack_pipeline_options"] = typeof(Native.PipelineOptions),
             ["ctxpack_run_options"] = typeof(Native.RunOptions),
             ["ctxpack_item_view"] = typeof(Native.ItemView),
@@ -36,6 +37,8 @@ namespace Ctxpack.Tests
             ["ctxpack_count_quota_entry"] = typeof(Native.CountQuotaEntry),
             ["ctxpack_kind_quota_utilization"] = typeof(Native.KindQuotaUtilization),
             ["ctxpack_sensitivity_variant"] = typeof(Native.SensitivityVariant),
+            ["ctxpack_json_read_options"] = typeof(Native.JsonReadOptions),
+            ["ctxpack_json_warning"] = typeof(Native.JsonWarning),
         };
 
         /// has_future_relevance_hint -> HasFutureRelevanceHint

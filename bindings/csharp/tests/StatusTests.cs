@@ -84,12 +84,15 @@ namespace Ctxpack.Tests
             using (var list = new ItemList(new[] { Util.Day("a", 1, 0) }))
             using (var b = new Budget(10, 10))
             {
-                var opts = new Native.RunOptions { StructSize = Native.Size<Native.RunOptions>(), TraceDetail = (int)trace };
+                var opts = new Native.RunOptions();
+                Native.ctxpack_run_options_init(ref opts, Native.Size<Native.RunOptions>());
+                opts.TraceDetail = (int)trace;
                 Errors.Check(Native.ctxpack_pipeline_run(p.Handle, list.Handle, b.Handle, ref opts, out var r, out var error), error);
                 using (r)
                 {
-                    var e = new Native.IncludedEntry { StructSize = Native.Size<Native.IncludedEntry>() };
-                    Errors.Check(Native.ctxpack_result_report_included(r, (UIntPtr)index, ref e));
+                    var e = new Native.IncludedEntry();
+                    Native.ctxpack_included_entry_init(ref e, Native.Size<Native.IncludedEntry>());
+                    Errors.Check(Native.ctxpack_result_report_included(r, (UIntPtr)index, ref e, out error), error);
                 }
             }
         }
@@ -132,15 +135,36 @@ namespace Ctxpack.Tests
             {
                 using (var s = Scorer.Recency()) Util.Pipeline(s, overflow: (OverflowStrategy)7);
             }),
+            // No table limit and a budget of 10^12 tokens: a 4 TB DP row is an error, not an abort.
+            new Case(Status.OutOfMemory, () =>
+            {
+                using (var s = Scorer.Reflexive())
+                using (var slicer = Slicer.Knapsack(1, ulong.MaxValue))
+                using (var placer = Placer.Chronological())
+                using (var p = new Pipeline(s, slicer, placer))
+                using (var b = new Budget(1000000000000L, 1000000000000L))
+                {
+                    // (No digit separators: Mono's compiler misreads them.)
+                    p.Run(new[]
+                    {
+                        new ContextItem("a", 600000000000L) { FutureRelevanceHint = 0.9 },
+                        new ContextItem("b", 600000000000L) { FutureRelevanceHint = 0.8 },
+                    }, b);
+                }
+            }),
             new Case(Status.NullArgument, () => PushRaw(arena => IntPtr.Zero, 1)),
             new Case(Status.InvalidUtf8, () => PushRaw(arena =>
             {
                 var bytes = arena.Alloc(4);
                 Marshal.Copy(new byte[] { (byte)'c', (byte)'a', (byte)'f', 0xe9 }, 0, bytes, 4);
-                var desc = new Native.ItemDesc { StructSize = Native.Size<Native.ItemDesc>(), Tokens = 1 };
-                desc.Content = new Native.Str { Ptr = bytes, Len = (UIntPtr)4 };
                 var p = arena.Array<Native.ItemDesc>(1);
-                Marshal.StructureToPtr(desc, p, false);
+                Native.ctxpack_item_desc_init(p, Native.Size<Native.ItemDesc>());
+                unsafe
+                {
+                    var desc = (Native.ItemDesc*)p;
+                    desc->Tokens = 1;
+                    desc->Content = new Native.Str { Ptr = bytes, Len = (UIntPtr)4 };
+                }
                 return p;
             }, 1)),
             new Case(Status.WrongHandleType, () =>

@@ -34,8 +34,7 @@ int main(void) {
     ctxpack_error *err = NULL;
     expect(ctxpack_items_new(&items, &err) == CTXPACK_OK, "items_new");
     for (int i = 0; i < 3; i++) {
-        ctxpack_item_desc d = {0};
-        d.struct_size = sizeof d;
+        ctxpack_item_desc d = CTXPACK_ITEM_DESC_INIT;
         d.content = str(contents[i]);
         d.tokens = 150 - 50 * (i == 2);
         d.kind = str(i == 2 ? "SystemPrompt" : "Message");
@@ -58,7 +57,10 @@ int main(void) {
     ctxpack_scorer_free(scorer);
     ctxpack_slicer_free(slicer);
     ctxpack_placer_free(placer);
-    expect(ctxpack_budget_new(1000, 400, 0, NULL, 0, 0.0, &budget, &err) == CTXPACK_OK, "budget");
+    ctxpack_budget_desc bd = CTXPACK_BUDGET_DESC_INIT;
+    bd.max_tokens = 1000;
+    bd.target_tokens = 400;
+    expect(ctxpack_budget_new(&bd, &budget, &err) == CTXPACK_OK, "budget");
     expect(ctxpack_pipeline_run(pipeline, items, budget, NULL, &result, &err) == CTXPACK_OK, "run");
 
     // The pinned-items vector's selection: old, new (by time), then the undated pinned item.
@@ -72,7 +74,9 @@ int main(void) {
 
     // An error object through the module: status name and message.
     ctxpack_budget *bad = NULL;
-    expect(ctxpack_budget_new(10, 20, 0, NULL, 0, 0.0, &bad, &err) == CTXPACK_INVALID_BUDGET, "invalid budget");
+    bd.max_tokens = 10;
+    bd.target_tokens = 20;
+    expect(ctxpack_budget_new(&bd, &bad, &err) == CTXPACK_INVALID_BUDGET, "invalid budget");
     expect(err != NULL && ctxpack_error_code(err) == CTXPACK_INVALID_BUDGET, "error object");
     expect(strcmp(ctxpack_status_name(CTXPACK_INVALID_BUDGET), "CTXPACK_INVALID_BUDGET") == 0, "status name");
     ctxpack_error_free(err);

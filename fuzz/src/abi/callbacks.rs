@@ -7,18 +7,31 @@
 //! valid or not (NaN, out-of-range, duplicates, a count above the capacity, …) — or fails
 //! with a message (possibly invalid UTF-8, possibly a NULL pointer), and may call back
 //! into the library first. [`LIVE`] counts scripts not yet destroyed, so the target can
-//! check that `destroy` runs exactly once per component.
+//! check that `destroy` runs exactly once per component, and never while one of the
+//! component's callbacks is running.
+//!
+//! A callback may also be hostile: the target [`arm`]s the handles the running call uses
+//! (its pipeline, budget, component, item list), and a callback frees one of them, or
+//! clears or pushes to the item list. The call must go on with what it started with. A
+//! handle the call holds (everything but the item list, which it takes as a snapshot) is
+//! used again right after it was freed: the library must report it as a freed handle.
+//! The target then drops the freed handles from its session ([`disarm`]).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void};
 use std::mem::size_of;
 use std::ptr;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use ctxpack::ffi::{
-    ctxpack_callback_error, ctxpack_item_desc, ctxpack_item_view, ctxpack_items_free,
-    ctxpack_items_new, ctxpack_items_push, ctxpack_scorer_free, ctxpack_scorer_new_recency,
-    ctxpack_scorer_score, ctxpack_status, ctxpack_str,
+    ctxpack_budget, ctxpack_budget_free, ctxpack_callback_error, ctxpack_error, ctxpack_error_free,
+    ctxpack_error_message, ctxpack_item_desc, ctxpack_item_desc_init, ctxpack_item_view,
+    ctxpack_items, ctxpack_items_clear, ctxpack_items_free, ctxpack_items_len, ctxpack_items_new,
+    ctxpack_items_push, ctxpack_pipeline, ctxpack_pipeline_free, ctxpack_pipeline_new,
+    ctxpack_pipeline_policy_json, ctxpack_placer, ctxpack_placer_free, ctxpack_scorer,
+    ctxpack_scorer_free, ctxpack_scorer_new_recency, ctxpack_scorer_new_scaled,
+    ctxpack_scorer_score, ctxpack_slicer, ctxpack_slicer_free, ctxpack_slicer_new_quota,
+    ctxpack_status, ctxpack_str,
 };
 
 use crate::reader::ByteReader;
@@ -34,6 +47,203 @@ const MESSAGES: [&[u8]; 3] = [b"callback says no", b"bad \xff\xfe utf-8", b""];
 pub struct Script {
     bytes: Vec<u8>,
     calls: Cell<usize>,
+    /// Callbacks of this component currently running (`destroy` must not run then).
+    running: Cell<usize>,
+}
+
+/// Marks a callback of a script as running while it lives.
+struct Running<'a>(&'a Script);
+
+impl<'a> Running<'a> {
+    fn enter(script: &'a Script) -> Self {
+        script.running.set(script.running.get() + 1);
+        Self(script)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.running.set(self.0.running.get() - 1);
+    }
+}
+
+/// A handle a hostile callback may free or change while the call that runs it is in
+/// progress, and whether that call holds its own reference to it.
+#[derive(Debug, Clone, Copy)]
+pub enum Target {
+    /// An item list (taken by the call as a snapshot: not held).
+    Items(*mut ctxpack_items),
+    /// A budget.
+    Budget(*mut ctxpack_budget, bool),
+    /// A pipeline.
+    Pipeline(*mut ctxpack_pipeline, bool),
+    /// A scorer.
+    Scorer(*mut ctxpack_scorer, bool),
+    /// A slicer.
+    Slicer(*mut ctxpack_slicer, bool),
+    /// A placer.
+    Placer(*mut ctxpack_placer, bool),
+}
+
+thread_local! {
+    /// The handles of the running call that callbacks may still act on.
+    static ARMED: RefCell<Vec<Target>> = const { RefCell::new(Vec::new()) };
+    /// The handles callbacks freed during the running call.
+    static FREED: RefCell<Vec<*mut c_void>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Makes `targets` available to hostile callbacks until [`disarm`].
+pub fn arm(targets: Vec<Target>) {
+    ARMED.with(|a| *a.borrow_mut() = targets);
+    FREED.with(|f| f.borrow_mut().clear());
+}
+
+/// Ends the running call's hostility; returns the handles callbacks freed.
+pub fn disarm() -> Vec<*mut c_void> {
+    ARMED.with(|a| a.borrow_mut().clear());
+    FREED.with(|f| std::mem::take(&mut *f.borrow_mut()))
+}
+
+/// Asserts that a call on a handle freed while held was refused as a freed handle.
+///
+/// # Safety
+/// `error` is NULL or a live error object, freed here.
+unsafe fn assert_reported_freed(what: &str, status: ctxpack_status, error: *mut ctxpack_error) {
+    assert_eq!(
+        status,
+        ctxpack_status::CTXPACK_WRONG_HANDLE_TYPE,
+        "{what} freed during the call was not reported"
+    );
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        let m = ctxpack_error_message(error);
+        let text = std::slice::from_raw_parts(m.ptr.cast::<u8>(), m.len);
+        assert!(
+            std::str::from_utf8(text).is_ok_and(|t| t.contains("freed handle")),
+            "{what} freed during the call: {:?}",
+            String::from_utf8_lossy(text)
+        );
+        ctxpack_error_free(error);
+    }
+}
+
+/// Frees or changes one armed handle, as `r` says.
+fn hostile(r: &mut ByteReader<'_>) {
+    let Some(target) = ARMED.with(|a| {
+        let mut a = a.borrow_mut();
+        (!a.is_empty()).then(|| {
+            let i = r.below(a.len());
+            a.swap_remove(i)
+        })
+    }) else {
+        return;
+    };
+    let freed = |p: *mut c_void| FREED.with(|f| f.borrow_mut().push(p));
+    let mut error = ptr::null_mut();
+    // SAFETY: every target is a live handle of its kind, used by the running call; a
+    // held one stays allocated after its free, so using it again is safe (and must be
+    // reported); an item list is not used again once freed.
+    unsafe {
+        match target {
+            Target::Items(items) => match r.u8() % 4 {
+                0 => {
+                    ctxpack_items_free(items);
+                    freed(items.cast());
+                }
+                1 => {
+                    assert_eq!(ctxpack_items_clear(items), ctxpack_status::CTXPACK_OK);
+                    let mut len = usize::MAX;
+                    assert_eq!(
+                        ctxpack_items_len(items, &mut len),
+                        ctxpack_status::CTXPACK_OK
+                    );
+                    assert_eq!(len, 0, "a cleared list is not empty");
+                    ARMED.with(|a| a.borrow_mut().push(target));
+                }
+                _ => {
+                    push_one(items);
+                    ARMED.with(|a| a.borrow_mut().push(target));
+                }
+            },
+            Target::Budget(b, held) => {
+                ctxpack_budget_free(b);
+                freed(b.cast());
+                if held {
+                    ctxpack_budget_free(b); // a second free of a held handle is a no-op
+                }
+            }
+            Target::Pipeline(p, held) => {
+                ctxpack_pipeline_free(p);
+                freed(p.cast());
+                if held {
+                    let mut out = ptr::null_mut();
+                    let status = ctxpack_pipeline_policy_json(p, 0, &mut out, &mut error);
+                    assert_reported_freed("a pipeline", status, error);
+                }
+            }
+            Target::Scorer(s, held) => {
+                ctxpack_scorer_free(s);
+                freed(s.cast());
+                if held {
+                    let mut out = ptr::null_mut();
+                    let status = ctxpack_scorer_new_scaled(s, &mut out, &mut error);
+                    assert_reported_freed("a scorer", status, error);
+                }
+            }
+            Target::Slicer(s, held) => {
+                ctxpack_slicer_free(s);
+                freed(s.cast());
+                if held {
+                    let mut out = ptr::null_mut();
+                    let status = ctxpack_slicer_new_quota(ptr::null(), 0, s, &mut out, &mut error);
+                    assert_reported_freed("a slicer", status, error);
+                }
+            }
+            Target::Placer(p, held) => {
+                ctxpack_placer_free(p);
+                freed(p.cast());
+                if held {
+                    let mut out = ptr::null_mut();
+                    let status = ctxpack_pipeline_new(
+                        ptr::null(),
+                        ptr::null(),
+                        p,
+                        ptr::null(),
+                        &mut out,
+                        &mut error,
+                    );
+                    assert_reported_freed("a placer", status, error);
+                }
+            }
+        }
+    }
+}
+
+/// Pushes one small item (a descriptor set up by `ctxpack_item_desc_init`).
+///
+/// # Safety
+/// `items` is a live item list.
+unsafe fn push_one(items: *mut ctxpack_items) {
+    let content = "pushed by a callback";
+    let mut desc = std::mem::MaybeUninit::<ctxpack_item_desc>::uninit();
+    // SAFETY: a writable descriptor of its own size; a live list.
+    unsafe {
+        let size = size_of::<ctxpack_item_desc>();
+        assert_eq!(
+            ctxpack_item_desc_init(desc.as_mut_ptr(), size),
+            ctxpack_status::CTXPACK_OK
+        );
+        let mut desc = desc.assume_init();
+        desc.content = ctxpack_str {
+            ptr: content.as_ptr().cast(),
+            len: content.len(),
+        };
+        desc.tokens = 3;
+        assert_eq!(
+            ctxpack_items_push(items, &desc, ptr::null_mut()),
+            ctxpack_status::CTXPACK_OK
+        );
+    }
 }
 
 impl Script {
@@ -43,6 +253,7 @@ impl Script {
         let script = Script {
             bytes: r.bytes(32).to_vec(),
             calls: Cell::new(0),
+            running: Cell::new(0),
         };
         Box::into_raw(Box::new(script)).cast()
     }
@@ -78,7 +289,13 @@ unsafe fn script<'a>(user_data: *mut c_void) -> &'a Script {
 pub unsafe extern "C" fn destroy(user_data: *mut c_void) {
     // SAFETY: forwarded from the caller; a second call would be a double free that
     // AddressSanitizer reports.
-    drop(unsafe { Box::from_raw(user_data.cast::<Script>()) });
+    let script = unsafe { Box::from_raw(user_data.cast::<Script>()) };
+    assert_eq!(
+        script.running.get(),
+        0,
+        "destroy ran while one of the component's callbacks was running"
+    );
+    drop(script);
     LIVE.fetch_sub(1, Ordering::SeqCst);
 }
 
@@ -94,8 +311,13 @@ unsafe fn touch_str(s: &ctxpack_str) -> usize {
         !s.ptr.is_null(),
         "a non-empty view string with a NULL pointer"
     );
-    // SAFETY: the library's contract for views.
-    let bytes = unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) };
+    // SAFETY: the library's contract for views: `len` bytes and a NUL.
+    let bytes = unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.len + 1) };
+    assert_eq!(
+        bytes[s.len], 0,
+        "a view string without a NUL after its length"
+    );
+    let bytes = &bytes[..s.len];
     assert!(
         std::str::from_utf8(bytes).is_ok(),
         "a view string is not UTF-8"
@@ -152,25 +374,16 @@ unsafe fn touch_views(items: *const ctxpack_item_view, count: usize) {
 }
 
 /// Calls back into the library from inside a callback: a fresh list, scorer and score,
-/// all freed again (the documented contract allows any call that does not free a handle
-/// the running call uses).
+/// all freed again.
 fn reenter() {
     let mut items = ptr::null_mut();
     let mut scorer = ptr::null_mut();
-    let content = "re-entrant";
-    let mut desc: ctxpack_item_desc = unsafe { std::mem::zeroed() };
-    desc.struct_size = size_of::<ctxpack_item_desc>();
-    desc.content = ctxpack_str {
-        ptr: content.as_ptr().cast(),
-        len: content.len(),
-    };
-    desc.tokens = 1;
     let mut score = [0f64; 1];
-    // SAFETY: valid out-parameters, a zero-initialised descriptor, a one-score buffer.
+    // SAFETY: valid out-parameters, a one-score buffer.
     unsafe {
         let ok = ctxpack_status::CTXPACK_OK;
         assert_eq!(ctxpack_items_new(&mut items, ptr::null_mut()), ok);
-        assert_eq!(ctxpack_items_push(items, &desc, ptr::null_mut()), ok);
+        push_one(items);
         assert_eq!(ctxpack_scorer_new_recency(&mut scorer, ptr::null_mut()), ok);
         let status = ctxpack_scorer_score(scorer, items, score.as_mut_ptr(), 1, ptr::null_mut());
         assert_eq!(status, ok);
@@ -197,6 +410,11 @@ unsafe fn begin<'a>(
     let mode = r.u8();
     if mode % 16 == 1 {
         reenter();
+    }
+    if mode % 16 == 2 || mode % 16 == 3 {
+        hostile(&mut r);
+        // The views stay valid after the call's handles were freed or changed.
+        unsafe { touch_views(items, count) };
     }
     if mode % 8 == 7 {
         assert!(!error.is_null(), "a callback without its error slot");
@@ -233,6 +451,8 @@ pub unsafe extern "C" fn score_all(
     error: *mut ctxpack_callback_error,
 ) -> c_int {
     // SAFETY: forwarded.
+    let _running = Running::enter(unsafe { script(user_data) });
+    // SAFETY: forwarded.
     let mut r = match unsafe { begin(user_data, items, count, error) } {
         Ok(r) => r,
         Err(code) => return code,
@@ -264,6 +484,8 @@ pub unsafe extern "C" fn score_item(
 ) -> c_int {
     assert!(index < count, "score_item index {index} out of 0..{count}");
     // SAFETY: forwarded.
+    let _running = Running::enter(unsafe { script(user_data) });
+    // SAFETY: forwarded.
     let mut r = match unsafe { begin(user_data, items, count, error) } {
         Ok(r) => r,
         Err(code) => return code,
@@ -288,6 +510,8 @@ pub unsafe extern "C" fn slice(
     out_count: *mut usize,
     error: *mut ctxpack_callback_error,
 ) -> c_int {
+    // SAFETY: forwarded.
+    let _running = Running::enter(unsafe { script(user_data) });
     // SAFETY: forwarded.
     let mut r = match unsafe { begin(user_data, items, count, error) } {
         Ok(r) => r,
@@ -328,6 +552,8 @@ pub unsafe extern "C" fn place(
     error: *mut ctxpack_callback_error,
 ) -> c_int {
     // SAFETY: forwarded.
+    let _running = Running::enter(unsafe { script(user_data) });
+    // SAFETY: forwarded.
     let mut r = match unsafe { begin(user_data, items, count, error) } {
         Ok(r) => r,
         Err(code) => return code,
@@ -357,6 +583,8 @@ pub struct OverflowSeen {
     pub tokens_over_budget: i64,
     /// The item positions of the last call.
     pub items: Vec<usize>,
+    /// When not empty, the callback is hostile (see [`arm`]) with these script bytes.
+    pub hostile: Vec<u8>,
 }
 
 /// `ctxpack_overflow_fn`: records its arguments in the [`OverflowSeen`] at `user_data`.
@@ -375,5 +603,8 @@ pub unsafe extern "C" fn on_overflow(
         seen.calls += 1;
         seen.tokens_over_budget = tokens_over_budget;
         seen.items = elements(items, count).to_vec();
+        if !seen.hostile.is_empty() {
+            hostile(&mut ByteReader::new(&seen.hostile));
+        }
     }
 }

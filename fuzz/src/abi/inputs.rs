@@ -11,9 +11,9 @@ use std::mem::size_of;
 use std::ptr;
 
 use ctxpack::ffi::{
-    ctxpack_count_quota_entry, ctxpack_decay_window, ctxpack_item_desc, ctxpack_kind_weight,
-    ctxpack_metadata_entry, ctxpack_quota_entry, ctxpack_reserved_slot, ctxpack_str,
-    ctxpack_tag_weight,
+    ctxpack_budget_desc, ctxpack_count_quota_entry, ctxpack_decay_window, ctxpack_item_desc,
+    ctxpack_kind_weight, ctxpack_metadata_entry, ctxpack_quota_entry, ctxpack_reserved_slot,
+    ctxpack_str, ctxpack_tag_weight,
 };
 
 use crate::generate::{self, CONTENTS, KINDS, TRUST_VALUES, WORDS};
@@ -79,34 +79,68 @@ impl Arena {
         (self.keep(v), count)
     }
 
-    /// An item descriptor with every optional field chosen by the input.
-    pub fn item_desc(&mut self, r: &mut ByteReader<'_>) -> ctxpack_item_desc {
+    /// An item descriptor with every optional field chosen by the input, and whether
+    /// a flag byte or a reserved byte makes it invalid (the library must then refuse it).
+    pub fn item_desc(&mut self, r: &mut ByteReader<'_>) -> (ctxpack_item_desc, bool) {
         let content = self.str(r, CONTENTS);
         let (tags, tag_count) = self.array(r, 3, |a, r| a.str(r, WORDS));
         let (metadata, metadata_count) = self.array(r, 2, |a, r| ctxpack_metadata_entry {
             key: a.str(r, WORDS),
             value: a.str(r, TRUST_VALUES),
         });
-        let flags = r.u8();
-        ctxpack_item_desc {
+        let pinned = if r.one_in(4) { flag_byte(r) } else { 0 };
+        let flags = [
+            flag_byte(r),
+            flag_byte(r),
+            flag_byte(r),
+            flag_byte(r),
+            pinned,
+        ];
+        let reserved = reserved_bytes::<3>(r);
+        let bad = flags.iter().any(|&f| f > 1) || reserved.iter().any(|&b| b != 0);
+        let desc = ctxpack_item_desc {
             struct_size: size_of::<ctxpack_item_desc>(),
             content,
-            tokens: generate::tokens(r),
             kind: self.str(r, KINDS),
             source: self.str(r, KINDS),
-            priority: r.i64(),
-            has_priority: flags & 1 != 0,
             tags,
             tag_count,
             metadata,
             metadata_count,
+            tokens: generate::tokens(r),
+            priority: r.i64(),
             timestamp_ns: r.i64(),
-            has_timestamp: flags & 2 != 0,
             future_relevance_hint: r.f64(),
-            has_future_relevance_hint: flags & 4 != 0,
-            pinned: flags & 8 != 0 && r.one_in(4),
             original_tokens: r.i64(),
-            has_original_tokens: flags & 16 != 0,
+            pinned: flags[4],
+            has_priority: flags[0],
+            has_timestamp: flags[1],
+            has_future_relevance_hint: flags[2],
+            has_original_tokens: flags[3],
+            reserved,
+        };
+        (desc, bad)
+    }
+
+    /// A budget descriptor with every field chosen by the input.
+    pub fn budget_desc(&mut self, r: &mut ByteReader<'_>) -> ctxpack_budget_desc {
+        let max = r.i64();
+        let target = match r.u8() % 4 {
+            0 => max,
+            1 => max / 2,
+            2 => i64::from(r.u8()),
+            _ => r.i64(),
+        };
+        let output_reserve = if r.bool() { 0 } else { r.i64() };
+        let (slots, slot_count) = self.array(r, 3, Arena::reserved_slot);
+        ctxpack_budget_desc {
+            struct_size: size_of::<ctxpack_budget_desc>(),
+            max_tokens: max,
+            target_tokens: target,
+            output_reserve,
+            slots,
+            slot_count,
+            estimation_safety_margin_percent: if r.bool() { 0.0 } else { r.f64() },
         }
     }
 
@@ -159,6 +193,26 @@ impl Arena {
             score: r.f64(),
         }
     }
+}
+
+/// A flag byte a caller writes: 0 or 1, one time in sixteen any byte (which the library
+/// must refuse).
+pub fn flag_byte(r: &mut ByteReader<'_>) -> u8 {
+    if r.one_in(16) {
+        r.u8()
+    } else {
+        u8::from(r.bool())
+    }
+}
+
+/// The `reserved` bytes of a caller struct: zero, one time in thirty-two not (which the
+/// library must refuse).
+pub fn reserved_bytes<const N: usize>(r: &mut ByteReader<'_>) -> [u8; N] {
+    let mut bytes = [0u8; N];
+    if r.one_in(32) {
+        bytes[r.below(N)] = 1 + r.u8() % 255;
+    }
+    bytes
 }
 
 /// A struct that starts with `size_t struct_size`, laid out as a caller compiled against

@@ -35,8 +35,8 @@ use ctxpack_status::*;
 
 use crate::generate::{MAX_FUZZ_TABLE_BYTES, WORDS};
 use crate::reader::ByteReader;
-use callbacks::{OverflowSeen, Script, LIVE};
-use inputs::{Arena, VersionedBuf};
+use callbacks::{OverflowSeen, Script, Target, LIVE};
+use inputs::{flag_byte, reserved_bytes, Arena, VersionedBuf};
 
 /// Most calls per input.
 const MAX_STEPS: usize = 48;
@@ -136,6 +136,10 @@ const BUDGET_DOCS: &[&str] = &[
 struct Handle {
     kind: Kind,
     ptr: *mut c_void,
+    /// A scorer with a custom scorer somewhere in its tree: its finite scores may still
+    /// come out of a scaled scorer as NaN (the spec's formula when the inner range
+    /// overflows), so its output is not required to be finite.
+    custom: bool,
 }
 
 /// Runs the call sequence encoded in `data` and checks the library's contract.
@@ -194,8 +198,13 @@ impl ErrorSlot {
 /// `s` was returned by the library and its owner is alive.
 unsafe fn out_str(s: ctxpack_str) -> String {
     assert!(!s.ptr.is_null(), "an output string with a NULL pointer");
-    // SAFETY: the library's contract for output strings.
-    let bytes = unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) };
+    // SAFETY: the library's contract for output strings: `len` bytes and a NUL.
+    let bytes = unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.len + 1) };
+    assert_eq!(
+        bytes[s.len], 0,
+        "an output string without a NUL after its length"
+    );
+    let bytes = &bytes[..s.len];
     String::from_utf8(bytes.to_vec()).expect("an output string is not UTF-8")
 }
 
@@ -355,7 +364,11 @@ impl Session<'_> {
         }
         if ok {
             assert!(!out.is_null(), "{what}: success without a handle");
-            self.handles.push(Handle { kind, ptr: out });
+            self.handles.push(Handle {
+                kind,
+                ptr: out,
+                custom: false,
+            });
         } else {
             assert!(out.is_null(), "{what}: failure left the out-parameter set");
         }
@@ -393,6 +406,39 @@ impl Session<'_> {
         }
     }
 
+    // ---- hostile callbacks ---------------------------------------------------------
+
+    /// Arms the handles a call is about to use (each given with the role it plays) for
+    /// hostile callbacks: only live handles whose type is that role, each once. The call
+    /// holds every one of them but the item list.
+    fn arm(&mut self, uses: &[(Kind, *mut c_void)]) {
+        let mut targets = Vec::new();
+        let mut seen: Vec<*mut c_void> = Vec::new();
+        for &(kind, ptr) in uses {
+            let live = self.handles.iter().any(|h| h.kind == kind && h.ptr == ptr);
+            if !live || seen.contains(&ptr) {
+                continue;
+            }
+            seen.push(ptr);
+            targets.push(match kind {
+                Kind::Items => Target::Items(ptr.cast()),
+                Kind::Budget => Target::Budget(ptr.cast(), true),
+                Kind::Pipeline => Target::Pipeline(ptr.cast(), true),
+                Kind::Scorer => Target::Scorer(ptr.cast(), true),
+                Kind::Slicer => Target::Slicer(ptr.cast(), true),
+                Kind::Placer => Target::Placer(ptr.cast(), true),
+                _ => continue,
+            });
+        }
+        callbacks::arm(targets);
+    }
+
+    /// Drops the handles hostile callbacks freed during the call.
+    fn disarm(&mut self) {
+        let freed = callbacks::disarm();
+        self.handles.retain(|h| !freed.contains(&h.ptr));
+    }
+
     // ---- items and budgets ---------------------------------------------------------
 
     fn items_new(&mut self) {
@@ -404,12 +450,16 @@ impl Session<'_> {
 
     fn items_push(&mut self) {
         let items = self.pick::<ctxpack_items>(Kind::Items);
-        let desc = self.arena.item_desc(&mut self.r);
+        let (desc, bad) = self.arena.item_desc(&mut self.r);
         let mut buf = VersionedBuf::input(&mut self.r, desc);
         let mut slot = self.error_slot();
         // SAFETY: a descriptor buffer of its `struct_size` bytes (or rejected unread).
         let status = unsafe { ctxpack_items_push(items, buf.ptr(), slot.arg()) };
-        self.check("items_push", status, slot);
+        let ok = self.check("items_push", status, slot);
+        assert!(
+            !(ok && bad),
+            "a flag byte other than 0/1 or a reserved byte was accepted"
+        );
     }
 
     /// Pushes an array of descriptors with a common stride (`descs[0].struct_size`), one
@@ -419,8 +469,10 @@ impl Session<'_> {
         let stride = size_of::<ctxpack_item_desc>() + 8 * self.r.below(2);
         let count = self.r.below(5);
         let mut bytes: Vec<u8> = Vec::with_capacity(stride * count);
+        let mut any_bad = false;
         for _ in 0..count {
-            let desc = self.arena.item_desc(&mut self.r);
+            let (desc, bad) = self.arena.item_desc(&mut self.r);
+            any_bad |= bad;
             bytes.extend(VersionedBuf::with_size(desc, stride).bytes());
         }
         if count > 1 && self.r.one_in(8) {
@@ -439,7 +491,11 @@ impl Session<'_> {
         let mut slot = self.error_slot();
         // SAFETY: `count` elements of `stride` bytes.
         let status = unsafe { ctxpack_items_push_many(items, descs, count, slot.arg()) };
-        self.check("items_push_many", status, slot);
+        let ok = self.check("items_push_many", status, slot);
+        assert!(
+            !(ok && any_bad),
+            "push_many accepted a bad flag or reserved byte"
+        );
         let mut len = 0;
         // SAFETY: a writable length.
         let status = unsafe { ctxpack_items_len(items, &mut len) };
@@ -451,30 +507,24 @@ impl Session<'_> {
         }
     }
 
+    /// A budget from a descriptor of any `struct_size`; sometimes the descriptor goes
+    /// through `ctxpack_budget_desc_init` first, as bindings do.
     fn budget_new(&mut self) {
-        let r = &mut self.r;
-        let max = r.i64();
-        let target = match r.u8() % 4 {
-            0 => max,
-            1 => max / 2,
-            2 => i64::from(r.u8()),
-            _ => r.i64(),
-        };
-        let reserve = if r.bool() { 0 } else { r.i64() };
-        let (slots, slot_count) = self.arena.array(&mut self.r, 3, Arena::reserved_slot);
-        let margin = if self.r.bool() { 0.0 } else { self.r.f64() };
-        // SAFETY: `slot_count` slots (or NULL, rejected).
+        let mut desc = self.arena.budget_desc(&mut self.r);
+        if self.r.bool() {
+            let (max, target) = (desc.max_tokens, desc.target_tokens);
+            // SAFETY: a writable descriptor of its own size.
+            let status =
+                unsafe { ctxpack_budget_desc_init(&mut desc, size_of::<ctxpack_budget_desc>()) };
+            assert_eq!(status, CTXPACK_OK);
+            assert_eq!(desc.struct_size, size_of::<ctxpack_budget_desc>());
+            assert!(desc.slots.is_null() && desc.slot_count == 0 && desc.max_tokens == 0);
+            (desc.max_tokens, desc.target_tokens) = (max, target);
+        }
+        let mut buf = VersionedBuf::input(&mut self.r, desc);
+        // SAFETY: a descriptor of its `struct_size` bytes, its slots as long as claimed.
         self.create(Kind::Budget, "budget_new", |out, err| unsafe {
-            ctxpack_budget_new(
-                max,
-                target,
-                reserve,
-                slots,
-                slot_count,
-                margin,
-                out.cast(),
-                err,
-            )
+            ctxpack_budget_new(buf.ptr(), out.cast(), err)
         });
     }
 
@@ -501,6 +551,20 @@ impl Session<'_> {
             unsafe { callbacks::destroy(user_data) };
         } else if destroy.is_none() {
             self.orphans.push(user_data);
+        }
+    }
+
+    /// Whether `scorer` is a live scorer with a custom scorer in its tree.
+    fn has_custom(&self, scorer: *const ctxpack_scorer) -> bool {
+        self.handles
+            .iter()
+            .any(|h| h.ptr == scorer.cast_mut().cast() && h.kind == Kind::Scorer && h.custom)
+    }
+
+    /// Marks the scorer just created as having a custom scorer in its tree.
+    fn mark_custom(&mut self, created: bool, custom: bool) {
+        if created && custom {
+            self.handles.last_mut().expect("just created").custom = true;
         }
     }
 
@@ -539,21 +603,32 @@ impl Session<'_> {
                     } else {
                         children.as_ptr()
                     };
-                    self.create(k, "scorer_new_composite", |o, e| {
+                    let custom = children.iter().any(|ch| self.has_custom(ch.scorer));
+                    let ok = self.create(k, "scorer_new_composite", |o, e| {
                         ctxpack_scorer_new_composite(c, n, o.cast(), e)
-                    })
+                    });
+                    self.mark_custom(ok, custom);
+                    ok
                 }
                 4 => {
                     let inner = self.pick::<ctxpack_scorer>(Kind::Scorer);
-                    self.create(k, "scorer_new_scaled", |o, e| {
+                    let custom = self.has_custom(inner);
+                    let ok = self.create(k, "scorer_new_scaled", |o, e| {
                         ctxpack_scorer_new_scaled(inner, o.cast(), e)
-                    })
+                    });
+                    self.mark_custom(ok, custom);
+                    ok
                 }
                 5 => {
-                    let mut config = self.decay_config();
-                    self.create(k, "scorer_new_decay", |o, e| {
+                    let (mut config, bad) = self.decay_config();
+                    let ok = self.create(k, "scorer_new_decay", |o, e| {
                         ctxpack_scorer_new_decay(config.ptr(), o.cast(), e)
-                    })
+                    });
+                    assert!(
+                        !(ok && bad),
+                        "decay config: a bad flag or reserved byte accepted"
+                    );
+                    ok
                 }
                 6 => {
                     let score = self.r.f64();
@@ -588,6 +663,7 @@ impl Session<'_> {
                         ctxpack_scorer_new_custom_batch(f, u, d, o.cast(), e)
                     });
                     self.settle_user_data(ok, u, d);
+                    self.mark_custom(ok, true);
                     ok
                 }
                 _ => {
@@ -597,6 +673,7 @@ impl Session<'_> {
                         ctxpack_scorer_new_custom_item(f, u, d, o.cast(), e)
                     });
                     self.settle_user_data(ok, u, d);
+                    self.mark_custom(ok, true);
                     ok
                 }
             };
@@ -608,23 +685,28 @@ impl Session<'_> {
         (!self.r.one_in(16)).then_some(f)
     }
 
-    /// A decay configuration of any curve and clock, any `struct_size`.
-    fn decay_config(&mut self) -> VersionedBuf {
+    /// A decay configuration of any curve and clock, any `struct_size`, and whether its
+    /// flag or reserved bytes make it invalid.
+    fn decay_config(&mut self) -> (VersionedBuf, bool) {
         let (windows, window_count) = self.arena.array(&mut self.r, 3, Arena::decay_window);
         let r = &mut self.r;
+        let flag = flag_byte(r);
+        let reserved = reserved_bytes::<7>(r);
         let config = ctxpack_decay_config {
             struct_size: size_of::<ctxpack_decay_config>(),
-            curve: i32::from(r.u8() % 4),
             half_life_ns: r.i64(),
             max_age_ns: r.i64(),
             windows,
             window_count,
-            clock: i32::from(r.u8() % 3),
             fixed_now_ns: r.i64(),
             null_timestamp_score: r.f64(),
-            has_null_timestamp_score: r.bool(),
+            curve: i32::from(r.u8() % 4),
+            clock: i32::from(r.u8() % 3),
+            has_null_timestamp_score: flag,
+            reserved,
         };
-        VersionedBuf::input(r, config)
+        let bad = flag > 1 || reserved.iter().any(|&b| b != 0);
+        (VersionedBuf::input(r, config), bad)
     }
 
     /// A knapsack memory guard: never 0 (the 256 MiB default) and at most
@@ -730,22 +812,29 @@ impl Session<'_> {
         let placer = self.pick::<ctxpack_placer>(Kind::Placer);
         let options = ctxpack_pipeline_options {
             struct_size: size_of::<ctxpack_pipeline_options>(),
-            deduplication: self.r.bool(),
             overflow_strategy: match self.r.u8() % 8 {
                 7 => i32::from(self.r.u8()) - 128,
                 n => i32::from(n % 3),
             },
+            deduplication: flag_byte(&mut self.r),
+            reserved: reserved_bytes(&mut self.r),
         };
+        let bad = options.deduplication > 1 || options.reserved.iter().any(|&b| b != 0);
         let mut options = VersionedBuf::input(&mut self.r, options);
-        let options_ptr = if self.r.one_in(8) {
+        let null_options = self.r.one_in(8);
+        let options_ptr = if null_options {
             ptr::null()
         } else {
             options.ptr()
         };
         // SAFETY: handle arguments as picked, options of their `struct_size`.
-        self.create(Kind::Pipeline, "pipeline_new", |o, e| unsafe {
+        let ok = self.create(Kind::Pipeline, "pipeline_new", |o, e| unsafe {
             ctxpack_pipeline_new(scorer, slicer, placer, options_ptr, o.cast(), e)
         });
+        assert!(
+            !(ok && bad && !null_options),
+            "pipeline options: a bad flag or reserved byte accepted"
+        );
     }
 
     // ---- runs and results ----------------------------------------------------------
@@ -771,12 +860,17 @@ impl Session<'_> {
             _ => i32::from(self.r.u8()) - 128,
         };
         let mut seen = OverflowSeen::default();
+        if self.r.one_in(4) {
+            seen.hostile = self.r.bytes(4).to_vec();
+        }
         let with_callback = self.r.bool();
+        let reserved = reserved_bytes(&mut self.r);
         let options = ctxpack_run_options {
             struct_size: size_of::<ctxpack_run_options>(),
-            trace_detail: trace,
             on_overflow: with_callback.then_some(callbacks::on_overflow as _),
             overflow_user_data: (&mut seen as *mut OverflowSeen).cast(),
+            trace_detail: trace,
+            reserved,
         };
         let mut options = VersionedBuf::input(&mut self.r, options);
         let null_options = self.r.one_in(8);
@@ -785,10 +879,20 @@ impl Session<'_> {
         } else {
             options.ptr()
         };
+        self.arm(&[
+            (Kind::Pipeline, pipeline.cast()),
+            (Kind::Items, items.cast()),
+            (Kind::Budget, budget.cast()),
+        ]);
         // SAFETY: handle arguments as picked, options of their `struct_size`.
         let ok = self.create(Kind::Result, "pipeline_run", |o, e| unsafe {
             ctxpack_pipeline_run(pipeline, items, budget, options_ptr, o.cast(), e)
         });
+        self.disarm();
+        assert!(
+            !(ok && reserved.iter().any(|&b| b != 0) && !null_options),
+            "run options: a reserved byte accepted"
+        );
         if ok {
             let result = self.handles.last().expect("just created").ptr.cast();
             let observed = (with_callback && !null_options).then_some(&seen);
@@ -866,8 +970,10 @@ impl Session<'_> {
         // SAFETY: a live result; output structs of their `struct_size`.
         unsafe {
             let mut summary = VersionedBuf::output::<ctxpack_report_summary>(&mut self.r);
-            let status = ctxpack_result_report_summary(result, summary.ptr());
+            let mut slot = self.error_slot();
+            let status = ctxpack_result_report_summary(result, summary.ptr(), slot.arg());
             summary.check_tail();
+            self.check("report_summary", status, slot);
             if !has_report {
                 assert_ne!(status, CTXPACK_OK, "a summary without a report");
                 return;
@@ -884,13 +990,13 @@ impl Session<'_> {
                 assert_eq!(s.total_candidates, len, "report candidates vs items");
             }
             for i in 0..=s.included_count {
-                self.entry::<ctxpack_included_entry>(i, s.included_count, |out| {
-                    ctxpack_result_report_included(result, i, out)
+                self.entry::<ctxpack_included_entry>(i, s.included_count, |out, err| {
+                    ctxpack_result_report_included(result, i, out, err)
                 });
             }
             for i in 0..=s.excluded_count {
-                let e = self.entry::<ctxpack_excluded_entry>(i, s.excluded_count, |out| {
-                    ctxpack_result_report_excluded(result, i, out)
+                let e = self.entry::<ctxpack_excluded_entry>(i, s.excluded_count, |out, err| {
+                    ctxpack_result_report_excluded(result, i, out, err)
                 });
                 if let Some(e) = e {
                     for text in [e.name, e.deduplicated_against, e.kind, e.displaced_by_kind] {
@@ -901,16 +1007,18 @@ impl Session<'_> {
                 }
             }
             for i in 0..=s.event_count {
-                if let Some(e) = self.entry::<ctxpack_trace_event>(i, s.event_count, |out| {
-                    ctxpack_result_report_event(result, i, out)
+                if let Some(e) = self.entry::<ctxpack_trace_event>(i, s.event_count, |out, err| {
+                    ctxpack_result_report_event(result, i, out, err)
                 }) {
                     out_str(e.message);
                 }
             }
             for i in 0..=s.shortfall_count {
-                if let Some(e) = self.entry::<ctxpack_shortfall>(i, s.shortfall_count, |out| {
-                    ctxpack_result_report_shortfall(result, i, out)
-                }) {
+                if let Some(e) =
+                    self.entry::<ctxpack_shortfall>(i, s.shortfall_count, |out, err| {
+                        ctxpack_result_report_shortfall(result, i, out, err)
+                    })
+                {
                     out_str(e.kind);
                 }
             }
@@ -922,33 +1030,30 @@ impl Session<'_> {
         }
     }
 
-    /// One report entry accessor call at `i` (of `count`) with an output struct of any
-    /// `struct_size`; returns the entry when the call must and did succeed.
+    /// One accessor call filling an output struct at `i` (of `count`), with a struct of
+    /// any `struct_size` and an error slot; returns the entry when the call must and did
+    /// succeed. A bad `struct_size` must come with an error object (checked by `check`).
     fn entry<T: Copy>(
         &mut self,
         i: usize,
         count: usize,
-        call: impl FnOnce(*mut T) -> ctxpack_status,
+        call: impl FnOnce(*mut T, *mut *mut ctxpack_error) -> ctxpack_status,
     ) -> Option<T> {
         // SAFETY: the report structs are plain data, valid when zeroed.
         let mut out = unsafe { VersionedBuf::output::<T>(&mut self.r) };
-        let status = call(out.ptr());
+        let mut slot = self.error_slot();
+        let status = call(out.ptr(), slot.arg());
         out.check_tail();
-        assert_ne!(status, CTXPACK_PANIC);
+        let ok = self.check("an output struct accessor", status, slot);
         if !out.size_is_valid() {
-            assert_ne!(
-                status,
-                CTXPACK_OK,
-                "accepted struct_size {}",
-                out.struct_size()
-            );
+            assert!(!ok, "accepted struct_size {}", out.struct_size());
             return None;
         }
         if i >= count {
             assert_eq!(status, CTXPACK_OUT_OF_RANGE, "entry {i} of {count}");
             return None;
         }
-        assert_eq!(status, CTXPACK_OK, "entry {i} of {count}");
+        assert!(ok, "entry {i} of {count}: {status:?}");
         Some(out.read())
     }
 
@@ -993,14 +1098,19 @@ impl Session<'_> {
         };
         let mut out = vec![0f64; capacity];
         let mut slot = self.error_slot();
+        // Built-in scorer trees give finite scores (a custom one's, checked by the library
+        // itself, may become NaN in a scaled scorer whose inner range overflows).
+        let built_in = !self.has_custom(scorer);
+        self.arm(&[(Kind::Scorer, scorer.cast()), (Kind::Items, items.cast())]);
         // SAFETY: `capacity` writable scores.
         let status =
             unsafe { ctxpack_scorer_score(scorer, items, out.as_mut_ptr(), capacity, slot.arg()) };
+        self.disarm();
         if self.check("scorer_score", status, slot) {
             let len = len.expect("scored a list");
             assert!(
-                out[..len].iter().all(|s| s.is_finite()),
-                "a non-finite score"
+                !built_in || out[..len].iter().all(|s| s.is_finite()),
+                "a built-in scorer gave a non-finite score"
             );
         }
     }
@@ -1011,10 +1121,22 @@ impl Session<'_> {
         let budget = self.pick::<ctxpack_budget>(Kind::Budget);
         let scores = self.scores(Self::items_len(items));
         let count = scores.len();
+        self.arm(&[
+            (Kind::Slicer, slicer.cast()),
+            (Kind::Items, items.cast()),
+            (Kind::Budget, budget.cast()),
+        ]);
         // SAFETY: `count` scores, handle arguments as picked.
         let ok = self.create(Kind::SliceResult, "slicer_slice", |o, e| unsafe {
             ctxpack_slicer_slice(slicer, items, scores.as_ptr(), count, budget, o.cast(), e)
         });
+        self.disarm();
+        if ok {
+            assert!(
+                scores.iter().all(|s| s.is_finite()),
+                "slice accepted a non-finite score"
+            );
+        }
         if ok {
             let result = self.handles.last().expect("just created").ptr.cast();
             self.check_slice_result(result, count);
@@ -1047,8 +1169,8 @@ impl Session<'_> {
             let status = ctxpack_slice_result_shortfall_count(result, &mut shortfalls);
             assert_eq!(status, CTXPACK_OK);
             for i in 0..=shortfalls {
-                if let Some(s) = self.entry::<ctxpack_shortfall>(i, shortfalls, |out| {
-                    ctxpack_slice_result_shortfall(result, i, out)
+                if let Some(s) = self.entry::<ctxpack_shortfall>(i, shortfalls, |out, err| {
+                    ctxpack_slice_result_shortfall(result, i, out, err)
                 }) {
                     out_str(s.kind);
                 }
@@ -1063,6 +1185,7 @@ impl Session<'_> {
         let count = scores.len();
         let mut order = vec![usize::MAX; count];
         let mut slot = self.error_slot();
+        self.arm(&[(Kind::Placer, placer.cast()), (Kind::Items, items.cast())]);
         // SAFETY: `count` scores and `count` writable positions.
         let status = unsafe {
             ctxpack_placer_place(
@@ -1074,7 +1197,12 @@ impl Session<'_> {
                 slot.arg(),
             )
         };
+        self.disarm();
         if self.check("placer_place", status, slot) {
+            assert!(
+                scores.iter().all(|s| s.is_finite()),
+                "place accepted a non-finite score"
+            );
             order.sort_unstable();
             assert!(order.iter().copied().eq(0..count), "not a permutation");
         }
@@ -1082,8 +1210,71 @@ impl Session<'_> {
 
     // ---- the rest ------------------------------------------------------------------
 
+    /// One `ctxpack_<struct>_init` call on a buffer of 4200 bytes, with a size that is
+    /// exact, larger (a newer caller), too small, absurd, or a NULL pointer: a valid size
+    /// zeroes exactly that many bytes and stores it first, anything else writes nothing.
+    fn check_init(&mut self, known: usize, init: impl Fn(*mut c_void, usize) -> ctxpack_status) {
+        let mut buf = vec![u64::from_ne_bytes([0xAB; 8]); 4200 / 8];
+        let size = match self.r.u8() % 8 {
+            0 => self.r.below(known),
+            1 => known + 8 * (1 + self.r.below(3)),
+            2 => 4097,
+            _ => known,
+        };
+        if self.r.one_in(16) {
+            assert_eq!(init(ptr::null_mut(), size), CTXPACK_NULL_ARGUMENT);
+            return;
+        }
+        let status = init(buf.as_mut_ptr().cast(), size);
+        let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        if size < known || size > 4096 {
+            assert_eq!(status, CTXPACK_INVALID_ARGUMENT, "init with size {size}");
+            assert!(bytes.iter().all(|&b| b == 0xAB), "a refused init wrote");
+            return;
+        }
+        assert_eq!(status, CTXPACK_OK, "init with size {size}");
+        assert_eq!(bytes[..8], size.to_ne_bytes(), "struct_size after init");
+        assert!(
+            bytes[8..size].iter().all(|&b| b == 0),
+            "init left a byte non-zero"
+        );
+        assert!(
+            bytes[size..].iter().all(|&b| b == 0xAB),
+            "init wrote past the size"
+        );
+    }
+
+    /// Every struct's initialiser, through [`Self::check_init`].
+    fn initialisers(&mut self) {
+        macro_rules! init {
+            ($t:ty, $f:ident) => {
+                // SAFETY: `check_init` passes NULL or a buffer of 4200 writable bytes.
+                self.check_init(size_of::<$t>(), |p, n| unsafe { $f(p.cast(), n) })
+            };
+        }
+        match self.r.below(11) {
+            0 => init!(ctxpack_item_desc, ctxpack_item_desc_init),
+            1 => init!(ctxpack_budget_desc, ctxpack_budget_desc_init),
+            2 => init!(ctxpack_pipeline_options, ctxpack_pipeline_options_init),
+            3 => init!(ctxpack_run_options, ctxpack_run_options_init),
+            4 => init!(ctxpack_decay_config, ctxpack_decay_config_init),
+            5 => init!(ctxpack_report_summary, ctxpack_report_summary_init),
+            6 => init!(ctxpack_included_entry, ctxpack_included_entry_init),
+            7 => init!(ctxpack_excluded_entry, ctxpack_excluded_entry_init),
+            8 => init!(ctxpack_trace_event, ctxpack_trace_event_init),
+            9 => init!(ctxpack_shortfall, ctxpack_shortfall_init),
+            _ => init!(
+                ctxpack_kind_quota_utilization,
+                ctxpack_kind_quota_utilization_init
+            ),
+        }
+    }
+
     /// Status names, C strings, the version and error accessors on NULL.
     fn misc(&mut self) {
+        if self.r.bool() {
+            self.initialisers();
+        }
         let status = i32::from(self.r.u8()) - 20;
         let c = CString::new(
             self.r
@@ -1102,6 +1293,7 @@ impl Session<'_> {
             assert!(!std::ffi::CStr::from_ptr(ctxpack_version())
                 .to_bytes()
                 .is_empty());
+            assert!(ctxpack_version_number() > 0);
             assert_ne!(ctxpack_error_code(ptr::null()), CTXPACK_OK);
             out_str(ctxpack_error_message(ptr::null()));
             ctxpack_error_free(ptr::null_mut());
@@ -1152,7 +1344,7 @@ impl Session<'_> {
     /// whose policy JSON is the same text.
     fn policy_json_round_trip(&mut self) {
         let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
-        let pretty = self.r.bool();
+        let pretty = flag_byte(&mut self.r);
         // SAFETY: a handle argument as picked, out-parameters from `create`.
         let written = self.written_text("pipeline_policy_json", |o, e| unsafe {
             ctxpack_pipeline_policy_json(pipeline, pretty, o, e)
@@ -1160,6 +1352,7 @@ impl Session<'_> {
         let Some(json) = written else {
             return;
         };
+        assert!(pretty <= 1, "pretty = {pretty} was accepted");
         let (mut rebuilt, mut again) = (ptr::null_mut(), ptr::null_mut());
         // SAFETY: a string argument alive for the calls, writable out-parameters.
         unsafe {
@@ -1232,20 +1425,36 @@ impl Session<'_> {
     }
 
     /// `ctxpack_json_read_options` as a caller passes them: NULL one time in eight, else
-    /// strict or not, with a registry picked like any handle (NULL, live, another type),
-    /// in a struct of any `struct_size`. Returns the buffer (to keep alive) and whether
-    /// the library must reject it.
+    /// strict or not (a flag byte, sometimes neither 0 nor 1), with a registry picked like
+    /// any handle (NULL, live, another type) and reserved bytes (sometimes not zero), in a
+    /// struct of any `struct_size`, sometimes set up by `ctxpack_json_read_options_init`.
+    /// Returns the buffer (to keep alive) and whether the library must reject it.
     fn read_options(&mut self) -> (Option<VersionedBuf>, bool) {
         if self.r.one_in(8) {
             return (None, false);
         }
-        let options = ctxpack_json_read_options {
+        let mut options = ctxpack_json_read_options {
             struct_size: size_of::<ctxpack_json_read_options>(),
-            strict: self.r.bool(),
-            registry: self.pick::<ctxpack_scorer_registry>(Kind::Registry),
+            registry: ptr::null(),
+            strict: 0,
+            reserved: [0; 7],
         };
+        if self.r.bool() {
+            options.struct_size = 0;
+            // SAFETY: a writable struct of its own size.
+            let status = unsafe {
+                ctxpack_json_read_options_init(&mut options, size_of::<ctxpack_json_read_options>())
+            };
+            assert_eq!(status, CTXPACK_OK);
+            assert_eq!(options.struct_size, size_of::<ctxpack_json_read_options>());
+            assert!(options.registry.is_null() && options.strict == 0);
+        }
+        options.registry = self.pick::<ctxpack_scorer_registry>(Kind::Registry);
+        options.strict = flag_byte(&mut self.r);
+        options.reserved = reserved_bytes(&mut self.r);
+        let bad_bytes = options.strict > 1 || options.reserved.iter().any(|&b| b != 0);
         let buf = VersionedBuf::input(&mut self.r, options);
-        let invalid = !buf.size_is_valid();
+        let invalid = !buf.size_is_valid() || bad_bytes;
         (Some(buf), invalid)
     }
 
@@ -1272,6 +1481,7 @@ impl Session<'_> {
         self.handles.push(Handle {
             kind: Kind::Warnings,
             ptr: warnings.cast(),
+            custom: false,
         });
         let mut count = usize::MAX;
         // SAFETY: a live warnings handle, a writable out-parameter.
@@ -1281,8 +1491,8 @@ impl Session<'_> {
         );
         for i in 0..=count {
             // SAFETY: a live warnings handle; the output buffer is as long as claimed.
-            let entry = self.entry::<ctxpack_json_warning>(i, count, |out| unsafe {
-                ctxpack_json_warnings_entry(warnings, i, out)
+            let entry = self.entry::<ctxpack_json_warning>(i, count, |out, err| unsafe {
+                ctxpack_json_warnings_entry(warnings, i, out, err)
             });
             if let Some(w) = entry {
                 assert!((1..=4).contains(&w.kind), "warning kind {}", w.kind);
@@ -1321,7 +1531,7 @@ impl Session<'_> {
         let ok = self.create(Kind::Pipeline, what, |o, e| unsafe {
             ctxpack_pipeline_new_policy_json_with(json, options_ptr, o.cast(), warnings_arg, e)
         });
-        assert!(!(ok && invalid), "{what}: accepted a bad struct_size");
+        assert!(!(ok && invalid), "{what}: accepted bad options");
         self.settle_warnings(what, ok, slot);
     }
 
@@ -1344,12 +1554,12 @@ impl Session<'_> {
             let ok = self.create(Kind::Budget, what, |o, e| unsafe {
                 ctxpack_budget_new_json(json, options_ptr, o.cast(), warnings_arg, e)
             });
-            assert!(!(ok && invalid), "{what}: accepted a bad struct_size");
+            assert!(!(ok && invalid), "{what}: accepted bad options");
             self.settle_warnings(what, ok, slot);
             return;
         }
         let budget = self.pick::<ctxpack_budget>(Kind::Budget);
-        let pretty = self.r.bool();
+        let pretty = flag_byte(&mut self.r);
         // SAFETY: a handle argument as picked, out-parameters from `create`.
         let written = self.written_text("budget_json", |o, e| unsafe {
             ctxpack_budget_json(budget, pretty, o, e)
@@ -1357,11 +1567,13 @@ impl Session<'_> {
         let Some(json) = written else {
             return;
         };
+        assert!(pretty <= 1, "pretty = {pretty} was accepted");
         let arg = str_arg(&json);
         let options = ctxpack_json_read_options {
             struct_size: size_of::<ctxpack_json_read_options>(),
-            strict: true,
             registry: ptr::null(),
+            strict: 1,
+            reserved: [0; 7],
         };
         let (mut again, mut warnings, mut rewritten) =
             (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
@@ -1399,10 +1611,16 @@ impl Session<'_> {
         let items = self.pick::<ctxpack_items>(Kind::Items);
         let budget = self.pick::<ctxpack_budget>(Kind::Budget);
         let len = Self::items_len(items);
+        self.arm(&[
+            (Kind::Pipeline, pipeline.cast()),
+            (Kind::Items, items.cast()),
+            (Kind::Budget, budget.cast()),
+        ]);
         // SAFETY: handle arguments as picked, out-parameters from `create`.
         let ok = self.create(Kind::Result, "pipeline_dry_run", |o, e| unsafe {
             ctxpack_pipeline_dry_run(pipeline, items, budget, o.cast(), e)
         });
+        self.disarm();
         if ok {
             let result = self.handles.last().expect("just created").ptr.cast();
             self.check_result(result, len, Some(true), None);
@@ -1419,6 +1637,11 @@ impl Session<'_> {
             let slack = self.r.i64();
             let mut out = vec![usize::MAX; len.unwrap_or(0)];
             let (mut count, mut slot) = (usize::MAX, self.error_slot());
+            self.arm(&[
+                (Kind::Pipeline, pipeline.cast()),
+                (Kind::Items, items.cast()),
+                (Kind::Budget, budget.cast()),
+            ]);
             // SAFETY: `out` holds the list's length, handle arguments as picked.
             let status = unsafe {
                 ctxpack_pipeline_marginal_items(
@@ -1432,6 +1655,7 @@ impl Session<'_> {
                     slot.arg(),
                 )
             };
+            self.disarm();
             if self.check("pipeline_marginal_items", status, slot) {
                 assert!(count <= out.len(), "marginal count {count} > capacity");
                 let mut positions = out[..count].to_vec();
@@ -1448,6 +1672,10 @@ impl Session<'_> {
             let ceiling = self.r.i64();
             let (mut found, mut min_budget) = (false, -1i64);
             let mut slot = self.error_slot();
+            self.arm(&[
+                (Kind::Pipeline, pipeline.cast()),
+                (Kind::Items, items.cast()),
+            ]);
             // SAFETY: handle arguments as picked, writable out-parameters.
             let status = unsafe {
                 ctxpack_pipeline_min_budget_for(
@@ -1460,6 +1688,7 @@ impl Session<'_> {
                     slot.arg(),
                 )
             };
+            self.disarm();
             if self.check("pipeline_min_budget_for", status, slot) {
                 if found {
                     assert!((0..=ceiling).contains(&min_budget), "budget {min_budget}");
@@ -1473,15 +1702,17 @@ impl Session<'_> {
     /// The result analytics: utilization, diversity, coverage, quota utilization.
     fn result_analytics(&mut self) {
         let result = self.pick::<ctxpack_result>(Kind::Result);
-        let budget = self.pick::<ctxpack_budget>(Kind::Budget);
-        let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
         // SAFETY: handle arguments as picked, writable out-parameters.
         unsafe {
             let mut value = f64::NAN;
-            let status = ctxpack_result_budget_utilization(result, budget, &mut value);
+            let status = ctxpack_result_budget_utilization(result, &mut value);
             assert_ne!(status, CTXPACK_PANIC);
             if status == CTXPACK_OK {
                 assert!(!value.is_nan(), "budget utilization is NaN");
+                assert!(
+                    value.to_bits() != (-0.0f64).to_bits(),
+                    "budget utilization is -0.0"
+                );
             }
             let mut kinds = 0usize;
             assert_ne!(
@@ -1498,9 +1729,7 @@ impl Session<'_> {
         let ok = self.create(
             Kind::QuotaUtilization,
             "result_quota_utilization",
-            |o, e| unsafe {
-                ctxpack_result_quota_utilization(result, pipeline, budget, o.cast(), e)
-            },
+            |o, e| unsafe { ctxpack_result_quota_utilization(result, o.cast(), e) },
         );
         if !ok {
             return;
@@ -1515,9 +1744,11 @@ impl Session<'_> {
                 CTXPACK_OK
             );
             for i in 0..=count {
-                if let Some(e) = self.entry::<ctxpack_kind_quota_utilization>(i, count, |out| {
-                    ctxpack_quota_utilization_entry(utilization, i, out)
-                }) {
+                if let Some(e) =
+                    self.entry::<ctxpack_kind_quota_utilization>(i, count, |out, err| {
+                        ctxpack_quota_utilization_entry(utilization, i, out, err)
+                    })
+                {
                     out_str(e.kind);
                 }
             }
@@ -1541,10 +1772,19 @@ impl Session<'_> {
         } else {
             variants.as_ptr()
         };
+        let mut uses: Vec<(Kind, *mut c_void)> =
+            vec![(Kind::Items, items.cast()), (Kind::Budget, budget.cast())];
+        uses.extend(
+            variants
+                .iter()
+                .map(|v| (Kind::Pipeline, v.pipeline.cast_mut().cast())),
+        );
+        self.arm(&uses);
         // SAFETY: `n` variants, handle arguments as picked, out-parameters from `create`.
         let ok = self.create(Kind::Sensitivity, "sensitivity_new", |o, e| unsafe {
             ctxpack_sensitivity_new(items, budget, v, n, o.cast(), e)
         });
+        self.disarm();
         if !ok {
             return;
         }

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use ctxpack::prefix::{CacheRule, PrefixMode};
+use ctxpack::tokenizer::ENCODING_NAMES;
 use ctxpack::GroupValue;
 
 /// What the tool prints.
@@ -73,6 +74,11 @@ pub struct Args {
     pub pinned_first: bool,
     /// `--group-value`: how a group's value is computed (overrides the policy when given).
     pub group_value: Option<GroupValue>,
+    /// `--encoding`: the encoding that counts items without `tokens` and chat requests
+    /// (one of `ctxpack::tokenizer::ENCODING_NAMES`, as spelled there).
+    pub encoding: Option<&'static str>,
+    /// `false` with `--no-pin-last-turn` (chat requests only).
+    pub pin_last_turn: bool,
     /// `--state FILE` and its companions: a prefix state carried across runs.
     pub prefix: Option<PrefixArgs>,
 }
@@ -111,12 +117,12 @@ usage: ctxpack [FILE] (--max N [--target N] [--reserve N] | --budget FILE.json)
                [--group-value V] [--explain | --report json] [--format items|openai|anthropic]
                [--state FILE [--prefix measure|hold] [--conversation KEY] [--cache RULE]
                 [--max-value-loss X] [--watermark X]]
+               [--encoding o200k_base|cl100k_base] [--no-pin-last-turn]
 
 Reads candidate items (JSON Lines or a JSON array; FILE or standard input when FILE is
 absent or '-'), selects the context window for the budget, and prints it as JSON Lines in
 placed order. With --format openai or anthropic, reads a chat request body instead and
-prints it trimmed to the budget (tool calls kept with their results; tokens estimated
-without a tokenizer, docs/chat.md).
+prints it trimmed to the budget (tool calls kept with their results; docs/chat.md).
 
   --max N          max_tokens of the budget (required unless --budget is given)
   --target N       target_tokens (default: --max)
@@ -148,6 +154,12 @@ without a tokenizer, docs/chat.md).
                    anthropic[:MIN], vllm, blocks:N
   --max-value-loss X  the share of a fresh selection's value a held run may give up (0.05)
   --watermark X    the share of the target a re-anchor selects to, at least (0.8)
+  --encoding E     o200k_base or cl100k_base: items without \"tokens\" are counted with it
+                   (items with \"tokens\" keep theirs); chat requests are counted with it
+                   (default: o200k_base)
+  --no-pin-last-turn
+                   chat requests: let the last turn (and the question it works on) be
+                   dropped like any other message (default: always kept)
   -h, --help       this text
   -V, --version    print the version
 
@@ -166,6 +178,7 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     let (mut pinned_first, mut group_value) = (false, None);
     let (mut state, mut mode, mut conversation, mut cache) = (None, None, None, None);
     let (mut max_value_loss, mut low_watermark) = (None, None);
+    let (mut encoding, mut pin_last_turn) = (None, true);
     let mut it = argv.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -230,6 +243,8 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                 max_value_loss = Some(share("--max-value-loss", &value("--max-value-loss")?)?)
             }
             "--watermark" => low_watermark = Some(share("--watermark", &value("--watermark")?)?),
+            "--encoding" => encoding = Some(encoding_name(&value("--encoding")?)?),
+            "--no-pin-last-turn" => pin_last_turn = false,
             flag if flag.starts_with("--") => {
                 return Err(UsageError(format!("unknown option {flag}")))
             }
@@ -239,6 +254,11 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                 }
             }
         }
+    }
+    if !pin_last_turn && format == InputFormat::Items {
+        return Err(UsageError(
+            "--no-pin-last-turn applies to --format openai or anthropic".into(),
+        ));
     }
     let budget = match budget_file {
         Some(_) if max.is_some() || target.is_some() || reserve.is_some() => {
@@ -285,6 +305,8 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
         format,
         pinned_first,
         group_value,
+        encoding,
+        pin_last_turn,
         prefix,
     }))
 }
@@ -295,6 +317,20 @@ fn share(flag: &str, text: &str) -> Result<f64, UsageError> {
         .ok()
         .filter(|v| (0.0..=1.0).contains(v))
         .ok_or_else(|| UsageError(format!("{flag} expects a number from 0 to 1, got '{text}'")))
+}
+
+/// The encoding's name as the library spells it; the check does not need the tokenizer
+/// (a build without it reports that when the encoding is loaded).
+fn encoding_name(text: &str) -> Result<&'static str, UsageError> {
+    ENCODING_NAMES
+        .into_iter()
+        .find(|name| name.eq_ignore_ascii_case(text))
+        .ok_or_else(|| {
+            UsageError(format!(
+                "--encoding expects {}, not '{text}'",
+                ENCODING_NAMES.join(" or ")
+            ))
+        })
 }
 
 fn input_format(text: &str) -> Result<InputFormat, UsageError> {
@@ -409,6 +445,11 @@ mod tests {
             (p.mode, p.cache, p.max_value_loss),
             (PrefixMode::Hold, CacheRule::None, None)
         );
+        assert_eq!((a.encoding, a.pin_last_turn), (None, true));
+        let a = args("r.json --max 10 --format openai --encoding CL100K_BASE --no-pin-last-turn")
+            .unwrap()
+            .unwrap();
+        assert_eq!((a.encoding, a.pin_last_turn), (Some("cl100k_base"), false));
     }
 
     #[test]
@@ -465,6 +506,15 @@ mod tests {
                 "--watermark expects a number from 0 to 1, got '2'",
             ),
             ("--max 1 --state", "--state needs a value"),
+            (
+                "--max 1 --encoding p50k_base",
+                "--encoding expects o200k_base or cl100k_base, not 'p50k_base'",
+            ),
+            ("--max 1 --encoding", "--encoding needs a value"),
+            (
+                "--max 1 --no-pin-last-turn",
+                "--no-pin-last-turn applies to --format openai or anthropic",
+            ),
         ] {
             assert_eq!(args(line).unwrap_err().0, msg, "{line}");
         }

@@ -1,12 +1,13 @@
 //! `--format openai|anthropic`: trims a chat request body and prints it, or explains the
-//! trim. Tokens are counted with `ctxpack::chat::estimate_tokens` (no tokenizer is built
-//! in yet; `docs/chat.md`).
+//! trim. Tokens are counted with an encoding of the built-in tokenizer (`--encoding`,
+//! default `o200k_base`) plus the provider's framing; a build without the tokenizer
+//! estimates them (`docs/chat.md`).
 
 use std::fmt::Write;
 
-use ctxpack::chat::{self, ChatOptions, Provider, Trimmed};
+use ctxpack::chat::{self, ChatOptions, CountTokens, Provider, Trimmed};
 use ctxpack::diagnostics::{report_to_json_with_positions, TraceDetail};
-use ctxpack::prefix::PrefixState;
+use ctxpack::tokenizer::Encoding;
 use ctxpack::{ContextBudget, Error, Pipeline};
 
 use crate::args::{Args, OutputMode};
@@ -20,6 +21,32 @@ pub enum ChatFailure {
     Selection(String),
 }
 
+/// How the request's tokens are counted.
+#[derive(Clone, Copy)]
+pub enum Counting {
+    /// Exactly, with an encoding of the built-in tokenizer.
+    Encoding(&'static Encoding),
+    /// With `ctxpack::chat::estimate_tokens` (a build without the tokenizer).
+    Estimate,
+}
+
+impl Counting {
+    fn counter(self) -> &'static dyn CountTokens {
+        match self {
+            Counting::Encoding(encoding) => encoding,
+            Counting::Estimate => &chat::estimate_tokens,
+        }
+    }
+
+    /// How the summary names the counting.
+    fn describe(self) -> String {
+        match self {
+            Counting::Encoding(encoding) => format!("counted with {}", encoding.name()),
+            Counting::Estimate => "estimated: this build has no tokenizer".into(),
+        }
+    }
+}
+
 /// Trims `text` (a request of `provider`'s format) and returns the complete output.
 pub fn run(
     args: &Args,
@@ -28,14 +55,22 @@ pub fn run(
     text: &str,
     budget: &ContextBudget,
     pipeline: &Pipeline,
-    previous: Option<&PrefixState>,
+    counting: Counting,
 ) -> Result<String, ChatFailure> {
-    let mut options = ChatOptions::default();
+    let previous = match &args.prefix {
+        Some(p) => prefix::load(p).map_err(ChatFailure::Request)?,
+        None => None,
+    };
+    let mut options = ChatOptions::with_counter(counting.counter());
+    options.pin_last_turn = args.pin_last_turn;
     options.trace = match args.output {
         OutputMode::Window => TraceDetail::None,
         OutputMode::Explain | OutputMode::ReportJson => TraceDetail::Stage,
     };
-    options.prefix = args.prefix.as_ref().map(|p| prefix::options(p, previous));
+    options.prefix = args
+        .prefix
+        .as_ref()
+        .map(|p| prefix::options(p, previous.as_ref()));
     let trimmed = chat::trim(provider, text, budget, pipeline, &options).map_err(|e| match e {
         Error::InvalidRequest(_) => ChatFailure::Request(format!("{name}: {e}")),
         Error::InvalidState(_) => ChatFailure::Request(format!(
@@ -50,7 +85,7 @@ pub fn run(
     Ok(match (args.output, &trimmed.selection.report) {
         (OutputMode::Explain, Some(report)) => {
             let mut out = output::explain_table(&trimmed.items, report);
-            out.push_str(&summary(&trimmed));
+            out.push_str(&summary(&trimmed, counting));
             if let Some(reuse) = &trimmed.reuse {
                 out.push_str(&prefix::describe(reuse));
             }
@@ -76,7 +111,7 @@ pub fn run(
 
 /// The lines `--explain` adds for a chat request: units dropped to satisfy the provider's
 /// rules, and what was kept.
-fn summary(t: &Trimmed) -> String {
+fn summary(t: &Trimmed, counting: Counting) -> String {
     let mut out = String::new();
     for a in &t.adjustments {
         let _ = writeln!(
@@ -88,11 +123,12 @@ fn summary(t: &Trimmed) -> String {
     }
     let _ = writeln!(
         out,
-        "kept {} of {} messages, about {} of {} tokens (estimated without a tokenizer)",
+        "kept {} of {} messages, {} of {} tokens ({}, with the provider's framing)",
         t.kept.len(),
         t.kept.len() + t.dropped.len(),
         t.tokens,
-        t.input_tokens
+        t.input_tokens,
+        counting.describe()
     );
     out
 }

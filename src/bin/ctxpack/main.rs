@@ -17,8 +17,9 @@ use std::process::ExitCode;
 
 use args::{Args, BudgetSource, InputFormat, OutputMode, PolicySource};
 use ctxpack::diagnostics::TraceDetail;
-use ctxpack::model::read_items;
+use ctxpack::model::{read_items, read_items_counted};
 use ctxpack::policy::{JsonRead, JsonReadOptions, Policy};
+use ctxpack::tokenizer::Encoding;
 use ctxpack::{ContextBudget, ContextItem, Pipeline, RunOptions};
 
 /// A failure, reported on one line with its exit status.
@@ -78,7 +79,7 @@ fn run(argv: &[String], warnings: &mut Vec<String>) -> Result<String, Failure> {
     if args.format != InputFormat::Items {
         return run_chat(&args, warnings);
     }
-    let items = load_items(args.input.as_deref())?;
+    let items = load_items(&args)?;
     let budget = load_budget(&args, warnings)?;
     let pipeline = load_pipeline(&args, warnings)?;
     let trace = match args.output {
@@ -152,28 +153,43 @@ fn run_chat(args: &Args, warnings: &mut Vec<String>) -> Result<String, Failure> 
     let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
     let budget = load_budget(args, warnings)?;
     let pipeline = load_pipeline(args, warnings)?;
-    let previous = match &args.prefix {
-        Some(p) => prefix::load(p).map_err(Failure::input)?,
-        None => None,
+    // The request's counting: --encoding, else the default encoding, else (a build without
+    // the tokenizer) the estimate.
+    let counting = match args.encoding {
+        Some(name) => chat::Counting::Encoding(load_encoding(name)?),
+        None => Encoding::by_name(ctxpack::chat::DEFAULT_ENCODING)
+            .map_or(chat::Counting::Estimate, chat::Counting::Encoding),
     };
-    chat::run(
-        args,
-        provider,
-        &name,
-        &text,
-        &budget,
-        &pipeline,
-        previous.as_ref(),
-    )
-    .map_err(|f| match f {
+    chat::run(args, provider, &name, &text, &budget, &pipeline, counting).map_err(|f| match f {
         chat::ChatFailure::Request(m) => Failure::input(m),
         chat::ChatFailure::Selection(m) => Failure::selection(m),
     })
 }
 
-fn load_items(path: Option<&str>) -> Result<Vec<ContextItem>, Failure> {
-    let (name, text) = input::read_text(path).map_err(Failure::input)?;
-    read_items(&text).map_err(|e| Failure::input(format!("{name}: {e}")))
+/// Reads the items; with `--encoding`, those without `tokens` are counted with it.
+fn load_items(args: &Args) -> Result<Vec<ContextItem>, Failure> {
+    let encoding = args.encoding.map(load_encoding).transpose()?;
+    let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
+    let items = match encoding {
+        Some(encoding) => read_items_counted(&text, encoding),
+        None => read_items(&text),
+    };
+    items.map_err(|e| {
+        let hint = if encoding.is_none()
+            && e.field.as_deref() == Some("tokens")
+            && e.message == "is required"
+        {
+            " (or give --encoding o200k_base to have ctxpack count it)"
+        } else {
+            ""
+        };
+        Failure::input(format!("{name}: {e}{hint}"))
+    })
+}
+
+/// The encoding named by `--encoding`; a build without the tokenizer says so (exit 2).
+fn load_encoding(name: &str) -> Result<&'static Encoding, Failure> {
+    Encoding::by_name(name).map_err(|e| Failure::input(format!("--encoding {name}: {e}")))
 }
 
 fn load_budget(args: &Args, warnings: &mut Vec<String>) -> Result<ContextBudget, Failure> {

@@ -115,7 +115,7 @@ public final class Scorer: @unchecked Sendable {
         }
         config.clock = fixedNowNs == nil ? 0 : 1
         config.fixed_now_ns = fixedNowNs ?? 0
-        config.has_null_timestamp_score = nullTimestampScore != nil
+        config.has_null_timestamp_score = flag(nullTimestampScore != nil)
         config.null_timestamp_score = nullTimestampScore ?? 0
         return try withExtendedLifetime(arena) {
             try Scorer(create { ctxpack_scorer_new_decay(&config, $0, $1) })

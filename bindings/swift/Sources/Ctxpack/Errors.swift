@@ -22,6 +22,7 @@ public struct Status: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let tokenOverflow = Status(rawValue: 13)
     public static let invalidPolicy = Status(rawValue: 14)
     public static let invalidArgument = Status(rawValue: 15)
+    public static let outOfMemory = Status(rawValue: 16)
     public static let unsupported = Status(rawValue: 17)
     public static let invalidState = Status(rawValue: 19)
     public static let invalidRequest = Status(rawValue: 20)
@@ -36,7 +37,8 @@ public struct Status: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let all: [Status] = [
         .ok, .emptyContent, .emptyKind, .emptySource, .invalidBudget, .pinnedExceedsBudget, .overflow,
         .scorerConfig, .slicerConfig, .pipelineConfig, .tableTooLarge, .countRequirementUnmet, .callback,
-        .tokenOverflow, .invalidPolicy, .invalidArgument, .unsupported, .invalidState, .invalidRequest, .nullArgument, .invalidUtf8, .wrongHandleType,
+        .tokenOverflow, .invalidPolicy, .invalidArgument, .outOfMemory, .unsupported, .invalidState,
+        .invalidRequest, .nullArgument, .invalidUtf8, .wrongHandleType,
         .outOfRange, .noReport, .panic,
     ]
 
@@ -87,4 +89,17 @@ func create(_ body: (UnsafeMutablePointer<OpaquePointer?>, UnsafeMutablePointer<
     try call { body(&out, $0) }
     guard let handle = out else { throw CtxpackError(status: .nullArgument, message: "no handle returned") }
     return handle
+}
+
+// MARK: - Versions
+
+/// The version of the loaded library and of the header this package was compiled with.
+public enum Library {
+    /// The loaded library's version, `"MAJOR.MINOR.PATCH"`.
+    public static var version: String { String(cString: ctxpack_version()) }
+    /// The loaded library's version as `MAJOR * 10000 + MINOR * 100 + PATCH`.
+    public static var versionNumber: UInt32 { ctxpack_version_number() }
+    /// The header's version number (`CTXPACK_VERSION_NUMBER`): a program that needs what
+    /// its header declares checks `versionNumber >= headerVersionNumber`.
+    public static let headerVersionNumber = UInt32(CTXPACK_VERSION_NUMBER)
 }

@@ -57,29 +57,55 @@ final class CArena {
 /// The structs that may grow start with `struct_size`, which must be C's `sizeof`.
 /// In Swift that is `MemoryLayout.stride`: `size` leaves out the tail padding, and a
 /// value below the first version's size is CTXPACK_INVALID_ARGUMENT (docs/ffi.md,
-/// "Structs that grow"). `init()` zero-fills, as the ABI requires.
+/// "Structs that grow"). Each struct is set up by its `ctxpack_<struct>_init` function:
+/// every byte zero (the `reserved` bytes included) and `struct_size` set.
 protocol GrowingCStruct {
     init()
-    var struct_size: Int { get set }
+    /// The struct's `ctxpack_<struct>_init` function.
+    static func cInit(_ value: UnsafeMutablePointer<Self>, _ size: Int) -> Int32
 }
 
 extension GrowingCStruct {
     static func sized() -> Self {
         var value = Self()
-        value.struct_size = MemoryLayout<Self>.stride
+        _ = cInit(&value, MemoryLayout<Self>.stride)  // cannot fail for this size
         return value
     }
 }
 
-extension ctxpack_item_desc: GrowingCStruct {}
-extension ctxpack_pipeline_options: GrowingCStruct {}
-extension ctxpack_run_options: GrowingCStruct {}
-extension ctxpack_decay_config: GrowingCStruct {}
-extension ctxpack_report_summary: GrowingCStruct {}
-extension ctxpack_included_entry: GrowingCStruct {}
-extension ctxpack_excluded_entry: GrowingCStruct {}
-extension ctxpack_trace_event: GrowingCStruct {}
-extension ctxpack_shortfall: GrowingCStruct {}
+extension ctxpack_item_desc: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_item_desc_init(v, n) }
+}
+extension ctxpack_budget_desc: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_budget_desc_init(v, n) }
+}
+extension ctxpack_pipeline_options: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_pipeline_options_init(v, n) }
+}
+extension ctxpack_run_options: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_run_options_init(v, n) }
+}
+extension ctxpack_decay_config: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_decay_config_init(v, n) }
+}
+extension ctxpack_report_summary: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_report_summary_init(v, n) }
+}
+extension ctxpack_included_entry: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_included_entry_init(v, n) }
+}
+extension ctxpack_excluded_entry: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_excluded_entry_init(v, n) }
+}
+extension ctxpack_trace_event: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_trace_event_init(v, n) }
+}
+extension ctxpack_shortfall: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_shortfall_init(v, n) }
+}
+
+/// A flag byte of the C structs: 0 or 1.
+func flag(_ value: Bool) -> UInt8 { value ? 1 : 0 }
 
 // MARK: - Closures as callbacks
 

@@ -41,7 +41,7 @@ public struct Item: Sendable {
         d.tokens = tokens
         d.kind = arena.str(kind)
         d.source = arena.str(source)
-        d.has_priority = priority != nil
+        d.has_priority = flag(priority != nil)
         d.priority = priority ?? 0
         d.tags = arena.array(tags.map { arena.str($0) })
         d.tag_count = tags.count
@@ -50,12 +50,12 @@ public struct Item: Sendable {
         }
         d.metadata = arena.array(entries)
         d.metadata_count = entries.count
-        d.has_timestamp = timestampNs != nil
+        d.has_timestamp = flag(timestampNs != nil)
         d.timestamp_ns = timestampNs ?? 0
-        d.has_future_relevance_hint = futureRelevanceHint != nil
+        d.has_future_relevance_hint = flag(futureRelevanceHint != nil)
         d.future_relevance_hint = futureRelevanceHint ?? 0
-        d.pinned = pinned
-        d.has_original_tokens = originalTokens != nil
+        d.pinned = flag(pinned)
+        d.has_original_tokens = flag(originalTokens != nil)
         d.original_tokens = originalTokens ?? 0
         return d
     }
@@ -120,12 +120,14 @@ public final class Budget: @unchecked Sendable {
         let slots = reservedSlots.sorted { $0.key < $1.key }.map {
             ctxpack_reserved_slot(kind: arena.str($0.key), count: $0.value)
         }
-        handle = try withExtendedLifetime(arena) {
-            try create {
-                ctxpack_budget_new(maxTokens, targetTokens, outputReserve, slots, slots.count,
-                                   estimationSafetyMarginPercent, $0, $1)
-            }
-        }
+        var desc = ctxpack_budget_desc.sized()
+        desc.max_tokens = maxTokens
+        desc.target_tokens = targetTokens
+        desc.output_reserve = outputReserve
+        desc.slots = arena.array(slots)
+        desc.slot_count = slots.count
+        desc.estimation_safety_margin_percent = estimationSafetyMarginPercent
+        handle = try withExtendedLifetime(arena) { try create { ctxpack_budget_new(&desc, $0, $1) } }
     }
 
     deinit { ctxpack_budget_free(handle) }

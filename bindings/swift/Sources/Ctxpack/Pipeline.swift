@@ -36,7 +36,10 @@ public enum ExclusionReason: Int32, Sendable {
 
 public struct ReportSummary: Sendable {
     public let totalCandidates: Int
+    /// The sum of every input item's tokens; the nearest Int64 when the exact sum does not
+    /// fit (then `totalTokensSaturated`; the report's JSON has the exact number).
     public let totalTokensConsidered: Int64
+    public let totalTokensSaturated: Bool
 }
 
 public struct IncludedEntry: Sendable {
@@ -125,7 +128,7 @@ public final class Pipeline: @unchecked Sendable {
         overflowStrategy: OverflowStrategy = .throw
     ) throws {
         var options = ctxpack_pipeline_options.sized()
-        options.deduplication = deduplication
+        options.deduplication = flag(deduplication)
         options.overflow_strategy = overflowStrategy.rawValue
         handle = try withExtendedLifetime((scorer, slicer, placer)) {
             try create { ctxpack_pipeline_new(scorer.handle, slicer.handle, placer.handle, &options, $0, $1) }
@@ -166,7 +169,7 @@ public final class Pipeline: @unchecked Sendable {
 
     /// The pipeline's policy as JSON (`Status.invalidPolicy` for custom components).
     public func policyJSON(pretty: Bool = false) throws -> String {
-        let text = try create { ctxpack_pipeline_policy_json(handle, pretty, $0, $1) }
+        let text = try create { ctxpack_pipeline_policy_json(handle, flag(pretty), $0, $1) }
         defer { ctxpack_string_free(text) }
         var value = ctxpack_str(ptr: nil, len: 0)
         try check(ctxpack_string_value(text, &value), nil, "ctxpack_string_value")
@@ -197,9 +200,12 @@ private func copyArray<T>(_ function: String, _ get: (UnsafeMutablePointer<Unsaf
 }
 
 /// Reads report entry `i`, a growing struct the library fills.
-private func entry<T: GrowingCStruct>(_ function: String, _ get: (UnsafeMutablePointer<T>) -> Int32) throws -> T {
+/// A struct a report accessor fills; a wrong `struct_size` would come back with a message.
+private func entry<T: GrowingCStruct>(
+    _ function: String, _ get: (UnsafeMutablePointer<T>, UnsafeMutablePointer<OpaquePointer?>) -> Int32
+) throws -> T {
     var value = T.sized()
-    try check(get(&value), nil, function)
+    try call { get(&value, $0) }
     return value
 }
 
@@ -228,16 +234,16 @@ private func readResult(_ r: OpaquePointer) throws -> RunResult {
 }
 
 private func readReport(_ r: OpaquePointer) throws -> Report {
-    let s: ctxpack_report_summary = try entry("ctxpack_result_report_summary") { ctxpack_result_report_summary(r, $0) }
+    let s: ctxpack_report_summary = try entry("ctxpack_result_report_summary") { ctxpack_result_report_summary(r, $0, $1) }
     let included: [IncludedEntry] = try (0..<s.included_count).map { i in
         let e: ctxpack_included_entry = try entry("ctxpack_result_report_included") {
-            ctxpack_result_report_included(r, i, $0)
+            ctxpack_result_report_included(r, i, $0, $1)
         }
         return IncludedEntry(index: e.index, score: e.score, reason: InclusionReason(rawValue: e.reason) ?? .unknown)
     }
     let excluded: [ExcludedEntry] = try (0..<s.excluded_count).map { i in
         let e: ctxpack_excluded_entry = try entry("ctxpack_result_report_excluded") {
-            ctxpack_result_report_excluded(r, i, $0)
+            ctxpack_result_report_excluded(r, i, $0, $1)
         }
         return ExcludedEntry(
             index: e.index, score: e.score, reason: ExclusionReason(rawValue: e.reason) ?? .unknown,
@@ -248,20 +254,22 @@ private func readReport(_ r: OpaquePointer) throws -> Report {
             countCap: e.count_cap, count: e.count)
     }
     let events: [TraceEvent] = try (0..<s.event_count).map { i in
-        let e: ctxpack_trace_event = try entry("ctxpack_result_report_event") { ctxpack_result_report_event(r, i, $0) }
+        let e: ctxpack_trace_event = try entry("ctxpack_result_report_event") { ctxpack_result_report_event(r, i, $0, $1) }
         return TraceEvent(
             stage: PipelineStage(rawValue: e.stage), durationMs: e.duration_ms, itemCount: e.item_count,
             message: e.has_message ? string(e.message) : nil, itemIndex: e.has_item_index ? e.item_index : nil)
     }
     let shortfalls: [Shortfall] = try (0..<s.shortfall_count).map { i in
         let e: ctxpack_shortfall = try entry("ctxpack_result_report_shortfall") {
-            ctxpack_result_report_shortfall(r, i, $0)
+            ctxpack_result_report_shortfall(r, i, $0, $1)
         }
         return Shortfall(kind: string(e.kind), requiredCount: e.required_count, satisfiedCount: e.satisfied_count)
     }
     var json = ctxpack_str(ptr: nil, len: 0)
     try check(ctxpack_result_report_json(r, &json), nil, "ctxpack_result_report_json")
     return Report(
-        summary: ReportSummary(totalCandidates: s.total_candidates, totalTokensConsidered: s.total_tokens_considered),
+        summary: ReportSummary(
+            totalCandidates: s.total_candidates, totalTokensConsidered: s.total_tokens_considered,
+            totalTokensSaturated: s.total_tokens_saturated),
         included: included, excluded: excluded, events: events, shortfalls: shortfalls, json: string(json))
 }

@@ -6,6 +6,13 @@ import XCTest
 @testable import Ctxpack
 
 final class StatusTests: XCTestCase {
+    func testVersionNumberMatchesTheHeader() {
+        XCTAssertEqual(Library.versionNumber, Library.headerVersionNumber)
+        let parts = Library.version.split(separator: ".").compactMap { UInt32($0) }
+        XCTAssertEqual(parts.count, 3)
+        XCTAssertEqual(Library.versionNumber, parts[0] * 10000 + parts[1] * 100 + parts[2])
+    }
+
     func testEveryStatusHasItsCName() throws {
         let names: [Status: String] = [
             .ok: "CTXPACK_OK", .emptyContent: "CTXPACK_EMPTY_CONTENT", .emptyKind: "CTXPACK_EMPTY_KIND",
@@ -15,8 +22,9 @@ final class StatusTests: XCTestCase {
             .pipelineConfig: "CTXPACK_PIPELINE_CONFIG", .tableTooLarge: "CTXPACK_TABLE_TOO_LARGE",
             .countRequirementUnmet: "CTXPACK_COUNT_REQUIREMENT_UNMET", .callback: "CTXPACK_CALLBACK",
             .tokenOverflow: "CTXPACK_TOKEN_OVERFLOW", .invalidPolicy: "CTXPACK_INVALID_POLICY",
-            .invalidArgument: "CTXPACK_INVALID_ARGUMENT", .unsupported: "CTXPACK_UNSUPPORTED",
-            .invalidState: "CTXPACK_INVALID_STATE", .invalidRequest: "CTXPACK_INVALID_REQUEST",
+            .invalidArgument: "CTXPACK_INVALID_ARGUMENT", .outOfMemory: "CTXPACK_OUT_OF_MEMORY",
+            .unsupported: "CTXPACK_UNSUPPORTED", .invalidState: "CTXPACK_INVALID_STATE",
+            .invalidRequest: "CTXPACK_INVALID_REQUEST",
             .nullArgument: "CTXPACK_NULL_ARGUMENT",
             .invalidUtf8: "CTXPACK_INVALID_UTF8", .wrongHandleType: "CTXPACK_WRONG_HANDLE_TYPE",
             .outOfRange: "CTXPACK_OUT_OF_RANGE", .noReport: "CTXPACK_NO_REPORT", .panic: "CTXPACK_PANIC",
@@ -86,6 +94,15 @@ final class StatusTests: XCTestCase {
             let scorer = try Scorer.recency(), slicer = try Slicer.greedy(), placer = try Placer.chronological()
             _ = try create { ctxpack_pipeline_new(scorer.handle, slicer.handle, placer.handle, &options, $0, $1) }
         }
+        assertThrows(.outOfMemory, containing: "knapsack DP row") {
+            // No table limit and a budget of 10^12 tokens: a 4 TB DP row is an error, not an abort.
+            let p = try Pipeline(scorer: Scorer.reflexive(),
+                                 slicer: Slicer.knapsack(bucketSize: 1, tableLimitBytes: .max),
+                                 placer: Placer.chronological())
+            _ = try p.run(Items([Item(content: "a", tokens: 600_000_000_000, futureRelevanceHint: 0.9),
+                                 Item(content: "b", tokens: 600_000_000_000, futureRelevanceHint: 0.8)]),
+                          budget: Budget(maxTokens: 1_000_000_000_000, targetTokens: 1_000_000_000_000))
+        }
         assertThrows(.nullArgument) {
             var n = 0
             try check(ctxpack_items_len(nil, &n))
@@ -118,11 +135,11 @@ final class StatusTests: XCTestCase {
         }
         assertThrows(.outOfRange) {
             var entry = ctxpack_included_entry.sized()
-            try check(ctxpack_result_report_included(traced, 99, &entry))
+            try call { ctxpack_result_report_included(traced, 99, &entry, $0) }
         }
         assertThrows(.noReport) {
             var summary = ctxpack_report_summary.sized()
-            try check(ctxpack_result_report_summary(untraced, &summary))
+            try call { ctxpack_result_report_summary(untraced, &summary, $0) }
         }
         XCTAssertNoThrow(try check(0))
     }
@@ -132,7 +149,7 @@ final class StatusTests: XCTestCase {
     /// `ctxpack_test_scorer_new_faulty(code, out, error)`: exported only by a library built
     /// with the `ffi-test-hooks` feature (run.sh builds it so and sets CTXPACK_TEST_HOOKS=1),
     /// and not in the header, so it is looked up at run time. Its scorer panics inside the
-    /// library when run (code 0) or fails with the core error `code` (1...15).
+    /// library when run (code 0) or fails with the core error `code` (1...17, 19 or 20).
     typealias FaultyScorerNew = @convention(c) (
         Int32, UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<OpaquePointer?>?
     ) -> Int32
@@ -161,9 +178,8 @@ final class StatusTests: XCTestCase {
     }
 
     func testEveryCoreErrorThroughARun() throws {
-        // 1...15, and the kinds only some calls produce: 17 (a build without the tokenizer),
-        // 19 (prefix-state calls the binding does not wrap yet), 20 (chat requests).
-        for code in Array(Int32(1)...15) + [17, 19, 20] {
+        // 1...17, and the kinds only some calls produce: 19 (prefix states), 20 (chat requests).
+        for code in Array(Int32(1)...17) + [19, 20] {
             XCTAssertThrowsError(try runFaulty(code)) { error in
                 let e = error as? CtxpackError
                 XCTAssertEqual(e?.status, Status(rawValue: code))
