@@ -27,6 +27,7 @@ mod json;
 mod pipeline;
 mod placer;
 mod policy;
+mod prefix;
 mod result;
 mod scorer;
 mod sensitivity;
@@ -52,6 +53,7 @@ pub use json::*;
 pub use pipeline::*;
 pub use placer::*;
 pub use policy::*;
+pub use prefix::*;
 pub use result::{
     ctxpack_excluded_entry, ctxpack_excluded_entry_init, ctxpack_included_entry,
     ctxpack_included_entry_init, ctxpack_report_summary, ctxpack_report_summary_init,
@@ -203,6 +205,6 @@ mod tests {
                 "no {name}_init"
             );
         }
-        assert_eq!(found, 13, "versioned structs in the header");
+        assert_eq!(found, 15, "versioned structs in the header");
     }
 }

@@ -122,6 +122,47 @@ namespace Ctxpack
         }
 
         [StructLayout(LayoutKind.Sequential)]
+        internal unsafe struct PrefixOptions
+        {
+            public UIntPtr StructSize;
+            public int Mode;
+            public byte CustomThresholds;
+            public fixed byte Reserved[3];
+            public double MaxValueLoss;
+            public double LowWatermark;
+            public Str Conversation;
+            public Str CacheRule;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal unsafe struct PrefixReuse
+        {
+            public UIntPtr StructSize;
+            public int Mode;
+            public int Outcome;
+            public ulong Turn;
+            public ulong TurnsSinceAnchor;
+            public UIntPtr PreviousEntries;
+            public long PreviousTokens;
+            public UIntPtr WindowEntries;
+            public long WindowTokens;
+            public UIntPtr KeptEntries;
+            public long KeptTokens;
+            public long CachedTokens;
+            public long AnchorTarget;
+            public double FreshValue;
+            public double Value;
+            public double ValueGivenUp;
+            public byte HasDifference;
+            public fixed byte Reserved[3];
+            public int DifferenceReason;
+            public UIntPtr DifferenceIndex;
+            public UIntPtr DifferenceItem;
+            public uint DifferencePreviousPosition;
+            public fixed byte Reserved2[4];
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
         internal struct CallbackError
         {
             public Str Message;
