@@ -10,8 +10,18 @@
 //!   refuses it with `InvalidState` (another conversation) or returns a window of distinct
 //!   input positions, a report whose counts agree with the states, and a value given up
 //!   within the allowed share.
+//!
+//! The same bytes also go through the C ABI (`ctxpack_prefix_state_from_bytes` and
+//! `_from_json`): the status is `CTXPACK_OK` exactly when the Rust reader accepts them,
+//! else `CTXPACK_INVALID_STATE` (or `CTXPACK_INVALID_UTF8` for JSON that is not UTF-8)
+//! with a NULL handle, and an accepted state writes back the same bytes (with the length
+//! query and a buffer one byte short refused).
 #![no_main]
 
+use ctxpack::ffi::{
+    ctxpack_prefix_state, ctxpack_prefix_state_free, ctxpack_prefix_state_from_bytes,
+    ctxpack_prefix_state_from_json, ctxpack_prefix_state_to_bytes, ctxpack_status, ctxpack_str,
+};
 use ctxpack::policy::Preset;
 use ctxpack::prefix::{PrefixMode, PrefixOptions, PrefixState};
 use ctxpack::{ContextBudget, ErrorCode, RunOptions};
@@ -28,8 +38,13 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if let Ok(state) = &binary {
-        assert_eq!(state.to_bytes(), data, "accepted bytes are the canonical encoding");
+        assert_eq!(
+            state.to_bytes(),
+            data,
+            "accepted bytes are the canonical encoding"
+        );
     }
+    through_c(data, binary.is_ok(), json.is_ok());
     let mut states: Vec<PrefixState> = [binary, json, either].into_iter().flatten().collect();
     states.dedup();
     let items = generate::sample_items();
@@ -40,7 +55,10 @@ fuzz_target!(|data: &[u8]| {
     let target = 20 + (fnv1a(data) % 100) as i64;
     let budget = ContextBudget::new(target, target).expect("a valid budget");
     for state in &states {
-        assert_eq!(PrefixState::from_bytes(&state.to_bytes()).as_ref(), Ok(state));
+        assert_eq!(
+            PrefixState::from_bytes(&state.to_bytes()).as_ref(),
+            Ok(state)
+        );
         assert_eq!(PrefixState::from_json(&state.to_json()).as_ref(), Ok(state));
         for mode in [PrefixMode::Measure, PrefixMode::Hold] {
             for key in [None, Some(&b"fuzz"[..])] {
@@ -57,7 +75,11 @@ fuzz_target!(|data: &[u8]| {
                 let mut seen = run.selection.indices.clone();
                 seen.sort_unstable();
                 seen.dedup();
-                assert_eq!(seen.len(), run.selection.indices.len(), "distinct positions");
+                assert_eq!(
+                    seen.len(),
+                    run.selection.indices.len(),
+                    "distinct positions"
+                );
                 assert!(seen.iter().all(|&i| i < items.len()));
                 let r = &run.reuse;
                 assert_eq!(r.previous_entries, state.entries().len());
@@ -68,8 +90,59 @@ fuzz_target!(|data: &[u8]| {
                     r.value_given_up <= o.max_value_loss * r.fresh_value.abs() + 1e-9,
                     "{r:?}"
                 );
-                assert_eq!(PrefixState::from_bytes(&run.state.to_bytes()), Ok(run.state));
+                assert_eq!(
+                    PrefixState::from_bytes(&run.state.to_bytes()),
+                    Ok(run.state)
+                );
             }
         }
     }
 });
+
+/// The C readers agree with the Rust ones, and an accepted state writes back `data`.
+fn through_c(data: &[u8], binary_ok: bool, json_ok: bool) {
+    use ctxpack_status::*;
+    let mut state: *mut ctxpack_prefix_state = std::ptr::null_mut();
+    // SAFETY: `data` is valid for its length; `state` is writable.
+    let status = unsafe {
+        ctxpack_prefix_state_from_bytes(data.as_ptr(), data.len(), &mut state, std::ptr::null_mut())
+    };
+    if binary_ok {
+        assert_eq!(status, CTXPACK_OK);
+        let mut len = 0usize;
+        let mut buffer = vec![0u8; data.len()];
+        // SAFETY: `state` is a live handle; the buffer holds `capacity` bytes.
+        unsafe {
+            let query = ctxpack_prefix_state_to_bytes(state, std::ptr::null_mut(), 0, &mut len);
+            assert_eq!((query, len), (CTXPACK_OK, data.len()));
+            let short =
+                ctxpack_prefix_state_to_bytes(state, buffer.as_mut_ptr(), len - 1, &mut len);
+            assert_eq!(short, CTXPACK_OUT_OF_RANGE);
+            let full = ctxpack_prefix_state_to_bytes(state, buffer.as_mut_ptr(), len, &mut len);
+            assert_eq!(full, CTXPACK_OK);
+            ctxpack_prefix_state_free(state);
+        }
+        assert_eq!(buffer, data);
+    } else {
+        assert_eq!(status, CTXPACK_INVALID_STATE);
+        assert!(state.is_null());
+    }
+    let text = ctxpack_str {
+        ptr: data.as_ptr().cast(),
+        len: data.len(),
+    };
+    // SAFETY: as above.
+    let status = unsafe { ctxpack_prefix_state_from_json(text, &mut state, std::ptr::null_mut()) };
+    match std::str::from_utf8(data) {
+        Err(_) => assert_eq!(status, CTXPACK_INVALID_UTF8),
+        Ok(_) if json_ok => {
+            assert_eq!(status, CTXPACK_OK);
+            // SAFETY: a live handle.
+            unsafe { ctxpack_prefix_state_free(state) };
+        }
+        Ok(_) => assert_eq!(status, CTXPACK_INVALID_STATE),
+    }
+    if status != CTXPACK_OK {
+        assert!(state.is_null());
+    }
+}
