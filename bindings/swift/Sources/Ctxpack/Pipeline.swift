@@ -209,7 +209,7 @@ private func entry<T: GrowingCStruct>(
     return value
 }
 
-private func readResult(_ r: OpaquePointer) throws -> RunResult {
+func readResult(_ r: OpaquePointer) throws -> RunResult {
     let indices: [Int] = try copyArray("ctxpack_result_indices") { ctxpack_result_indices(r, $0, $1) }
     let scores: [Double] = try copyArray("ctxpack_result_scores") { ctxpack_result_scores(r, $0, $1) }
     let reasons: [Int32] = try copyArray("ctxpack_result_reasons") { ctxpack_result_reasons(r, $0, $1) }
