@@ -20,6 +20,7 @@
 mod analytics;
 mod budget;
 mod callbacks;
+mod chat;
 mod enums;
 mod handles;
 mod items;
@@ -47,6 +48,7 @@ pub use callbacks::{
     ctxpack_callback_error, ctxpack_destroy_fn, ctxpack_item_view, ctxpack_overflow_fn,
     ctxpack_place_fn, ctxpack_score_all_fn, ctxpack_score_item_fn, ctxpack_slice_fn,
 };
+pub use chat::*;
 pub use enums::*;
 pub use items::*;
 pub use json::*;
@@ -205,6 +207,6 @@ mod tests {
                 "no {name}_init"
             );
         }
-        assert_eq!(found, 15, "versioned structs in the header");
+        assert_eq!(found, 16, "versioned structs in the header");
     }
 }
