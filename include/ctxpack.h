@@ -686,6 +686,35 @@ typedef struct ctxpack_budget_desc {
   double estimation_safety_margin_percent;
 } ctxpack_budget_desc;
 
+// Options of `ctxpack_pipeline_run_prefix`. Initialise with `CTXPACK_PREFIX_OPTIONS_INIT`
+// or `ctxpack_prefix_options_init`: Hold, no conversation key, no caching rule, the
+// default thresholds. Passing NULL instead means the same.
+typedef struct ctxpack_prefix_options {
+  // `sizeof(ctxpack_prefix_options)`.
+  size_t struct_size;
+  // A `ctxpack_prefix_mode` value (0 hold, 1 measure).
+  int32_t mode;
+  // 0: the default thresholds (`max_value_loss` 0.05, `low_watermark` 0.8) and the two
+  // fields below are ignored; 1: use the two fields below.
+  uint8_t custom_thresholds;
+  // Must be zero.
+  uint8_t reserved[3];
+  // Hold: the largest share of a fresh selection's value a turn may give up, in [0, 1]
+  // (read when `custom_thresholds` is 1).
+  double max_value_loss;
+  // Hold: an anchor selects to at least this share of the budget's target, in (0, 1]
+  // (read when `custom_thresholds` is 1).
+  double low_watermark;
+  // A key naming the conversation: any bytes (a conversation id), empty for none. Its
+  // hash is stored in the state; a previous state made with another key, or with a
+  // key when none is given (and the other way round), is `CTXPACK_INVALID_STATE`.
+  struct ctxpack_str conversation;
+  // The provider's caching rule for `cached_tokens`: empty or `none`, `openai`,
+  // `anthropic` or `anthropic:MIN`, `vllm` (16-token blocks) or `blocks:N`; anything
+  // else is `CTXPACK_INVALID_ARGUMENT`.
+  struct ctxpack_str cache_rule;
+} ctxpack_prefix_options;
+
 // Options of `ctxpack_chat_trim`. Initialise with `CTXPACK_CHAT_OPTIONS_INIT` or
 // `ctxpack_chat_options_init`: every field zero means the defaults, the same as passing
 // NULL (the default encoding, the provider's overheads, the last turn pinned, no report).
@@ -716,7 +745,72 @@ typedef struct ctxpack_chat_options {
   uint8_t has_overheads;
   // Must be zero.
   uint8_t reserved[2];
+  // Prefix state across turns (`docs/prefix-cache.md`): NULL for none (the default);
+  // otherwise the mode, conversation key, thresholds and caching rule, as for
+  // `ctxpack_pipeline_run_prefix`. The result then has a reuse report
+  // (`ctxpack_chat_result_prefix_reuse`) and a state for the next turn
+  // (`ctxpack_chat_result_prefix_state`), both describing the trimmed request.
+  const struct ctxpack_prefix_options *prefix;
+  // The previous turn's state (from `ctxpack_chat_result_prefix_state`, or read back
+  // with `ctxpack_prefix_state_from_bytes`); NULL on a first turn. Set without `prefix`
+  // it is `CTXPACK_INVALID_ARGUMENT`.
+  const struct ctxpack_prefix_state *previous_state;
 } ctxpack_chat_options;
+
+// The reuse report of a prefix run: how much of the previous window the new one starts
+// with, aligned to the caching rule, and what keeping it gave up. Initialise with
+// `CTXPACK_PREFIX_REUSE_INIT`.
+typedef struct ctxpack_prefix_reuse {
+  // `sizeof(ctxpack_prefix_reuse)`, set by the caller.
+  size_t struct_size;
+  // The run's `ctxpack_prefix_mode`.
+  int32_t mode;
+  // A `ctxpack_turn_outcome` value.
+  int32_t outcome;
+  // The turn number (1 for the first turn of a state chain).
+  uint64_t turn;
+  // Turns since the latest anchor (0 on an anchor turn).
+  uint64_t turns_since_anchor;
+  // Items of the previous window (0 without a previous state).
+  size_t previous_entries;
+  // Tokens of the previous window.
+  int64_t previous_tokens;
+  // Items of the new window.
+  size_t window_entries;
+  // Tokens of the new window.
+  int64_t window_tokens;
+  // Items the new window starts with that are the previous window's first items, in
+  // the same order.
+  size_t kept_entries;
+  // Their tokens.
+  int64_t kept_tokens;
+  // `kept_tokens` under the caching rule: what a provider cache would serve.
+  int64_t cached_tokens;
+  // The token target of the anchor the window appends to (the target in Measure mode).
+  int64_t anchor_target;
+  // The value of a fresh selection at the full target (unpinned units' values).
+  double fresh_value;
+  // The value of the window returned, counted the same way.
+  double value;
+  // `fresh_value - value` (negative when a greedy fresh selection is not optimal).
+  double value_given_up;
+  // 1 when the windows differ (the fields below are set), 0 when the previous window is
+  // a prefix of the new one or there was none.
+  uint8_t has_difference;
+  // Must be zero; set to zero.
+  uint8_t reserved[3];
+  // A `ctxpack_difference_reason` value (0 when `has_difference` is 0).
+  int32_t difference_reason;
+  // The index, in both windows, of the first differing item (= `kept_entries`).
+  size_t difference_index;
+  // The input position of the item the new window has there, or `SIZE_MAX` when the
+  // new window ends there.
+  size_t difference_item;
+  // The input position, in the previous turn, of the previous window's item there.
+  uint32_t difference_previous_position;
+  // Set to zero.
+  uint8_t reserved2[4];
+} ctxpack_prefix_reuse;
 
 // One metadata entry of an item (a later entry with the same key replaces an earlier
 // one).
@@ -936,90 +1030,6 @@ typedef int (*ctxpack_place_fn)(void *user_data, const struct ctxpack_item_view 
 // the component that owns it is dropped. It is not called when the constructor fails:
 // the caller then still owns `user_data`.
 typedef void (*ctxpack_destroy_fn)(void *user_data);
-
-// Options of `ctxpack_pipeline_run_prefix`. Initialise with `CTXPACK_PREFIX_OPTIONS_INIT`
-// or `ctxpack_prefix_options_init`: Hold, no conversation key, no caching rule, the
-// default thresholds. Passing NULL instead means the same.
-typedef struct ctxpack_prefix_options {
-  // `sizeof(ctxpack_prefix_options)`.
-  size_t struct_size;
-  // A `ctxpack_prefix_mode` value (0 hold, 1 measure).
-  int32_t mode;
-  // 0: the default thresholds (`max_value_loss` 0.05, `low_watermark` 0.8) and the two
-  // fields below are ignored; 1: use the two fields below.
-  uint8_t custom_thresholds;
-  // Must be zero.
-  uint8_t reserved[3];
-  // Hold: the largest share of a fresh selection's value a turn may give up, in [0, 1]
-  // (read when `custom_thresholds` is 1).
-  double max_value_loss;
-  // Hold: an anchor selects to at least this share of the budget's target, in (0, 1]
-  // (read when `custom_thresholds` is 1).
-  double low_watermark;
-  // A key naming the conversation: any bytes (a conversation id), empty for none. Its
-  // hash is stored in the state; a previous state made with another key, or with a
-  // key when none is given (and the other way round), is `CTXPACK_INVALID_STATE`.
-  struct ctxpack_str conversation;
-  // The provider's caching rule for `cached_tokens`: empty or `none`, `openai`,
-  // `anthropic` or `anthropic:MIN`, `vllm` (16-token blocks) or `blocks:N`; anything
-  // else is `CTXPACK_INVALID_ARGUMENT`.
-  struct ctxpack_str cache_rule;
-} ctxpack_prefix_options;
-
-// The reuse report of a prefix run: how much of the previous window the new one starts
-// with, aligned to the caching rule, and what keeping it gave up. Initialise with
-// `CTXPACK_PREFIX_REUSE_INIT`.
-typedef struct ctxpack_prefix_reuse {
-  // `sizeof(ctxpack_prefix_reuse)`, set by the caller.
-  size_t struct_size;
-  // The run's `ctxpack_prefix_mode`.
-  int32_t mode;
-  // A `ctxpack_turn_outcome` value.
-  int32_t outcome;
-  // The turn number (1 for the first turn of a state chain).
-  uint64_t turn;
-  // Turns since the latest anchor (0 on an anchor turn).
-  uint64_t turns_since_anchor;
-  // Items of the previous window (0 without a previous state).
-  size_t previous_entries;
-  // Tokens of the previous window.
-  int64_t previous_tokens;
-  // Items of the new window.
-  size_t window_entries;
-  // Tokens of the new window.
-  int64_t window_tokens;
-  // Items the new window starts with that are the previous window's first items, in
-  // the same order.
-  size_t kept_entries;
-  // Their tokens.
-  int64_t kept_tokens;
-  // `kept_tokens` under the caching rule: what a provider cache would serve.
-  int64_t cached_tokens;
-  // The token target of the anchor the window appends to (the target in Measure mode).
-  int64_t anchor_target;
-  // The value of a fresh selection at the full target (unpinned units' values).
-  double fresh_value;
-  // The value of the window returned, counted the same way.
-  double value;
-  // `fresh_value - value` (negative when a greedy fresh selection is not optimal).
-  double value_given_up;
-  // 1 when the windows differ (the fields below are set), 0 when the previous window is
-  // a prefix of the new one or there was none.
-  uint8_t has_difference;
-  // Must be zero; set to zero.
-  uint8_t reserved[3];
-  // A `ctxpack_difference_reason` value (0 when `has_difference` is 0).
-  int32_t difference_reason;
-  // The index, in both windows, of the first differing item (= `kept_entries`).
-  size_t difference_index;
-  // The input position of the item the new window has there, or `SIZE_MAX` when the
-  // new window ends there.
-  size_t difference_item;
-  // The input position, in the previous turn, of the previous window's item there.
-  uint32_t difference_previous_position;
-  // Set to zero.
-  uint8_t reserved2[4];
-} ctxpack_prefix_reuse;
 
 // Counts and totals of a selection report. Initialise with `CTXPACK_REPORT_SUMMARY_INIT`.
 typedef struct ctxpack_report_summary {
@@ -1464,6 +1474,19 @@ ctxpack_status ctxpack_chat_result_adjustment_path(const struct ctxpack_chat_res
 // group: the report explains an excluded unit's other members with the reason
 // `GroupExcluded`. Adjustments made after the run are not in it.
 ctxpack_status ctxpack_chat_result_selection(const struct ctxpack_chat_result *result, struct ctxpack_result **out, struct ctxpack_error **out_error);
+
+// The reuse report of a trim with `options.prefix` (how much of the previous turn's
+// trimmed request this one starts with, after the provider rules' adjustments);
+// `CTXPACK_NO_REPORT` for a trim without it. `out` is the caller's struct (its
+// `struct_size` set, e.g. by `CTXPACK_PREFIX_REUSE_INIT`); a wrong `struct_size` fails
+// with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_chat_result_prefix_reuse(const struct ctxpack_chat_result *result, struct ctxpack_prefix_reuse *out, struct ctxpack_error **out_error);
+
+// The state of a trim with `options.prefix`, for the next turn's
+// `options.previous_state`, in a new handle in `*out` (NULL on failure; the caller frees
+// it with `ctxpack_prefix_state_free`, and it outlives the chat result);
+// `CTXPACK_NO_REPORT` for a trim without it.
+ctxpack_status ctxpack_chat_result_prefix_state(const struct ctxpack_chat_result *result, struct ctxpack_prefix_state **out, struct ctxpack_error **out_error);
 
 // Frees a chat result (result handles taken from it live on). NULL is a no-op.
 void ctxpack_chat_result_free(struct ctxpack_chat_result *result);

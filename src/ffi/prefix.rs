@@ -303,7 +303,9 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_prefix(
 ///
 /// # Safety
 /// The struct's strings are valid for their lengths.
-unsafe fn prefix_options_from(o: &ctxpack_prefix_options) -> FfiResult<PrefixOptions<'_>> {
+pub(crate) unsafe fn prefix_options_from(
+    o: &ctxpack_prefix_options,
+) -> FfiResult<PrefixOptions<'_>> {
     let mode = match enum_arg::<ctxpack_prefix_mode>(o.mode, "prefix_options.mode")? {
         ctxpack_prefix_mode::Hold => PrefixMode::Hold,
         ctxpack_prefix_mode::Measure => PrefixMode::Measure,
@@ -353,39 +355,43 @@ pub unsafe extern "C" fn ctxpack_result_prefix_reuse(
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
     handles::access_into(result, "result", out_error, |r| {
-        let reuse = reuse_of(r)?;
-        let d = reuse.first_difference;
-        let value = ctxpack_prefix_reuse {
-            struct_size: std::mem::size_of::<ctxpack_prefix_reuse>(),
-            mode: match reuse.mode {
-                PrefixMode::Hold => ctxpack_prefix_mode::Hold as i32,
-                PrefixMode::Measure => ctxpack_prefix_mode::Measure as i32,
-            },
-            outcome: ctxpack_turn_outcome::from(reuse.outcome) as i32,
-            turn: reuse.turn,
-            turns_since_anchor: reuse.turns_since_anchor,
-            previous_entries: reuse.previous_entries,
-            previous_tokens: reuse.previous_tokens,
-            window_entries: reuse.window_entries,
-            window_tokens: reuse.window_tokens,
-            kept_entries: reuse.kept_entries,
-            kept_tokens: reuse.kept_tokens,
-            cached_tokens: reuse.cached_tokens,
-            anchor_target: reuse.anchor_target,
-            fresh_value: reuse.fresh_value,
-            value: reuse.value,
-            value_given_up: reuse.value_given_up,
-            has_difference: u8::from(d.is_some()),
-            reserved: [0; 3],
-            difference_reason: d.map_or(0, |d| ctxpack_difference_reason::from(d.reason) as i32),
-            difference_index: d.map_or(0, |d| d.index),
-            difference_item: d.and_then(|d| d.item).unwrap_or(usize::MAX),
-            difference_previous_position: d.map_or(0, |d| d.previous_position),
-            reserved2: [0; 4],
-        };
+        let value = reuse_struct(reuse_of(r)?);
         // SAFETY: `out` is NULL or valid for its `struct_size`.
         unsafe { versioned::write(out, value, "out") }
     })
+}
+
+/// The caller's form of a reuse report.
+pub(crate) fn reuse_struct(reuse: &ReuseReport) -> ctxpack_prefix_reuse {
+    let d = reuse.first_difference;
+    ctxpack_prefix_reuse {
+        struct_size: std::mem::size_of::<ctxpack_prefix_reuse>(),
+        mode: match reuse.mode {
+            PrefixMode::Hold => ctxpack_prefix_mode::Hold as i32,
+            PrefixMode::Measure => ctxpack_prefix_mode::Measure as i32,
+        },
+        outcome: ctxpack_turn_outcome::from(reuse.outcome) as i32,
+        turn: reuse.turn,
+        turns_since_anchor: reuse.turns_since_anchor,
+        previous_entries: reuse.previous_entries,
+        previous_tokens: reuse.previous_tokens,
+        window_entries: reuse.window_entries,
+        window_tokens: reuse.window_tokens,
+        kept_entries: reuse.kept_entries,
+        kept_tokens: reuse.kept_tokens,
+        cached_tokens: reuse.cached_tokens,
+        anchor_target: reuse.anchor_target,
+        fresh_value: reuse.fresh_value,
+        value: reuse.value,
+        value_given_up: reuse.value_given_up,
+        has_difference: u8::from(d.is_some()),
+        reserved: [0; 3],
+        difference_reason: d.map_or(0, |d| ctxpack_difference_reason::from(d.reason) as i32),
+        difference_index: d.map_or(0, |d| d.index),
+        difference_item: d.and_then(|d| d.item).unwrap_or(usize::MAX),
+        difference_previous_position: d.map_or(0, |d| d.previous_position),
+        reserved2: [0; 4],
+    }
 }
 
 /// The reuse report of a result of `ctxpack_pipeline_run_prefix` as JSON (the form of

@@ -378,6 +378,8 @@ namespace Ctxpack
             public byte UnpinLastTurn;
             public byte HasOverheads;
             public fixed byte Reserved[2];
+            public IntPtr Prefix;        // const ctxpack_prefix_options*: not used by Chat.cs yet
+            public IntPtr PreviousState; // const ctxpack_prefix_state*
         }
 
         // Callbacks (Callbacks.cs). Pointers to views, scores and outputs are IntPtr and
