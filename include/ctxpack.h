@@ -1482,6 +1482,11 @@ ctxpack_status ctxpack_chat_result_selection(const struct ctxpack_chat_result *r
 // with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_chat_result_prefix_reuse(const struct ctxpack_chat_result *result, struct ctxpack_prefix_reuse *out, struct ctxpack_error **out_error);
 
+// The reuse report of a trim with `options.prefix` as JSON (the form of
+// `docs/prefix-cache.md`) in a new `ctxpack_string`; `CTXPACK_NO_REPORT` for a trim
+// without it.
+ctxpack_status ctxpack_chat_result_prefix_reuse_json(const struct ctxpack_chat_result *result, struct ctxpack_string **out, struct ctxpack_error **out_error);
+
 // The state of a trim with `options.prefix`, for the next turn's
 // `options.previous_state`, in a new handle in `*out` (NULL on failure; the caller frees
 // it with `ctxpack_prefix_state_free`, and it outlives the chat result);

@@ -247,18 +247,7 @@ func (p *Pipeline) RunPrefixList(list *ItemList, budget *Budget, opts *RunOption
 	if opts != nil {
 		copts[0].trace_detail = C.int32_t(opts.Trace)
 	}
-	popts := cArray[C.ctxpack_prefix_options](&a, 1)
-	o := &popts[0]
-	C.ctxpack_prefix_options_init(o, C.size_t(unsafe.Sizeof(*o)))
-	if prefix != nil {
-		o.mode = C.int32_t(prefix.Mode)
-		o.conversation = a.str(string(prefix.Conversation))
-		o.cache_rule = a.str(prefix.CacheRule)
-		if t := prefix.Thresholds; t != nil {
-			o.custom_thresholds = 1
-			o.max_value_loss, o.low_watermark = C.double(t.MaxValueLoss), C.double(t.LowWatermark)
-		}
-	}
+	o := cPrefixOptions(&a, prefix)
 	var res *C.ctxpack_result
 	var state *C.ctxpack_prefix_state
 	var cerr *C.ctxpack_error
@@ -283,6 +272,24 @@ func (p *Pipeline) RunPrefixList(list *ItemList, budget *Budget, opts *RunOption
 	return PrefixRun{Result: result, Reuse: reuse, State: next}, nil
 }
 
+// cPrefixOptions writes prefix (nil: Hold with the defaults) as a C struct in the arena
+// (it points to the arena's copies of the strings).
+func cPrefixOptions(a *arena, prefix *PrefixOptions) *C.ctxpack_prefix_options {
+	popts := cArray[C.ctxpack_prefix_options](a, 1)
+	o := &popts[0]
+	C.ctxpack_prefix_options_init(o, C.size_t(unsafe.Sizeof(*o)))
+	if prefix != nil {
+		o.mode = C.int32_t(prefix.Mode)
+		o.conversation = a.str(string(prefix.Conversation))
+		o.cache_rule = a.str(prefix.CacheRule)
+		if t := prefix.Thresholds; t != nil {
+			o.custom_thresholds = 1
+			o.max_value_loss, o.low_watermark = C.double(t.MaxValueLoss), C.double(t.LowWatermark)
+		}
+	}
+	return o
+}
+
 // readReuse copies the reuse report of a prefix run's result.
 func readReuse(res *C.ctxpack_result) (Reuse, error) {
 	var r C.ctxpack_prefix_reuse
@@ -291,6 +298,16 @@ func readReuse(res *C.ctxpack_result) (Reuse, error) {
 	if err := takeError(C.ctxpack_result_prefix_reuse(res, &r, &cerr), cerr); err != nil {
 		return Reuse{}, err
 	}
+	var str *C.ctxpack_string
+	if err := takeError(C.ctxpack_result_prefix_reuse_json(res, &str, &cerr), cerr); err != nil {
+		return Reuse{}, err
+	}
+	return reuseOf(&r, str)
+}
+
+// reuseOf copies a reuse report and its JSON form (freeing str).
+func reuseOf(r *C.ctxpack_prefix_reuse, str *C.ctxpack_string) (Reuse, error) {
+	defer C.ctxpack_string_free(str)
 	out := Reuse{
 		Mode: PrefixMode(r.mode), Outcome: TurnOutcome(r.outcome),
 		Turn: uint64(r.turn), TurnsSinceAnchor: uint64(r.turns_since_anchor),
@@ -310,11 +327,6 @@ func readReuse(res *C.ctxpack_result) (Reuse, error) {
 			Item: item, PreviousPosition: int(r.difference_previous_position),
 		}
 	}
-	var str *C.ctxpack_string
-	if err := takeError(C.ctxpack_result_prefix_reuse_json(res, &str, &cerr), cerr); err != nil {
-		return Reuse{}, err
-	}
-	defer C.ctxpack_string_free(str)
 	var v C.ctxpack_str
 	if err := check(C.ctxpack_string_value(str, &v)); err != nil {
 		return Reuse{}, err

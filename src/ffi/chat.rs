@@ -12,6 +12,7 @@ use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::enums::{ctxpack_chat_format, ctxpack_trace_detail, enum_arg};
 use crate::ffi::handles::{self, HandleType, Held};
 use crate::ffi::pipeline::ctxpack_pipeline;
+use crate::ffi::policy::ctxpack_string;
 use crate::ffi::prefix::{
     ctxpack_prefix_options, ctxpack_prefix_reuse, ctxpack_prefix_state, prefix_options_from,
     reuse_struct,
@@ -467,6 +468,22 @@ pub unsafe extern "C" fn ctxpack_chat_result_prefix_reuse(
         let value = reuse_struct(r.reuse.as_ref().ok_or_else(no_prefix)?);
         // SAFETY: `out` is NULL or valid for its `struct_size`.
         unsafe { versioned::write(out, value, "out") }
+    })
+}
+
+/// The reuse report of a trim with `options.prefix` as JSON (the form of
+/// `docs/prefix-cache.md`) in a new `ctxpack_string`; `CTXPACK_NO_REPORT` for a trim
+/// without it.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_chat_result_prefix_reuse_json(
+    result: *const ctxpack_chat_result,
+    out: *mut *mut ctxpack_string,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: `result` is NULL or a live handle.
+    handles::create(out, out_error, || unsafe {
+        let r = handles::borrow(result, "result")?;
+        Ok(OwnedCString::new(r.reuse.as_ref().ok_or_else(no_prefix)?.to_json()))
     })
 }
 

@@ -568,6 +568,12 @@ TEST(prefix_state_across_turns) {
     CHECK(u2.turn == 2 && u2.has_difference == 0);
     CHECK(u2.previous_entries == u1.window_entries && u2.kept_entries == u2.window_entries);
     CHECK(u2.kept_tokens == u1.window_tokens && u2.cached_tokens <= u2.kept_tokens);
+    ctxpack_string *rj = NULL;
+    REQUIRE_OK(ctxpack_chat_result_prefix_reuse_json(r2, &rj, NULL));
+    ctxpack_str rjv;
+    CHECK_OK(ctxpack_string_value(rj, &rjv));
+    CHECK(tf_str_contains(rjv, "\"kept_entries\""));
+    ctxpack_string_free(rj);
     ctxpack_str j1, j2;
     CHECK_OK(ctxpack_chat_result_json(r1, &j1));
     CHECK_OK(ctxpack_chat_result_json(r2, &j2));
@@ -597,6 +603,9 @@ TEST(prefix_state_across_turns) {
     CHECK_STATUS(ctxpack_chat_result_prefix_state(r3, &s3, NULL), CTXPACK_NO_REPORT);
     CHECK(s3 == NULL);
     CHECK_STATUS(ctxpack_chat_result_prefix_state(r3, NULL, NULL), CTXPACK_NULL_ARGUMENT);
+    ctxpack_string *nj = NULL;
+    CHECK_STATUS(ctxpack_chat_result_prefix_reuse_json(r3, &nj, NULL), CTXPACK_NO_REPORT);
+    CHECK(nj == NULL);
     ctxpack_chat_result_free(r3);
 
     // The first version of the struct, in a block of exactly its size.
