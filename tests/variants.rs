@@ -923,3 +923,83 @@ fn analytics_count_the_placed_forms() {
     // form, not from its own 100 tokens.
     assert_eq!(min_budget_for(&p, &items[..1], 0, 1000).unwrap(), Some(10));
 }
+
+#[test]
+fn prefix_runs_refuse_items_with_variants_unless_variants_are_off() {
+    use ctxpack::prefix::{PrefixMode, PrefixOptions};
+    // Only item 2 carries a variant: the message names it.
+    let items = vec![
+        item("sys", 10, 0.0, 0).pinned(true).build().unwrap(),
+        item("m1", 10, 0.5, 1).build().unwrap(),
+        item("a long log", 100, 0.9, 2)
+            .variant("a summary", 20, 0.5)
+            .build()
+            .unwrap(),
+        item("m3", 10, 0.4, 3).build().unwrap(),
+    ];
+    let b = budget(60);
+    for slicer in [greedy(), knapsack(10)] {
+        let on = pipeline(slicer.clone());
+        for mode in [PrefixMode::Hold, PrefixMode::Measure] {
+            let err = on
+                .run_prefix(
+                    &items,
+                    &b,
+                    &RunOptions::default(),
+                    &PrefixOptions::new(mode),
+                )
+                .expect_err("variants with a prefix state");
+            assert_eq!(err.code(), ErrorCode::InvalidArgument, "{mode:?}");
+            let text = err.to_string();
+            assert!(
+                text.contains("variants are not supported with a prefix state"),
+                "{mode:?}: {text}"
+            );
+            assert!(text.contains("item 2"), "{mode:?}: {text}");
+        }
+        // Off, the items run as if they had no variants: Measure selects what a plain run
+        // selects (the long log does not fit in full and is dropped), and Hold runs.
+        let off = Pipeline::builder()
+            .scorer(Arc::new(ReflexiveScorer::new()))
+            .slicer(slicer.clone())
+            .placer(Arc::new(ChronologicalPlacer::new()))
+            .use_variants(false)
+            .build()
+            .unwrap();
+        let plain = off.run(&items, &b).unwrap();
+        assert!(!plain.indices.contains(&2));
+        let measured = off
+            .run_prefix(
+                &items,
+                &b,
+                &RunOptions::default(),
+                &PrefixOptions::new(PrefixMode::Measure),
+            )
+            .unwrap();
+        assert_eq!(measured.selection.indices, plain.indices);
+        let held = off
+            .run_prefix(
+                &items,
+                &b,
+                &RunOptions::default(),
+                &PrefixOptions::new(PrefixMode::Hold),
+            )
+            .unwrap();
+        assert!(held.selection.indices.contains(&0));
+        assert!(!held.selection.indices.contains(&2));
+    }
+    // Without any variant in the items, variants on is no obstacle.
+    let without: Vec<ContextItem> = items
+        .iter()
+        .filter(|i| !i.has_variants())
+        .cloned()
+        .collect();
+    pipeline(greedy())
+        .run_prefix(
+            &without,
+            &b,
+            &RunOptions::default(),
+            &PrefixOptions::new(PrefixMode::Hold),
+        )
+        .unwrap();
+}

@@ -37,6 +37,7 @@ const (
 	StatusInvalidArgument       Status = C.CTXPACK_INVALID_ARGUMENT
 	StatusOutOfMemory           Status = C.CTXPACK_OUT_OF_MEMORY
 	StatusUnsupported           Status = C.CTXPACK_UNSUPPORTED
+	StatusInvalidState          Status = C.CTXPACK_INVALID_STATE
 	StatusInvalidRequest        Status = C.CTXPACK_INVALID_REQUEST
 	StatusNullArgument          Status = C.CTXPACK_NULL_ARGUMENT
 	StatusInvalidUTF8           Status = C.CTXPACK_INVALID_UTF8
@@ -67,6 +68,7 @@ var statusNames = map[Status]string{
 	StatusInvalidArgument:       "CTXPACK_INVALID_ARGUMENT",
 	StatusOutOfMemory:           "CTXPACK_OUT_OF_MEMORY",
 	StatusUnsupported:           "CTXPACK_UNSUPPORTED",
+	StatusInvalidState:          "CTXPACK_INVALID_STATE",
 	StatusInvalidRequest:        "CTXPACK_INVALID_REQUEST",
 	StatusNullArgument:          "CTXPACK_NULL_ARGUMENT",
 	StatusInvalidUTF8:           "CTXPACK_INVALID_UTF8",

@@ -15,7 +15,7 @@ use crate::ffi::placer::ctxpack_placer;
 use crate::ffi::result::{ctxpack_result, ResultData, RunContext};
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::slicer::ctxpack_slicer;
-use crate::ffi::status::{ctxpack_error, ctxpack_status};
+use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::pipeline::{Pipeline, RunOptions};
 
@@ -194,6 +194,30 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
         let pipeline = handles::retain(pipeline, "pipeline")?;
         let items = snapshot(items, "items")?;
         let budget = handles::retain(budget, "budget")?;
+        let setup = RunSetup::read(options, "options")?;
+        let selection = pipeline.run_with(&items, &budget, &setup.options())?;
+        let traced_items = selection.report.is_some().then(|| items.clone());
+        let context = RunContext::of(&pipeline, &budget);
+        Ok(ResultData::new(selection, traced_items, context))
+    })
+}
+
+/// The caller's overflow callback adapted for the core.
+type OverflowObserver = Box<dyn Fn(&OverflowEvent)>;
+
+/// A run's options read from the caller's struct: the trace detail and the overflow
+/// callback, adapted for the core by [`RunSetup::options`].
+pub(crate) struct RunSetup {
+    trace: TraceDetail,
+    callback: Option<OverflowObserver>,
+}
+
+impl RunSetup {
+    /// Reads `options` (NULL means the defaults), named `what` in messages.
+    ///
+    /// # Safety
+    /// `options` is NULL or valid for its `struct_size`.
+    pub(crate) unsafe fn read(options: *const ctxpack_run_options, what: &str) -> FfiResult<Self> {
         let o = if options.is_null() {
             ctxpack_run_options {
                 struct_size: 0,
@@ -203,23 +227,26 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
                 reserved: [0; 4],
             }
         } else {
-            versioned::read(options, "options")?
+            // SAFETY: forwarded from the caller.
+            unsafe { versioned::read(options, what) }?
         };
-        reserved(&o.reserved, "options.reserved")?;
+        reserved(&o.reserved, &format!("{what}.reserved"))?;
         let trace: TraceDetail =
-            enum_arg::<ctxpack_trace_detail>(o.trace_detail, "options.trace_detail")?.into();
+            enum_arg::<ctxpack_trace_detail>(o.trace_detail, &format!("{what}.trace_detail"))?
+                .into();
         let callback = o
             .on_overflow
-            .map(|f| overflow_observer(f, o.overflow_user_data));
-        let run = RunOptions {
-            trace,
-            on_overflow: callback.as_ref().map(|c| c as &dyn Fn(&OverflowEvent)),
-        };
-        let selection = pipeline.run_with(&items, &budget, &run)?;
-        let traced_items = selection.report.is_some().then(|| items.clone());
-        let context = RunContext::of(&pipeline, &budget);
-        Ok(ResultData::new(selection, traced_items, context))
-    })
+            .map(|f| Box::new(overflow_observer(f, o.overflow_user_data)) as OverflowObserver);
+        Ok(Self { trace, callback })
+    }
+
+    /// The core's run options, borrowing the callback.
+    pub(crate) fn options(&self) -> RunOptions<'_> {
+        RunOptions {
+            trace: self.trace,
+            on_overflow: self.callback.as_deref(),
+        }
+    }
 }
 
 /// Adapts the caller's overflow callback to the core's observer.

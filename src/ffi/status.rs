@@ -58,6 +58,10 @@ pub enum ctxpack_status {
     /// The function needs a feature this build of ctxpack was compiled without (the
     /// message names it), such as the `tokenizer` feature for `ctxpack_encoding_*`.
     CTXPACK_UNSUPPORTED = 17,
+    /// A prefix state (`ctxpack_prefix_state`) cannot be used: corrupt or truncated bytes,
+    /// a newer format version, or a state from another conversation; the message says
+    /// which.
+    CTXPACK_INVALID_STATE = 19,
     /// A chat request (OpenAI or Anthropic JSON) is malformed or breaks the provider's
     /// rules; the message names the JSON path.
     CTXPACK_INVALID_REQUEST = 20,

@@ -99,6 +99,7 @@ fn run_stages<C: Collector>(
         budget,
         pinned_first: pipeline.pinned_first,
         mode: pipeline.group_value,
+        held: None,
     };
     let placed = place(
         context,

@@ -44,6 +44,26 @@ pub(super) fn slice<C: Collector>(
 ) -> Result<Vec<Candidate>> {
     collector.begin_stage();
     let effective = budget.effective(pinned.tokens);
+    let sliced = slice_within(
+        slicer, items, sorted, budget, &effective, pinned, extensions, collector,
+    )?;
+    collector.end_stage(PipelineStage::Slice, sliced.len());
+    Ok(sliced)
+}
+
+/// The Slice stage within an effective budget the caller computed (the prefix extension
+/// slices within what its kept prefix leaves), without the stage event.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn slice_within<C: Collector>(
+    slicer: &dyn Slicer,
+    items: &[ContextItem],
+    sorted: &[Candidate],
+    budget: &ContextBudget,
+    effective: &ContextBudget,
+    pinned: &PinnedContext<'_>,
+    extensions: Extensions<'_, '_>,
+    collector: &mut C,
+) -> Result<Vec<Candidate>> {
     let view: Vec<ScoredItem<'_>> = sorted
         .iter()
         .map(|c| ScoredItem {
@@ -57,7 +77,7 @@ pub(super) fn slice<C: Collector>(
             forms: None,
             ..
         } => slice_items(
-            slicer, items, sorted, &view, budget, &effective, pinned, collector,
+            slicer, items, sorted, &view, budget, effective, pinned, collector,
         )?,
         Extensions {
             groups,
@@ -70,13 +90,12 @@ pub(super) fn slice<C: Collector>(
                 sorted,
                 view: &view,
                 budget,
-                effective: &effective,
+                effective,
                 pinned,
             };
             run.units(groups, forms, mode, collector)?
         }
     };
-    collector.end_stage(PipelineStage::Slice, sliced.len());
     Ok(sliced)
 }
 
