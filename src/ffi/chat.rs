@@ -483,7 +483,9 @@ pub unsafe extern "C" fn ctxpack_chat_result_prefix_reuse_json(
     // SAFETY: `result` is NULL or a live handle.
     handles::create(out, out_error, || unsafe {
         let r = handles::borrow(result, "result")?;
-        Ok(OwnedCString::new(r.reuse.as_ref().ok_or_else(no_prefix)?.to_json()))
+        Ok(OwnedCString::new(
+            r.reuse.as_ref().ok_or_else(no_prefix)?.to_json(),
+        ))
     })
 }
 
