@@ -1328,6 +1328,60 @@ struct Reuse {
     std::string json;
 };
 
+namespace detail {
+// The C form of `prefix` (its strings point into `prefix`).
+inline ctxpack_prefix_options prefix_options(const PrefixOptions &prefix) {
+    auto p = sized<ctxpack_prefix_options>();
+    p.mode = static_cast<int32_t>(prefix.mode);
+    p.conversation = str(prefix.conversation);
+    p.cache_rule = str(prefix.cache_rule);
+    if (prefix.max_value_loss || prefix.low_watermark) {
+        p.custom_thresholds = 1;
+        p.max_value_loss = prefix.max_value_loss.value_or(0.05);
+        p.low_watermark = prefix.low_watermark.value_or(0.8);
+    }
+    return p;
+}
+
+// A reuse report read with `fill` (the struct) and `json` (its JSON form), for prefix runs
+// and chat trims alike.
+template <typename Fill, typename Json>
+Reuse read_reuse(Fill fill, Json json) {
+    auto r = sized<ctxpack_prefix_reuse>();
+    call([&](ctxpack_error **e) { return fill(&r, e); });
+    Reuse u;
+    u.mode = static_cast<PrefixMode>(r.mode);
+    u.outcome = static_cast<TurnOutcome>(r.outcome);
+    u.turn = r.turn;
+    u.turns_since_anchor = r.turns_since_anchor;
+    u.previous_entries = r.previous_entries;
+    u.previous_tokens = r.previous_tokens;
+    u.window_entries = r.window_entries;
+    u.window_tokens = r.window_tokens;
+    u.kept_entries = r.kept_entries;
+    u.kept_tokens = r.kept_tokens;
+    u.cached_tokens = r.cached_tokens;
+    u.anchor_target = r.anchor_target;
+    u.fresh_value = r.fresh_value;
+    u.value = r.value;
+    u.value_given_up = r.value_given_up;
+    if (r.has_difference) {
+        Difference d;
+        d.index = r.difference_index;
+        d.reason = static_cast<DifferenceReason>(r.difference_reason);
+        if (r.difference_item != SIZE_MAX) d.item = r.difference_item;
+        d.previous_position = r.difference_previous_position;
+        u.difference = d;
+    }
+    ctxpack_string *raw = create<ctxpack_string>(json);
+    std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(raw, ctxpack_string_free);
+    ctxpack_str text{};
+    check(ctxpack_string_value(raw, &text), "ctxpack_string_value");
+    u.json = std::string(view(text));
+    return u;
+}
+}  // namespace detail
+
 // The outcome of `Pipeline::run_prefix`.
 struct PrefixRun {
     Result result;
@@ -1418,15 +1472,7 @@ public:
             o.on_overflow = &on_overflow;
             o.overflow_user_data = &context;
         }
-        auto p = detail::sized<ctxpack_prefix_options>();
-        p.mode = static_cast<int32_t>(prefix.mode);
-        p.conversation = detail::str(prefix.conversation);
-        p.cache_rule = detail::str(prefix.cache_rule);
-        if (prefix.max_value_loss || prefix.low_watermark) {
-            p.custom_thresholds = 1;
-            p.max_value_loss = prefix.max_value_loss.value_or(0.05);
-            p.low_watermark = prefix.low_watermark.value_or(0.8);
-        }
+        ctxpack_prefix_options p = detail::prefix_options(prefix);
         ctxpack_result *raw_result = nullptr;
         ctxpack_prefix_state *raw_state = nullptr;
         detail::call([&](ctxpack_error **e) {
@@ -1436,39 +1482,11 @@ public:
         });
         PrefixRun run{Result(raw_result), Reuse{}, PrefixState(raw_state)};
         if (context.error) std::rethrow_exception(context.error);
-        auto r = detail::sized<ctxpack_prefix_reuse>();
-        detail::call([&](ctxpack_error **e) { return ctxpack_result_prefix_reuse(raw_result, &r, e); });
-        Reuse &u = run.reuse;
-        u.mode = static_cast<PrefixMode>(r.mode);
-        u.outcome = static_cast<TurnOutcome>(r.outcome);
-        u.turn = r.turn;
-        u.turns_since_anchor = r.turns_since_anchor;
-        u.previous_entries = r.previous_entries;
-        u.previous_tokens = r.previous_tokens;
-        u.window_entries = r.window_entries;
-        u.window_tokens = r.window_tokens;
-        u.kept_entries = r.kept_entries;
-        u.kept_tokens = r.kept_tokens;
-        u.cached_tokens = r.cached_tokens;
-        u.anchor_target = r.anchor_target;
-        u.fresh_value = r.fresh_value;
-        u.value = r.value;
-        u.value_given_up = r.value_given_up;
-        if (r.has_difference) {
-            Difference d;
-            d.index = r.difference_index;
-            d.reason = static_cast<DifferenceReason>(r.difference_reason);
-            if (r.difference_item != SIZE_MAX) d.item = r.difference_item;
-            d.previous_position = r.difference_previous_position;
-            u.difference = d;
-        }
-        ctxpack_string *json = detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
-            return ctxpack_result_prefix_reuse_json(raw_result, out, e);
-        });
-        std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(json, ctxpack_string_free);
-        ctxpack_str text{};
-        detail::check(ctxpack_string_value(json, &text), "ctxpack_string_value");
-        u.json = std::string(detail::view(text));
+        run.reuse = detail::read_reuse(
+            [&](ctxpack_prefix_reuse *r, ctxpack_error **e) { return ctxpack_result_prefix_reuse(raw_result, r, e); },
+            [&](ctxpack_string **out, ctxpack_error **e) {
+                return ctxpack_result_prefix_reuse_json(raw_result, out, e);
+            });
         return run;
     }
 
@@ -1579,6 +1597,13 @@ struct ChatOptions {
     bool pin_last_turn = true;
     // Instead of the provider's overheads.
     std::optional<ChatOverheads> overheads;
+    // Not null: keep the start of the trimmed request stable across turns
+    // (docs/prefix-cache.md); `ChatResult::reuse` and `ChatResult::prefix_state` then
+    // answer. Borrowed for the call.
+    const PrefixOptions *prefix = nullptr;
+    // The previous turn's `ChatResult::prefix_state()` (null on a first turn); needs
+    // `prefix`. Borrowed for the call.
+    const PrefixState *previous_state = nullptr;
 };
 
 // A unit dropped after the run to satisfy a provider rule.
@@ -1652,8 +1677,34 @@ public:
             return ctxpack_chat_result_selection(native(), out, e);
         }));
     }
+    // With `ChatOptions::prefix`: how much of the previous turn's trimmed request this one
+    // starts with; unset for a trim without it.
+    std::optional<Reuse> reuse() const {
+        if (!has_prefix()) return std::nullopt;
+        return detail::read_reuse(
+            [&](ctxpack_prefix_reuse *r, ctxpack_error **e) { return ctxpack_chat_result_prefix_reuse(native(), r, e); },
+            [&](ctxpack_string **out, ctxpack_error **e) {
+                return ctxpack_chat_result_prefix_reuse_json(native(), out, e);
+            });
+    }
+    // With `ChatOptions::prefix`: this turn's state, for the next turn's
+    // `ChatOptions::previous_state` (a new object that may outlive this one); unset for a
+    // trim without it.
+    std::optional<PrefixState> prefix_state() const {
+        if (!has_prefix()) return std::nullopt;
+        return PrefixState(detail::create<ctxpack_prefix_state>([&](ctxpack_prefix_state **out, ctxpack_error **e) {
+            return ctxpack_chat_result_prefix_state(native(), out, e);
+        }));
+    }
 
 private:
+    bool has_prefix() const {
+        auto r = detail::sized<ctxpack_prefix_reuse>();
+        ctxpack_status status = ctxpack_chat_result_prefix_reuse(native(), &r, nullptr);
+        if (status == CTXPACK_NO_REPORT) return false;
+        detail::check(status, "ctxpack_chat_result_prefix_reuse");
+        return true;
+    }
     template <typename F>
     int64_t number(F f, const char *what) const {
         int64_t n = 0;
@@ -1686,6 +1737,12 @@ inline ChatResult trim_chat(ChatFormat format, std::string_view request, const B
         o.overhead_per_request = options.overheads->per_request;
         o.overhead_media = options.overheads->media;
     }
+    ctxpack_prefix_options prefix{};
+    if (options.prefix) {
+        prefix = detail::prefix_options(*options.prefix);
+        o.prefix = &prefix;
+    }
+    o.previous_state = options.previous_state ? options.previous_state->native() : nullptr;
     return ChatResult(detail::create<ctxpack_chat_result>([&](ctxpack_chat_result **out, ctxpack_error **e) {
         return ctxpack_chat_trim(static_cast<int32_t>(format), detail::str(request), budget.native(),
                                  pipeline.native(), &o, out, e);
