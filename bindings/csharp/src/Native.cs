@@ -378,7 +378,7 @@ namespace Ctxpack
             public byte UnpinLastTurn;
             public byte HasOverheads;
             public fixed byte Reserved[2];
-            public IntPtr Prefix;        // const ctxpack_prefix_options*: not used by Chat.cs yet
+            public IntPtr Prefix;        // const ctxpack_prefix_options*
             public IntPtr PreviousState; // const ctxpack_prefix_state*
         }
 
@@ -571,6 +571,9 @@ namespace Ctxpack
             out PrefixStateHandle state, out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_result_prefix_reuse(ResultHandle result, ref PrefixReuse reuse, out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_result_prefix_reuse_json(ResultHandle result, out StringHandle json, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_prefix_reuse(ChatResultHandle result, ref PrefixReuse reuse, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_prefix_reuse_json(ChatResultHandle result, out StringHandle json, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_prefix_state(ChatResultHandle result, out PrefixStateHandle state, out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_prefix_state_from_bytes(byte[] bytes, UIntPtr len, out PrefixStateHandle state, out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_prefix_state_from_json(Str json, out PrefixStateHandle state, out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_prefix_state_to_bytes(PrefixStateHandle state, byte[] buffer, UIntPtr capacity, out UIntPtr len);
