@@ -51,6 +51,8 @@ macro_rules! core_error_kinds {
             OutOfMemory = 16 => CTXPACK_OUT_OF_MEMORY,
             /// The operation needs a cargo feature this build was compiled without.
             Unsupported = 17 => CTXPACK_UNSUPPORTED,
+            /// The run was cancelled through its [`crate::CancelToken`].
+            Cancelled = 18 => CTXPACK_CANCELLED,
             /// A chat request is malformed or breaks its provider's rules.
             InvalidRequest = 20 => CTXPACK_INVALID_REQUEST,
         }
@@ -196,6 +198,10 @@ pub enum Error {
     /// names it).
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The run was cancelled through its [`crate::CancelToken`]; the message says where
+    /// the run stopped.
+    #[error("cancelled: {0}")]
+    Cancelled(String),
     /// A chat request is invalid; the message starts with the JSON path of the bad value.
     #[error("invalid request: {0}")]
     InvalidRequest(String),

@@ -20,6 +20,7 @@
 mod analytics;
 mod budget;
 mod callbacks;
+mod cancel;
 mod enums;
 mod handles;
 mod items;
@@ -46,6 +47,7 @@ pub use callbacks::{
     ctxpack_callback_error, ctxpack_destroy_fn, ctxpack_item_view, ctxpack_overflow_fn,
     ctxpack_place_fn, ctxpack_score_all_fn, ctxpack_score_item_fn, ctxpack_slice_fn,
 };
+pub use cancel::*;
 pub use enums::*;
 pub use items::*;
 pub use json::*;

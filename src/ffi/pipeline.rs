@@ -6,6 +6,7 @@ use std::ptr;
 use crate::diagnostics::{OverflowEvent, TraceDetail};
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::callbacks::ctxpack_overflow_fn;
+use crate::ffi::cancel::ctxpack_cancel_token;
 use crate::ffi::enums::{ctxpack_overflow_strategy, ctxpack_trace_detail, enum_arg};
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::items::{ctxpack_items, snapshot};
@@ -71,11 +72,16 @@ pub struct ctxpack_run_options {
     pub trace_detail: i32,
     /// Must be zero.
     pub reserved: [u8; 4],
+    /// A token that cancels the run (`ctxpack_cancel_token`; the run then returns
+    /// `CTXPACK_CANCELLED`); NULL: the run cannot be cancelled. Added after version 1:
+    /// a caller whose `struct_size` ends before it has no token.
+    pub cancel: *const ctxpack_cancel_token,
 }
 
-// SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid (None function pointer).
+// SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid (None function pointer, NULL
+// token).
 unsafe impl Versioned for ctxpack_run_options {
-    const V1_SIZE: usize = std::mem::size_of::<ctxpack_run_options>();
+    const V1_SIZE: usize = std::mem::offset_of!(ctxpack_run_options, cancel);
     const NAME: &'static str = "ctxpack_run_options";
 }
 
@@ -171,6 +177,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
                 overflow_user_data: ptr::null_mut(),
                 trace_detail: 0,
                 reserved: [0; 4],
+                cancel: ptr::null(),
             }
         } else {
             versioned::read(options, "options")?
@@ -185,7 +192,12 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
             trace,
             on_overflow: callback.as_ref().map(|c| c as &dyn Fn(&OverflowEvent)),
         };
-        let selection = pipeline.run_with(&items, &budget, &run)?;
+        let selection = if o.cancel.is_null() {
+            pipeline.run_with(&items, &budget, &run)?
+        } else {
+            let token = handles::retain(o.cancel, "options.cancel")?;
+            pipeline.run_cancellable(&items, &budget, &run, &token)?
+        };
         let traced_items = selection.report.is_some().then(|| items.clone());
         let context = RunContext::of(&pipeline, &budget);
         Ok(ResultData::new(selection, traced_items, context))
@@ -211,7 +223,22 @@ fn overflow_observer(
     }
 }
 
-/// Frees a pipeline (components it shares with others live on). NULL is a no-op.
+/// Gives the caller one more reference to `pipeline` and returns the same pointer: each
+/// reference is released by its own `ctxpack_pipeline_free`, and the pipeline is freed (a use is
+/// then reported as a freed handle) when the last one is. NULL when `pipeline` is NULL, not a
+/// `ctxpack_pipeline` or already freed. Thread-safe: references may be taken and released on
+/// any threads at once, while the pipeline is in use (a caller must itself hold a reference
+/// for the whole call, as for any function taking the handle).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_pipeline_retain(
+    pipeline: *mut ctxpack_pipeline,
+) -> *mut ctxpack_pipeline {
+    // SAFETY: `pipeline` is NULL or a handle the caller holds.
+    unsafe { handles::retain_caller(pipeline) }
+}
+
+/// Releases one caller reference to a pipeline (see `ctxpack_pipeline_retain`); the last
+/// one frees it (components it shares with others live on). NULL is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_free(pipeline: *mut ctxpack_pipeline) {
     // SAFETY: `pipeline` is NULL or a handle.

@@ -239,6 +239,7 @@ fn fill_table(active: &[Candidate], cap: usize) -> Result<BitTable> {
     // Walking c downwards means every read still sees the previous row's value.
     let best = Cell::from_mut(&mut best[..]).as_slice_of_cells();
     for (row, cand) in active.iter().enumerate() {
+        crate::cancel::check("while slicing (knapsack)")?;
         let w = cand.weight as usize;
         let pairs = best[w..].iter().zip(&best[..=cap - w]);
         for (offset, (dst, src)) in pairs.enumerate().rev() {

@@ -1547,10 +1547,10 @@ TEST(faulty_scorer_statuses) {
     ctxpack_error *err = NULL;
     REQUIRE(items && b);
     for (int32_t code = 0; code <= CTXPACK_INVALID_REQUEST; code++) {
-        // Only the core kinds (18 and 19 are reserved, not core kinds yet); CTXPACK_UNSUPPORTED
+        // Only the core kinds (19 is reserved, not a core kind yet); CTXPACK_UNSUPPORTED
         // (17) comes from real calls only in a build without the tokenizer feature, and
         // CTXPACK_OUT_OF_MEMORY (16) only from impossible sizes, so the hook carries them here.
-        if (code == CTXPACK_INVALID_POLICY || code == 18 || code == 19) continue;
+        if (code == CTXPACK_INVALID_POLICY || code == 19) continue;
         ctxpack_scorer *sc = NULL;
         ctxpack_slicer *sl = NULL;
         ctxpack_placer *pl = NULL;
