@@ -127,6 +127,24 @@ namespace Ctxpack
             }
         }
 
+        /// <summary>A traced run (at <paramref name="trace"/>; None is taken as Stage) whose
+        /// report is read only when asked: see <see cref="TracedRunResult"/>, which the caller
+        /// disposes. Cancellable as <c>Run</c>.</summary>
+        public TracedRunResult RunTraced(ItemList items, Budget budget, TraceDetail trace = TraceDetail.Item,
+            CancellationToken cancellation = default(CancellationToken))
+        {
+            var result = RunRaw(items, budget, cancellation, trace == TraceDetail.None ? TraceDetail.Stage : trace);
+            try
+            {
+                return new TracedRunResult(result);
+            }
+            catch
+            {
+                result.Dispose();
+                throw;
+            }
+        }
+
         /// Runs and returns the library's result (the caller disposes it).
         internal ResultHandle RunRaw(ItemList items, Budget budget, CancellationToken cancellation, TraceDetail trace)
         {
