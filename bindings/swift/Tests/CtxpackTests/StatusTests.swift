@@ -23,7 +23,7 @@ final class StatusTests: XCTestCase {
             .countRequirementUnmet: "CTXPACK_COUNT_REQUIREMENT_UNMET", .callback: "CTXPACK_CALLBACK",
             .tokenOverflow: "CTXPACK_TOKEN_OVERFLOW", .invalidPolicy: "CTXPACK_INVALID_POLICY",
             .invalidArgument: "CTXPACK_INVALID_ARGUMENT", .outOfMemory: "CTXPACK_OUT_OF_MEMORY",
-            .unsupported: "CTXPACK_UNSUPPORTED", .invalidRequest: "CTXPACK_INVALID_REQUEST",
+            .unsupported: "CTXPACK_UNSUPPORTED", .cancelled: "CTXPACK_CANCELLED", .invalidRequest: "CTXPACK_INVALID_REQUEST",
             .nullArgument: "CTXPACK_NULL_ARGUMENT",
             .invalidUtf8: "CTXPACK_INVALID_UTF8", .wrongHandleType: "CTXPACK_WRONG_HANDLE_TYPE",
             .outOfRange: "CTXPACK_OUT_OF_RANGE", .noReport: "CTXPACK_NO_REPORT", .panic: "CTXPACK_PANIC",
@@ -101,6 +101,11 @@ final class StatusTests: XCTestCase {
             _ = try p.run(Items([Item(content: "a", tokens: 600_000_000_000, futureRelevanceHint: 0.9),
                                  Item(content: "b", tokens: 600_000_000_000, futureRelevanceHint: 0.8)]),
                           budget: Budget(maxTokens: 1_000_000_000_000, targetTokens: 1_000_000_000_000))
+        }
+        assertThrows(.cancelled, containing: "before it started") {
+            let token = try CancelToken()
+            token.cancel()
+            _ = try recency.run(four, budget: roomy, cancel: token)
         }
         assertThrows(.nullArgument) {
             var n = 0
