@@ -60,3 +60,68 @@ pub unsafe extern "C" fn ctxpack_cancel_token_free(token: *mut ctxpack_cancel_to
     // SAFETY: `token` is NULL or a handle.
     unsafe { handles::release(token) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::scorer::{
+        ctxpack_scorer_free, ctxpack_scorer_new_recency, ctxpack_scorer_retain,
+    };
+    use crate::ffi::status::ctxpack_status;
+    use std::ptr;
+
+    #[test]
+    fn a_token_is_cancelled_once_and_stays_so() {
+        let mut token = ptr::null_mut();
+        // SAFETY: valid out-parameters; the token is freed once.
+        unsafe {
+            assert_eq!(
+                ctxpack_cancel_token_new(&mut token, ptr::null_mut()),
+                ctxpack_status::CTXPACK_OK
+            );
+            let mut out = 7u8;
+            assert_eq!(
+                ctxpack_cancel_token_is_cancelled(token, &mut out),
+                ctxpack_status::CTXPACK_OK
+            );
+            assert_eq!(out, 0);
+            assert_eq!(
+                ctxpack_cancel_token_cancel(token),
+                ctxpack_status::CTXPACK_OK
+            );
+            assert_eq!(
+                ctxpack_cancel_token_is_cancelled(token, &mut out),
+                ctxpack_status::CTXPACK_OK
+            );
+            assert_eq!(out, 1);
+            ctxpack_cancel_token_free(token);
+        }
+    }
+
+    #[test]
+    fn each_retain_needs_its_own_free() {
+        let mut scorer = ptr::null_mut();
+        // SAFETY: the scorer gets three caller references and three frees; it is only
+        // used while one of them is held.
+        unsafe {
+            assert_eq!(
+                ctxpack_scorer_new_recency(&mut scorer, ptr::null_mut()),
+                ctxpack_status::CTXPACK_OK
+            );
+            assert_eq!(ctxpack_scorer_retain(scorer), scorer);
+            assert_eq!(ctxpack_scorer_retain(scorer), scorer);
+            ctxpack_scorer_free(scorer);
+            ctxpack_scorer_free(scorer);
+            // One reference left: the handle is still live (retain succeeds on it).
+            assert_eq!(ctxpack_scorer_retain(scorer), scorer);
+            ctxpack_scorer_free(scorer);
+            ctxpack_scorer_free(scorer);
+            assert!(ctxpack_scorer_retain(ptr::null_mut()).is_null());
+            let mut token = ptr::null_mut();
+            ctxpack_cancel_token_new(&mut token, ptr::null_mut());
+            // A token is not a scorer.
+            assert!(ctxpack_scorer_retain(token.cast()).is_null());
+            ctxpack_cancel_token_free(token);
+        }
+    }
+}
