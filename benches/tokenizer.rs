@@ -3,6 +3,8 @@
 //!
 //! cargo bench --bench tokenizer                 # every row
 //! cargo bench --bench tokenizer -- --quick      # fewer repetitions
+//! cargo bench --bench tokenizer -- --rows CJK   # only the rows whose label starts so
+//! cargo bench --bench tokenizer -- --profile o200k_base CJK 20   # ctxpack alone (profiling)
 //!
 //! For each encoding and text (prose, code, CJK, a long run without split points, and a
 //! multilingual mix) the three libraries count the same text, alternately, several times;
@@ -131,13 +133,24 @@ fn texts() -> Vec<(&'static str, String)> {
         prose(&mut r4, sample, 50)
     }));
     let run = "a".repeat(64 * 1024);
-    let _ = rng.next();
+    // One piece of 64 KB that does not repeat: random lower-case letters (a word
+    // without spaces), and random common Chinese characters without punctuation.
+    let letters: String = (0..64 * 1024)
+        .map(|_| char::from(b'a' + rng.below(26) as u8))
+        .collect();
+    let hanzi: Vec<char> = chinese.chars().filter(|c| c.is_alphabetic()).collect();
+    let mut hanzi_run = String::new();
+    while hanzi_run.len() < 64 * 1024 {
+        hanzi_run.push(hanzi[rng.below(hanzi.len())]);
+    }
     vec![
         ("prose (English)", prose_text),
         ("code", code_text),
         ("CJK (Chinese)", cjk_text),
         ("multilingual", mixed),
         ("run of 'a' x 65536", run),
+        ("one piece of random letters (64 KB)", letters),
+        ("one piece of random Chinese characters (64 KB)", hanzi_run),
     ]
 }
 
@@ -146,13 +159,45 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// `--profile ENCODING ROW [REPS]`: counts one text with ctxpack only, REPS times (for
+/// running under a profiler or callgrind; ROW is a prefix of the row's label).
+fn profile(args: &[String]) {
+    let encoding = Encoding::by_name(&args[0]).unwrap();
+    let texts = texts();
+    let (label, text) = texts
+        .iter()
+        .find(|(label, _)| label.starts_with(args[1].as_str()))
+        .expect("no such row");
+    let reps: usize = args.get(2).map_or(1, |r| r.parse().unwrap());
+    let start = Instant::now();
+    let mut tokens = 0;
+    for _ in 0..reps {
+        tokens = encoding.count(black_box(text));
+    }
+    let secs = start.elapsed().as_secs_f64() / reps as f64;
+    println!(
+        "{} {label}: {tokens} tokens, {:.1} MB/s",
+        encoding.name(),
+        text.len() as f64 / secs / 1e6
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--first-use") {
         first_use(&args[i + 1], &args[i + 2]);
         return;
     }
+    if let Some(i) = args.iter().position(|a| a == "--profile") {
+        profile(&args[i + 1..]);
+        return;
+    }
     let quick = args.iter().any(|a| a == "--quick");
+    // `--rows PREFIX`: only the rows whose label starts with PREFIX.
+    let only = args
+        .iter()
+        .position(|a| a == "--rows")
+        .map(|i| args[i + 1].clone());
     let reps = if quick { 3 } else { 9 };
 
     println!("## Throughput (median of {reps} runs each, MB/s and million tokens/s)\n");
@@ -162,6 +207,12 @@ fn main() {
     for encoding in ENCODINGS {
         let counters: Vec<_> = LIBS.iter().map(|lib| load(lib, encoding)).collect();
         for (label, text) in &texts {
+            if only
+                .as_ref()
+                .is_some_and(|p| !label.starts_with(p.as_str()))
+            {
+                continue;
+            }
             let tokens = counters[0](text);
             for (lib, c) in LIBS.iter().zip(&counters) {
                 assert_eq!(c(text), tokens, "{lib} disagrees on {label}");
@@ -193,6 +244,9 @@ fn main() {
         }
     }
 
+    if only.is_some() {
+        return;
+    }
     println!("\n## Limited count: rejecting the prose text with a limit of 1 000 tokens\n");
     let (_, prose_text) = &texts[0];
     for encoding in ENCODINGS {

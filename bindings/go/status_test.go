@@ -138,7 +138,7 @@ var statusCases = []statusCase{
 	}},
 	{ctxpack.StatusOutOfMemory, func(t *testing.T) error {
 		// No table limit and a budget of 10^12 tokens: the knapsack's DP row alone needs
-		// 8 TB, which is an error, not an abort.
+		// 4 TB, which is an error, not an abort.
 		slicer := must(ctxpack.NewKnapsackSlicer(1, math.MaxUint64))
 		placer := must(ctxpack.NewChronologicalPlacer())
 		scorer := must(ctxpack.NewReflexiveScorer())

@@ -32,9 +32,11 @@ const VALUE_SCALE: f64 = 10000.0;
 /// row of `capacity + 1` values. When the two together (`ceil(cells / 64) × 8 + 8 × (capacity + 1)`
 /// bytes) would exceed the configured limit, the slice fails with [`Error::TableTooLarge`] before
 /// any allocation. The check comes after the "no candidates" and "capacity 0" exits and before
-/// every shortcut. Under the limit (or with a limit of `u64::MAX`, no limit at all) the two
+/// every shortcut. Under the limit (or with a limit of `u64::MAX`, no limit at all) the
 /// allocations are fallible: memory the system cannot give is [`Error::OutOfMemory`], never an
-/// abort.
+/// abort. When the candidates' values sum within 32 bits (scores in [0, 1] and up to 214 748
+/// candidates), the DP runs on two rows of 32-bit values — the 8 bytes per capacity the guard
+/// counts — plus one bound per candidate row; otherwise on one row of 64-bit values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KnapsackSlice {
     bucket_size: i64,
@@ -211,8 +213,25 @@ fn solve(active: &[Candidate], cap: i64) -> Result<Vec<usize>> {
         return Ok(active.iter().rev().map(|c| c.pos).collect());
     }
     let cap = usize::try_from(cap).expect("the guard keeps candidates × (cap + 1) within usize");
-    let keep = fill_table(active, cap)?;
-    Ok(backtrack(active, &keep, cap))
+    let table = if narrow_values_fit(active) {
+        fill_table_narrow(active, cap)?
+    } else {
+        fill_table(active, cap)?
+    };
+    Ok(backtrack(active, &table, cap))
+}
+
+/// True when the values of all `active` candidates sum to at most `i32::MAX`: then no DP
+/// sum can overflow a 32-bit value and the narrow DP is exact. Scores in [0, 1] give values
+/// of at most 10 000, so this holds for up to 214 748 candidates.
+fn narrow_values_fit(active: &[Candidate]) -> bool {
+    active
+        .iter()
+        .try_fold(0i64, |sum, c| {
+            sum.checked_add(c.value)
+                .filter(|&s| s <= i64::from(i32::MAX))
+        })
+        .is_some()
 }
 
 /// True when the summed weights of `active` do not exceed `cap` and the summed values do
@@ -230,9 +249,119 @@ fn fits_all(active: &[Candidate], cap: i64) -> bool {
     })
 }
 
+/// The keep bits of a DP run. The narrow DP records the top of each row as one number
+/// instead of bits: `keep(row, c)` is true for every `c >= full_from[row]` (an empty
+/// `full_from` means every bit is in `bits`).
+struct KeepTable {
+    bits: BitTable,
+    full_from: Vec<usize>,
+}
+
+impl KeepTable {
+    fn get(&self, row: usize, c: usize) -> bool {
+        self.full_from.get(row).is_some_and(|&from| c >= from) || self.bits.get(row, c)
+    }
+}
+
+/// The same DP as [`fill_table`], on 32-bit values (the caller checked that no sum can
+/// overflow them) and two rows instead of one updated in place: row `i` is computed from
+/// row `i - 1` alone, which is what the reverse capacity loop of the in-place DP reads, so
+/// the values and keep bits are identical. Two 32-bit rows take the bytes of one 64-bit row,
+/// so the memory guard's count still holds.
+///
+/// Without the in-place dependency the loop over capacities has no branch and no carried
+/// state, and it runs 64 capacities at a time, vectorised: each block yields one mask of
+/// keep bits.
+///
+/// Capacities that cannot matter are skipped: after row `i`, every capacity at or above
+/// the summed weight `W` of rows `0..=i` holds the summed value of those rows (they all
+/// fit), and the row keeps its item at every capacity above `W` (the value is positive, so
+/// taking it strictly improves). The loop covers `c <= min(cap, W)`, and the rest of the
+/// row is recorded as one number, `full_from[i] = W + 1`.
+fn fill_table_narrow(active: &[Candidate], cap: usize) -> Result<KeepTable> {
+    let mut prev = alloc::filled(cap + 1, 0i32, "the knapsack DP row")?;
+    let mut cur = alloc::filled(cap + 1, 0i32, "the knapsack DP row")?;
+    let mut bits = BitTable::new(active.len(), cap + 1)?;
+    let mut full_from = alloc::filled(active.len(), usize::MAX, "the knapsack row bounds")?;
+    // `prev` is valid on `0..=reach`; above it, every value is `total`.
+    let mut reach = 0usize;
+    let mut total = 0i32;
+    for (row, cand) in active.iter().enumerate() {
+        let w = cand.weight as usize;
+        let v = cand.value as i32;
+        let summed = reach + w; // at most 2 × cap: no overflow
+        let top = summed.min(cap);
+        prev[reach + 1..=top].fill(total);
+        cur[..w].copy_from_slice(&prev[..w]);
+        improve_row(&prev[..=top], &mut cur[..=top], w, v, |c, mask, n| {
+            bits.or_bits(row, c, mask, n)
+        });
+        if summed < cap {
+            full_from[row] = summed + 1;
+        }
+        total += v;
+        reach = top;
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    Ok(KeepTable { bits, full_from })
+}
+
+/// `cur[c] = max(prev[c], prev[c - w] + v)` for `c` in `w..prev.len()`, reporting the
+/// capacities where taking the item strictly improves as masks of up to 64 bits
+/// (`emit(first capacity, mask, count)`, bit `j` for capacity `first + j`).
+fn improve_row(
+    prev: &[i32],
+    cur: &mut [i32],
+    w: usize,
+    v: i32,
+    mut emit: impl FnMut(usize, u64, usize),
+) {
+    let end = prev.len();
+    let mut c = w;
+    while c + 64 <= end {
+        let without: &[i32; 64] = prev[c..c + 64].try_into().expect("64 values");
+        let with: &[i32; 64] = prev[c - w..c - w + 64].try_into().expect("64 values");
+        let out: &mut [i32; 64] = (&mut cur[c..c + 64]).try_into().expect("64 values");
+        emit(c, improve_block(without, with, v, out), 64);
+        c += 64;
+    }
+    if c < end {
+        let mut mask = 0u64;
+        for (j, cc) in (c..end).enumerate() {
+            let taken = prev[cc - w] + v;
+            let better = taken > prev[cc];
+            cur[cc] = if better { taken } else { prev[cc] };
+            mask |= u64::from(better) << j;
+        }
+        emit(c, mask, end - c);
+    }
+}
+
+/// One block of 64 capacities of [`improve_row`], written so that the compiler vectorises
+/// it: fixed length, no branch, and the keep flags gathered as bytes, eight at a time into
+/// eight bits by one multiplication (byte `k`, 0 or 1, lands on bit `k` of the top byte;
+/// the partial products never overlap, so nothing carries).
+#[inline(always)]
+fn improve_block(without: &[i32; 64], with: &[i32; 64], v: i32, out: &mut [i32; 64]) -> u64 {
+    let mut flags = [0u8; 64];
+    for j in 0..64 {
+        let taken = with[j] + v;
+        let better = taken > without[j];
+        out[j] = if better { taken } else { without[j] };
+        flags[j] = u8::from(better);
+    }
+    let mut mask = 0u64;
+    for (k, eight) in flags.chunks_exact(8).enumerate() {
+        let bytes = u64::from_le_bytes(eight.try_into().expect("8 flags"));
+        mask |= (bytes.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
+    }
+    mask
+}
+
 /// Runs the 1-D DP (reverse capacity loop, strict improvement) and returns the keep bits.
-/// Both allocations are fallible (their sizes come from the caller's budget).
-fn fill_table(active: &[Candidate], cap: usize) -> Result<BitTable> {
+/// Both allocations are fallible (their sizes come from the caller's budget). Values
+/// saturate, so this is exact for any scores, including huge and infinite ones.
+fn fill_table(active: &[Candidate], cap: usize) -> Result<KeepTable> {
     let mut best = alloc::filled(cap + 1, 0i64, "the knapsack DP row")?;
     let mut keep = BitTable::new(active.len(), cap + 1)?;
     // Two overlapping views of one row: `best[c]` is written while `best[c - w]` is read.
@@ -251,11 +380,14 @@ fn fill_table(active: &[Candidate], cap: usize) -> Result<BitTable> {
             }
         }
     }
-    Ok(keep)
+    Ok(KeepTable {
+        bits: keep,
+        full_from: Vec::new(),
+    })
 }
 
 /// Walks the keep bits from `c = cap`, last candidate first.
-fn backtrack(active: &[Candidate], keep: &BitTable, cap: usize) -> Vec<usize> {
+fn backtrack(active: &[Candidate], keep: &KeepTable, cap: usize) -> Vec<usize> {
     let mut c = cap;
     let mut picks = Vec::new();
     for (row, cand) in active.iter().enumerate().rev() {
@@ -300,6 +432,19 @@ impl BitTable {
     fn get(&self, row: usize, col: usize) -> bool {
         let bit = row * self.width + col;
         self.words[bit / 64] >> (bit % 64) & 1 == 1
+    }
+
+    /// Sets the bits of `mask` (its low `n` bits, `n <= 64`) at `row`, columns `col..col + n`.
+    fn or_bits(&mut self, row: usize, col: usize, mask: u64, n: usize) {
+        if mask == 0 {
+            return;
+        }
+        let bit = row * self.width + col;
+        let (word, shift) = (bit / 64, bit % 64);
+        self.words[word] |= mask << shift;
+        if shift != 0 && shift + n > 64 {
+            self.words[word + 1] |= mask >> (64 - shift);
+        }
     }
 }
 
@@ -538,7 +683,8 @@ mod tests {
 
     #[test]
     fn without_a_limit_an_impossible_table_is_an_error_not_an_abort() {
-        // A budget of 10^12 tokens in buckets of 1: the DP row alone needs 8 TB.
+        // A budget of 10^12 tokens in buckets of 1: one DP row of 32-bit values (the values
+        // 9000 and 8000 sum within 32 bits) alone needs 4 TB.
         let k = KnapsackSlice::with_table_limit(1, u64::MAX).unwrap();
         let fx = Fixture::new(&[
             ("a", 600_000_000_000, "x", 0.9),
@@ -550,7 +696,7 @@ mod tests {
         assert_eq!(err.code(), ErrorCode::OutOfMemory);
         assert_eq!(
             err.to_string(),
-            "out of memory: the knapsack DP row needs 8000000000008 bytes"
+            "out of memory: the knapsack DP row needs 4000000000004 bytes"
         );
     }
 
@@ -566,6 +712,70 @@ mod tests {
         assert_eq!(BitTable::bytes_for(1), 8);
         assert_eq!(BitTable::bytes_for(64), 8);
         assert_eq!(BitTable::bytes_for(65), 16);
+    }
+
+    /// The narrow DP (32-bit values, two rows, 64 capacities a block, skipped tops) sets the
+    /// same keep bits as the in-place 64-bit DP at every row and capacity, for capacities
+    /// that end inside and on block edges.
+    #[test]
+    fn the_narrow_dp_keeps_the_same_bits_as_the_in_place_dp() {
+        let mut cells = 0usize;
+        for seed in 0..600u64 {
+            let mut rng = Rng::new(seed);
+            let n = rng.range(1, 40) as usize;
+            // `range` is inclusive at both ends.
+            let cap = match seed % 4 {
+                0 => 64 * rng.range(1, 5) as usize - 1,
+                1 => 64 * rng.range(1, 5) as usize,
+                _ => rng.range(1, 400) as usize,
+            };
+            let heavy = rng.chance(0.3);
+            let active: Vec<Candidate> = (0..n)
+                .map(|pos| Candidate {
+                    pos,
+                    weight: if heavy {
+                        rng.range(1, cap as i64)
+                    } else {
+                        rng.range(1, 12).min(cap as i64)
+                    },
+                    value: if rng.chance(0.3) {
+                        5000
+                    } else {
+                        rng.range(1, 10_000)
+                    },
+                })
+                .collect();
+            assert!(narrow_values_fit(&active));
+            let narrow = fill_table_narrow(&active, cap).unwrap();
+            let wide = fill_table(&active, cap).unwrap();
+            for row in 0..n {
+                for c in 0..=cap {
+                    assert_eq!(
+                        narrow.get(row, c),
+                        wide.get(row, c),
+                        "seed {seed}, row {row}, capacity {c}"
+                    );
+                    cells += 1;
+                }
+            }
+            assert_eq!(
+                backtrack(&active, &narrow, cap),
+                backtrack(&active, &wide, cap)
+            );
+        }
+        assert!(cells > 1_000_000, "{cells} cells compared");
+    }
+
+    #[test]
+    fn values_past_32_bits_take_the_saturating_dp() {
+        let c = |value| Candidate {
+            pos: 0,
+            weight: 1,
+            value,
+        };
+        assert!(narrow_values_fit(&[c(i64::from(i32::MAX))]));
+        assert!(!narrow_values_fit(&[c(i64::from(i32::MAX)), c(1)]));
+        assert!(!narrow_values_fit(&[c(i64::MAX), c(i64::MAX)]));
     }
 
     #[test]

@@ -40,6 +40,8 @@ mod split;
 #[cfg(feature = "tokenizer")]
 mod unicode;
 #[cfg(feature = "tokenizer")]
+mod units;
+#[cfg(feature = "tokenizer")]
 mod vocab;
 
 /// The names of the encodings this build knows, as [`Encoding::by_name`] accepts them.

@@ -8,11 +8,12 @@
 //! text without gaps. The comments quote the alternatives as the encodings define them;
 //! `\s` is Unicode White_Space, `$` the end of the text.
 
-use super::unicode::{class_of, Class};
+use super::unicode::{self, Class};
 
 /// A text being split: its bytes (valid UTF-8) and the class of the character at an offset.
 struct Text<'a> {
     bytes: &'a [u8],
+    classes: &'static unicode::Table,
 }
 
 impl Text<'_> {
@@ -22,7 +23,7 @@ impl Text<'_> {
     }
 
     /// The class and byte length of the character starting at `at` (`at < len`).
-    #[inline]
+    #[inline(always)]
     fn char_at(&self, at: usize) -> (Class, usize) {
         let b = self.bytes[at];
         if b < 0x80 {
@@ -49,7 +50,7 @@ impl Text<'_> {
                 4,
             )
         };
-        (class_of(cp), len)
+        (self.classes.class_of(cp), len)
     }
 
     /// The class of the character at `at`, or `None` at the end of the text.
@@ -278,20 +279,22 @@ fn o200k_piece_end(text: &Text, at: usize) -> usize {
 /// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+` from `at`, greedy with
 /// backtracking: the end of the match, if any.
 fn upper_then_lower(text: &Text, at: usize) -> Option<usize> {
-    let upper_end = text.run_end(at, Class::is_upper_part);
-    if text.class_at(upper_end).is_some_and(Class::is_lower_part) {
-        return Some(text.run_end(upper_end, Class::is_lower_part));
-    }
-    // Give back upper-part characters until one that is also a lower-part character
-    // (Lm, Lo, M) can end the match on its own.
+    // The end of the last upper-part character that is also a lower-part character (Lm,
+    // Lo, M): where the match ends if it has to give characters back.
     let mut last_lower = None;
     let mut i = at;
-    while i < upper_end {
+    while i < text.len() {
         let (class, len) = text.char_at(i);
-        if class.is_lower_part() {
-            last_lower = Some(i + len);
+        if !class.is_upper_part() {
+            if class.is_lower_part() {
+                return Some(text.run_end(i + len, Class::is_lower_part));
+            }
+            break;
         }
         i += len;
+        if class.is_lower_part() {
+            last_lower = Some(i);
+        }
     }
     last_lower
 }
@@ -323,6 +326,7 @@ impl<'a> Pieces<'a> {
         Pieces {
             text: Text {
                 bytes: text.as_bytes(),
+                classes: unicode::table(),
             },
             at: 0,
             pattern,

@@ -70,14 +70,25 @@ impl Class {
 const BLOCK_BITS: u32 = 7;
 const BLOCK: usize = 1 << BLOCK_BITS;
 
-struct Table {
+/// The class of every code point, in two stages.
+pub(super) struct Table {
     /// Block number of each 128-code-point block.
     index: Vec<u16>,
     /// The distinct blocks.
     blocks: Vec<[Class; BLOCK]>,
 }
 
-fn table() -> &'static Table {
+impl Table {
+    /// The class of a code point (at most U+10FFFF).
+    #[inline(always)]
+    pub(super) fn class_of(&self, cp: u32) -> Class {
+        let block = self.index[(cp >> BLOCK_BITS) as usize];
+        self.blocks[block as usize][(cp as usize) & (BLOCK - 1)]
+    }
+}
+
+/// The table, built on first use.
+pub(super) fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(build)
 }
@@ -123,11 +134,9 @@ pub(super) fn load() {
 }
 
 /// The class of a code point.
-#[inline]
-pub(super) fn class_of(cp: u32) -> Class {
-    let t = table();
-    let block = t.index[(cp >> BLOCK_BITS) as usize];
-    t.blocks[block as usize][(cp as usize) & (BLOCK - 1)]
+#[cfg(test)]
+fn class_of(cp: u32) -> Class {
+    table().class_of(cp)
 }
 
 #[cfg(test)]

@@ -78,8 +78,9 @@ static int nul_terminated(ctxpack_str s) {
 
 TEST(oom_knapsack_without_a_table_limit_fails_cleanly) {
     // table_limit_bytes = UINT64_MAX ("no limit") with a budget of 10^12 tokens: the DP row
-    // alone needs 8 TB. This used to abort the host ("memory allocation of 8000000000008
-    // bytes failed").
+    // alone (32-bit values, as the two scores' values fit) needs 4 TB. An allocation this
+    // size used to abort the host ("memory allocation of 8000000000008 bytes failed", when
+    // the row held 64-bit values).
     ctxpack_item_desc d[2] = {desc("a", INT64_C(600000000000)), desc("b", INT64_C(600000000000))};
     d[0].future_relevance_hint = 0.9;
     d[0].has_future_relevance_hint = true;
@@ -100,7 +101,7 @@ TEST(oom_knapsack_without_a_table_limit_fails_cleanly) {
     ctxpack_result *r = NULL;
     REQUIRE(p != NULL);
     CHECK_STATUS(run_traced(p, items, b, CTXPACK_TRACE_DETAIL_NONE, &r, &err), OOM);
-    CHECK_ERROR(err, OOM, "out of memory: the knapsack DP row needs 8000000000008 bytes");
+    CHECK_ERROR(err, OOM, "out of memory: the knapsack DP row needs 4000000000004 bytes");
     CHECK(r == NULL);
     // The same through the slicer alone.
     const double scores[2] = {0.9, 0.8};

@@ -141,7 +141,7 @@ TEST(every_status_maps_to_an_error) {
          [] { simple_pipeline(Scorer::recency(), {true, static_cast<OverflowStrategy>(7)}); }},
         {Status::OutOfMemory, CTXPACK_OUT_OF_MEMORY, "CTXPACK_OUT_OF_MEMORY",
          [] {
-             // No table limit and a budget of 10^12 tokens: an 8 TB DP row.
+             // No table limit and a budget of 10^12 tokens: a 4 TB DP row.
              Item a{"a", 600000000000}, b{"b", 600000000000};
              a.future_relevance_hint = 0.9;
              b.future_relevance_hint = 0.8;

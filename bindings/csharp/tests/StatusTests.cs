@@ -153,7 +153,7 @@ namespace Ctxpack.Tests
             {
                 using (var s = Scorer.Recency()) Util.Pipeline(s, overflow: (OverflowStrategy)7);
             }),
-            // No table limit and a budget of 10^12 tokens: an 8 TB DP row is an error, not an abort.
+            // No table limit and a budget of 10^12 tokens: a 4 TB DP row is an error, not an abort.
             new Case(Status.OutOfMemory, () =>
             {
                 using (var s = Scorer.Reflexive())

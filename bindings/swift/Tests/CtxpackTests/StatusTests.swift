@@ -94,7 +94,7 @@ final class StatusTests: XCTestCase {
             _ = try create { ctxpack_pipeline_new(scorer.handle, slicer.handle, placer.handle, &options, $0, $1) }
         }
         assertThrows(.outOfMemory, containing: "knapsack DP row") {
-            // No table limit and a budget of 10^12 tokens: an 8 TB DP row is an error, not an abort.
+            // No table limit and a budget of 10^12 tokens: a 4 TB DP row is an error, not an abort.
             let p = try Pipeline(scorer: Scorer.reflexive(),
                                  slicer: Slicer.knapsack(bucketSize: 1, tableLimitBytes: .max),
                                  placer: Placer.chronological())
