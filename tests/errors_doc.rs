@@ -55,8 +55,8 @@ fn pipeline(scorer: Arc<dyn Scorer>, slicer: Arc<dyn ctxpack::slicer::Slicer>) -
         .unwrap()
 }
 
-/// The messages of cancelled runs: before the run started, and inside the knapsack DP (a
-/// per-item scorer cancels the token, so the first DP row sees it).
+/// The messages of cancelled runs: before the run started, and while scoring (a per-item
+/// scorer cancels the token at the first item, so the check before the second sees it).
 fn cancelled_messages() -> Vec<String> {
     let budget = ContextBudget::new(100, 100).unwrap();
     let options = ctxpack::RunOptions::default();
@@ -70,11 +70,8 @@ fn cancelled_messages() -> Vec<String> {
         cancels.cancel();
         Ok(0.5)
     });
-    let knapsack = pipeline(
-        Arc::new(cancelling),
-        Arc::new(KnapsackSlice::new(1).unwrap()),
-    );
-    let during = knapsack.run_cancellable(&[item("a", 1)], &budget, &options, &inner);
+    let scoring = pipeline(Arc::new(cancelling), Arc::new(GreedySlice::new()));
+    let during = scoring.run_cancellable(&[item("a", 1), item("b", 1)], &budget, &options, &inner);
     vec![message(before), message(during)]
 }
 
