@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "ctxpack_test.h"
@@ -157,6 +159,14 @@ static int score_and_signal(void *user_data, const ctxpack_item_view *items, siz
     return 0;
 }
 
+// How long the canceller waits after scoring before it cancels, so that deduplication
+// and sorting are over and the knapsack DP runs: they take far longer under valgrind
+// (whose preloaded library is in LD_PRELOAD), which also slows the DP down as much.
+static long settle_ms(void) {
+    const char *preload = getenv("LD_PRELOAD");
+    return preload != NULL && strstr(preload, "vgpreload") != NULL ? 2000 : 100;
+}
+
 static void *canceller(void *arg) {
     cancel_probe *probe = (cancel_probe *)arg;
     for (;;) {
@@ -166,7 +176,7 @@ static void *canceller(void *arg) {
         if (started) break;
         sleep_ms(1);
     }
-    sleep_ms(100);  // deduplication and sorting are over: the knapsack DP is running
+    sleep_ms(settle_ms());  // deduplication and sorting are over: the knapsack DP is running
     pthread_mutex_lock(&probe->lock);
     probe->cancelled_at = now_seconds();
     pthread_mutex_unlock(&probe->lock);
