@@ -89,6 +89,7 @@ const VERSIONED_STRUCTS: &[&str] = &[
     "ctxpack_kind_quota_utilization",
     "ctxpack_json_read_options",
     "ctxpack_json_warning",
+    "ctxpack_chat_options",
 ];
 
 /// The `CTXPACK_<STRUCT>_INIT` initialisers: every field zero and `struct_size` set. C

@@ -385,6 +385,25 @@ typedef int32_t ctxpack_json_warning_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// The format of a chat request (`ctxpack_chat_trim`).
+enum ctxpack_chat_format
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // An OpenAI Chat Completions request body (`POST /v1/chat/completions`).
+  CTXPACK_CHAT_FORMAT_OPENAI = 0,
+  // An Anthropic Messages request body (`POST /v1/messages`).
+  CTXPACK_CHAT_FORMAT_ANTHROPIC = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ctxpack_chat_format ctxpack_chat_format;
+#else
+typedef int32_t ctxpack_chat_format;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // A validated token budget, given to each run. Immutable; may be shared by runs on many
 // threads.
 typedef struct ctxpack_budget ctxpack_budget;
@@ -397,6 +416,12 @@ typedef struct ctxpack_budget ctxpack_budget;
 // its functions are thread-safe, and freeing it while a run uses it is allowed (the run
 // keeps its own reference).
 typedef struct ctxpack_cancel_token ctxpack_cancel_token;
+
+// A trimmed chat request and how it was obtained, from `ctxpack_chat_trim`. Immutable:
+// its accessors may be called from many threads. Every pointer it hands out is owned by
+// it and valid until `ctxpack_chat_result_free`, except the result handles of
+// `ctxpack_chat_result_selection`, which the caller owns.
+typedef struct ctxpack_chat_result ctxpack_chat_result;
 
 // One of the built-in tokenizer encodings (`o200k_base`, `cl100k_base`), from
 // `ctxpack_encoding_get`. Owned by the library and valid for the life of the process: it
@@ -542,6 +567,38 @@ typedef struct ctxpack_budget_desc {
   // is reduced by this share.
   double estimation_safety_margin_percent;
 } ctxpack_budget_desc;
+
+// Options of `ctxpack_chat_trim`. Initialise with `CTXPACK_CHAT_OPTIONS_INIT` or
+// `ctxpack_chat_options_init`: every field zero means the defaults, the same as passing
+// NULL (the default encoding, the provider's overheads, the last turn pinned, no report).
+typedef struct ctxpack_chat_options {
+  // `sizeof(ctxpack_chat_options)`.
+  size_t struct_size;
+  // The encoding that counts the texts, by name (`"o200k_base"`, `"cl100k_base"`, any
+  // ASCII case). Empty: `o200k_base`, or, in a build without the `tokenizer` feature,
+  // the built-in estimate (docs/chat.md, "Counting tokens"). A name in a build without
+  // the feature is `CTXPACK_UNSUPPORTED`; an unknown name `CTXPACK_INVALID_ARGUMENT`.
+  struct ctxpack_str encoding;
+  // With `has_overheads`: framing tokens every message carries (>= 0).
+  int64_t overhead_per_message;
+  // With `has_overheads`: extra tokens of a message with a `name` (>= 0).
+  int64_t overhead_per_name;
+  // With `has_overheads`: tokens of the request as a whole, the reply priming (>= 0).
+  int64_t overhead_per_request;
+  // With `has_overheads`: the stand-in for one image, audio clip or binary document
+  // (>= 0).
+  int64_t overhead_media;
+  // A `ctxpack_trace_detail` value: STAGE or ITEM records the report, read through
+  // `ctxpack_chat_result_selection` and the `ctxpack_result_report_*` functions.
+  int32_t trace_detail;
+  // 1: do not pin the last turn (by default the last unit of the conversation, and the
+  // user-led unit before it when it does not start with a user message, are pinned).
+  uint8_t unpin_last_turn;
+  // 1: use the four `overhead_*` fields instead of the provider's defaults.
+  uint8_t has_overheads;
+  // Must be zero.
+  uint8_t reserved[2];
+} ctxpack_chat_options;
 
 // One metadata entry of an item (a later entry with the same key replaces an earlier
 // one).
@@ -1074,6 +1131,88 @@ ctxpack_status ctxpack_cancel_token_is_cancelled(const struct ctxpack_cancel_tok
 // Releases the caller's reference to a token. NULL is a no-op.
 void ctxpack_cancel_token_free(struct ctxpack_cancel_token *token);
 
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_chat_options) == size`:
+// every byte zero (the defaults) and `struct_size = size`. Fill in the fields after it. (C
+// and C++ can write `ctxpack_chat_options x = CTXPACK_CHAT_OPTIONS_INIT;` instead.)
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+ctxpack_status ctxpack_chat_options_init(struct ctxpack_chat_options *out, size_t size);
+
+// Trims a chat request body to `budget` with `pipeline` (any pipeline: a preset from
+// `ctxpack_pipeline_new_preset`, a policy from `ctxpack_pipeline_new_policy_json`, or
+// one built by hand) and stores the outcome in `*out` (NULL on failure).
+//
+// `format` is a `ctxpack_chat_format` value; `request` the request body, UTF-8 JSON.
+// `options` may be NULL (the defaults). Each message becomes an item (system prompts
+// pinned), counted with the encoding plus the provider's framing; a tool call and its
+// results are kept or dropped together; the kept messages are written back in
+// conversation order with every other byte of the request unchanged (docs/chat.md).
+//
+// Errors: a malformed request, or one that breaks the provider's rules, is
+// `CTXPACK_INVALID_REQUEST` with a message that starts with the JSON path
+// (`invalid request: messages[4].tool_call_id: ...`); a format of another provider's
+// request is one of those too. The pipeline's own errors keep their statuses
+// (`CTXPACK_PINNED_EXCEEDS_BUDGET` when the system prompts and the pinned last turn do
+// not fit, ...). Like `ctxpack_pipeline_run`, the call holds its own references to the
+// pipeline and the budget.
+ctxpack_status ctxpack_chat_trim(int32_t format, struct ctxpack_str request, const struct ctxpack_budget *budget, const struct ctxpack_pipeline *pipeline, const struct ctxpack_chat_options *options, struct ctxpack_chat_result **out, struct ctxpack_error **out_error);
+
+// The trimmed request body (UTF-8 JSON, also NUL-terminated), owned by the chat result.
+// When every message was kept it is byte for byte the request.
+ctxpack_status ctxpack_chat_result_json(const struct ctxpack_chat_result *result, struct ctxpack_str *out_json);
+
+// Tokens of the trimmed request, counted as the request was (texts by the encoding, plus
+// the overheads).
+ctxpack_status ctxpack_chat_result_tokens(const struct ctxpack_chat_result *result, int64_t *out_tokens);
+
+// Tokens of the whole input request, counted the same way.
+ctxpack_status ctxpack_chat_result_input_tokens(const struct ctxpack_chat_result *result, int64_t *out_tokens);
+
+// The positions in the request's `messages` array of the kept messages, ascending
+// (an array owned by the chat result).
+ctxpack_status ctxpack_chat_result_kept(const struct ctxpack_chat_result *result, const size_t **out_ptr, size_t *out_len);
+
+// The positions in the request's `messages` array of the dropped messages, ascending
+// (an array owned by the chat result; empty when everything fits).
+ctxpack_status ctxpack_chat_result_dropped(const struct ctxpack_chat_result *result, const size_t **out_ptr, size_t *out_len);
+
+// The number of items the pipeline ran on. The indices of the selection and of its
+// report (`ctxpack_result_indices`, `ctxpack_included_entry.index`, ...) are positions
+// in this list; `ctxpack_chat_result_item_path` maps them back to the request.
+ctxpack_status ctxpack_chat_result_item_count(const struct ctxpack_chat_result *result, size_t *out_count);
+
+// The JSON path item `i` stands for (also NUL-terminated, owned by the chat result):
+// `"messages[3]"` for a message, `"system"` for Anthropic's top-level system prompt, `"$"`
+// for the request's own framing and tool definitions. `CTXPACK_OUT_OF_RANGE` past the
+// count.
+ctxpack_status ctxpack_chat_result_item_path(const struct ctxpack_chat_result *result, size_t i, struct ctxpack_str *out_path);
+
+// The number of adjustments: units the pipeline selected that were dropped after the
+// run to satisfy a provider rule it does not know (Anthropic's first message and thinking
+// blocks; docs/chat.md). Usually 0.
+ctxpack_status ctxpack_chat_result_adjustment_count(const struct ctxpack_chat_result *result, size_t *out_count);
+
+// Adjustment `i`: why (`*out_reason`, also NUL-terminated) and how many messages it
+// dropped (`*out_path_count`; read their paths with `ctxpack_chat_result_adjustment_path`).
+// `CTXPACK_OUT_OF_RANGE` past the count.
+ctxpack_status ctxpack_chat_result_adjustment(const struct ctxpack_chat_result *result, size_t i, struct ctxpack_str *out_reason, size_t *out_path_count);
+
+// The JSON path (`"messages[0]"`) of message `j` dropped by adjustment `i` (also
+// NUL-terminated, owned by the chat result). `CTXPACK_OUT_OF_RANGE` past either count.
+ctxpack_status ctxpack_chat_result_adjustment_path(const struct ctxpack_chat_result *result, size_t i, size_t j, struct ctxpack_str *out_path);
+
+// The pipeline's selection as a **new** result handle (the caller frees it with
+// `ctxpack_result_free`; it may outlive the chat result): `ctxpack_result_indices` and
+// the other selection accessors, and, when `options.trace_detail` asked for it, the
+// report through `ctxpack_result_report_*`, `ctxpack_result_report_json` and the report
+// helpers. Its indices are positions in the chat result's item list
+// (`ctxpack_chat_result_item_path`). The messages of a tool call and its results share a
+// group: the report explains an excluded unit's other members with the reason
+// `GroupExcluded`. Adjustments made after the run are not in it.
+ctxpack_status ctxpack_chat_result_selection(const struct ctxpack_chat_result *result, struct ctxpack_result **out, struct ctxpack_error **out_error);
+
+// Frees a chat result (result handles taken from it live on). NULL is a no-op.
+void ctxpack_chat_result_free(struct ctxpack_chat_result *result);
+
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
@@ -1601,6 +1740,7 @@ ctxpack_status ctxpack_encoding_truncate(const struct ctxpack_encoding *encoding
 #define CTXPACK_KIND_QUOTA_UTILIZATION_INIT ([] { ctxpack_kind_quota_utilization v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_JSON_READ_OPTIONS_INIT ([] { ctxpack_json_read_options v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_JSON_WARNING_INIT ([] { ctxpack_json_warning v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_CHAT_OPTIONS_INIT ([] { ctxpack_chat_options v_{}; v_.struct_size = sizeof v_; return v_; }())
 #else
 #define CTXPACK_ITEM_DESC_INIT { .struct_size = sizeof(ctxpack_item_desc) }
 #define CTXPACK_BUDGET_DESC_INIT { .struct_size = sizeof(ctxpack_budget_desc) }
@@ -1615,6 +1755,7 @@ ctxpack_status ctxpack_encoding_truncate(const struct ctxpack_encoding *encoding
 #define CTXPACK_KIND_QUOTA_UTILIZATION_INIT { .struct_size = sizeof(ctxpack_kind_quota_utilization) }
 #define CTXPACK_JSON_READ_OPTIONS_INIT { .struct_size = sizeof(ctxpack_json_read_options) }
 #define CTXPACK_JSON_WARNING_INIT { .struct_size = sizeof(ctxpack_json_warning) }
+#define CTXPACK_CHAT_OPTIONS_INIT { .struct_size = sizeof(ctxpack_chat_options) }
 #endif
 
 #endif  /* CTXPACK_H */

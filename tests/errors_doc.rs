@@ -295,6 +295,50 @@ fn tokenizer_messages() -> Vec<String> {
     m
 }
 
+/// The C layer's own messages of `ctxpack_chat_trim` (its options and arguments).
+#[cfg(feature = "tokenizer")]
+fn chat_ffi_messages() -> Vec<String> {
+    let request = s(r#"{"messages": [{"role": "user", "content": "hi"}]}"#);
+    let mut m = Vec::new();
+    // SAFETY: every pointer passed is live and of the stated length; handles are freed.
+    unsafe {
+        let mut pipeline = ptr::null_mut();
+        ctxpack_pipeline_new_preset(s("chat"), &mut pipeline, ptr::null_mut());
+        let mut bd = std::mem::MaybeUninit::<ctxpack_budget_desc>::zeroed().assume_init();
+        ctxpack_budget_desc_init(&mut bd, std::mem::size_of::<ctxpack_budget_desc>());
+        bd.max_tokens = 1000;
+        bd.target_tokens = 1000;
+        let mut budget = ptr::null_mut();
+        ctxpack_budget_new(&bd, &mut budget, ptr::null_mut());
+        let mut out = ptr::null_mut();
+        m.push(ffi_message(|e| {
+            ctxpack_chat_trim(2, request, budget, pipeline, ptr::null(), &mut out, e)
+        }));
+        let mut o = std::mem::MaybeUninit::<ctxpack_chat_options>::zeroed().assume_init();
+        ctxpack_chat_options_init(&mut o, std::mem::size_of::<ctxpack_chat_options>());
+        o.has_overheads = 1;
+        o.overhead_per_message = -3;
+        m.push(ffi_message(|e| {
+            ctxpack_chat_trim(0, request, budget, pipeline, &o, &mut out, e)
+        }));
+        o.has_overheads = 0;
+        o.encoding = s("p50k_base");
+        m.push(ffi_message(|e| {
+            ctxpack_chat_trim(0, request, budget, pipeline, &o, &mut out, e)
+        }));
+        let bad = ctxpack_str {
+            ptr: b"{\"a\": \"\xff\"}".as_ptr().cast(),
+            len: 10,
+        };
+        m.push(ffi_message(|e| {
+            ctxpack_chat_trim(0, bad, budget, pipeline, ptr::null(), &mut out, e)
+        }));
+        ctxpack_budget_free(budget);
+        ctxpack_pipeline_free(pipeline);
+    }
+    m
+}
+
 /// The message of every tokenizer function in a build without the `tokenizer` feature.
 #[cfg(not(feature = "tokenizer"))]
 fn unsupported_messages() -> Vec<String> {
@@ -304,6 +348,27 @@ fn unsupported_messages() -> Vec<String> {
     m.push(ffi_message(|e| unsafe {
         ctxpack_encoding_get(s("o200k_base"), &mut encoding, e)
     }));
+    // SAFETY: live strings, handles and out-parameters; handles are freed.
+    unsafe {
+        let mut pipeline = ptr::null_mut();
+        ctxpack_pipeline_new_preset(s("chat"), &mut pipeline, ptr::null_mut());
+        let mut bd = std::mem::MaybeUninit::<ctxpack_budget_desc>::zeroed().assume_init();
+        ctxpack_budget_desc_init(&mut bd, std::mem::size_of::<ctxpack_budget_desc>());
+        bd.max_tokens = 1000;
+        bd.target_tokens = 1000;
+        let mut budget = ptr::null_mut();
+        ctxpack_budget_new(&bd, &mut budget, ptr::null_mut());
+        let mut o = std::mem::MaybeUninit::<ctxpack_chat_options>::zeroed().assume_init();
+        ctxpack_chat_options_init(&mut o, std::mem::size_of::<ctxpack_chat_options>());
+        o.encoding = s("o200k_base");
+        let request = s(r#"{"messages": [{"role": "user", "content": "hi"}]}"#);
+        let mut out = ptr::null_mut();
+        m.push(ffi_message(|e| {
+            ctxpack_chat_trim(0, request, budget, pipeline, &o, &mut out, e)
+        }));
+        ctxpack_budget_free(budget);
+        ctxpack_pipeline_free(pipeline);
+    }
     m
 }
 
@@ -739,6 +804,7 @@ fn every_quoted_message_of_docs_errors_md_is_real() {
     let mut real = core_messages();
     real.extend(ffi_messages());
     real.extend(tokenizer_messages());
+    real.extend(chat_ffi_messages());
     check_documented(|status| !status.contains(UNSUPPORTED), &real, 60);
 }
 

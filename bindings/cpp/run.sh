@@ -2,8 +2,10 @@
 # Builds and tests the C++ binding (bindings/cpp/include/ctxpack.hpp) against the real
 # libctxpack:
 #   * the header compiles standalone with g++ -std=c++17 -Wall -Wextra -Werror -pedantic;
-#   * tests/test_api.cpp (statuses, ownership, components, lambdas, reports, threads) and
-#     tests/test_vectors.cpp (pipeline conformance vectors read from their TOML files)
+#   * tests/test_api.cpp (statuses, ownership, components, lambdas, reports, threads),
+#     tests/test_vectors.cpp (pipeline conformance vectors read from their TOML files),
+#     tests/test_policy_json.cpp (policy JSON reading options, scorer registry, budget JSON)
+#     and tests/test_chat.cpp (token counting, chat requests: the bundled samples)
 #     are compiled with the same flags and run, once plain and once under
 #     AddressSanitizer + UBSan (LeakSanitizer included);
 #   * examples/quickstart.cpp prints exactly what examples/quickstart.c prints.
@@ -48,6 +50,8 @@ build() {
     mkdir -p "$dir"
     $CXX $CXXFLAGS $extra "$HERE/tests/test_api.cpp" -o "$dir/test_api" $LDFLAGS &&
         $CXX $CXXFLAGS $extra "$HERE/tests/test_vectors.cpp" -o "$dir/test_vectors" $LDFLAGS &&
+        $CXX $CXXFLAGS $extra "$HERE/tests/test_policy_json.cpp" -o "$dir/test_policy_json" $LDFLAGS &&
+        $CXX $CXXFLAGS $extra "$HERE/tests/test_chat.cpp" -o "$dir/test_chat" $LDFLAGS &&
         $CXX $CXXFLAGS $extra "$HERE/examples/quickstart.cpp" -o "$dir/quickstart_cpp" $LDFLAGS &&
         $CC -std=c99 -I"$ROOT/include" $extra "$ROOT/examples/quickstart.c" -o "$dir/quickstart_c" $LDFLAGS
 }
@@ -80,6 +84,8 @@ for mode in $MODES; do
     # The status table provokes a real panic inside the library; keep its backtrace short.
     RUST_BACKTRACE=0 program "${mode}_test_api" "$OUT/$mode/test_api"
     program "${mode}_test_vectors" "$OUT/$mode/test_vectors" "${vector_dirs[@]}"
+    program "${mode}_test_policy_json" "$OUT/$mode/test_policy_json"
+    program "${mode}_test_chat" "$OUT/$mode/test_chat" "$ROOT/examples/data"
     step "${mode}_quickstart_same_as_c" same_quickstart_output "$OUT/$mode"
     unset ASAN_OPTIONS UBSAN_OPTIONS
 done

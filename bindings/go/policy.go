@@ -75,10 +75,5 @@ func (p *Pipeline) PolicyJSON(pretty bool) (string, error) {
 	if err := takeError(status, cerr); err != nil {
 		return "", err
 	}
-	defer C.ctxpack_string_free(str)
-	var s C.ctxpack_str
-	if err := check(C.ctxpack_string_value(str, &s)); err != nil {
-		return "", err
-	}
-	return goString(s), nil
+	return takeString(str)
 }

@@ -185,6 +185,19 @@ fn content(
                         tokens.add(counter.overheads.media);
                         text.push(format!("[{kind}]"));
                     }
+                    // A tool call or result in a content part (Anthropic's blocks, or a type
+                    // newer than this reader that answers a call): dropping its message could
+                    // separate it from its partner, so it is refused, never passed through.
+                    other if is_tool_part(other, fields) => {
+                        return Err(invalid(
+                            format!("{at}.type"),
+                            format!(
+                                "content part '{other}' carries a tool call or result, which an \
+                                 OpenAI request holds in tool_calls and tool messages (an \
+                                 Anthropic request? read it with the anthropic format)"
+                            ),
+                        ));
+                    }
                     // A part type newer than this reader: kept, counted as its JSON text.
                     other => {
                         tokens.add(counter.json(part));
@@ -204,6 +217,17 @@ fn content(
         }
     }
     Ok(())
+}
+
+/// True for a content part that pairs with a tool call or result: Anthropic's tool blocks,
+/// or any part naming a call by `tool_use_id` or `tool_call_id`.
+fn is_tool_part(kind: &str, fields: &Map<String, Value>) -> bool {
+    matches!(
+        kind,
+        "tool_use" | "tool_result" | "server_tool_use" | "mcp_tool_use" | "mcp_tool_result"
+    ) || ["tool_use_id", "tool_call_id"]
+        .iter()
+        .any(|k| fields.get(*k).is_some_and(Value::is_string))
 }
 
 /// The `type` of a content part and the part's fields.

@@ -79,6 +79,21 @@ fn openai_errors_name_the_json_path() {
             "messages[0].content[0].text: is required",
         ),
         (
+            json!({"messages": [user, {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "f", "input": {}}]}]}),
+            "messages[1].content[0].type: content part 'tool_use' carries a tool call or result",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]}),
+            "messages[0].content[0].type: content part 'tool_result' carries a tool call",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": [
+                {"type": "future_answer", "tool_call_id": "c1"}]}]}),
+            "messages[0].content[0].type: content part 'future_answer' carries a tool call",
+        ),
+        (
             json!({"messages": [user, {"role": "tool", "tool_call_id": "c1", "content": "r"}]}),
             "messages[1].tool_call_id: tool message answers 'c1', but the message before it",
         ),
@@ -454,4 +469,24 @@ fn the_default_counter_is_o200k_base_or_the_estimate_without_the_tokenizer() {
             assert_eq!(counted, estimate_tokens(text));
         }
     }
+}
+
+/// The bundled Anthropic request read as an OpenAI request is refused at its first tool
+/// block instead of passing the blocks through (trimming could then separate a `tool_use`
+/// from its `tool_result` without any error).
+#[test]
+fn an_anthropic_request_read_as_openai_is_refused() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/data/anthropic-request.json"
+    ))
+    .unwrap();
+    let budget = crate::ContextBudget::new(100_000, 3_000).unwrap();
+    let err = crate::chat::trim_openai(&text, &budget, &chat_pipeline(), &ChatOptions::default())
+        .unwrap_err();
+    assert_eq!(err.code(), crate::ErrorCode::InvalidRequest, "{err}");
+    assert!(
+        err.to_string().contains("carries a tool call or result"),
+        "{err}"
+    );
 }

@@ -33,6 +33,16 @@ pub enum ctxpack_trace_detail {
     Item = 2,
 }
 
+/// The format of a chat request (`ctxpack_chat_trim`).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_chat_format {
+    /// An OpenAI Chat Completions request body (`POST /v1/chat/completions`).
+    Openai = 0,
+    /// An Anthropic Messages request body (`POST /v1/messages`).
+    Anthropic = 1,
+}
+
 /// Why an item is in the final window.
 #[repr(i32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,6 +220,7 @@ c_enum!(ctxpack_trace_detail, [None, Stage, Item]);
 c_enum!(ctxpack_decay_curve_kind, [Exponential, Window, Step]);
 c_enum!(ctxpack_clock_kind, [System, Fixed]);
 c_enum!(ctxpack_scarcity, [Degrade, Throw]);
+c_enum!(ctxpack_chat_format, [Openai, Anthropic]);
 
 impl From<ctxpack_overflow_strategy> for OverflowStrategy {
     fn from(v: ctxpack_overflow_strategy) -> Self {

@@ -21,6 +21,7 @@ mod analytics;
 mod budget;
 mod callbacks;
 mod cancel;
+mod chat;
 mod enums;
 mod handles;
 mod items;
@@ -48,6 +49,7 @@ pub use callbacks::{
     ctxpack_place_fn, ctxpack_score_all_fn, ctxpack_score_item_fn, ctxpack_slice_fn,
 };
 pub use cancel::*;
+pub use chat::*;
 pub use enums::*;
 pub use items::*;
 pub use json::*;
@@ -205,6 +207,6 @@ mod tests {
                 "no {name}_init"
             );
         }
-        assert_eq!(found, 13, "versioned structs in the header");
+        assert_eq!(found, 14, "versioned structs in the header");
     }
 }

@@ -5,7 +5,7 @@
 #     -pedantic) and survives double inclusion; it equals a fresh generation;
 #   * every exported function is called by the tests or the quickstart example;
 #   * tests/c/test_api.c, test_policy.c, test_json.c, test_boundary.c, test_threads.c,
-#     test_cancel.c, test_tokenizer.c, test_cpp.cpp and
+#     test_cancel.c, test_tokenizer.c, test_chat.c, test_cpp.cpp and
 #     examples/quickstart.c run
 #     plain, under AddressSanitizer + UBSan, and under valgrind memcheck (zero errors,
 #     zero definite/indirect leaks).
@@ -83,6 +83,7 @@ build() {
         $CC $CFLAGS $extra "$ROOT/tests/c/test_threads.c" -o "$dir/test_threads" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_cancel.c" -o "$dir/test_cancel" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_tokenizer.c" -o "$dir/test_tokenizer" $LDFLAGS &&
+        $CC $CFLAGS $extra "$ROOT/tests/c/test_chat.c" -o "$dir/test_chat" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_boundary.c" -o "$dir/test_boundary" $LDFLAGS &&
         $CXX $CXXFLAGS $extra "$ROOT/tests/c/test_cpp.cpp" -o "$dir/test_cpp" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/examples/quickstart.c" -o "$dir/quickstart" $LDFLAGS
@@ -93,7 +94,27 @@ quickstart() {
     "$@" && echo "1 passed, 0 failed"
 }
 
-PROGRAMS="test_api test_policy test_json test_boundary test_threads test_cancel test_tokenizer test_cpp"
+# test_chat compares ctxpack_chat_trim with what the CLI prints for the same request,
+# budget and options: the CLI's outputs are written here first (the CLI is built on the
+# same library build) and the program finds them through CTXPACK_CHAT_EXPECTED.
+chat_expected() {
+    (cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo build --bin ctxpack --features ffi-test-hooks) || return 1
+    local cli="$LIBDIR/ctxpack" dir="$OUT/chat_expected" data="$ROOT/examples/data" f b
+    mkdir -p "$dir"
+    for f in openai anthropic; do
+        for b in 100000 6000 3000 1500; do
+            "$cli" --format "$f" "$data/$f-request.json" --max "$b" >"$dir/$f-$b.json" || return 1
+        done
+    done
+    "$cli" --format openai "$data/openai-request.json" --max 3000 --encoding cl100k_base \
+        >"$dir/openai-3000-cl100k.json" &&
+        "$cli" --format anthropic "$data/anthropic-request.json" --max 3000 --no-pin-last-turn \
+            >"$dir/anthropic-3000-unpinned.json"
+}
+step chat_expected chat_expected
+export CTXPACK_ROOT="$ROOT" CTXPACK_CHAT_EXPECTED="$OUT/chat_expected"
+
+PROGRAMS="test_api test_policy test_json test_boundary test_threads test_cancel test_tokenizer test_chat test_cpp"
 for mode in $MODES; do
     echo "== $mode"
     case $mode in

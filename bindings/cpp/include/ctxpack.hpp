@@ -252,6 +252,14 @@ T *create(F &&f) {
     return out;
 }
 
+// Copies and frees a string the library created.
+inline std::string take_string(ctxpack_string *raw) {
+    std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(raw, ctxpack_string_free);
+    ctxpack_str text{};
+    check(ctxpack_string_value(raw, &text), "ctxpack_string_value");
+    return std::string(view(text));
+}
+
 // The owner of one handle: move-only, frees it with `Free` (NULL-safe in the ABI).
 template <typename T, void (*Free)(T *)>
 class Owned {
@@ -577,9 +585,24 @@ struct BudgetSpec {
     double estimation_safety_margin_percent = 0.0;
 };
 
+struct JsonReadOptions;  // policy and budget JSON: see the section after Pipeline
+struct JsonWarning;
+
 // A validated token budget; immutable.
 class Budget : public detail::Owned<ctxpack_budget, ctxpack_budget_free> {
 public:
+    // A budget from the JSON form of the .NET library (docs/policy-json.md), read
+    // leniently; see the overload with options for strict reading and the warnings.
+    static Budget from_json(std::string_view json);
+    // A budget from its JSON form read with `options` (its registry is not used); the
+    // warnings of a lenient read are stored in `*warnings` when it is not null. Every
+    // failure is Status::InvalidBudget, with the JSON path first in the message.
+    static Budget from_json(std::string_view json, const JsonReadOptions &options,
+                            std::vector<JsonWarning> *warnings = nullptr);
+    // The budget in the JSON form of the .NET library, byte for byte what .NET writes
+    // (compact, or indented by two spaces).
+    std::string json(bool pretty = false) const;
+
     explicit Budget(const BudgetSpec &spec)
         : Owned(detail::create<ctxpack_budget>([&](ctxpack_budget **out, ctxpack_error **e) {
               std::vector<ctxpack_reserved_slot> slots;
@@ -598,6 +621,9 @@ public:
            const std::vector<ReservedSlot> &reserved_slots = {}, double estimation_safety_margin_percent = 0.0)
         : Budget(BudgetSpec{max_tokens, target_tokens, output_reserve, reserved_slots,
                             estimation_safety_margin_percent}) {}
+
+private:
+    explicit Budget(ctxpack_budget *owned) noexcept : Owned(owned) {}
 };
 
 // A count-requirement shortfall of a count-quota slicer.
@@ -1201,15 +1227,17 @@ public:
         }));
     }
 
+    // A pipeline from a policy in JSON read with `options` (strict or lenient reading,
+    // host scorer types); the warnings of a lenient read are stored in `*warnings` when
+    // it is not null. Defined with JsonReadOptions, after this class.
+    static Pipeline from_policy_json(std::string_view json, const JsonReadOptions &options,
+                                     std::vector<JsonWarning> *warnings = nullptr);
+
     // The pipeline's policy as JSON (Status::InvalidPolicy for custom components).
     std::string policy_json(bool pretty = false) const {
-        ctxpack_string *raw = detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
+        return detail::take_string(detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
             return ctxpack_pipeline_policy_json(native(), pretty, out, e);
-        });
-        std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(raw, ctxpack_string_free);
-        ctxpack_str text{};
-        detail::check(ctxpack_string_value(raw, &text), "ctxpack_string_value");
-        return std::string(detail::view(text));
+        }));
     }
 
     // The run traced at Item detail, whose result always has a report (spec 07 §4).
@@ -1253,6 +1281,346 @@ private:
         }
     }
 };
+
+// ------------------------------------------------------------------ token counting
+
+// A prefix of a text cut on a token and character boundary (`Encoding::truncate`).
+struct Truncated {
+    std::string_view text;  // a prefix of the text passed in (points into it)
+    int64_t tokens = 0;     // its token count
+};
+
+// One of the built-in tokenizer encodings ("o200k_base", "cl100k_base";
+// docs/tokenizer.md). A cheap value: the encoding itself is owned by the library for the
+// life of the process and may be used from any number of threads at once.
+class Encoding {
+public:
+    // The encoding of that name, in any ASCII case. The first call for an encoding loads
+    // it (milliseconds). Throws Status::InvalidArgument for an unknown name, and
+    // Status::Unsupported when the library was built without the tokenizer feature.
+    static Encoding get(std::string_view name) {
+        const ctxpack_encoding *e = nullptr;
+        detail::call([&](ctxpack_error **err) { return ctxpack_encoding_get(detail::str(name), &e, err); });
+        return Encoding(e);
+    }
+
+    // The canonical name ("o200k_base"), a static string.
+    std::string_view name() const {
+        ctxpack_str s{};
+        detail::check(ctxpack_encoding_name(e_, &s), "ctxpack_encoding_name");
+        return detail::view(s);
+    }
+    // The number of tokens of `text` (UTF-8; Status::InvalidUtf8 otherwise). Special
+    // tokens such as "<|endoftext|>" count as ordinary text.
+    int64_t count(std::string_view text) const {
+        int64_t n = 0;
+        detail::call([&](ctxpack_error **err) { return ctxpack_encoding_count(e_, detail::str(text), &n, err); });
+        return n;
+    }
+    // The count when `text` has at most `limit` (>= 0) tokens, std::nullopt otherwise;
+    // counting stops once past the limit, so rejecting a huge text is cheap.
+    std::optional<int64_t> count_with_limit(std::string_view text, int64_t limit) const {
+        int64_t n = 0;
+        detail::call([&](ctxpack_error **err) {
+            return ctxpack_encoding_count_with_limit(e_, detail::str(text), limit, &n, err);
+        });
+        if (n > limit) return std::nullopt;
+        return n;
+    }
+    // The longest prefix of `text` made of at most `max_tokens` (>= 0) of its tokens that
+    // ends on a character boundary (nothing is copied: it points into `text`).
+    Truncated truncate(std::string_view text, int64_t max_tokens) const {
+        std::size_t len = 0;
+        int64_t tokens = 0;
+        detail::call([&](ctxpack_error **err) {
+            return ctxpack_encoding_truncate(e_, detail::str(text), max_tokens, &len, &tokens, err);
+        });
+        return Truncated{text.substr(0, len), tokens};
+    }
+    const ctxpack_encoding *native() const noexcept { return e_; }
+
+private:
+    explicit Encoding(const ctxpack_encoding *e) noexcept : e_(e) {}
+    const ctxpack_encoding *e_;
+};
+
+// ------------------------------------------------------------------ chat requests
+
+// The format of a chat request (docs/chat.md).
+enum class ChatFormat : int32_t {
+    OpenAI = CTXPACK_CHAT_FORMAT_OPENAI,        // OpenAI Chat Completions
+    Anthropic = CTXPACK_CHAT_FORMAT_ANTHROPIC,  // Anthropic Messages
+};
+
+// Tokens a request costs besides its texts; each >= 0.
+struct ChatOverheads {
+    int64_t per_message = 0;  // framing of every message
+    int64_t per_name = 0;     // a message with a "name" (OpenAI)
+    int64_t per_request = 0;  // the reply priming
+    int64_t media = 0;        // one image, audio clip or binary document
+};
+
+struct ChatOptions {
+    // The encoding that counts the texts, by name; empty: o200k_base (or the built-in
+    // estimate in a library built without the tokenizer feature).
+    std::string_view encoding;
+    // Not None: the selection's report is available (`ChatResult::selection()`).
+    TraceDetail trace = TraceDetail::None;
+    // Keep the last turn (and the user message it answers) whatever the budget.
+    bool pin_last_turn = true;
+    // Instead of the provider's overheads.
+    std::optional<ChatOverheads> overheads;
+};
+
+// A unit dropped after the run to satisfy a provider rule.
+struct ChatAdjustment {
+    std::string_view reason;               // owned by the ChatResult
+    std::vector<std::string_view> paths;   // the dropped messages ("messages[0]")
+};
+
+// A trimmed chat request and how it was obtained. Strings and arrays it returns are owned
+// by it.
+class ChatResult : public detail::Owned<ctxpack_chat_result, ctxpack_chat_result_free> {
+public:
+    explicit ChatResult(ctxpack_chat_result *owned) noexcept : Owned(owned) {}
+
+    // The trimmed request body (the request itself when everything fits).
+    std::string_view json() const & {
+        ctxpack_str s{};
+        detail::check(ctxpack_chat_result_json(native(), &s), "ctxpack_chat_result_json");
+        return detail::view(s);
+    }
+    std::string_view json() const && = delete;
+    // Tokens of the trimmed request and of the whole request, as counted.
+    int64_t tokens() const { return number(ctxpack_chat_result_tokens, "ctxpack_chat_result_tokens"); }
+    int64_t input_tokens() const {
+        return number(ctxpack_chat_result_input_tokens, "ctxpack_chat_result_input_tokens");
+    }
+    // Positions in the request's "messages" array, ascending.
+    Span<const std::size_t> kept() const & { return array(ctxpack_chat_result_kept, "ctxpack_chat_result_kept"); }
+    Span<const std::size_t> kept() const && = delete;
+    Span<const std::size_t> dropped() const & {
+        return array(ctxpack_chat_result_dropped, "ctxpack_chat_result_dropped");
+    }
+    Span<const std::size_t> dropped() const && = delete;
+    // The items the pipeline ran on: the selection's and the report's indices are
+    // positions in this list; each stands for a JSON path ("messages[3]", "system", "$").
+    std::size_t item_count() const {
+        std::size_t n = 0;
+        detail::check(ctxpack_chat_result_item_count(native(), &n), "ctxpack_chat_result_item_count");
+        return n;
+    }
+    std::string_view item_path(std::size_t i) const & {
+        ctxpack_str s{};
+        detail::check(ctxpack_chat_result_item_path(native(), i, &s), "ctxpack_chat_result_item_path");
+        return detail::view(s);
+    }
+    std::string_view item_path(std::size_t i) const && = delete;
+    std::vector<ChatAdjustment> adjustments() const & {
+        std::size_t n = 0;
+        detail::check(ctxpack_chat_result_adjustment_count(native(), &n), "ctxpack_chat_result_adjustment_count");
+        std::vector<ChatAdjustment> out(n);
+        for (std::size_t i = 0; i < n; i++) {
+            ctxpack_str reason{};
+            std::size_t paths = 0;
+            detail::check(ctxpack_chat_result_adjustment(native(), i, &reason, &paths),
+                          "ctxpack_chat_result_adjustment");
+            out[i].reason = detail::view(reason);
+            for (std::size_t j = 0; j < paths; j++) {
+                ctxpack_str path{};
+                detail::check(ctxpack_chat_result_adjustment_path(native(), i, j, &path),
+                              "ctxpack_chat_result_adjustment_path");
+                out[i].paths.push_back(detail::view(path));
+            }
+        }
+        return out;
+    }
+    std::vector<ChatAdjustment> adjustments() const && = delete;
+    // The pipeline's selection, with its report when `ChatOptions::trace` asked for one;
+    // a new Result that may outlive this object.
+    Result selection() const {
+        return Result(detail::create<ctxpack_result>([&](ctxpack_result **out, ctxpack_error **e) {
+            return ctxpack_chat_result_selection(native(), out, e);
+        }));
+    }
+
+private:
+    template <typename F>
+    int64_t number(F f, const char *what) const {
+        int64_t n = 0;
+        detail::check(f(native(), &n), what);
+        return n;
+    }
+    template <typename F>
+    Span<const std::size_t> array(F f, const char *what) const {
+        const std::size_t *ptr = nullptr;
+        std::size_t len = 0;
+        detail::check(f(native(), &ptr, &len), what);
+        return Span<const std::size_t>(ptr, len);
+    }
+};
+
+// Trims a chat request body to `budget` with `pipeline` (any pipeline: a preset, a
+// policy, or one built by hand); a tool call is kept or dropped with its results. A bad
+// request throws Status::InvalidRequest with the JSON path in the message; the pipeline's
+// own failures keep their statuses (Status::PinnedExceedsBudget, ...).
+inline ChatResult trim_chat(ChatFormat format, std::string_view request, const Budget &budget,
+                            const Pipeline &pipeline, const ChatOptions &options = {}) {
+    auto o = detail::sized<ctxpack_chat_options>();
+    o.encoding = detail::str(options.encoding);
+    o.trace_detail = static_cast<int32_t>(options.trace);
+    o.unpin_last_turn = options.pin_last_turn ? 0 : 1;
+    if (options.overheads) {
+        o.has_overheads = 1;
+        o.overhead_per_message = options.overheads->per_message;
+        o.overhead_per_name = options.overheads->per_name;
+        o.overhead_per_request = options.overheads->per_request;
+        o.overhead_media = options.overheads->media;
+    }
+    return ChatResult(detail::create<ctxpack_chat_result>([&](ctxpack_chat_result **out, ctxpack_error **e) {
+        return ctxpack_chat_trim(static_cast<int32_t>(format), detail::str(request), budget.native(),
+                                 pipeline.native(), &o, out, e);
+    }));
+}
+
+// `trim_chat` for an OpenAI Chat Completions request.
+inline ChatResult trim_openai(std::string_view request, const Budget &budget, const Pipeline &pipeline,
+                              const ChatOptions &options = {}) {
+    return trim_chat(ChatFormat::OpenAI, request, budget, pipeline, options);
+}
+
+// `trim_chat` for an Anthropic Messages request.
+inline ChatResult trim_anthropic(std::string_view request, const Budget &budget, const Pipeline &pipeline,
+                                 const ChatOptions &options = {}) {
+    return trim_chat(ChatFormat::Anthropic, request, budget, pipeline, options);
+}
+
+// ------------------------------------------------------------------ policy and budget JSON
+
+// What a lenient read of policy or budget JSON did instead of failing.
+enum class JsonWarningKind : int32_t {
+    // A property this version does not know (or a wrongly-cased name) was ignored.
+    UnknownProperty = CTXPACK_JSON_WARNING_KIND_UNKNOWN_PROPERTY,
+    // A scorer entry without "type" was read as "recency", as .NET reads it.
+    MissingScorerType = CTXPACK_JSON_WARNING_KIND_MISSING_SCORER_TYPE,
+    // A "kindWeights" or "reservedSlots" key repeated an earlier kind with other letter
+    // case; the last value was kept under the first spelling.
+    RepeatedKind = CTXPACK_JSON_WARNING_KIND_REPEATED_KIND,
+    // A budget without "maxTokens" or "targetTokens" had it read as 0.
+    MissingBudgetField = CTXPACK_JSON_WARNING_KIND_MISSING_BUDGET_FIELD,
+};
+
+// One warning of a lenient read.
+struct JsonWarning {
+    JsonWarningKind kind;
+    std::string path;     // the JSON path concerned ("scorers[0].wieght"; "$" for the document)
+    std::string message;  // what the reader did ("unknown property; ignored")
+    std::string text;     // path, ": " and message: the line to show a user
+};
+
+// Host scorers registered under type names, so that a policy entry
+// {"type": "<name>", "weight": w} runs them. Names compare ASCII case-insensitively;
+// adding a name again replaces the earlier scorer. Thread-safe, `add` included.
+class ScorerRegistry : public detail::Owned<ctxpack_scorer_registry, ctxpack_scorer_registry_free> {
+public:
+    ScorerRegistry()
+        : Owned(detail::create<ctxpack_scorer_registry>(
+              [](ctxpack_scorer_registry **out, ctxpack_error **e) { return ctxpack_scorer_registry_new(out, e); })) {}
+
+    // Registers `scorer` (a custom one, e.g. `Scorer::custom_batch(lambda)`, or a built-in
+    // one) under `name`. The registry keeps its own reference; the lambda's state is
+    // destroyed when the registry and every pipeline built from a policy naming it are
+    // gone. A blank name or a built-in type's name is Status::InvalidArgument.
+    void add(std::string_view name, const Scorer &scorer) {
+        detail::call([&](ctxpack_error **e) {
+            return ctxpack_scorer_registry_add(native(), detail::str(name), scorer.native(), e);
+        });
+    }
+
+    // The number of registered names.
+    std::size_t size() const {
+        std::size_t n = 0;
+        detail::check(ctxpack_scorer_registry_count(native(), &n), "ctxpack_scorer_registry_count");
+        return n;
+    }
+
+    // The registered names, in registration order.
+    std::vector<std::string> names() const {
+        std::vector<std::string> out;
+        for (std::size_t i = 0, n = size(); i < n; i++) {
+            ctxpack_str name{};
+            detail::check(ctxpack_scorer_registry_name(native(), i, &name), "ctxpack_scorer_registry_name");
+            out.emplace_back(detail::view(name));
+        }
+        return out;
+    }
+};
+
+// How Pipeline::from_policy_json and Budget::from_json read their document. The
+// defaults read leniently, with the built-in scorer types only.
+struct JsonReadOptions {
+    // Each case a lenient read reports as a warning is an error instead
+    // (Status::InvalidPolicy, or Status::InvalidBudget for a budget).
+    bool strict = false;
+    // The host scorer types a policy may name (borrowed for the call; null: none).
+    const ScorerRegistry *registry = nullptr;
+};
+
+namespace detail {
+
+inline ctxpack_json_read_options read_options(const JsonReadOptions &options) noexcept {
+    auto o = sized<ctxpack_json_read_options>();
+    o.strict = options.strict;
+    o.registry = options.registry != nullptr ? options.registry->native() : nullptr;
+    return o;
+}
+
+// Copies the warnings of a handle (freeing it) into `*out` when `out` is not null.
+inline void take_warnings(ctxpack_json_warnings *raw, std::vector<JsonWarning> *out) {
+    std::unique_ptr<ctxpack_json_warnings, void (*)(ctxpack_json_warnings *)> owned(raw, ctxpack_json_warnings_free);
+    if (out == nullptr) return;
+    out->clear();
+    std::size_t n = 0;
+    check(ctxpack_json_warnings_count(raw, &n), "ctxpack_json_warnings_count");
+    for (std::size_t i = 0; i < n; i++) {
+        auto w = sized<ctxpack_json_warning>();
+        call([&](ctxpack_error **e) { return ctxpack_json_warnings_entry(raw, i, &w, e); });
+        out->push_back({static_cast<JsonWarningKind>(w.kind), std::string(view(w.path)),
+                        std::string(view(w.message)), std::string(view(w.text))});
+    }
+}
+
+}  // namespace detail
+
+inline Pipeline Pipeline::from_policy_json(std::string_view json, const JsonReadOptions &options,
+                                           std::vector<JsonWarning> *warnings) {
+    ctxpack_json_read_options o = detail::read_options(options);
+    ctxpack_json_warnings *raw = nullptr;
+    Pipeline pipeline(detail::create<ctxpack_pipeline>([&](ctxpack_pipeline **out, ctxpack_error **e) {
+        return ctxpack_pipeline_new_policy_json_with(detail::str(json), &o, out, &raw, e);
+    }));
+    detail::take_warnings(raw, warnings);
+    return pipeline;
+}
+
+inline Budget Budget::from_json(std::string_view json) { return from_json(json, JsonReadOptions{}); }
+
+inline Budget Budget::from_json(std::string_view json, const JsonReadOptions &options,
+                                std::vector<JsonWarning> *warnings) {
+    ctxpack_json_read_options o = detail::read_options(JsonReadOptions{options.strict, nullptr});
+    ctxpack_json_warnings *raw = nullptr;
+    Budget budget(detail::create<ctxpack_budget>([&](ctxpack_budget **out, ctxpack_error **e) {
+        return ctxpack_budget_new_json(detail::str(json), &o, out, &raw, e);
+    }));
+    detail::take_warnings(raw, warnings);
+    return budget;
+}
+
+inline std::string Budget::json(bool pretty) const {
+    return detail::take_string(detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
+        return ctxpack_budget_json(native(), pretty, out, e);
+    }));
+}
 
 // The names of the presets, in the order of spec 07 §2.
 inline std::vector<std::string_view> presets() {

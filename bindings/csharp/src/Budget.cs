@@ -5,7 +5,7 @@ using System.Linq;
 namespace Ctxpack
 {
     /// <summary>A validated token budget. Immutable; may be shared by concurrent runs.</summary>
-    public sealed class Budget : IDisposable
+    public sealed partial class Budget : IDisposable
     {
         internal readonly BudgetHandle Handle;
 

@@ -93,4 +93,9 @@ namespace Ctxpack
     {
         protected override bool ReleaseHandle() { Native.ctxpack_quota_utilization_free(handle); return true; }
     }
+
+    internal sealed class ChatResultHandle : CtxpackHandle
+    {
+        protected override bool ReleaseHandle() { Native.ctxpack_chat_result_free(handle); return true; }
+    }
 }

@@ -275,9 +275,9 @@ namespace Ctxpack
             public IntPtr Pipeline;
         }
 
-        // The JSON read options and warnings (the policy and budget JSON functions, which
-        // the binding does not wrap yet): mirrored so that their layout is checked with the
-        // rest (LayoutTests).
+        // The JSON read options and warnings (their functions are declared in
+        // PolicyJson.cs, NativePolicyJson), kept here with the other structs so that their
+        // layout is checked with the rest (LayoutTests).
         [StructLayout(LayoutKind.Sequential)]
         internal unsafe struct JsonReadOptions
         {
@@ -295,6 +295,21 @@ namespace Ctxpack
             public Str Path;
             public Str Message;
             public Str Text;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal unsafe struct ChatOptions
+        {
+            public UIntPtr StructSize;
+            public Str Encoding;
+            public long OverheadPerMessage;
+            public long OverheadPerName;
+            public long OverheadPerRequest;
+            public long OverheadMedia;
+            public int TraceDetail;
+            public byte UnpinLastTurn;
+            public byte HasOverheads;
+            public fixed byte Reserved[2];
         }
 
         // Callbacks (Callbacks.cs). Pointers to views, scores and outputs are IntPtr and
@@ -506,6 +521,42 @@ namespace Ctxpack
         [DllImport(Lib)]
         internal static extern int ctxpack_sensitivity_diff(SensitivityHandle s, UIntPtr i, out UIntPtr itemIndex, out IntPtr statuses, out UIntPtr count);
         [DllImport(Lib)] internal static extern void ctxpack_sensitivity_free(IntPtr s);
+
+        // ---- token counting (the encodings are static: a plain pointer, never freed)
+
+        [DllImport(Lib)] internal static extern int ctxpack_encoding_get(Str name, out IntPtr encoding, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_encoding_name(IntPtr encoding, out Str name);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_encoding_count(IntPtr encoding, Str text, out long tokens, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_encoding_count_with_limit(IntPtr encoding, Str text, long limit, out long tokens,
+            out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_encoding_truncate(IntPtr encoding, Str text, long maxTokens, out UIntPtr len,
+            out long tokens, out IntPtr error);
+
+        // ---- chat requests
+
+        [DllImport(Lib)] internal static extern int ctxpack_chat_options_init(ref ChatOptions options, UIntPtr size);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_chat_trim(int format, Str request, BudgetHandle budget, PipelineHandle pipeline,
+            ref ChatOptions options, out ChatResultHandle result, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_json(ChatResultHandle result, out Str json);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_tokens(ChatResultHandle result, out long tokens);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_input_tokens(ChatResultHandle result, out long tokens);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_kept(ChatResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_dropped(ChatResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_item_count(ChatResultHandle result, out UIntPtr count);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_item_path(ChatResultHandle result, UIntPtr i, out Str path);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_adjustment_count(ChatResultHandle result, out UIntPtr count);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_chat_result_adjustment(ChatResultHandle result, UIntPtr i, out Str reason,
+            out UIntPtr pathCount);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_chat_result_adjustment_path(ChatResultHandle result, UIntPtr i, UIntPtr j, out Str path);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_chat_result_selection(ChatResultHandle result, out ResultHandle selection, out IntPtr error);
+        [DllImport(Lib)] internal static extern void ctxpack_chat_result_free(IntPtr result);
 
         // ---- helpers
 

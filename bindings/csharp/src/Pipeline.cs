@@ -13,7 +13,7 @@ namespace Ctxpack
 
     /// <summary>A configured scorer, slicer and placer. Immutable; may be run from many threads
     /// at once (custom components must then be thread-safe).</summary>
-    public sealed class Pipeline : IDisposable
+    public sealed partial class Pipeline : IDisposable
     {
         internal readonly PipelineHandle Handle;
 

@@ -39,6 +39,7 @@ namespace Ctxpack.Tests
             ["ctxpack_sensitivity_variant"] = typeof(Native.SensitivityVariant),
             ["ctxpack_json_read_options"] = typeof(Native.JsonReadOptions),
             ["ctxpack_json_warning"] = typeof(Native.JsonWarning),
+            ["ctxpack_chat_options"] = typeof(Native.ChatOptions),
         };
 
         /// has_future_relevance_hint -> HasFutureRelevanceHint

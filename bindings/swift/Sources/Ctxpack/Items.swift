@@ -134,6 +134,9 @@ public final class Budget: @unchecked Sendable {
         handle = try withExtendedLifetime(arena) { try create { ctxpack_budget_new(&desc, $0, $1) } }
     }
 
+    /// Takes ownership of a budget handle a C constructor created.
+    init(handle: OpaquePointer) { self.handle = handle }
+
     deinit { ctxpack_budget_free(handle) }
 }
 

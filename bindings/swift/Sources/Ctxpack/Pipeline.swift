@@ -153,7 +153,8 @@ public final class Pipeline: @unchecked Sendable {
         self.init(handle: handle)
     }
 
-    private init(handle: OpaquePointer) { self.handle = handle }
+    /// Takes ownership of a pipeline handle a C constructor created.
+    init(handle: OpaquePointer) { self.handle = handle }
 
     deinit { ctxpack_pipeline_free(handle) }
 
@@ -169,11 +170,7 @@ public final class Pipeline: @unchecked Sendable {
 
     /// The pipeline's policy as JSON (`Status.invalidPolicy` for custom components).
     public func policyJSON(pretty: Bool = false) throws -> String {
-        let text = try create { ctxpack_pipeline_policy_json(handle, flag(pretty), $0, $1) }
-        defer { ctxpack_string_free(text) }
-        var value = ctxpack_str(ptr: nil, len: 0)
-        try check(ctxpack_string_value(text, &value), nil, "ctxpack_string_value")
-        return string(value)
+        try takeString(create { ctxpack_pipeline_policy_json(handle, flag(pretty), $0, $1) })
     }
 
     /// Runs the pipeline. With `cancel`, the run stops with `Status.cancelled` once the
@@ -248,7 +245,8 @@ private func entry<T: GrowingCStruct>(
     return value
 }
 
-private func readResult(_ r: OpaquePointer) throws -> RunResult {
+/// Copies a result (`Chat.swift` reads a chat result's selection with it too).
+func readResult(_ r: OpaquePointer) throws -> RunResult {
     let indices: [Int] = try copyArray("ctxpack_result_indices") { ctxpack_result_indices(r, $0, $1) }
     let scores: [Double] = try copyArray("ctxpack_result_scores") { ctxpack_result_scores(r, $0, $1) }
     let reasons: [Int32] = try copyArray("ctxpack_result_reasons") { ctxpack_result_reasons(r, $0, $1) }

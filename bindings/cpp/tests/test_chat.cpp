@@ -1,0 +1,183 @@
+// Tests of the token counting and chat request wrappers of ctxpack.hpp against the real
+// library: published token counts (tiktoken's tests), agreement with the C functions,
+// limits and truncation; the bundled sample requests trimmed at several budgets, checked
+// for tool calls kept with their results, kept and dropped positions, and the report
+// mapped back to messages; errors as exceptions. Built and run by bindings/cpp/run.sh
+// (plain and under ASan+UBSan), with the sample directory as the first argument.
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "ctxpack.hpp"
+
+using namespace ctxpack;
+
+namespace {
+
+std::string data_dir = "examples/data";
+
+std::string sample(const std::string &name) {
+    std::ifstream in(data_dir + "/" + name + "-request.json", std::ios::binary);
+    std::stringstream all;
+    all << in.rdbuf();
+    return all.str();
+}
+
+// The values of `"key": "…"` in text.
+std::multiset<std::string> values(std::string_view text, const std::string &key) {
+    std::multiset<std::string> out;
+    std::string needle = "\"" + key + "\": \"";
+    for (std::size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + 1)) {
+        std::size_t start = at + needle.size();
+        out.insert(std::string(text.substr(start, text.find('"', start) - start)));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST(encoding_published_counts_agree_with_the_c_function) {
+    Encoding cl = Encoding::get("cl100k_base");
+    Encoding o = Encoding::get("O200K_base");
+    CHECK(cl.name() == "cl100k_base");
+    CHECK(o.name() == "o200k_base");
+    CHECK_EQ(cl.count("hello world"), 2);
+    CHECK_EQ(cl.count("tiktoken is great!"), 6);
+    CHECK_EQ(o.count("antidisestablishmentarianism"), 6);
+    CHECK_EQ(o.count("2 + 2 = 4"), 7);
+    CHECK_EQ(o.count("\xe3\x81\x8a\xe8\xaa\x95\xe7\x94\x9f\xe6\x97\xa5\xe3\x81\x8a\xe3\x82\x81\xe3\x81\xa7\xe3\x81\xa8\xe3\x81\x86"), 8);
+    std::string text = sample("openai");
+    REQUIRE(text.size() > 1000);
+    for (const Encoding &e : {cl, o}) {
+        int64_t direct = -1;
+        REQUIRE(ctxpack_encoding_count(e.native(), ctxpack_str{text.data(), text.size()}, &direct, nullptr) ==
+                CTXPACK_OK);
+        CHECK_EQ(e.count(text), direct);
+    }
+}
+
+TEST(encoding_limit_and_truncate) {
+    Encoding o = Encoding::get("o200k_base");
+    std::string text;
+    for (int i = 0; i < 100; i++) text += "Context windows are finite; choose well. ";
+    text += "\xf0\x9f\xa6\x80";  // a crab at the end
+    int64_t full = o.count(text);
+    CHECK(o.count_with_limit(text, full) == std::optional<int64_t>(full));
+    CHECK(!o.count_with_limit(text, 5).has_value());
+    for (int64_t max : {int64_t(0), int64_t(1), int64_t(9), full - 1, full}) {
+        Truncated t = o.truncate(text, max);
+        CHECK(t.text.data() == text.data());
+        CHECK(t.tokens <= max);
+        CHECK_EQ(o.count(t.text), t.tokens);
+    }
+    CHECK(o.truncate(text, full).text.size() == text.size());
+    CHECK(o.truncate(text, 0).text.empty());
+    CHECK_THROWS_STATUS(Encoding::get("p50k_base"), Status::InvalidArgument);
+    CHECK_THROWS_STATUS(o.count("bad \xc3\x28"), Status::InvalidUtf8);
+    CHECK_THROWS_STATUS(o.count_with_limit("x", -1), Status::InvalidArgument);
+    CHECK_THROWS_STATUS(o.truncate("x", -2), Status::InvalidArgument);
+}
+
+TEST(samples_keep_every_call_with_its_results) {
+    Pipeline pipeline = Pipeline::preset("chat");
+    struct Case {
+        ChatFormat format;
+        const char *name;
+        const char *answer_key;
+    };
+    for (Case c : {Case{ChatFormat::OpenAI, "openai", "tool_call_id"},
+                   Case{ChatFormat::Anthropic, "anthropic", "tool_use_id"}}) {
+        std::string request = sample(c.name);
+        REQUIRE(!request.empty());
+        std::multiset<std::string> all_calls = values(request, "id");
+        REQUIRE(all_calls.size() >= 4);
+        CHECK(all_calls == values(request, c.answer_key));
+        bool dropped_some = false;
+        for (int64_t max : {100000, 6000, 3000, 1500}) {
+            ChatOptions options;
+            options.trace = TraceDetail::Item;
+            ChatResult r = trim_chat(c.format, request, Budget(max, max), pipeline, options);
+            std::string_view json = r.json();
+            CHECK(values(json, "id") == values(json, c.answer_key));
+            CHECK(r.tokens() <= max);
+            CHECK(r.tokens() <= r.input_tokens());
+            std::vector<std::size_t> kept = r.kept().to_vector(), dropped = r.dropped().to_vector();
+            CHECK(!kept.empty());
+            dropped_some = dropped_some || !dropped.empty();
+            CHECK(dropped.empty() == (json == request));
+            CHECK(r.adjustments().empty());
+            // The report's indices are item positions; their paths name the messages.
+            Result selection = r.selection();
+            REQUIRE(selection.has_report());
+            CHECK_EQ(selection.summary().total_candidates, r.item_count());
+            std::set<std::string> dropped_paths;
+            for (std::size_t m : dropped) dropped_paths.insert("messages[" + std::to_string(m) + "]");
+            for (const ExcludedEntry &e : selection.excluded()) {
+                CHECK(dropped_paths.count(std::string(r.item_path(e.index))) == 1);
+            }
+            std::size_t messages_selected = 0;
+            for (std::size_t i : selection.indices()) {
+                std::string path(r.item_path(i));
+                CHECK(dropped_paths.count(path) == 0);
+                messages_selected += path.rfind("messages[", 0) == 0;
+            }
+            CHECK_EQ(messages_selected, kept.size());
+        }
+        CHECK(dropped_some);
+    }
+}
+
+TEST(options_and_errors) {
+    Pipeline pipeline = Pipeline::preset("chat");
+    Budget roomy(100000, 100000);
+    std::string request =
+        R"({"messages": [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": "Hello."}]})";
+    ChatOptions none;
+    none.overheads = ChatOverheads{};
+    ChatOptions framed;
+    framed.overheads = ChatOverheads{5, 0, 2, 0};
+    CHECK_EQ(trim_openai(request, roomy, pipeline, framed).input_tokens() -
+                 trim_openai(request, roomy, pipeline, none).input_tokens(),
+             2 * 5 + 2);
+    Encoding o = Encoding::get("o200k_base");
+    CHECK_EQ(trim_openai(request, roomy, pipeline, none).input_tokens(),
+             o.count("user") + o.count("Hi.") + o.count("assistant") + o.count("Hello."));
+    ChatOptions cl;
+    cl.encoding = "cl100k_base";
+    CHECK(trim_openai(request, roomy, pipeline, cl).input_tokens() > 0);
+    CHECK(!trim_openai(request, roomy, pipeline).selection().has_report());
+
+    CHECK_THROWS_STATUS(trim_openai("{\"messages\": [", roomy, pipeline), Status::InvalidRequest);
+    try {
+        trim_anthropic(sample("openai"), roomy, pipeline);
+        CHECK(false);
+    } catch (const Error &e) {
+        CHECK(e.status() == Status::InvalidRequest);
+        CHECK(e.message().find("messages[0].role") != std::string_view::npos);
+    }
+    CHECK_THROWS_STATUS(trim_chat(static_cast<ChatFormat>(9), request, roomy, pipeline), Status::InvalidArgument);
+    CHECK_THROWS_STATUS(trim_openai("{\"messages\": \"\xff\"}", roomy, pipeline), Status::InvalidUtf8);
+    ChatOptions bad;
+    bad.encoding = "gpt2";
+    CHECK_THROWS_STATUS(trim_openai(request, roomy, pipeline, bad), Status::InvalidArgument);
+    bad.encoding = {};
+    bad.overheads = ChatOverheads{-1, 0, 0, 0};
+    CHECK_THROWS_STATUS(trim_openai(request, roomy, pipeline, bad), Status::InvalidArgument);
+    CHECK_THROWS_STATUS(trim_openai(sample("openai"), Budget(50, 50), pipeline), Status::PinnedExceedsBudget);
+    // The selection outlives the chat result.
+    std::optional<Result> selection;
+    {
+        ChatOptions traced;
+        traced.trace = TraceDetail::Stage;
+        selection.emplace(trim_openai(request, roomy, pipeline, traced).selection());
+    }
+    CHECK(selection->json().find("Hello.") != std::string_view::npos);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) data_dir = argv[1];
+    return check::run_all();
+}

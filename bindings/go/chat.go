@@ -1,0 +1,196 @@
+package ctxpack
+
+// Chat requests in, chat requests out (docs/chat.md): an OpenAI Chat Completions or
+// Anthropic Messages request body trimmed to a budget in one call, tool calls kept with
+// their results.
+
+/*
+#include "ctxpack.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"unsafe"
+)
+
+// ChatFormat is the format of a chat request.
+type ChatFormat int32
+
+const (
+	// ChatOpenAI is an OpenAI Chat Completions request body.
+	ChatOpenAI ChatFormat = C.CTXPACK_CHAT_FORMAT_OPENAI
+	// ChatAnthropic is an Anthropic Messages request body.
+	ChatAnthropic ChatFormat = C.CTXPACK_CHAT_FORMAT_ANTHROPIC
+)
+
+// ChatOverheads are the tokens a request costs besides its texts (docs/chat.md,
+// "Counting tokens"); every field must be >= 0.
+type ChatOverheads struct {
+	// PerMessage is the framing every message carries.
+	PerMessage int64
+	// PerName is added for a message with a "name" (OpenAI).
+	PerName int64
+	// PerRequest is the priming of the reply.
+	PerRequest int64
+	// Media stands for one image, audio clip or binary document.
+	Media int64
+}
+
+// ChatOptions are the options of TrimChat; nil or the zero value means the defaults.
+type ChatOptions struct {
+	// Encoding counts the texts, by name ("o200k_base", "cl100k_base"); "" is o200k_base
+	// (or, in a library built without the tokenizer feature, the built-in estimate).
+	Encoding string
+	// Trace makes ChatResult.Selection.Report available when not TraceNone.
+	Trace TraceDetail
+	// UnpinLastTurn lets the last turn be dropped like any other message (by default it
+	// is always kept).
+	UnpinLastTurn bool
+	// Overheads replace the provider's when not nil.
+	Overheads *ChatOverheads
+}
+
+// ChatAdjustment is a unit the pipeline selected that was dropped after the run to
+// satisfy a provider rule (Anthropic's first message and thinking blocks).
+type ChatAdjustment struct {
+	// Paths are the JSON paths of the dropped messages ("messages[0]").
+	Paths []string
+	// Reason says why.
+	Reason string
+}
+
+// ChatResult is a trimmed chat request and how it was obtained.
+type ChatResult struct {
+	// JSON is the trimmed request body: the request with the dropped messages removed,
+	// every other byte unchanged (the request itself when everything fits).
+	JSON string
+	// Tokens of the trimmed request, and InputTokens of the whole request, as counted
+	// (texts by the encoding, plus the overheads).
+	Tokens, InputTokens int64
+	// Kept and Dropped are positions in the request's "messages" array, ascending.
+	Kept, Dropped []int
+	// ItemPaths holds, for each item the pipeline ran on, the JSON path it stands for
+	// ("messages[3]", "system", or "$" for the request's own framing and tools). The
+	// indices of Selection and of its Report are positions in this list.
+	ItemPaths []string
+	// Adjustments made after the run (usually none).
+	Adjustments []ChatAdjustment
+	// Selection is the pipeline's selection, with its Report when ChatOptions.Trace
+	// asked for one. The messages of a tool call and its results share a group.
+	Selection Result
+}
+
+// TrimChat trims a chat request body to budget with pipeline (a preset, a policy, or one
+// built by hand): each message becomes an item, system prompts are pinned, and a tool call
+// is kept or dropped together with its results. A malformed request, or one that breaks
+// its provider's rules, is StatusInvalidRequest with a message that starts with the JSON
+// path; the pipeline's own errors keep their statuses (StatusPinnedExceedsBudget when the
+// pinned parts do not fit). Safe for concurrent use.
+func TrimChat(format ChatFormat, request string, budget *Budget, pipeline *Pipeline, opts *ChatOptions) (*ChatResult, error) {
+	defer runtime.KeepAlive(budget)
+	defer runtime.KeepAlive(pipeline)
+	var a arena
+	defer a.free()
+	// The struct lives in C memory (the arena): it holds a pointer to the encoding name.
+	copts := (*C.ctxpack_chat_options)(a.alloc(unsafe.Sizeof(C.ctxpack_chat_options{})))
+	C.ctxpack_chat_options_init(copts, C.size_t(unsafe.Sizeof(*copts)))
+	if opts != nil {
+		copts.encoding = a.str(opts.Encoding)
+		copts.trace_detail = C.int32_t(opts.Trace)
+		copts.unpin_last_turn = flag(opts.UnpinLastTurn)
+		if o := opts.Overheads; o != nil {
+			copts.has_overheads = 1
+			copts.overhead_per_message = C.int64_t(o.PerMessage)
+			copts.overhead_per_name = C.int64_t(o.PerName)
+			copts.overhead_per_request = C.int64_t(o.PerRequest)
+			copts.overhead_media = C.int64_t(o.Media)
+		}
+	}
+	var res *C.ctxpack_chat_result
+	var cerr *C.ctxpack_error
+	status := C.ctxpack_chat_trim(C.int32_t(format), a.str(request), budget.ptr(), pipeline.ptr(), copts, &res, &cerr)
+	if err := takeError(status, cerr); err != nil {
+		return nil, err
+	}
+	defer C.ctxpack_chat_result_free(res)
+	return readChatResult(res)
+}
+
+// TrimOpenAI is TrimChat for an OpenAI Chat Completions request.
+func TrimOpenAI(request string, budget *Budget, pipeline *Pipeline, opts *ChatOptions) (*ChatResult, error) {
+	return TrimChat(ChatOpenAI, request, budget, pipeline, opts)
+}
+
+// TrimAnthropic is TrimChat for an Anthropic Messages request.
+func TrimAnthropic(request string, budget *Budget, pipeline *Pipeline, opts *ChatOptions) (*ChatResult, error) {
+	return TrimChat(ChatAnthropic, request, budget, pipeline, opts)
+}
+
+// readChatResult copies a chat result into Go memory.
+func readChatResult(res *C.ctxpack_chat_result) (*ChatResult, error) {
+	out := &ChatResult{}
+	var s C.ctxpack_str
+	if err := check(C.ctxpack_chat_result_json(res, &s)); err != nil {
+		return nil, err
+	}
+	out.JSON = goString(s)
+	var t C.int64_t
+	if err := check(C.ctxpack_chat_result_tokens(res, &t)); err != nil {
+		return nil, err
+	}
+	out.Tokens = int64(t)
+	if err := check(C.ctxpack_chat_result_input_tokens(res, &t)); err != nil {
+		return nil, err
+	}
+	out.InputTokens = int64(t)
+	var p *C.size_t
+	var n C.size_t
+	if err := check(C.ctxpack_chat_result_kept(res, &p, &n)); err != nil {
+		return nil, err
+	}
+	out.Kept = goInts(p, n)
+	if err := check(C.ctxpack_chat_result_dropped(res, &p, &n)); err != nil {
+		return nil, err
+	}
+	out.Dropped = goInts(p, n)
+	if err := check(C.ctxpack_chat_result_item_count(res, &n)); err != nil {
+		return nil, err
+	}
+	out.ItemPaths = make([]string, int(n))
+	for i := range out.ItemPaths {
+		if err := check(C.ctxpack_chat_result_item_path(res, C.size_t(i), &s)); err != nil {
+			return nil, err
+		}
+		out.ItemPaths[i] = goString(s)
+	}
+	if err := check(C.ctxpack_chat_result_adjustment_count(res, &n)); err != nil {
+		return nil, err
+	}
+	for i := C.size_t(0); i < n; i++ {
+		var paths C.size_t
+		if err := check(C.ctxpack_chat_result_adjustment(res, i, &s, &paths)); err != nil {
+			return nil, err
+		}
+		adj := ChatAdjustment{Reason: goString(s), Paths: make([]string, int(paths))}
+		for j := range adj.Paths {
+			if err := check(C.ctxpack_chat_result_adjustment_path(res, i, C.size_t(j), &s)); err != nil {
+				return nil, err
+			}
+			adj.Paths[j] = goString(s)
+		}
+		out.Adjustments = append(out.Adjustments, adj)
+	}
+	var sel *C.ctxpack_result
+	var cerr *C.ctxpack_error
+	if err := takeError(C.ctxpack_chat_result_selection(res, &sel, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	defer C.ctxpack_result_free(sel)
+	selection, err := readResult(sel)
+	if err != nil {
+		return nil, err
+	}
+	out.Selection = selection
+	return out, nil
+}

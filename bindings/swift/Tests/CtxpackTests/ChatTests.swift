@@ -1,0 +1,126 @@
+// Token counting and chat request trimming: published counts (tiktoken's tests), limits
+// and truncation; the bundled sample requests trimmed at several budgets with every tool
+// call kept with its results, checked with Foundation's JSON reader; options and errors.
+import Foundation
+import XCTest
+
+@testable import Ctxpack
+
+final class ChatTests: XCTestCase {
+    func testEncodingPublishedCounts() throws {
+        let cl = try TokenEncoding(named: "cl100k_base")
+        let o = try TokenEncoding(named: "O200K_BASE")
+        XCTAssertEqual(cl.name, "cl100k_base")
+        XCTAssertEqual(o.name, "o200k_base")
+        XCTAssertEqual(try cl.count("hello world"), 2)
+        XCTAssertEqual(try cl.count("tiktoken is great!"), 6)
+        XCTAssertEqual(try o.count("antidisestablishmentarianism"), 6)
+        XCTAssertEqual(try o.count("2 + 2 = 4"), 7)
+        XCTAssertEqual(try cl.count("お誕生日おめでとう"), 9)
+        XCTAssertEqual(try o.count("お誕生日おめでとう"), 8)
+        XCTAssertEqual(try o.count(""), 0)
+        assertThrows(.invalidArgument, containing: "o200k_base, cl100k_base") { _ = try TokenEncoding(named: "p50k_base") }
+    }
+
+    func testEncodingLimitAndTruncate() throws {
+        let o = try TokenEncoding(named: "o200k_base")
+        let text = String(repeating: "Budgets are finite; choose well. ", count: 100) + "終わり🦀"
+        let full = try o.count(text)
+        XCTAssertEqual(try o.count(text, limit: full), full)
+        XCTAssertNil(try o.count(text, limit: 3))
+        for max in [0, 1, 9, full - 1, full] {
+            let cut = try o.truncate(text, maxTokens: max)
+            XCTAssertTrue(text.hasPrefix(cut.text))
+            XCTAssertLessThanOrEqual(cut.tokens, max)
+            XCTAssertEqual(try o.count(cut.text), cut.tokens)
+        }
+        XCTAssertEqual(try o.truncate(text, maxTokens: full).text, text)
+        XCTAssertEqual(try o.truncate(text, maxTokens: 0).text, "")
+        assertThrows(.invalidArgument) { _ = try o.count("x", limit: -1) }
+        assertThrows(.invalidArgument) { _ = try o.truncate("x", maxTokens: -1) }
+    }
+
+    /// The request's messages, each re-serialised the same way, and its calls and results.
+    private func read(_ json: String, _ format: ChatFormat) throws -> (messages: [String], calls: [String], results: [String]) {
+        let body = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let messages = try XCTUnwrap(body["messages"] as? [[String: Any]])
+        var calls: [String] = []
+        var results: [String] = []
+        for m in messages {
+            if format == .openAI {
+                for c in (m["tool_calls"] as? [[String: Any]]) ?? [] { calls.append(try XCTUnwrap(c["id"] as? String)) }
+                if let id = m["tool_call_id"] as? String { results.append(id) }
+            } else {
+                for b in (m["content"] as? [[String: Any]]) ?? [] {
+                    if b["type"] as? String == "tool_use" { calls.append(try XCTUnwrap(b["id"] as? String)) }
+                    if b["type"] as? String == "tool_result" { results.append(try XCTUnwrap(b["tool_use_id"] as? String)) }
+                }
+            }
+        }
+        let canonical = try messages.map {
+            String(decoding: try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]), as: UTF8.self)
+        }
+        return (canonical, calls.sorted(), results.sorted())
+    }
+
+    func testSamplesKeepEveryCallWithItsResults() throws {
+        let pipeline = try Pipeline(preset: "chat")
+        for (format, name) in [(ChatFormat.openAI, "openai"), (.anthropic, "anthropic")] {
+            let url = repositoryRoot.appendingPathComponent("examples/data/\(name)-request.json")
+            let request = try String(contentsOf: url, encoding: .utf8)
+            let input = try read(request, format)
+            XCTAssertGreaterThanOrEqual(input.calls.count, 4)
+            XCTAssertEqual(input.calls, input.results)
+            var droppedSome = false
+            for max: Int64 in [100_000, 6000, 3000, 1500] {
+                let r = try pipeline.trimChat(
+                    request, format: format, budget: try Budget(maxTokens: max, targetTokens: max),
+                    options: ChatOptions(trace: .item))
+                let output = try read(r.json, format)
+                XCTAssertEqual(output.calls, output.results, "\(name) at \(max)")
+                // The output's messages are the input's kept ones.
+                XCTAssertEqual(output.messages, r.kept.map { input.messages[$0] }, "\(name) at \(max)")
+                XCTAssertEqual((r.kept + r.dropped).sorted(), Array(0..<input.messages.count))
+                XCTAssertLessThanOrEqual(r.tokens, max)
+                XCTAssertLessThanOrEqual(r.tokens, r.inputTokens)
+                XCTAssertEqual(r.dropped.isEmpty, r.json == request)
+                droppedSome = droppedSome || !r.dropped.isEmpty
+                let report = try XCTUnwrap(r.selection.report)
+                XCTAssertEqual(report.summary.totalCandidates, r.itemPaths.count)
+                let dropped = Set(r.dropped.map { "messages[\($0)]" })
+                for e in report.excluded { XCTAssertTrue(dropped.contains(r.itemPaths[e.index]), r.itemPaths[e.index]) }
+                for i in r.selection.indices { XCTAssertFalse(dropped.contains(r.itemPaths[i]), r.itemPaths[i]) }
+                XCTAssertTrue(r.adjustments.isEmpty)
+            }
+            XCTAssertTrue(droppedSome, name)
+        }
+    }
+
+    func testChatOptionsAndErrors() throws {
+        let pipeline = try Pipeline(preset: "chat")
+        let roomy = try Budget(maxTokens: 100_000, targetTokens: 100_000)
+        let request = #"{"messages": [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": "Hello."}]}"#
+        let none = try pipeline.trimOpenAI(request, budget: roomy, options: ChatOptions(overheads: ChatOverheads()))
+        let framed = try pipeline.trimOpenAI(
+            request, budget: roomy, options: ChatOptions(overheads: ChatOverheads(perMessage: 5, perRequest: 2)))
+        XCTAssertEqual(framed.inputTokens - none.inputTokens, 12)
+        let o = try TokenEncoding(named: "o200k_base")
+        XCTAssertEqual(
+            none.inputTokens, try o.count("user") + o.count("Hi.") + o.count("assistant") + o.count("Hello."))
+        XCTAssertNil(try pipeline.trimOpenAI(request, budget: roomy).selection.report)
+        XCTAssertGreaterThan(try pipeline.trimOpenAI(request, budget: roomy, options: ChatOptions(encoding: "cl100k_base")).inputTokens, 0)
+
+        assertThrows(.invalidRequest, containing: "$: malformed JSON") { _ = try pipeline.trimOpenAI("{\"messages\": [", budget: roomy) }
+        let openai = try String(contentsOf: repositoryRoot.appendingPathComponent("examples/data/openai-request.json"), encoding: .utf8)
+        assertThrows(.invalidRequest, containing: "messages[0].role") { _ = try pipeline.trimAnthropic(openai, budget: roomy) }
+        assertThrows(.invalidArgument, containing: "options.encoding") {
+            _ = try pipeline.trimOpenAI(request, budget: roomy, options: ChatOptions(encoding: "gpt2"))
+        }
+        assertThrows(.invalidArgument, containing: "overhead_media") {
+            _ = try pipeline.trimOpenAI(request, budget: roomy, options: ChatOptions(overheads: ChatOverheads(media: -1)))
+        }
+        assertThrows(.pinnedExceedsBudget) {
+            _ = try pipeline.trimOpenAI(openai, budget: try Budget(maxTokens: 50, targetTokens: 50))
+        }
+    }
+}
