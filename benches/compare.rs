@@ -356,6 +356,8 @@ fn descriptors(specs: &[Spec]) -> Descs {
                 original_tokens: 0,
                 has_original_tokens: 0,
                 reserved: [0; 3],
+                group: ctxpack_str::EMPTY,
+                encoding: ctxpack_str::EMPTY,
             }
         })
         .collect();

@@ -230,6 +230,11 @@ enum ctxpack_exclusion_reason
   CTXPACK_EXCLUSION_REASON_COUNT_CAP_EXCEEDED = 9,
   // Defined for wire compatibility: `kind`.
   CTXPACK_EXCLUSION_REASON_COUNT_REQUIRE_CANDIDATES_EXHAUSTED = 10,
+  // The item's group was left out because another member was (docs/groups.md):
+  // `group`, `member_index`, `member_content`, `member_reason`. A caller whose
+  // `ctxpack_excluded_entry` predates these fields receives `UNKNOWN` named
+  // `"GroupExcluded"` instead.
+  CTXPACK_EXCLUSION_REASON_GROUP_EXCLUDED = 11,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -382,6 +387,46 @@ enum ctxpack_json_warning_kind
 typedef enum ctxpack_json_warning_kind ctxpack_json_warning_kind;
 #else
 typedef int32_t ctxpack_json_warning_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// How a group's value is computed from its members' scores (docs/groups.md).
+enum ctxpack_group_value
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The sum of the members' scores (the default).
+  CTXPACK_GROUP_VALUE_SUM = 0,
+  // The highest member score.
+  CTXPACK_GROUP_VALUE_MAX = 1,
+  // The mean of the members' scores.
+  CTXPACK_GROUP_VALUE_MEAN = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ctxpack_group_value ctxpack_group_value;
+#else
+typedef int32_t ctxpack_group_value;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// Whether a group of the report is in the window (`ctxpack_group_entry.decision`).
+enum ctxpack_group_decision
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Every member is placed.
+  CTXPACK_GROUP_DECISION_INCLUDED = 1,
+  // No member is placed.
+  CTXPACK_GROUP_DECISION_EXCLUDED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ctxpack_group_decision ctxpack_group_decision;
+#else
+typedef int32_t ctxpack_group_decision;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -616,9 +661,10 @@ typedef struct ctxpack_metadata_entry {
 // Initialise it with `CTXPACK_ITEM_DESC_INIT` or `ctxpack_item_desc_init` (every field
 // zero, `struct_size` set), then fill in what you need. Flags are bytes, 0 or 1 (any
 // other value is `CTXPACK_INVALID_ARGUMENT` naming the field); `reserved` must be zero.
-// The layout has no implicit padding on 64-bit targets; fields a later version adds
-// (an item group, a token encoding, variants) are appended after `reserved`, and their
-// zero value means "not used".
+// The layout has no implicit padding on 64-bit targets; fields added after the first
+// version (`group`, `encoding`) come after `reserved`, and their zero value means "not
+// used": a caller compiled against an older header, whose `struct_size` ends at
+// `reserved`, keeps today's behaviour.
 typedef struct ctxpack_item_desc {
   // `sizeof(ctxpack_item_desc)`.
   size_t struct_size;
@@ -659,6 +705,18 @@ typedef struct ctxpack_item_desc {
   uint8_t has_original_tokens;
   // Must be zero.
   uint8_t reserved[3];
+  // The item's group key (docs/groups.md): items whose keys are equal byte for byte
+  // are selected or dropped together, and placed next to each other in input order.
+  // Empty (the zero value) means no group; invalid UTF-8 is `CTXPACK_INVALID_UTF8`
+  // naming `group`.
+  struct ctxpack_str group;
+  // The name of a built-in encoding (`"o200k_base"`, `"cl100k_base"`, any ASCII case)
+  // with which the library counts the content's tokens (docs/tokenizer.md); empty (the
+  // zero value) means `tokens` is the caller's count. When it is set, `tokens` must be
+  // 0 (`CTXPACK_INVALID_ARGUMENT` otherwise, so that a count is never silently
+  // replaced); an unknown name is `CTXPACK_INVALID_ARGUMENT` listing the known ones,
+  // and a library built without the tokenizer feature answers `CTXPACK_UNSUPPORTED`.
+  struct ctxpack_str encoding;
 } ctxpack_item_desc;
 
 // How `ctxpack_pipeline_new_policy_json_with` and `ctxpack_budget_new_json` read their
@@ -698,8 +756,11 @@ typedef struct ctxpack_json_warning {
 } ctxpack_json_warning;
 
 // Options of `ctxpack_pipeline_new`. Initialise with `CTXPACK_PIPELINE_OPTIONS_INIT` or
-// `ctxpack_pipeline_options_init` (deduplication off, Throw). Passing NULL instead
-// means deduplication on and the Throw strategy.
+// `ctxpack_pipeline_options_init` (deduplication off, Throw, group value SUM, pinned
+// items placed by the placer). Passing NULL instead means deduplication on, the Throw
+// strategy and the same group defaults. `group_value` and `pinned_first` were added
+// after the first version: a caller whose `struct_size` ends at `reserved` gets their
+// zero values, which are the behaviour of that version.
 typedef struct ctxpack_pipeline_options {
   // `sizeof(ctxpack_pipeline_options)`.
   size_t struct_size;
@@ -709,6 +770,16 @@ typedef struct ctxpack_pipeline_options {
   uint8_t deduplication;
   // Must be zero.
   uint8_t reserved[3];
+  // A `ctxpack_group_value` value: how a group's value is computed from its members'
+  // scores (0 sum, 1 max, 2 mean; docs/groups.md). Matters only when items have group
+  // keys.
+  int32_t group_value;
+  // 1: place the pinned items first, in input order, before everything the placer
+  // orders (a pinned group stays together); 0: the placer places them like any other
+  // item, as the specification says (0 or 1).
+  uint8_t pinned_first;
+  // Must be zero.
+  uint8_t reserved2[3];
 } ctxpack_pipeline_options;
 
 // Overflow observer of one run (see `ctxpack_run_options`): called synchronously, on the
@@ -817,6 +888,8 @@ typedef struct ctxpack_report_summary {
   int64_t total_tokens_considered;
   // Whether `total_tokens_considered` was saturated.
   bool total_tokens_saturated;
+  // Entries of `ctxpack_result_report_group` (0 when no item has a group key).
+  size_t group_count;
 } ctxpack_report_summary;
 
 // An item in the final window, in placed order. Initialise with
@@ -873,6 +946,15 @@ typedef struct ctxpack_excluded_entry {
   uint64_t count_cap;
   // COUNT_CAP_EXCEEDED: selected items of the kind.
   uint64_t count;
+  // GROUP_EXCLUDED: the key of the item's group.
+  struct ctxpack_str group;
+  // GROUP_EXCLUDED: position (in the caller's item list) of the member whose exclusion
+  // took the group out; that member's own entry carries its reason.
+  size_t member_index;
+  // GROUP_EXCLUDED: that member's content.
+  struct ctxpack_str member_content;
+  // GROUP_EXCLUDED: that member's reason, as a wire name (`"BudgetExceeded"`, ...).
+  struct ctxpack_str member_reason;
 } ctxpack_excluded_entry;
 
 // One trace event. Initialise with `CTXPACK_TRACE_EVENT_INIT`.
@@ -907,6 +989,39 @@ typedef struct ctxpack_shortfall {
   // Candidates found (less than required).
   uint64_t satisfied_count;
 } ctxpack_shortfall;
+
+// One group of a traced run's input (docs/groups.md), in order of its first member.
+// Initialise with `CTXPACK_GROUP_ENTRY_INIT`.
+typedef struct ctxpack_group_entry {
+  // `sizeof(ctxpack_group_entry)`, set by the caller.
+  size_t struct_size;
+  // The group key.
+  struct ctxpack_str key;
+  // `member_count` positions of the members in the caller's item list, in input order.
+  const size_t *members;
+  // Number of members (at least 1).
+  size_t member_count;
+  // Sum of the members' tokens (saturating; negative members included).
+  int64_t tokens;
+  // The group's value from its members' scores, when `has_value` (not for a pinned
+  // group nor for one excluded at Classify).
+  double value;
+  // EXCLUDED: position of the member whose exclusion took the group out.
+  size_t member_index;
+  // The first pinned member, when `has_pinned_by` (it pinned the whole group).
+  size_t pinned_by;
+  // A `ctxpack_group_decision` value.
+  int32_t decision;
+  // EXCLUDED: the `ctxpack_pipeline_stage` that excluded the group.
+  int32_t stage;
+  // Whether `value` is set.
+  bool has_value;
+  // Whether `pinned_by` is set.
+  bool has_pinned_by;
+  // Whether a slicer returned only some of the members, so that the run dropped the
+  // group.
+  bool partial_selection;
+} ctxpack_group_entry;
 
 // One step of a Step decay curve.
 typedef struct ctxpack_decay_window {
@@ -1439,6 +1554,12 @@ ctxpack_status ctxpack_trace_event_init(struct ctxpack_trace_event *out, size_t 
 // first version's size or above 4096.
 ctxpack_status ctxpack_shortfall_init(struct ctxpack_shortfall *out, size_t size);
 
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_group_entry) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_group_entry x = CTXPACK_GROUP_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_group_entry_init(struct ctxpack_group_entry *out, size_t size);
+
 // The selected items as positions in the caller's item list, in placed order.
 ctxpack_status ctxpack_result_indices(const struct ctxpack_result *result, const size_t **out_ptr, size_t *out_len);
 
@@ -1474,6 +1595,13 @@ ctxpack_status ctxpack_result_report_included(const struct ctxpack_result *resul
 // `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
 // `struct_size` fails with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_result_report_excluded(const struct ctxpack_result *result, size_t i, struct ctxpack_excluded_entry *out, struct ctxpack_error **out_error);
+
+// Group `i` of the report (order of each group's first member; none when no item has a
+// group key): its key, members, tokens and decision; strings and the member array point
+// into the result. The report's JSON lists the same groups under `"groups"`.
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_result_report_group(const struct ctxpack_result *result, size_t i, struct ctxpack_group_entry *out, struct ctxpack_error **out_error);
 
 // Trace event `i` (recording order).
 // `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
@@ -1639,13 +1767,28 @@ ctxpack_status ctxpack_scorer_score(const struct ctxpack_scorer *scorer, const s
 // Runs the slicer alone over the items with the given `scores` (one finite score per
 // item, `count` equal to the list length), in list order, against `budget` exactly as given (no
 // pinned-item or reserve adjustment: that is the pipeline's job). The outcome holds the
-// selected positions, count-quota shortfalls and cap exclusions.
+// selected positions, count-quota shortfalls and cap exclusions. Items with group keys
+// are selected whole or not at all, each group's value being the sum of its members'
+// scores (`ctxpack_slicer_slice_with_group_value` chooses another rule).
 ctxpack_status ctxpack_slicer_slice(const struct ctxpack_slicer *slicer, const struct ctxpack_items *items, const double *scores, size_t count, const struct ctxpack_budget *budget, struct ctxpack_slice_result **out, struct ctxpack_error **out_error);
+
+// `ctxpack_slicer_slice` with the rule that gives each group its value from its
+// members' scores: `group_value` is a `ctxpack_group_value` value. It matters only when
+// items have group keys.
+ctxpack_status ctxpack_slicer_slice_with_group_value(const struct ctxpack_slicer *slicer, const struct ctxpack_items *items, const double *scores, size_t count, const struct ctxpack_budget *budget, int32_t group_value, struct ctxpack_slice_result **out, struct ctxpack_error **out_error);
 
 // Runs the placer alone over the items with the given `scores` (one finite score per
 // item, `count` equal to the list length) and writes the placement order (positions in the list, a
-// permutation) into `out_order`, which must hold `count` elements.
+// permutation) into `out_order`, which must hold `count` elements. The members of each
+// group end up next to each other, in list order; a group is placed as one unit whose
+// value is the sum of its members' scores (`ctxpack_placer_place_with_group_value`
+// chooses another rule).
 ctxpack_status ctxpack_placer_place(const struct ctxpack_placer *placer, const struct ctxpack_items *items, const double *scores, size_t count, size_t *out_order, struct ctxpack_error **out_error);
+
+// `ctxpack_placer_place` with the rule that gives each group its value from its
+// members' scores: `group_value` is a `ctxpack_group_value` value. It matters only when
+// items have group keys.
+ctxpack_status ctxpack_placer_place_with_group_value(const struct ctxpack_placer *placer, const struct ctxpack_items *items, const double *scores, size_t count, int32_t group_value, size_t *out_order, struct ctxpack_error **out_error);
 
 // The selected positions (into the slicer's input), in the slicer's output order.
 ctxpack_status ctxpack_slice_result_selected(const struct ctxpack_slice_result *result, const size_t **out_ptr, size_t *out_len);
@@ -1737,6 +1880,7 @@ ctxpack_status ctxpack_encoding_truncate(const struct ctxpack_encoding *encoding
 #define CTXPACK_EXCLUDED_ENTRY_INIT ([] { ctxpack_excluded_entry v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_TRACE_EVENT_INIT ([] { ctxpack_trace_event v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_SHORTFALL_INIT ([] { ctxpack_shortfall v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_GROUP_ENTRY_INIT ([] { ctxpack_group_entry v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_KIND_QUOTA_UTILIZATION_INIT ([] { ctxpack_kind_quota_utilization v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_JSON_READ_OPTIONS_INIT ([] { ctxpack_json_read_options v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_JSON_WARNING_INIT ([] { ctxpack_json_warning v_{}; v_.struct_size = sizeof v_; return v_; }())
@@ -1752,6 +1896,7 @@ ctxpack_status ctxpack_encoding_truncate(const struct ctxpack_encoding *encoding
 #define CTXPACK_EXCLUDED_ENTRY_INIT { .struct_size = sizeof(ctxpack_excluded_entry) }
 #define CTXPACK_TRACE_EVENT_INIT { .struct_size = sizeof(ctxpack_trace_event) }
 #define CTXPACK_SHORTFALL_INIT { .struct_size = sizeof(ctxpack_shortfall) }
+#define CTXPACK_GROUP_ENTRY_INIT { .struct_size = sizeof(ctxpack_group_entry) }
 #define CTXPACK_KIND_QUOTA_UTILIZATION_INIT { .struct_size = sizeof(ctxpack_kind_quota_utilization) }
 #define CTXPACK_JSON_READ_OPTIONS_INIT { .struct_size = sizeof(ctxpack_json_read_options) }
 #define CTXPACK_JSON_WARNING_INIT { .struct_size = sizeof(ctxpack_json_warning) }

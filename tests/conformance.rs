@@ -48,8 +48,10 @@
 //!   `Excluded`), and optionally `tokens`, `stage`, `member` (content of the member whose
 //!   exclusion took the group out), `pinned_by` (content) and `partial_selection`. The
 //!   `GroupExcluded` reason's fields are `group`, `member_index`, `member_content` and
-//!   `member_reason`. An engine that lacks groups (the reference crate; the C ABI until its
-//!   item descriptor carries a group key) reports such vectors as skipped, with the reason.
+//!   `member_reason`. An engine that lacks groups (the reference crate) reports such vectors
+//!   as skipped, with the reason; the C-ABI engine runs them through the `group` field of
+//!   `ctxpack_item_desc`, the group options of `ctxpack_pipeline_options` and the report's
+//!   group accessors.
 //!
 //! # Checks beyond chapter 08
 //!

@@ -545,6 +545,24 @@ fn ffi_messages() -> Vec<String> {
         };
         newer.v1.struct_size = std::mem::size_of::<Newer>();
         m.push(ffi_message(|e| ctxpack_items_push(items, &newer.v1, e)));
+        let mut d = desc("x", 1);
+        d.group = ctxpack_str {
+            ptr: b"tool\xff".as_ptr().cast(),
+            len: 5,
+        };
+        m.push(ffi_message(|e| ctxpack_items_push(items, &d, e)));
+        let mut d = desc("hello world", 7);
+        d.encoding = ctxpack_str {
+            ptr: b"o200k_base".as_ptr().cast(),
+            len: 10,
+        };
+        m.push(ffi_message(|e| ctxpack_items_push(items, &d, e)));
+        let mut d = desc("hello world", 0);
+        d.encoding = ctxpack_str {
+            ptr: b"p50k_base".as_ptr().cast(),
+            len: 9,
+        };
+        m.push(ffi_message(|e| ctxpack_items_push(items, &d, e)));
         let many = [desc("a", 1), desc("b", 1), desc("", 1)];
         m.push(ffi_message(|e| {
             ctxpack_items_push_many(items, many.as_ptr(), 3, e)

@@ -15,8 +15,8 @@
 #
 # Environment: CARGO_TARGET_DIR (default ./target), CXX (default g++), CC (default cc),
 # CTXPACK_CPP_MODES (default "plain asan"), CTXPACK_VECTOR_DIRS (colon-separated folders
-# of pipeline vectors; default: tests/vectors/cupel-1.0.0/required/pipeline and
-# tests/vectors/pipeline).
+# of pipeline vectors, or vector files; default: tests/vectors/cupel-1.0.0/required/pipeline,
+# tests/vectors/pipeline and tests/vectors/groups/pipeline-*.toml).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -38,6 +38,10 @@ if [[ -n "${CTXPACK_VECTOR_DIRS:-}" ]]; then
 else
     for d in "$ROOT/tests/vectors/cupel-1.0.0/required/pipeline" "$ROOT/tests/vectors/pipeline"; do
         [[ -d "$d" ]] && vector_dirs+=("$(cd "$d" && pwd)")
+    done
+    # The pipeline vectors of the item-group extension (docs/groups.md).
+    for f in "$ROOT"/tests/vectors/groups/pipeline-*.toml; do
+        [[ -f "$f" ]] && vector_dirs+=("$f")
     done
 fi
 

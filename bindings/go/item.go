@@ -38,6 +38,14 @@ type Item struct {
 	Pinned bool
 	// OriginalTokens is an informational token count before truncation.
 	OriginalTokens *int64
+	// Group is the item's group key; empty means no group. Items with equal keys (byte
+	// for byte) are selected or dropped together and placed next to each other
+	// (docs/groups.md).
+	Group string
+	// Encoding names a built-in encoding ("o200k_base", "cl100k_base") with which the
+	// library counts Content's tokens; Tokens must then be 0. Empty means Tokens is the
+	// caller's count (docs/tokenizer.md).
+	Encoding string
 }
 
 // Int64 returns a pointer to v, for the optional fields of Item.
@@ -163,6 +171,8 @@ func fillDesc(a *arena, d *C.ctxpack_item_desc, it *Item) {
 	if it.OriginalTokens != nil {
 		d.original_tokens, d.has_original_tokens = C.int64_t(*it.OriginalTokens), 1
 	}
+	d.group = a.str(it.Group)
+	d.encoding = a.str(it.Encoding)
 }
 
 // itemsFromViews copies the item views a callback receives (valid only during the

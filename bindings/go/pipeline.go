@@ -29,6 +29,33 @@ type Pipeline struct{ h *handle }
 type pipelineConfig struct {
 	deduplication bool
 	overflow      OverflowStrategy
+	groupValue    GroupValue
+	pinnedFirst   bool
+}
+
+// GroupValue is how a group's value is computed from its members' scores
+// (docs/groups.md).
+type GroupValue int32
+
+const (
+	// GroupValueSum adds the members' scores (the default).
+	GroupValueSum GroupValue = C.CTXPACK_GROUP_VALUE_SUM
+	// GroupValueMax takes the highest member score.
+	GroupValueMax GroupValue = C.CTXPACK_GROUP_VALUE_MAX
+	// GroupValueMean takes the mean of the members' scores.
+	GroupValueMean GroupValue = C.CTXPACK_GROUP_VALUE_MEAN
+)
+
+// WithGroupValue sets how a group's value is computed (default GroupValueSum); it
+// matters only when items have a Group.
+func WithGroupValue(v GroupValue) PipelineOption {
+	return func(c *pipelineConfig) { c.groupValue = v }
+}
+
+// WithPinnedFirst places the pinned items first, in input order, before everything the
+// placer orders (default off: the placer places them like any other item).
+func WithPinnedFirst(on bool) PipelineOption {
+	return func(c *pipelineConfig) { c.pinnedFirst = on }
 }
 
 // PipelineOption sets an option of NewPipeline.
@@ -58,6 +85,7 @@ func NewPipeline(scorer *Scorer, slicer *Slicer, placer *Placer, opts ...Pipelin
 	var copts C.ctxpack_pipeline_options
 	C.ctxpack_pipeline_options_init(&copts, C.size_t(unsafe.Sizeof(copts)))
 	copts.deduplication, copts.overflow_strategy = flag(cfg.deduplication), C.int32_t(cfg.overflow)
+	copts.group_value, copts.pinned_first = C.int32_t(cfg.groupValue), flag(cfg.pinnedFirst)
 	return newPipeline(func(o **C.ctxpack_pipeline, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_pipeline_new(scorer.ptr(), slicer.ptr(), placer.ptr(), &copts, o, e)
 	})

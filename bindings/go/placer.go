@@ -72,8 +72,14 @@ func NewCustomPlacer(fn PlaceFunc) (*Placer, error) {
 }
 
 // Place runs the placer alone over items with the given scores (one per item) and
-// returns the placement order as positions in items.
+// returns the placement order as positions in items. The members of a group end up
+// together, in input order; a group is worth the sum of its members' scores.
 func (p *Placer) Place(items []Item, scores []float64) ([]int, error) {
+	return p.PlaceWithGroupValue(items, scores, GroupValueSum)
+}
+
+// PlaceWithGroupValue is Place with another rule for a group's value.
+func (p *Placer) PlaceWithGroupValue(items []Item, scores []float64, value GroupValue) ([]int, error) {
 	defer runtime.KeepAlive(p)
 	list, err := NewItemList(items...)
 	if err != nil {
@@ -82,7 +88,7 @@ func (p *Placer) Place(items []Item, scores []float64) ([]int, error) {
 	defer list.Close()
 	order := make([]C.size_t, len(scores))
 	var cerr *C.ctxpack_error
-	status := C.ctxpack_placer_place(p.ptr(), list.ptr(), (*C.double)(firstOf(scores)), C.size_t(len(scores)), firstOf(order), &cerr)
+	status := C.ctxpack_placer_place_with_group_value(p.ptr(), list.ptr(), (*C.double)(firstOf(scores)), C.size_t(len(scores)), C.int32_t(value), firstOf(order), &cerr)
 	if err := takeError(status, cerr); err != nil {
 		return nil, err
 	}

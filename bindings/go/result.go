@@ -70,7 +70,56 @@ const (
 	ExclusionFiltered                        ExclusionReason = C.CTXPACK_EXCLUSION_REASON_FILTERED
 	ExclusionCountCapExceeded                ExclusionReason = C.CTXPACK_EXCLUSION_REASON_COUNT_CAP_EXCEEDED
 	ExclusionCountRequireCandidatesExhausted ExclusionReason = C.CTXPACK_EXCLUSION_REASON_COUNT_REQUIRE_CANDIDATES_EXHAUSTED
+	// ExclusionGroupExcluded: the item's group was left out because another member was
+	// (docs/groups.md); see ExcludedEntry.Group and the Member fields.
+	ExclusionGroupExcluded ExclusionReason = C.CTXPACK_EXCLUSION_REASON_GROUP_EXCLUDED
 )
+
+// GroupDecision is whether a group of the report is in the window.
+type GroupDecision int32
+
+const (
+	// GroupIncluded: every member is placed.
+	GroupIncluded GroupDecision = C.CTXPACK_GROUP_DECISION_INCLUDED
+	// GroupExcluded: no member is placed.
+	GroupExcluded GroupDecision = C.CTXPACK_GROUP_DECISION_EXCLUDED
+)
+
+// String returns the wire name ("Included", "Excluded").
+func (d GroupDecision) String() string {
+	switch d {
+	case GroupIncluded:
+		return "Included"
+	case GroupExcluded:
+		return "Excluded"
+	}
+	return "GroupDecision(" + strconv.Itoa(int(d)) + ")"
+}
+
+// GroupEntry is one group of a traced run's input (docs/groups.md), in order of its
+// first member.
+type GroupEntry struct {
+	// Key is the group key.
+	Key string
+	// Members are the members' positions in the input, in input order.
+	Members []int
+	// Tokens is the sum of the members' tokens.
+	Tokens int64
+	// Value is the group's value from its members' scores; nil for a pinned group and
+	// for one excluded at Classify.
+	Value *float64
+	// Decision tells whether the group is in the window.
+	Decision GroupDecision
+	// Stage is the stage that excluded the group (meaningful when GroupExcluded).
+	Stage PipelineStage
+	// MemberIndex is the position of the member whose exclusion took the group out
+	// (meaningful when GroupExcluded).
+	MemberIndex int
+	// PinnedBy is the first pinned member, when it pinned the whole group.
+	PinnedBy *int
+	// PartialSelection is set when a slicer returned only some of the members.
+	PartialSelection bool
+}
 
 // PipelineStage is a traced pipeline stage.
 type PipelineStage int32
@@ -110,6 +159,8 @@ type Report struct {
 	Events []TraceEvent
 	// Shortfalls are the count requirements a count-quota slicer could not meet.
 	Shortfalls []Shortfall
+	// Groups are the item groups of the input (none when no item has a Group).
+	Groups []GroupEntry
 	// JSON is the report in the wire form of spec 06 §10.
 	JSON string
 	// Analytics are the report helpers of spec 07 §7 for this run.
@@ -141,6 +192,10 @@ type ExcludedEntry struct {
 	DisplacedBy                 string  // PinnedOverride: content of the first pinned item
 	FilterName                  string  // Filtered
 	CountCap, Count             uint64  // CountCapExceeded
+	Group                       string  // GroupExcluded: the group key
+	MemberIndex                 int     // GroupExcluded: the member whose exclusion took the group out
+	MemberContent               string  // GroupExcluded: that member's content
+	MemberReason                string  // GroupExcluded: that member's reason (wire name)
 }
 
 // TraceEvent is a stage event, or (with TraceItem) an item event that has an ItemIndex.
@@ -250,6 +305,9 @@ func readReport(res *C.ctxpack_result) (*Report, error) {
 	if r.Shortfalls, err = readShortfalls(res, sum.ShortfallCount); err != nil {
 		return nil, err
 	}
+	if r.Groups, err = readGroups(res, sum.GroupCount); err != nil {
+		return nil, err
+	}
 	if r.JSON, err = readReportJSON(res); err != nil {
 		return nil, err
 	}
@@ -265,6 +323,7 @@ type ReportSummary struct {
 	ExcludedCount         int
 	EventCount            int
 	ShortfallCount        int
+	GroupCount            int
 }
 
 func readSummary(res *C.ctxpack_result) (ReportSummary, error) {
@@ -282,6 +341,7 @@ func readSummary(res *C.ctxpack_result) (ReportSummary, error) {
 		ExcludedCount:         int(sum.excluded_count),
 		EventCount:            int(sum.event_count),
 		ShortfallCount:        int(sum.shortfall_count),
+		GroupCount:            int(sum.group_count),
 	}, nil
 }
 
@@ -316,6 +376,8 @@ func readExcluded(res *C.ctxpack_result, n int) ([]ExcludedEntry, error) {
 			Cap: int64(e.cap), Actual: int64(e.actual), DisplacedByKind: goString(e.displaced_by_kind),
 			Tokens: int64(e.tokens), DisplacedBy: goString(e.displaced_by), FilterName: goString(e.filter_name),
 			CountCap: uint64(e.count_cap), Count: uint64(e.count),
+			Group: goString(e.group), MemberIndex: int(e.member_index),
+			MemberContent: goString(e.member_content), MemberReason: goString(e.member_reason),
 		})
 	}
 	return out, nil
@@ -354,6 +416,32 @@ func readShortfalls(res *C.ctxpack_result, n int) ([]Shortfall, error) {
 			return nil, err
 		}
 		out = append(out, shortfallFrom(&s))
+	}
+	return out, nil
+}
+
+func readGroups(res *C.ctxpack_result, n int) ([]GroupEntry, error) {
+	var cerr *C.ctxpack_error
+	var out []GroupEntry
+	for i := 0; i < n; i++ {
+		var g C.ctxpack_group_entry
+		C.ctxpack_group_entry_init(&g, C.size_t(unsafe.Sizeof(g)))
+		if err := takeError(C.ctxpack_result_report_group(res, C.size_t(i), &g, &cerr), cerr); err != nil {
+			return nil, err
+		}
+		entry := GroupEntry{
+			Key: goString(g.key), Members: goInts(g.members, g.member_count), Tokens: int64(g.tokens),
+			Decision: GroupDecision(g.decision), Stage: PipelineStage(g.stage),
+			MemberIndex: int(g.member_index), PartialSelection: bool(g.partial_selection),
+		}
+		if g.has_value {
+			entry.Value = Float64(float64(g.value))
+		}
+		if g.has_pinned_by {
+			p := int(g.pinned_by)
+			entry.PinnedBy = &p
+		}
+		out = append(out, entry)
 	}
 	return out, nil
 }

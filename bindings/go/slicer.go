@@ -162,8 +162,14 @@ type SliceResult struct {
 }
 
 // Slice runs the slicer alone over items with the given scores (one per item), against
-// budget exactly as given (no pinned-item or reserve adjustment).
+// budget exactly as given (no pinned-item or reserve adjustment). Items with a Group are
+// selected whole or not at all, a group being worth the sum of its members' scores.
 func (s *Slicer) Slice(items []Item, scores []float64, budget *Budget) (SliceResult, error) {
+	return s.SliceWithGroupValue(items, scores, budget, GroupValueSum)
+}
+
+// SliceWithGroupValue is Slice with another rule for a group's value.
+func (s *Slicer) SliceWithGroupValue(items []Item, scores []float64, budget *Budget, value GroupValue) (SliceResult, error) {
 	defer runtime.KeepAlive(s)
 	defer runtime.KeepAlive(budget)
 	list, err := NewItemList(items...)
@@ -173,7 +179,7 @@ func (s *Slicer) Slice(items []Item, scores []float64, budget *Budget) (SliceRes
 	defer list.Close()
 	var res *C.ctxpack_slice_result
 	var cerr *C.ctxpack_error
-	status := C.ctxpack_slicer_slice(s.ptr(), list.ptr(), (*C.double)(firstOf(scores)), C.size_t(len(scores)), budget.ptr(), &res, &cerr)
+	status := C.ctxpack_slicer_slice_with_group_value(s.ptr(), list.ptr(), (*C.double)(firstOf(scores)), C.size_t(len(scores)), budget.ptr(), C.int32_t(value), &res, &cerr)
 	if err := takeError(status, cerr); err != nil {
 		return SliceResult{}, err
 	}

@@ -34,6 +34,7 @@ type TracedResult struct {
 	included  []IncludedEntry
 	excluded  []ExcludedEntry
 	events    []TraceEvent
+	groups    []GroupEntry
 	json      *string
 	analytics *Analytics
 	read      uint8 // bits: included, excluded, events read
@@ -43,6 +44,7 @@ const (
 	readIncludedBit = 1 << iota
 	readExcludedBit
 	readEventsBit
+	readGroupsBit
 )
 
 // RunListTraced runs the pipeline over an item list at the given detail (TraceNone is
@@ -146,6 +148,13 @@ func (r *TracedResult) Events() ([]TraceEvent, error) {
 	err := r.part(readEventsBit, func(s ReportSummary) int { return s.EventCount },
 		func(res *C.ctxpack_result, n int) (err error) { r.events, err = readEvents(res, n); return })
 	return r.events, err
+}
+
+// Groups returns the item groups of the input (none when no item has a Group).
+func (r *TracedResult) Groups() ([]GroupEntry, error) {
+	err := r.part(readGroupsBit, func(s ReportSummary) int { return s.GroupCount },
+		func(res *C.ctxpack_result, n int) (err error) { r.groups, err = readGroups(res, n); return })
+	return r.groups, err
 }
 
 // JSON returns the report in the wire form of spec 06 §10 (built by the library on the

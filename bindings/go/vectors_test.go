@@ -101,14 +101,10 @@ func TestConformanceVectors(t *testing.T) {
 		test := sub(v.doc, "test")
 		name, _ := getStr(test, "name")
 		stage, _ := getStr(test, "stage")
-		if usesGroups(v.doc) {
-			counts["skipped (item groups)"]++
-			t.Run(v.path, func(t *testing.T) {
-				t.Skipf("%s (%s): item groups are not in the C ABI yet (docs/groups.md)", v.path, name)
-			})
-			continue
-		}
 		counts[stage]++
+		if usesGroups(v.doc) {
+			counts["with item groups"]++
+		}
 		t.Run(v.path, func(t *testing.T) {
 			run, ok := stageRunners[stage]
 			if !ok {
@@ -120,6 +116,10 @@ func TestConformanceVectors(t *testing.T) {
 		})
 	}
 	t.Logf("vectors by stage: %v", counts)
+	// The project's own vectors include the item-group ones (../../tests/vectors/groups).
+	if counts["with item groups"] < 10 {
+		t.Fatalf("found %d vectors with item groups; expected those of ../../tests/vectors/groups", counts["with item groups"])
+	}
 	// The shared suite alone has eight required pipeline vectors.
 	if counts["pipeline"] < 3 {
 		t.Fatalf("found %d pipeline vectors; expected the Cupel suite in ../../tests/vectors/cupel-1.0.0", counts["pipeline"])
@@ -127,7 +127,7 @@ func TestConformanceVectors(t *testing.T) {
 }
 
 // usesGroups reports whether a vector uses the item-group extension (an item with a group
-// key, or the group options), which the C ABI does not carry yet.
+// key, or the group options); they are counted, to show that they ran.
 func usesGroups(doc table) bool {
 	for _, key := range []string{"items", "scored_items"} {
 		entries, _ := getTables(doc, key)
@@ -261,6 +261,7 @@ func itemsAt(doc table, key string) ([]ctxpack.Item, error) {
 		if o, ok := getInt(e, "original_tokens"); ok {
 			it.OriginalTokens = ctxpack.Int64(o)
 		}
+		it.Group, _ = getStr(e, "group")
 	}
 	return items, nil
 }
@@ -613,9 +614,29 @@ func buildPipeline(cfg table) (*ctxpack.Pipeline, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown overflow_strategy %q", name)
 	}
+	value, err := groupValueOf(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return ctxpack.NewPipeline(scorer, slicer, placer,
 		ctxpack.WithDeduplication(getBool(cfg, "deduplication", true)),
-		ctxpack.WithOverflowStrategy(strategy))
+		ctxpack.WithOverflowStrategy(strategy),
+		ctxpack.WithGroupValue(value),
+		ctxpack.WithPinnedFirst(getBool(cfg, "pinned_first", false)))
+}
+
+// groupValueOf reads [config] group_value (default sum).
+func groupValueOf(cfg table) (ctxpack.GroupValue, error) {
+	values := map[string]ctxpack.GroupValue{
+		"": ctxpack.GroupValueSum, "sum": ctxpack.GroupValueSum,
+		"max": ctxpack.GroupValueMax, "mean": ctxpack.GroupValueMean,
+	}
+	name, _ := getStr(cfg, "group_value")
+	v, ok := values[name]
+	if !ok {
+		return 0, fmt.Errorf("unknown group_value %q", name)
+	}
+	return v, nil
 }
 
 // ---- running and comparing
@@ -782,6 +803,60 @@ func checkReport(want table, r *ctxpack.Report, items []ctxpack.Item, eps float6
 			return fmt.Errorf("shortfalls: expected %+v, got %+v", wantS, r.Shortfalls)
 		}
 	}
+	if groups, ok := getTables(want, "groups"); ok {
+		if err := checkGroups(groups, r.Groups, items); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkGroups compares the report's group list with [[expected.diagnostics.groups]]:
+// key, members (contents) and decision always; tokens, stage, member (content of the
+// member whose exclusion took the group out), pinned_by (content) and
+// partial_selection when the vector gives them.
+func checkGroups(want []table, got []ctxpack.GroupEntry, items []ctxpack.Item) error {
+	if len(want) != len(got) {
+		return fmt.Errorf("groups: expected %d, got %d", len(want), len(got))
+	}
+	for k, w := range want {
+		g := got[k]
+		key, _ := getStr(w, "key")
+		if key != g.Key {
+			return fmt.Errorf("groups[%d]: key %q, expected %q", k, g.Key, key)
+		}
+		var members []string
+		for _, i := range g.Members {
+			members = append(members, items[i].Content)
+		}
+		var wantMembers []string
+		list, _ := w["members"].([]interface{})
+		for _, m := range list {
+			wantMembers = append(wantMembers, m.(string))
+		}
+		if !reflect.DeepEqual(members, wantMembers) {
+			return fmt.Errorf("groups[%d] (%s): members %q, expected %q", k, key, members, wantMembers)
+		}
+		if d, _ := getStr(w, "decision"); d != g.Decision.String() {
+			return fmt.Errorf("groups[%d] (%s): decision %s, expected %s", k, key, g.Decision, d)
+		}
+		if n, ok := getInt(w, "tokens"); ok && n != g.Tokens {
+			return fmt.Errorf("groups[%d] (%s): tokens %d, expected %d", k, key, g.Tokens, n)
+		}
+		excluded := g.Decision == ctxpack.GroupExcluded
+		if s, ok := getStr(w, "stage"); ok && (!excluded || s != g.Stage.String()) {
+			return fmt.Errorf("groups[%d] (%s): stage %s (decision %s), expected %s", k, key, g.Stage, g.Decision, s)
+		}
+		if m, ok := getStr(w, "member"); ok && (!excluded || m != items[g.MemberIndex].Content) {
+			return fmt.Errorf("groups[%d] (%s): member %q (decision %s), expected %q", k, key, items[g.MemberIndex].Content, g.Decision, m)
+		}
+		if p, ok := getStr(w, "pinned_by"); ok && (g.PinnedBy == nil || p != items[*g.PinnedBy].Content) {
+			return fmt.Errorf("groups[%d] (%s): pinned_by %v, expected %q", k, key, g.PinnedBy, p)
+		}
+		if p := getBool(w, "partial_selection", false); p != g.PartialSelection {
+			return fmt.Errorf("groups[%d] (%s): partial_selection %v, expected %v", k, key, g.PartialSelection, p)
+		}
+	}
 	return nil
 }
 
@@ -798,6 +873,7 @@ var reasonFields = map[string][]string{
 	"Filtered":                        {"filter_name"},
 	"CountCapExceeded":                {"kind", "cap", "count"},
 	"CountRequireCandidatesExhausted": {"kind"},
+	"GroupExcluded":                   {"group", "member_index", "member_content", "member_reason"},
 }
 
 func excludedField(e ctxpack.ExcludedEntry, field string) interface{} {
@@ -831,6 +907,14 @@ func excludedField(e ctxpack.ExcludedEntry, field string) interface{} {
 		return e.DisplacedBy
 	case "filter_name":
 		return e.FilterName
+	case "group":
+		return e.Group
+	case "member_index":
+		return int64(e.MemberIndex)
+	case "member_content":
+		return e.MemberContent
+	case "member_reason":
+		return e.MemberReason
 	}
 	return nil
 }
@@ -982,7 +1066,11 @@ func runSlicingVector(doc table) error {
 		return err
 	}
 	defer slicer.Close()
-	res, err := slicer.Slice(items, scores, budget)
+	value, err := groupValueOf(cfg)
+	if err != nil {
+		return err
+	}
+	res, err := slicer.SliceWithGroupValue(items, scores, budget, value)
 	if getBool(sub(doc, "test"), "expect_run_error", false) {
 		if err == nil {
 			return errors.New("the slice succeeded, but the vector expects an error")
@@ -1039,7 +1127,11 @@ func runPlacingVector(doc table) error {
 		return err
 	}
 	defer placer.Close()
-	order, err := placer.Place(items, scores)
+	value, err := groupValueOf(sub(doc, "config"))
+	if err != nil {
+		return err
+	}
+	order, err := placer.PlaceWithGroupValue(items, scores, value)
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,11 @@
 //! undefined behaviour; the enums give the values their names.
 
 use crate::analytics::{ItemStatus, QuotaMode};
-use crate::diagnostics::{ExclusionReason, InclusionReason, PipelineStage, TraceDetail};
+use crate::diagnostics::{
+    ExclusionReason, GroupDecision, InclusionReason, PipelineStage, TraceDetail,
+};
 use crate::ffi::status::{FfiError, FfiResult};
-use crate::model::OverflowStrategy;
+use crate::model::{GroupValue, OverflowStrategy};
 use crate::policy::JsonWarningKind;
 use crate::slicer::ScarcityBehavior;
 
@@ -82,6 +84,33 @@ pub enum ctxpack_exclusion_reason {
     CountCapExceeded = 9,
     /// Defined for wire compatibility: `kind`.
     CountRequireCandidatesExhausted = 10,
+    /// The item's group was left out because another member was (docs/groups.md):
+    /// `group`, `member_index`, `member_content`, `member_reason`. A caller whose
+    /// `ctxpack_excluded_entry` predates these fields receives `UNKNOWN` named
+    /// `"GroupExcluded"` instead.
+    GroupExcluded = 11,
+}
+
+/// How a group's value is computed from its members' scores (docs/groups.md).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_group_value {
+    /// The sum of the members' scores (the default).
+    Sum = 0,
+    /// The highest member score.
+    Max = 1,
+    /// The mean of the members' scores.
+    Mean = 2,
+}
+
+/// Whether a group of the report is in the window (`ctxpack_group_entry.decision`).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_group_decision {
+    /// Every member is placed.
+    Included = 1,
+    /// No member is placed.
+    Excluded = 2,
 }
 
 /// A traced pipeline stage (Sort has no event).
@@ -221,6 +250,26 @@ c_enum!(ctxpack_decay_curve_kind, [Exponential, Window, Step]);
 c_enum!(ctxpack_clock_kind, [System, Fixed]);
 c_enum!(ctxpack_scarcity, [Degrade, Throw]);
 c_enum!(ctxpack_chat_format, [Openai, Anthropic]);
+c_enum!(ctxpack_group_value, [Sum, Max, Mean]);
+
+impl From<ctxpack_group_value> for GroupValue {
+    fn from(v: ctxpack_group_value) -> Self {
+        match v {
+            ctxpack_group_value::Sum => GroupValue::Sum,
+            ctxpack_group_value::Max => GroupValue::Max,
+            ctxpack_group_value::Mean => GroupValue::Mean,
+        }
+    }
+}
+
+impl From<GroupDecision> for ctxpack_group_decision {
+    fn from(d: GroupDecision) -> Self {
+        match d {
+            GroupDecision::Included => ctxpack_group_decision::Included,
+            GroupDecision::Excluded { .. } => ctxpack_group_decision::Excluded,
+        }
+    }
+}
 
 impl From<ctxpack_overflow_strategy> for OverflowStrategy {
     fn from(v: ctxpack_overflow_strategy) -> Self {
@@ -277,9 +326,8 @@ impl From<&ExclusionReason> for ctxpack_exclusion_reason {
             ExclusionReason::CountRequireCandidatesExhausted { .. } => {
                 C::CountRequireCandidatesExhausted
             }
-            // The C enumeration gains a value for group exclusions with the group fields
-            // of the C ABI; until then the entry's `name` says "GroupExcluded".
-            ExclusionReason::Unknown { .. } | ExclusionReason::GroupExcluded { .. } => C::Unknown,
+            ExclusionReason::GroupExcluded { .. } => C::GroupExcluded,
+            ExclusionReason::Unknown { .. } => C::Unknown,
         }
     }
 }

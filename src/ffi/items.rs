@@ -5,10 +5,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::alloc;
 use crate::ffi::handles::{self, HandleType};
-use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiResult};
+use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiError, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, to_str};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::model::{ContextItem, ContextKind, ContextSource, ItemFields};
+use crate::tokenizer::Encoding;
 
 /// A list of items, in the order a pipeline run identifies them: the indices in results
 /// and reports are positions in this list. The library copies every item pushed.
@@ -66,9 +67,10 @@ pub struct ctxpack_metadata_entry {
 /// Initialise it with `CTXPACK_ITEM_DESC_INIT` or `ctxpack_item_desc_init` (every field
 /// zero, `struct_size` set), then fill in what you need. Flags are bytes, 0 or 1 (any
 /// other value is `CTXPACK_INVALID_ARGUMENT` naming the field); `reserved` must be zero.
-/// The layout has no implicit padding on 64-bit targets; fields a later version adds
-/// (an item group, a token encoding, variants) are appended after `reserved`, and their
-/// zero value means "not used".
+/// The layout has no implicit padding on 64-bit targets; fields added after the first
+/// version (`group`, `encoding`) come after `reserved`, and their zero value means "not
+/// used": a caller compiled against an older header, whose `struct_size` ends at
+/// `reserved`, keeps today's behaviour.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_item_desc {
@@ -111,12 +113,27 @@ pub struct ctxpack_item_desc {
     pub has_original_tokens: u8,
     /// Must be zero.
     pub reserved: [u8; 3],
+    /// The item's group key (docs/groups.md): items whose keys are equal byte for byte
+    /// are selected or dropped together, and placed next to each other in input order.
+    /// Empty (the zero value) means no group; invalid UTF-8 is `CTXPACK_INVALID_UTF8`
+    /// naming `group`.
+    pub group: ctxpack_str,
+    /// The name of a built-in encoding (`"o200k_base"`, `"cl100k_base"`, any ASCII case)
+    /// with which the library counts the content's tokens (docs/tokenizer.md); empty (the
+    /// zero value) means `tokens` is the caller's count. When it is set, `tokens` must be
+    /// 0 (`CTXPACK_INVALID_ARGUMENT` otherwise, so that a count is never silently
+    /// replaced); an unknown name is `CTXPACK_INVALID_ARGUMENT` listing the known ones,
+    /// and a library built without the tokenizer feature answers `CTXPACK_UNSUPPORTED`.
+    pub encoding: ctxpack_str,
 }
+
+/// `sizeof` the first version of `ctxpack_item_desc`, which ended at `reserved`.
+const ITEM_DESC_V1_SIZE: usize = std::mem::offset_of!(ctxpack_item_desc, group);
 
 // SAFETY: `#[repr(C)]`, `struct_size` first, and all-zero is valid (NULL pointers, zero
 // numbers, false flags).
 unsafe impl Versioned for ctxpack_item_desc {
-    const V1_SIZE: usize = std::mem::size_of::<ctxpack_item_desc>();
+    const V1_SIZE: usize = ITEM_DESC_V1_SIZE;
     const NAME: &'static str = "ctxpack_item_desc";
 }
 
@@ -209,12 +226,19 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
                 alloc::copy_str(value, "a metadata value")?,
             );
         }
+        let group = to_str(&d.group, "group")?;
+        let group = if group.is_empty() {
+            None
+        } else {
+            Some(alloc::copy_str(group, "group")?.into_boxed_str())
+        };
         if content.is_empty() {
             return Err(crate::Error::EmptyContent.into());
         }
+        let tokens = counted_tokens(d, content)?;
         Ok(ContextItem::from_fields(ItemFields {
             content: alloc::copy_str(content, "content")?,
-            tokens: d.tokens,
+            tokens,
             kind,
             source,
             tags,
@@ -224,8 +248,30 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
             future_relevance_hint: has_hint.then_some(d.future_relevance_hint),
             pinned,
             original_tokens: has_original.then_some(d.original_tokens),
+            group,
         }))
     }
+}
+
+/// The item's tokens: the caller's `tokens` when `encoding` is empty, otherwise the
+/// content's count in that encoding (then `tokens` must be 0).
+///
+/// # Safety
+/// `d.encoding` is valid for its length.
+unsafe fn counted_tokens(d: &ctxpack_item_desc, content: &str) -> FfiResult<i64> {
+    // SAFETY: forwarded from the caller.
+    let name = unsafe { to_str(&d.encoding, "encoding") }?;
+    if name.is_empty() {
+        return Ok(d.tokens);
+    }
+    let encoding = Encoding::by_name(name)?;
+    if d.tokens != 0 {
+        return Err(FfiError::invalid(format!(
+            "desc.tokens is {} but desc.encoding is set: the library counts the tokens, so tokens must be 0",
+            d.tokens
+        )));
+    }
+    Ok(i64::try_from(encoding.count(content)).unwrap_or(i64::MAX))
 }
 
 /// Reads and converts descriptor `index` of an array.
@@ -364,4 +410,60 @@ pub unsafe extern "C" fn ctxpack_items_clear(items: *mut ctxpack_items) -> ctxpa
 pub unsafe extern "C" fn ctxpack_items_free(items: *mut ctxpack_items) {
     // SAFETY: `items` is NULL or a handle.
     unsafe { handles::release(items) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::status::ctxpack_error_free;
+
+    fn s(text: &'static str) -> ctxpack_str {
+        ctxpack_str {
+            ptr: text.as_ptr().cast(),
+            len: text.len(),
+        }
+    }
+
+    /// Pushes one descriptor with `encoding` set and returns the status and the item.
+    fn push_counted(encoding: &'static str) -> (ctxpack_status, Option<ContextItem>) {
+        // SAFETY: a zeroed descriptor is valid; every pointer is live.
+        unsafe {
+            let mut d: ctxpack_item_desc = std::mem::zeroed();
+            d.struct_size = std::mem::size_of::<ctxpack_item_desc>();
+            d.content = s("hello world");
+            d.encoding = s(encoding);
+            d.group = s("g");
+            let mut items = std::ptr::null_mut();
+            ctxpack_items_new(&mut items, std::ptr::null_mut());
+            let mut err = std::ptr::null_mut();
+            let status = ctxpack_items_push(items, &d, &mut err);
+            ctxpack_error_free(err);
+            let item = snapshot(items, "items").unwrap().first().cloned();
+            ctxpack_items_free(items);
+            (status, item)
+        }
+    }
+
+    /// The library counts the content with the named encoding and keeps the group key.
+    #[cfg(feature = "tokenizer")]
+    #[test]
+    fn an_encoding_counts_the_content() {
+        let (status, item) = push_counted("cl100k_base");
+        assert_eq!(status, ctxpack_status::CTXPACK_OK);
+        let item = item.unwrap();
+        let expected = Encoding::by_name("cl100k_base")
+            .unwrap()
+            .count("hello world");
+        assert_eq!(item.tokens(), i64::try_from(expected).unwrap());
+        assert_eq!(item.group(), Some("g"));
+    }
+
+    /// Without the tokenizer feature an item that names an encoding is unsupported.
+    #[cfg(not(feature = "tokenizer"))]
+    #[test]
+    fn an_encoding_is_unsupported_without_the_feature() {
+        let (status, item) = push_counted("o200k_base");
+        assert_eq!(status, ctxpack_status::CTXPACK_UNSUPPORTED);
+        assert!(item.is_none());
+    }
 }

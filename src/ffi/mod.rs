@@ -57,11 +57,12 @@ pub use pipeline::*;
 pub use placer::*;
 pub use policy::*;
 pub use result::{
-    ctxpack_excluded_entry, ctxpack_excluded_entry_init, ctxpack_included_entry,
-    ctxpack_included_entry_init, ctxpack_report_summary, ctxpack_report_summary_init,
-    ctxpack_result, ctxpack_result_free, ctxpack_result_has_report, ctxpack_result_indices,
-    ctxpack_result_overflow, ctxpack_result_reasons, ctxpack_result_report_event,
-    ctxpack_result_report_excluded, ctxpack_result_report_included, ctxpack_result_report_json,
+    ctxpack_excluded_entry, ctxpack_excluded_entry_init, ctxpack_group_entry,
+    ctxpack_group_entry_init, ctxpack_included_entry, ctxpack_included_entry_init,
+    ctxpack_report_summary, ctxpack_report_summary_init, ctxpack_result, ctxpack_result_free,
+    ctxpack_result_has_report, ctxpack_result_indices, ctxpack_result_overflow,
+    ctxpack_result_reasons, ctxpack_result_report_event, ctxpack_result_report_excluded,
+    ctxpack_result_report_group, ctxpack_result_report_included, ctxpack_result_report_json,
     ctxpack_result_report_shortfall, ctxpack_result_report_summary, ctxpack_result_scores,
     ctxpack_shortfall, ctxpack_shortfall_init, ctxpack_trace_event, ctxpack_trace_event_init,
 };
@@ -207,6 +208,6 @@ mod tests {
                 "no {name}_init"
             );
         }
-        assert_eq!(found, 14, "versioned structs in the header");
+        assert_eq!(found, 15, "versioned structs in the header");
     }
 }

@@ -7,7 +7,9 @@ use crate::diagnostics::{OverflowEvent, TraceDetail};
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::callbacks::ctxpack_overflow_fn;
 use crate::ffi::cancel::ctxpack_cancel_token;
-use crate::ffi::enums::{ctxpack_overflow_strategy, ctxpack_trace_detail, enum_arg};
+use crate::ffi::enums::{
+    ctxpack_group_value, ctxpack_overflow_strategy, ctxpack_trace_detail, enum_arg,
+};
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::placer::ctxpack_placer;
@@ -34,8 +36,11 @@ impl HandleType for ctxpack_pipeline {
 }
 
 /// Options of `ctxpack_pipeline_new`. Initialise with `CTXPACK_PIPELINE_OPTIONS_INIT` or
-/// `ctxpack_pipeline_options_init` (deduplication off, Throw). Passing NULL instead
-/// means deduplication on and the Throw strategy.
+/// `ctxpack_pipeline_options_init` (deduplication off, Throw, group value SUM, pinned
+/// items placed by the placer). Passing NULL instead means deduplication on, the Throw
+/// strategy and the same group defaults. `group_value` and `pinned_first` were added
+/// after the first version: a caller whose `struct_size` ends at `reserved` gets their
+/// zero values, which are the behaviour of that version.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct ctxpack_pipeline_options {
@@ -47,11 +52,24 @@ pub struct ctxpack_pipeline_options {
     pub deduplication: u8,
     /// Must be zero.
     pub reserved: [u8; 3],
+    /// A `ctxpack_group_value` value: how a group's value is computed from its members'
+    /// scores (0 sum, 1 max, 2 mean; docs/groups.md). Matters only when items have group
+    /// keys.
+    pub group_value: i32,
+    /// 1: place the pinned items first, in input order, before everything the placer
+    /// orders (a pinned group stays together); 0: the placer places them like any other
+    /// item, as the specification says (0 or 1).
+    pub pinned_first: u8,
+    /// Must be zero.
+    pub reserved2: [u8; 3],
 }
+
+/// `sizeof` the first version of `ctxpack_pipeline_options`, which ended at `reserved`.
+const PIPELINE_OPTIONS_V1_SIZE: usize = std::mem::offset_of!(ctxpack_pipeline_options, group_value);
 
 // SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid.
 unsafe impl Versioned for ctxpack_pipeline_options {
-    const V1_SIZE: usize = std::mem::size_of::<ctxpack_pipeline_options>();
+    const V1_SIZE: usize = PIPELINE_OPTIONS_V1_SIZE;
     const NAME: &'static str = "ctxpack_pipeline_options";
 }
 
@@ -143,9 +161,15 @@ pub unsafe extern "C" fn ctxpack_pipeline_new(
             )?;
             let deduplication = flag(o.deduplication, "options.deduplication")?;
             reserved(&o.reserved, "options.reserved")?;
+            let group_value =
+                enum_arg::<ctxpack_group_value>(o.group_value, "options.group_value")?;
+            let pinned_first = flag(o.pinned_first, "options.pinned_first")?;
+            reserved(&o.reserved2, "options.reserved2")?;
             builder = builder
                 .deduplication(deduplication)
-                .overflow_strategy(strategy.into());
+                .overflow_strategy(strategy.into())
+                .group_value(group_value.into())
+                .pinned_first(pinned_first);
         }
         Ok(builder.build()?)
     })

@@ -4,10 +4,12 @@ use std::sync::{Arc, OnceLock};
 
 use crate::analytics::{quota_constraints, QuotaConstraint};
 use crate::diagnostics::{
-    try_report_to_json, CountRequirementShortfall, ExclusionReason, SelectionReport,
+    try_report_to_json, CountRequirementShortfall, ExclusionReason, GroupDecision, GroupReport,
+    SelectionReport,
 };
 use crate::ffi::enums::{
-    ctxpack_exclusion_reason, ctxpack_inclusion_reason, ctxpack_pipeline_stage,
+    ctxpack_exclusion_reason, ctxpack_group_decision, ctxpack_inclusion_reason,
+    ctxpack_pipeline_stage,
 };
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
@@ -140,8 +142,6 @@ fn terminate_report(report: &mut SelectionReport) {
             | ExclusionReason::CountCapExceeded { kind: s, .. }
             | ExclusionReason::CountRequireCandidatesExhausted { kind: s }
             | ExclusionReason::Unknown { name: s } => terminate(s),
-            // Not handed out by the C ABI yet (the group accessors come with the group
-            // fields of ctxpack_item_desc); terminated so that they can be.
             ExclusionReason::GroupExcluded {
                 group,
                 member_content,
@@ -158,6 +158,9 @@ fn terminate_report(report: &mut SelectionReport) {
         }
     }
     terminate_shortfalls(&mut report.count_requirement_shortfalls);
+    for g in &mut report.groups {
+        terminate(&mut g.key);
+    }
 }
 
 /// Makes the kinds of count-requirement shortfalls NUL-terminated.
@@ -182,11 +185,8 @@ fn reason_name(reason: &ExclusionReason) -> ctxpack_str {
         C::Filtered => c"Filtered",
         C::CountCapExceeded => c"CountCapExceeded",
         C::CountRequireCandidatesExhausted => c"CountRequireCandidatesExhausted",
-        // Group exclusions have no value of their own yet (see `ctxpack_exclusion_reason`).
-        C::Unknown => match reason {
-            ExclusionReason::GroupExcluded { .. } => c"GroupExcluded",
-            _ => return ctxpack_str::borrowed(reason.name()),
-        },
+        C::GroupExcluded => c"GroupExcluded",
+        C::Unknown => return ctxpack_str::borrowed(reason.name()),
     };
     static_str(name)
 }
@@ -267,6 +267,8 @@ pub struct ctxpack_report_summary {
     pub total_tokens_considered: i64,
     /// Whether `total_tokens_considered` was saturated.
     pub total_tokens_saturated: bool,
+    /// Entries of `ctxpack_result_report_group` (0 when no item has a group key).
+    pub group_count: usize,
 }
 
 /// An item in the final window, in placed order. Initialise with
@@ -327,6 +329,50 @@ pub struct ctxpack_excluded_entry {
     pub count_cap: u64,
     /// COUNT_CAP_EXCEEDED: selected items of the kind.
     pub count: u64,
+    /// GROUP_EXCLUDED: the key of the item's group.
+    pub group: ctxpack_str,
+    /// GROUP_EXCLUDED: position (in the caller's item list) of the member whose exclusion
+    /// took the group out; that member's own entry carries its reason.
+    pub member_index: usize,
+    /// GROUP_EXCLUDED: that member's content.
+    pub member_content: ctxpack_str,
+    /// GROUP_EXCLUDED: that member's reason, as a wire name (`"BudgetExceeded"`, ...).
+    pub member_reason: ctxpack_str,
+}
+
+/// One group of a traced run's input (docs/groups.md), in order of its first member.
+/// Initialise with `CTXPACK_GROUP_ENTRY_INIT`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_group_entry {
+    /// `sizeof(ctxpack_group_entry)`, set by the caller.
+    pub struct_size: usize,
+    /// The group key.
+    pub key: ctxpack_str,
+    /// `member_count` positions of the members in the caller's item list, in input order.
+    pub members: *const usize,
+    /// Number of members (at least 1).
+    pub member_count: usize,
+    /// Sum of the members' tokens (saturating; negative members included).
+    pub tokens: i64,
+    /// The group's value from its members' scores, when `has_value` (not for a pinned
+    /// group nor for one excluded at Classify).
+    pub value: f64,
+    /// EXCLUDED: position of the member whose exclusion took the group out.
+    pub member_index: usize,
+    /// The first pinned member, when `has_pinned_by` (it pinned the whole group).
+    pub pinned_by: usize,
+    /// A `ctxpack_group_decision` value.
+    pub decision: i32,
+    /// EXCLUDED: the `ctxpack_pipeline_stage` that excluded the group.
+    pub stage: i32,
+    /// Whether `value` is set.
+    pub has_value: bool,
+    /// Whether `pinned_by` is set.
+    pub has_pinned_by: bool,
+    /// Whether a slicer returned only some of the members, so that the run dropped the
+    /// group.
+    pub partial_selection: bool,
 }
 
 /// One trace event. Initialise with `CTXPACK_TRACE_EVENT_INIT`.
@@ -367,20 +413,23 @@ pub struct ctxpack_shortfall {
 }
 
 macro_rules! versioned_output {
-    ($($t:ident),+) => {$(
+    ($($t:ident: $v1:expr),+) => {$(
         // SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid.
         unsafe impl Versioned for $t {
-            const V1_SIZE: usize = std::mem::size_of::<$t>();
+            const V1_SIZE: usize = $v1;
             const NAME: &'static str = stringify!($t);
         }
     )+};
 }
+/// `sizeof` the first version of `ctxpack_excluded_entry`, which ended at `count`.
+const EXCLUDED_ENTRY_V1_SIZE: usize = std::mem::offset_of!(ctxpack_excluded_entry, group);
 versioned_output!(
-    ctxpack_report_summary,
-    ctxpack_included_entry,
-    ctxpack_excluded_entry,
-    ctxpack_trace_event,
-    ctxpack_shortfall
+    ctxpack_report_summary: std::mem::offset_of!(ctxpack_report_summary, group_count),
+    ctxpack_included_entry: std::mem::size_of::<ctxpack_included_entry>(),
+    ctxpack_excluded_entry: EXCLUDED_ENTRY_V1_SIZE,
+    ctxpack_trace_event: std::mem::size_of::<ctxpack_trace_event>(),
+    ctxpack_shortfall: std::mem::size_of::<ctxpack_shortfall>(),
+    ctxpack_group_entry: std::mem::size_of::<ctxpack_group_entry>()
 );
 
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_report_summary) == size`: every byte
@@ -448,6 +497,19 @@ pub unsafe extern "C" fn ctxpack_shortfall_init(
     unsafe { versioned::init(out, size) }
 }
 
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_group_entry) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_group_entry x = CTXPACK_GROUP_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_group_entry_init(
+    out: *mut ctxpack_group_entry,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
 fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack_excluded_entry {
     let s = ctxpack_str::borrowed;
     let mut e = ctxpack_excluded_entry {
@@ -470,6 +532,10 @@ fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack
         filter_name: ctxpack_str::EMPTY,
         count_cap: 0,
         count: 0,
+        group: ctxpack_str::EMPTY,
+        member_index: 0,
+        member_content: ctxpack_str::EMPTY,
+        member_reason: ctxpack_str::EMPTY,
     };
     match reason {
         ExclusionReason::BudgetExceeded {
@@ -495,9 +561,58 @@ fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack
             (e.kind, e.count_cap, e.count) = (s(kind), *cap, *count)
         }
         ExclusionReason::CountRequireCandidatesExhausted { kind } => e.kind = s(kind),
-        ExclusionReason::Unknown { .. } | ExclusionReason::GroupExcluded { .. } => {}
+        ExclusionReason::GroupExcluded {
+            group,
+            member_index,
+            member_content,
+            member_reason,
+        } => {
+            e.group = s(group);
+            e.member_index = *member_index;
+            e.member_content = s(member_content);
+            e.member_reason = s(member_reason);
+        }
+        ExclusionReason::Unknown { .. } => {}
     }
     e
+}
+
+/// An excluded entry as a caller with a `struct_size` of `size` can read it: a caller
+/// whose struct predates the group fields (it ends before `group`) receives a group
+/// exclusion as UNKNOWN named "GroupExcluded", the value that version documents for
+/// reasons it cannot name.
+fn for_caller_size(mut e: ctxpack_excluded_entry, size: usize) -> ctxpack_excluded_entry {
+    if size <= EXCLUDED_ENTRY_V1_SIZE && e.reason == ctxpack_exclusion_reason::GroupExcluded as i32
+    {
+        e.reason = ctxpack_exclusion_reason::Unknown as i32;
+    }
+    e
+}
+
+/// The C view of a group of the report (strings and arrays borrowed from `g`).
+fn group_entry(g: &GroupReport) -> ctxpack_group_entry {
+    let (stage, member_index) = match g.decision {
+        GroupDecision::Included => (0, 0),
+        GroupDecision::Excluded {
+            stage,
+            member_index,
+        } => (ctxpack_pipeline_stage::from(stage) as i32, member_index),
+    };
+    ctxpack_group_entry {
+        struct_size: std::mem::size_of::<ctxpack_group_entry>(),
+        key: ctxpack_str::borrowed(&g.key),
+        members: g.members.as_ptr(),
+        member_count: g.members.len(),
+        tokens: g.tokens,
+        value: g.value.unwrap_or(0.0),
+        member_index,
+        pinned_by: g.pinned_by.unwrap_or(0),
+        decision: ctxpack_group_decision::from(g.decision) as i32,
+        stage,
+        has_value: g.value.is_some(),
+        has_pinned_by: g.pinned_by.is_some(),
+        partial_selection: g.partial_selection,
+    }
 }
 
 /// The C view of a shortfall (strings borrowed from `s`).
@@ -622,6 +737,7 @@ pub unsafe extern "C" fn ctxpack_result_report_summary(
             total_candidates: report.total_candidates,
             total_tokens_considered: saturated,
             total_tokens_saturated: i128::from(saturated) != report.total_tokens_considered,
+            group_count: report.groups.len(),
         };
         // SAFETY: `out` is NULL or valid for its `struct_size`.
         unsafe { versioned::write(out, summary, "out") }
@@ -664,8 +780,33 @@ pub unsafe extern "C" fn ctxpack_result_report_excluded(
 ) -> ctxpack_status {
     fill_from_result(result, out_error, |r| {
         let e = entry(&r.report()?.excluded, i, "excluded")?;
+        if out.is_null() {
+            return Err(FfiError::null("out"));
+        }
+        // SAFETY: `out` is not NULL and starts with its `struct_size`.
+        let size = unsafe { out.cast::<usize>().read_unaligned() };
+        let value = for_caller_size(excluded_entry(e.index, e.score, &e.reason), size);
+        // SAFETY: `out` is valid for its `struct_size`.
+        unsafe { versioned::write(out, value, "out") }
+    })
+}
+
+/// Group `i` of the report (order of each group's first member; none when no item has a
+/// group key): its key, members, tokens and decision; strings and the member array point
+/// into the result. The report's JSON lists the same groups under `"groups"`.
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_report_group(
+    result: *const ctxpack_result,
+    i: usize,
+    out: *mut ctxpack_group_entry,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    fill_from_result(result, out_error, |r| {
+        let g = entry(&r.report()?.groups, i, "group")?;
         // SAFETY: `out` is NULL or valid for its `struct_size`.
-        unsafe { versioned::write(out, excluded_entry(e.index, e.score, &e.reason), "out") }
+        unsafe { versioned::write(out, group_entry(g), "out") }
     })
 }
 
@@ -805,10 +946,11 @@ mod tests {
         }
     }
 
-    /// Until the C ABI has group accessors, a group exclusion is reason UNKNOWN named
-    /// "GroupExcluded", and every string of its reason is NUL-terminated in a result.
+    /// A group exclusion is reason GROUP_EXCLUDED with its fields, every string of it
+    /// NUL-terminated in a result; a caller whose entry predates the group fields reads
+    /// UNKNOWN named "GroupExcluded" instead.
     #[test]
-    fn a_group_exclusion_reads_as_unknown_named_group_excluded() {
+    fn a_group_exclusion_has_its_own_value_and_fields() {
         let mut report = SelectionReport {
             excluded: vec![crate::diagnostics::ExcludedItem {
                 index: 1,
@@ -839,10 +981,24 @@ mod tests {
             assert_eq!(unsafe { *c.ptr.add(c.len) }, 0, "{s:?}");
         }
         let entry = excluded_entry(excluded.index, excluded.score, &excluded.reason);
-        assert_eq!(entry.reason, ctxpack_exclusion_reason::Unknown as i32);
+        assert_eq!(entry.reason, ctxpack_exclusion_reason::GroupExcluded as i32);
+        // SAFETY: strings borrowed from the report, alive here.
+        unsafe {
+            assert_eq!(entry.group.to_str_lossy(), "call-1");
+            assert_eq!(entry.member_content.to_str_lossy(), "the call");
+            assert_eq!(entry.member_reason.to_str_lossy(), "BudgetExceeded");
+        }
+        assert_eq!(entry.member_index, 0);
+        let current = for_caller_size(entry, std::mem::size_of::<ctxpack_excluded_entry>());
+        assert_eq!(
+            current.reason,
+            ctxpack_exclusion_reason::GroupExcluded as i32
+        );
+        let old = for_caller_size(entry, EXCLUDED_ENTRY_V1_SIZE);
+        assert_eq!(old.reason, ctxpack_exclusion_reason::Unknown as i32);
         // SAFETY: a static C string of `len` bytes and its NUL.
         let name =
-            unsafe { std::slice::from_raw_parts(entry.name.ptr.cast::<u8>(), entry.name.len + 1) };
+            unsafe { std::slice::from_raw_parts(old.name.ptr.cast::<u8>(), old.name.len + 1) };
         assert_eq!(name, b"GroupExcluded\0");
     }
 

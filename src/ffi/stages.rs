@@ -5,6 +5,7 @@
 
 use crate::diagnostics::CountRequirementShortfall;
 use crate::ffi::budget::ctxpack_budget;
+use crate::ffi::enums::{ctxpack_group_value, enum_arg};
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::placer::ctxpack_placer;
@@ -14,7 +15,7 @@ use crate::ffi::slicer::ctxpack_slicer;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiError, FfiResult};
 use crate::ffi::strings::array;
 use crate::ffi::versioned;
-use crate::model::{ContextItem, ScoredItem};
+use crate::model::{ContextItem, GroupValue, ScoredItem, Units};
 use crate::slicer::SliceOutcome;
 
 /// What a slicer returned from `ctxpack_slicer_slice`. Immutable; its arrays are owned by
@@ -101,10 +102,21 @@ pub unsafe extern "C" fn ctxpack_scorer_score(
     })
 }
 
+/// The units of `items` (docs/groups.md) when some item has a group key.
+fn units(items: &[ScoredItem<'_>], group_value: i32) -> FfiResult<Option<Units>> {
+    let value: GroupValue = enum_arg::<ctxpack_group_value>(group_value, "group_value")?.into();
+    if !items.iter().any(|s| s.item.has_group()) {
+        return Ok(None);
+    }
+    Ok(Some(Units::new(items, value)?))
+}
+
 /// Runs the slicer alone over the items with the given `scores` (one finite score per
 /// item, `count` equal to the list length), in list order, against `budget` exactly as given (no
 /// pinned-item or reserve adjustment: that is the pipeline's job). The outcome holds the
-/// selected positions, count-quota shortfalls and cap exclusions.
+/// selected positions, count-quota shortfalls and cap exclusions. Items with group keys
+/// are selected whole or not at all, each group's value being the sum of its members'
+/// scores (`ctxpack_slicer_slice_with_group_value` chooses another rule).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_slicer_slice(
     slicer: *const ctxpack_slicer,
@@ -115,12 +127,45 @@ pub unsafe extern "C" fn ctxpack_slicer_slice(
     out: *mut *mut ctxpack_slice_result,
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        ctxpack_slicer_slice_with_group_value(
+            slicer,
+            items,
+            scores,
+            count,
+            budget,
+            ctxpack_group_value::Sum as i32,
+            out,
+            out_error,
+        )
+    }
+}
+
+/// `ctxpack_slicer_slice` with the rule that gives each group its value from its
+/// members' scores: `group_value` is a `ctxpack_group_value` value. It matters only when
+/// items have group keys.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_slicer_slice_with_group_value(
+    slicer: *const ctxpack_slicer,
+    items: *const ctxpack_items,
+    scores: *const f64,
+    count: usize,
+    budget: *const ctxpack_budget,
+    group_value: i32,
+    out: *mut *mut ctxpack_slice_result,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
     // SAFETY: handles are NULL or live; `scores` is valid for `count` elements.
     handles::create(out, out_error, || unsafe {
         let slicer = handles::retain(slicer, "slicer")?;
         let list = snapshot(items, "items")?;
         let budget = handles::retain(budget, "budget")?;
-        let mut outcome = slicer.slice(&scored(&list, scores, count)?, &budget)?;
+        let scored = scored(&list, scores, count)?;
+        let mut outcome = match units(&scored, group_value)? {
+            None => slicer.slice(&scored, &budget)?,
+            Some(units) => slicer.slice_grouped(&scored, &units, &budget)?,
+        };
         terminate_shortfalls(&mut outcome.shortfalls);
         Ok(outcome)
     })
@@ -128,13 +173,43 @@ pub unsafe extern "C" fn ctxpack_slicer_slice(
 
 /// Runs the placer alone over the items with the given `scores` (one finite score per
 /// item, `count` equal to the list length) and writes the placement order (positions in the list, a
-/// permutation) into `out_order`, which must hold `count` elements.
+/// permutation) into `out_order`, which must hold `count` elements. The members of each
+/// group end up next to each other, in list order; a group is placed as one unit whose
+/// value is the sum of its members' scores (`ctxpack_placer_place_with_group_value`
+/// chooses another rule).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_placer_place(
     placer: *const ctxpack_placer,
     items: *const ctxpack_items,
     scores: *const f64,
     count: usize,
+    out_order: *mut usize,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        ctxpack_placer_place_with_group_value(
+            placer,
+            items,
+            scores,
+            count,
+            ctxpack_group_value::Sum as i32,
+            out_order,
+            out_error,
+        )
+    }
+}
+
+/// `ctxpack_placer_place` with the rule that gives each group its value from its
+/// members' scores: `group_value` is a `ctxpack_group_value` value. It matters only when
+/// items have group keys.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_placer_place_with_group_value(
+    placer: *const ctxpack_placer,
+    items: *const ctxpack_items,
+    scores: *const f64,
+    count: usize,
+    group_value: i32,
     out_order: *mut usize,
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
@@ -146,7 +221,10 @@ pub unsafe extern "C" fn ctxpack_placer_place(
         if out_order.is_null() && count > 0 {
             return Err(FfiError::null("out_order"));
         }
-        let order = placer.place(&scored)?;
+        let order = match units(&scored, group_value)? {
+            None => placer.place(&scored)?,
+            Some(units) => placer.place_grouped(&scored, &units)?,
+        };
         if order.len() != count {
             return Err(crate::Error::Callback(format!(
                 "placer returned {} positions for {count} items",

@@ -212,6 +212,7 @@ impl ContextItem {
     #[inline(always)]
     pub(crate) fn from_fields(f: ItemFields) -> ContextItem {
         debug_assert!(!f.content.is_empty());
+        debug_assert!(f.group.as_deref() != Some(""));
         let flag = |on: bool, bit: u8| if on { bit } else { 0 };
         let content = f.content.into_boxed_str();
         ContextItem {
@@ -221,21 +222,22 @@ impl ContextItem {
             kind: f.kind,
             source: f.source,
             tags: f.tags.into_boxed_slice(),
-            extra: (!f.metadata.is_empty()).then(|| {
+            flags: flag(f.pinned, PINNED)
+                | flag(f.priority.is_some(), HAS_PRIORITY)
+                | flag(f.timestamp.is_some(), HAS_TIMESTAMP)
+                | flag(f.future_relevance_hint.is_some(), HAS_HINT)
+                | flag(f.original_tokens.is_some(), HAS_ORIGINAL_TOKENS)
+                | flag(f.group.is_some(), HAS_GROUP),
+            extra: (!f.metadata.is_empty() || f.group.is_some()).then(|| {
                 Box::new(Extra {
                     metadata: f.metadata,
-                    group: None,
+                    group: f.group,
                 })
             }),
             priority: f.priority.unwrap_or(0),
             timestamp: f.timestamp.unwrap_or(0),
             original_tokens: f.original_tokens.unwrap_or(0),
             future_relevance_hint: f.future_relevance_hint.unwrap_or(0.0),
-            flags: flag(f.pinned, PINNED)
-                | flag(f.priority.is_some(), HAS_PRIORITY)
-                | flag(f.timestamp.is_some(), HAS_TIMESTAMP)
-                | flag(f.future_relevance_hint.is_some(), HAS_HINT)
-                | flag(f.original_tokens.is_some(), HAS_ORIGINAL_TOKENS),
         }
     }
 }
@@ -253,6 +255,8 @@ pub(crate) struct ItemFields {
     pub future_relevance_hint: Option<f64>,
     pub pinned: bool,
     pub original_tokens: Option<i64>,
+    /// A non-empty group key (the caller checks that it is not empty).
+    pub group: Option<Box<str>>,
 }
 
 impl fmt::Debug for ContextItem {
@@ -515,6 +519,7 @@ mod tests {
             future_relevance_hint: Some(0.25),
             pinned: true,
             original_tokens: Some(0),
+            group: Some("g".into()),
         };
         let built = ContextItem::builder("text", 7)
             .kind(ContextKind::new("Memory").unwrap())
@@ -525,6 +530,7 @@ mod tests {
             .future_relevance_hint(0.25)
             .pinned(true)
             .original_tokens(0)
+            .group("g")
             .build()
             .unwrap();
         assert_eq!(ContextItem::from_fields(fields), built);
@@ -540,6 +546,7 @@ mod tests {
             future_relevance_hint: None,
             pinned: false,
             original_tokens: None,
+            group: None,
         };
         let built = ContextItem::builder("x", 1).timestamp(5).build().unwrap();
         assert_eq!(ContextItem::from_fields(bare), built);

@@ -128,6 +128,7 @@ TEST(initialisers_of_every_versioned_struct) {
                        ctxpack_report_summary_init);
     CHECK_INITIALISERS(ctxpack_included_entry, CTXPACK_INCLUDED_ENTRY_INIT,
                        ctxpack_included_entry_init);
+    CHECK_INITIALISERS(ctxpack_group_entry, CTXPACK_GROUP_ENTRY_INIT, ctxpack_group_entry_init);
     CHECK_INITIALISERS(ctxpack_excluded_entry, CTXPACK_EXCLUDED_ENTRY_INIT,
                        ctxpack_excluded_entry_init);
     CHECK_INITIALISERS(ctxpack_trace_event, CTXPACK_TRACE_EVENT_INIT, ctxpack_trace_event_init);

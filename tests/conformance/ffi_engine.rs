@@ -15,7 +15,7 @@ use std::ptr;
 use ctxpack::ffi::*;
 
 use crate::engine::{
-    Engine, EngineError, EngineResult, ExcludedRecord, IncludedRecord, OverflowRecord,
+    Engine, EngineError, EngineResult, ExcludedRecord, GroupRecord, IncludedRecord, OverflowRecord,
     PipelineResult, ReasonRecord, ReportRecord, SliceResult,
 };
 use crate::spec::{
@@ -27,9 +27,6 @@ use crate::spec::{
 /// Runs vectors through the C ABI.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FfiEngine;
-
-/// Why group vectors are skipped: the item descriptor has no group field yet.
-const GROUPS_UNSUPPORTED: &str = "the C ABI's item descriptor has no group key yet";
 
 /// A handle owned by the engine, freed on drop with its `ctxpack_*_free` function.
 struct Owned<T> {
@@ -313,11 +310,24 @@ fn build_pipeline(spec: &PipelineSpec) -> Result<Owned<ctxpack_pipeline>, String
         overflow_strategy: strategy as i32,
         deduplication: spec.deduplication.into(),
         reserved: [0; 3],
+        group_value: group_value(spec.group_value),
+        pinned_first: spec.pinned_first.into(),
+        reserved2: [0; 3],
     };
     // SAFETY: live handles and options.
     create(ctxpack_pipeline_free, |o, e| unsafe {
         ctxpack_pipeline_new(scorer.ptr, slicer.ptr, placer.ptr, &options, o, e)
     })
+}
+
+/// The `ctxpack_group_value` value of a vector's group value mode.
+fn group_value(spec: GroupValueSpec) -> i32 {
+    let value = match spec {
+        GroupValueSpec::Sum => ctxpack_group_value::Sum,
+        GroupValueSpec::Max => ctxpack_group_value::Max,
+        GroupValueSpec::Mean => ctxpack_group_value::Mean,
+    };
+    value as i32
 }
 
 /// Pushes the items as one `ctxpack_item_desc` array (the library copies everything).
@@ -376,6 +386,8 @@ fn build_items<'a>(
             original_tokens: s.original_tokens.unwrap_or(0),
             has_original_tokens: s.original_tokens.is_some().into(),
             reserved: [0; 3],
+            group: s.group.as_deref().map_or(ctxpack_str::EMPTY, cstr),
+            encoding: ctxpack_str::EMPTY,
         })
         .collect();
     // SAFETY: out-parameters only, then a live handle and the array above.
@@ -424,10 +436,6 @@ fn shortfall(s: &ctxpack_shortfall) -> ShortfallSpec {
 }
 
 impl Engine for FfiEngine {
-    fn groups_unsupported(&self) -> Option<&'static str> {
-        Some(GROUPS_UNSUPPORTED)
-    }
-
     fn name(&self) -> &'static str {
         "c-abi"
     }
@@ -463,7 +471,7 @@ impl Engine for FfiEngine {
         slicer: &SlicerSpec,
         items: &[ScoredItemSpec],
         budget: &BudgetSpec,
-        _group_value: GroupValueSpec,
+        group_value_spec: GroupValueSpec,
     ) -> EngineResult<SliceResult> {
         let slicer = build_slicer(slicer).map_err(EngineError::Construction)?;
         let list = build_items(items.iter().map(|s| &s.item))?;
@@ -472,12 +480,13 @@ impl Engine for FfiEngine {
         // SAFETY: live handles and arrays; accessors write into locals.
         unsafe {
             let result = create(ctxpack_slice_result_free, |o, e| {
-                ctxpack_slicer_slice(
+                ctxpack_slicer_slice_with_group_value(
                     slicer.ptr,
                     list.ptr,
                     scores.as_ptr(),
                     scores.len(),
                     budget.ptr,
+                    group_value(group_value_spec),
                     o,
                     e,
                 )
@@ -520,7 +529,7 @@ impl Engine for FfiEngine {
         &self,
         placer: &PlacerSpec,
         items: &[ScoredItemSpec],
-        _group_value: GroupValueSpec,
+        group_value_spec: GroupValueSpec,
     ) -> EngineResult<Vec<usize>> {
         let placer = build_placer(*placer).map_err(EngineError::Construction)?;
         let list = build_items(items.iter().map(|s| &s.item))?;
@@ -529,11 +538,12 @@ impl Engine for FfiEngine {
         let mut error = ptr::null_mut();
         // SAFETY: live handles; `scores` and `order` hold `len` elements.
         let status = unsafe {
-            ctxpack_placer_place(
+            ctxpack_placer_place_with_group_value(
                 placer.ptr,
                 list.ptr,
                 scores.as_ptr(),
                 scores.len(),
+                group_value(group_value_spec),
                 order.as_mut_ptr(),
                 &mut error,
             )
@@ -692,8 +702,61 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
             )?;
             record.shortfalls.push(shortfall(&s));
         }
+        for i in 0..summary.group_count {
+            let mut g: ctxpack_group_entry = std::mem::zeroed();
+            g.struct_size = std::mem::size_of::<ctxpack_group_entry>();
+            access(
+                ctxpack_result_report_group(result, i, &mut g, ptr::null_mut()),
+                "report_group",
+            )?;
+            record.groups.push(group_record(&g)?);
+        }
         Ok(record)
     }
+}
+
+/// A group of the report, from its C entry.
+///
+/// # Safety
+/// `g` was filled by `ctxpack_result_report_group` of a live result.
+unsafe fn group_record(g: &ctxpack_group_entry) -> EngineResult<GroupRecord> {
+    let excluded = g.decision == ctxpack_group_decision::Excluded as i32;
+    let decision = match g.decision {
+        d if d == ctxpack_group_decision::Included as i32 => "Included",
+        _ if excluded => "Excluded",
+        other => return Err(EngineError::Run(format!("unknown group decision {other}"))),
+    };
+    let stage = if excluded {
+        Some(stage_name(g.stage)?.to_string())
+    } else {
+        None
+    };
+    Ok(GroupRecord {
+        key: owned_str(g.key),
+        members: owned_array(g.members, g.member_count),
+        tokens: g.tokens,
+        decision: decision.to_string(),
+        stage,
+        member_index: excluded.then_some(g.member_index),
+        pinned_by: g.has_pinned_by.then_some(g.pinned_by),
+        partial_selection: g.partial_selection,
+    })
+}
+
+/// The name of a `ctxpack_pipeline_stage` value.
+fn stage_name(stage: i32) -> EngineResult<&'static str> {
+    use ctxpack_pipeline_stage as S;
+    [
+        (S::Classify, "Classify"),
+        (S::Score, "Score"),
+        (S::Deduplicate, "Deduplicate"),
+        (S::Slice, "Slice"),
+        (S::Place, "Place"),
+    ]
+    .into_iter()
+    .find(|(s, _)| *s as i32 == stage)
+    .map(|(_, name)| name)
+    .ok_or_else(|| EngineError::Run(format!("unknown pipeline stage {stage}")))
 }
 
 /// The wire form of an exclusion reason, from the entry's code and fields.
@@ -738,6 +801,12 @@ fn reason_record(e: &ctxpack_excluded_entry) -> ReasonRecord {
             ]
         }
         r if r == code(R::CountRequireCandidatesExhausted) => vec![("kind", s(e.kind))],
+        r if r == code(R::GroupExcluded) => vec![
+            ("group", s(e.group)),
+            ("member_index", u(e.member_index as u64)),
+            ("member_content", s(e.member_content)),
+            ("member_reason", s(e.member_reason)),
+        ],
         _ => Vec::new(),
     };
     ReasonRecord {

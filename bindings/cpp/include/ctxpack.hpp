@@ -168,6 +168,21 @@ enum class ExclusionReason : int32_t {
     Filtered = CTXPACK_EXCLUSION_REASON_FILTERED,
     CountCapExceeded = CTXPACK_EXCLUSION_REASON_COUNT_CAP_EXCEEDED,
     CountRequireCandidatesExhausted = CTXPACK_EXCLUSION_REASON_COUNT_REQUIRE_CANDIDATES_EXHAUSTED,
+    // The item's group was left out because another member was (docs/groups.md).
+    GroupExcluded = CTXPACK_EXCLUSION_REASON_GROUP_EXCLUDED,
+};
+
+// How a group's value is computed from its members' scores (docs/groups.md).
+enum class GroupValue : int32_t {
+    Sum = CTXPACK_GROUP_VALUE_SUM,
+    Max = CTXPACK_GROUP_VALUE_MAX,
+    Mean = CTXPACK_GROUP_VALUE_MEAN,
+};
+
+// Whether a group of a report is in the window.
+enum class GroupDecision : int32_t {
+    Included = CTXPACK_GROUP_DECISION_INCLUDED,
+    Excluded = CTXPACK_GROUP_DECISION_EXCLUDED,
 };
 
 enum class PipelineStage : int32_t {
@@ -490,6 +505,12 @@ struct Item {
     std::optional<double> future_relevance_hint = {};
     bool pinned = false;
     std::optional<int64_t> original_tokens = {};
+    // The group key (docs/groups.md): items with equal keys are selected or dropped
+    // together and placed next to each other. Empty: no group.
+    std::string group = {};
+    // A built-in encoding ("o200k_base", "cl100k_base") with which the library counts
+    // `content` (then `tokens` must be 0); empty: `tokens` is the caller's count.
+    std::string encoding = {};
 };
 
 namespace detail {
@@ -517,6 +538,8 @@ public:
         desc_.pinned = item.pinned;
         desc_.has_original_tokens = item.original_tokens.has_value();
         desc_.original_tokens = item.original_tokens.value_or(0);
+        desc_.group = str(item.group);
+        desc_.encoding = str(item.encoding);
     }
     // The arrays are owned here and the descriptor points into them.
     Descriptor(const Descriptor &) = delete;
@@ -883,12 +906,16 @@ public:
     }
 
     // Runs the slicer alone over `items` with one score per item, against `budget`
-    // exactly as given (no pinned-item or reserve adjustment).
-    SliceOutcome slice(const Items &items, Span<const double> scores, const Budget &budget) const {
+    // exactly as given (no pinned-item or reserve adjustment). Items with a group are
+    // selected whole or not at all, a group being worth its members' scores combined by
+    // `group_value`.
+    SliceOutcome slice(const Items &items, Span<const double> scores, const Budget &budget,
+                       GroupValue group_value = GroupValue::Sum) const {
         ctxpack_slice_result *raw = detail::create<ctxpack_slice_result>(
             [&](ctxpack_slice_result **out, ctxpack_error **e) {
-                return ctxpack_slicer_slice(native(), items.native(), scores.data(), scores.size(), budget.native(),
-                                            out, e);
+                return ctxpack_slicer_slice_with_group_value(native(), items.native(), scores.data(), scores.size(),
+                                                             budget.native(), static_cast<int32_t>(group_value), out,
+                                                             e);
             });
         std::unique_ptr<ctxpack_slice_result, void (*)(ctxpack_slice_result *)> result(raw, ctxpack_slice_result_free);
         SliceOutcome outcome;
@@ -950,10 +977,13 @@ public:
     }
 
     // Runs the placer alone: the placement order of `items` (a permutation of positions).
-    std::vector<std::size_t> place(const Items &items, Span<const double> scores) const {
+    // (The members of a group end up next to each other, in list order.)
+    std::vector<std::size_t> place(const Items &items, Span<const double> scores,
+                                   GroupValue group_value = GroupValue::Sum) const {
         std::vector<std::size_t> order(scores.size());
         detail::call([&](ctxpack_error **e) {
-            return ctxpack_placer_place(native(), items.native(), scores.data(), scores.size(), order.data(), e);
+            return ctxpack_placer_place_with_group_value(native(), items.native(), scores.data(), scores.size(),
+                                                         static_cast<int32_t>(group_value), order.data(), e);
         });
         return order;
     }
@@ -990,6 +1020,7 @@ struct ReportSummary {
     int64_t total_tokens_considered = 0;
     // Whether the exact total did not fit in 64 bits (then the nearest value is above).
     bool total_tokens_saturated = false;
+    std::size_t group_count = 0;
 };
 
 struct IncludedEntry {
@@ -1019,6 +1050,23 @@ struct ExcludedEntry {
     std::string filter_name;           // Filtered
     uint64_t count_cap = 0;            // CountCapExceeded
     uint64_t count = 0;                // CountCapExceeded
+    std::string group;                 // GroupExcluded: the group key
+    std::size_t member_index = 0;      // GroupExcluded: the member whose exclusion took the group out
+    std::string member_content;        // GroupExcluded: that member's content
+    std::string member_reason;         // GroupExcluded: that member's reason (wire name)
+};
+
+// One group of a traced run's input (docs/groups.md), in order of its first member.
+struct GroupEntry {
+    std::string key;
+    std::vector<std::size_t> members;  // positions in the caller's list, in list order
+    int64_t tokens = 0;                // the members' tokens added
+    std::optional<double> value;       // none for a pinned group and one excluded at Classify
+    GroupDecision decision = GroupDecision::Included;
+    PipelineStage stage = PipelineStage::Classify;  // Excluded: the stage that excluded it
+    std::size_t member_index = 0;      // Excluded: the member whose exclusion took the group out
+    std::optional<std::size_t> pinned_by;  // the first pinned member, when it pinned the group
+    bool partial_selection = false;    // a slicer returned only some of the members
 };
 
 struct TraceEvent {
@@ -1081,7 +1129,7 @@ public:
         detail::call([&](ctxpack_error **e) { return ctxpack_result_report_summary(native(), &s, e); });
         return ReportSummary{s.included_count,   s.excluded_count,          s.event_count,
                              s.shortfall_count,  s.total_candidates,        s.total_tokens_considered,
-                             s.total_tokens_saturated};
+                             s.total_tokens_saturated, s.group_count};
     }
 
     IncludedEntry included(std::size_t i) const {
@@ -1110,6 +1158,24 @@ public:
         x.filter_name = view(e.filter_name);
         x.count_cap = e.count_cap;
         x.count = e.count;
+        x.group = view(e.group);
+        x.member_index = e.member_index;
+        x.member_content = view(e.member_content);
+        x.member_reason = view(e.member_reason);
+        return x;
+    }
+    GroupEntry group(std::size_t i) const {
+        auto g = entry<ctxpack_group_entry>(ctxpack_result_report_group, i, "ctxpack_result_report_group");
+        GroupEntry x;
+        x.key = detail::view(g.key);
+        x.members.assign(g.members, g.members + g.member_count);
+        x.tokens = g.tokens;
+        if (g.has_value) x.value = g.value;
+        x.decision = static_cast<GroupDecision>(g.decision);
+        x.stage = static_cast<PipelineStage>(g.stage);
+        x.member_index = g.member_index;
+        if (g.has_pinned_by) x.pinned_by = g.pinned_by;
+        x.partial_selection = g.partial_selection;
         return x;
     }
     TraceEvent event(std::size_t i) const {
@@ -1131,6 +1197,7 @@ public:
     std::vector<ExcludedEntry> excluded() const { return all(summary().excluded_count, &Result::excluded); }
     std::vector<TraceEvent> events() const { return all(summary().event_count, &Result::event); }
     std::vector<Shortfall> shortfalls() const { return all(summary().shortfall_count, &Result::shortfall); }
+    std::vector<GroupEntry> groups() const { return all(summary().group_count, &Result::group); }
 
     // The report in the JSON wire form of spec 06 §10, owned by the result.
     std::string_view json() const & {
@@ -1170,6 +1237,10 @@ private:
 struct PipelineOptions {
     bool deduplication = true;
     OverflowStrategy overflow_strategy = OverflowStrategy::Throw;
+    // How a group's value is computed (matters only when items have groups).
+    GroupValue group_value = GroupValue::Sum;
+    // Place the pinned items first, in input order, before everything the placer orders.
+    bool pinned_first = false;
 };
 
 // A cancellation flag for runs (`ctxpack_cancel_token`): put its address in
@@ -1208,6 +1279,8 @@ public:
               auto o = detail::sized<ctxpack_pipeline_options>();
               o.deduplication = options.deduplication;
               o.overflow_strategy = static_cast<int32_t>(options.overflow_strategy);
+              o.group_value = static_cast<int32_t>(options.group_value);
+              o.pinned_first = options.pinned_first;
               return ctxpack_pipeline_new(scorer.native(), slicer.native(), placer.native(), &o, out, e);
           })) {}
 

@@ -4,6 +4,7 @@
 // CTXPACK_CALLBACK), results, reports, the overflow event, the single-stage calls and
 // concurrent runs. Built and run by bindings/cpp/run.sh, plain and under ASan+UBSan
 // (whose LeakSanitizer checks that nothing leaks).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -661,6 +662,128 @@ TEST(custom_slicer_lambda) {
     CHECK_EQ(seen_target, INT64_C(75));
     // By recency: d (40), c (30) fit in 75; b (20) and a (10) would not.
     CHECK(result.indices().to_vector() == (std::vector<std::size_t>{2, 3}));
+}
+
+// ---------------------------------------------------------------- item groups
+
+// A tool call and its result (group "c1" when `grouped`) and two messages, scored by their
+// hints: alone, the call is the densest item and its result the least dense.
+Items tool_chat(bool grouped) {
+    auto hinted = [&](std::string content, int64_t tokens, double hint, bool in_group) {
+        Item item{std::move(content), tokens};
+        item.future_relevance_hint = hint;
+        if (grouped && in_group) item.group = "c1";
+        return item;
+    };
+    return Items({hinted("call get_weather(Oslo)", 10, 0.9, true), hinted("result: 4 C, rain", 50, 0.1, true),
+                  hinted("message A", 20, 0.5, false), hinted("message B", 20, 0.4, false)});
+}
+
+bool has(const std::vector<std::size_t> &v, std::size_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+TEST(groups_all_or_nothing_with_their_report) {
+    Pipeline p = simple_pipeline(Scorer::reflexive());
+    std::vector<std::size_t> plain = run_indices(p, tool_chat(false), Budget(100, 60));
+    CHECK(has(plain, 0) && !has(plain, 1));  // the split that groups prevent
+    Result r = p.run(tool_chat(true), Budget(100, 60), {TraceDetail::Item});
+    std::vector<std::size_t> grouped = r.indices().to_vector();
+    CHECK(!has(grouped, 0) && !has(grouped, 1) && has(grouped, 2) && has(grouped, 3));
+
+    std::vector<ExcludedEntry> excluded = r.excluded();
+    REQUIRE(excluded.size() == 2);
+    const bool first_is_group = excluded[0].reason == ExclusionReason::GroupExcluded;
+    const ExcludedEntry &lead = excluded[first_is_group ? 1 : 0], &other = excluded[first_is_group ? 0 : 1];
+    CHECK(lead.reason == ExclusionReason::BudgetExceeded);
+    CHECK(other.reason == ExclusionReason::GroupExcluded && other.name == "GroupExcluded");
+    CHECK(other.group == "c1" && other.member_index == lead.index && other.member_reason == "BudgetExceeded");
+    CHECK(other.member_content == (lead.index == 0 ? "call get_weather(Oslo)" : "result: 4 C, rain"));
+
+    CHECK_EQ(r.summary().group_count, 1u);
+    std::vector<GroupEntry> groups = r.groups();
+    REQUIRE(groups.size() == 1);
+    const GroupEntry &g = groups[0];
+    CHECK(g.key == "c1" && g.members == (std::vector<std::size_t>{0, 1}));
+    CHECK_EQ(g.tokens, INT64_C(60));
+    CHECK(g.decision == GroupDecision::Excluded && g.stage == PipelineStage::Slice);
+    CHECK_EQ(g.member_index, lead.index);
+    CHECK(g.value.has_value() && !g.pinned_by && !g.partial_selection);
+    CHECK(r.json().find("\"groups\":[{\"key\":\"c1\",\"members\":[0,1],\"tokens\":60") != std::string_view::npos);
+
+    // With room for all, the members are adjacent and in input order.
+    std::vector<std::size_t> all = run_indices(p, tool_chat(true), Budget(100, 100));
+    auto at = std::find(all.begin(), all.end(), std::size_t{0});
+    CHECK(all.size() == 4 && at != all.end() && at + 1 != all.end() && *(at + 1) == 1);
+}
+
+TEST(group_key_must_be_utf8) {
+    Item bad{"x", 1};
+    bad.group = "tool\xff";
+    CHECK_THROWS_STATUS(Items({Item{"ok", 1}, bad}), Status::InvalidUtf8);
+}
+
+TEST(group_value_and_pinned_first_options) {
+    // Two members worth 0.5 each against one item worth 0.8, 20 tokens of room.
+    auto item = [](std::string content, int64_t tokens, double hint, std::string group) {
+        Item i{std::move(content), tokens};
+        i.future_relevance_hint = hint;
+        i.group = std::move(group);
+        return i;
+    };
+    Items items({item("member one", 10, 0.5, "g"), item("member two", 10, 0.5, "g"), item("single", 20, 0.8, "")});
+    PipelineOptions sum, max;
+    max.group_value = GroupValue::Max;
+    Slicer knapsack = Slicer::knapsack(1);
+    CHECK(run_indices(Pipeline(Scorer::reflexive(), knapsack, Placer::chronological(), sum), items, Budget(20, 20)) ==
+          (std::vector<std::size_t>{0, 1}));
+    CHECK(run_indices(Pipeline(Scorer::reflexive(), knapsack, Placer::chronological(), max), items, Budget(20, 20)) ==
+          (std::vector<std::size_t>{2}));
+    const double scores[] = {0.5, 0.5, 0.8};
+    Budget b(20, 20);
+    CHECK(knapsack.slice(items, Span<const double>(scores, 3), b, GroupValue::Max).selected ==
+          (std::vector<std::size_t>{2}));
+    CHECK(knapsack.slice(items, Span<const double>(scores, 3), b).selected.size() == 2);
+    max.group_value = static_cast<GroupValue>(9);
+    CHECK_THROWS_STATUS(Pipeline(Scorer::reflexive(), knapsack, Placer::chronological(), max), Status::InvalidArgument);
+
+    // A pinned, undated system prompt: last by default, first with pinned_first.
+    Item system{"You are a helpful assistant.", 5};
+    system.pinned = true;
+    Items chat({system, dated("hi", 2, 1), dated("hello!", 2, 2)});
+    PipelineOptions first;
+    first.pinned_first = true;
+    CHECK(run_indices(simple_pipeline(Scorer::recency()), chat, Budget(100, 100)) ==
+          (std::vector<std::size_t>{1, 2, 0}));
+    CHECK(run_indices(simple_pipeline(Scorer::recency(), first), chat, Budget(100, 100)) ==
+          (std::vector<std::size_t>{0, 1, 2}));
+
+    // Placing alone: members dated minutes 1 and 3 go together at the earliest.
+    Items dated_group({dated("early", 1, 1), dated("between", 1, 2), dated("late", 1, 3)});
+    Item early = dated("early", 1, 1), late = dated("late", 1, 3);
+    early.group = late.group = "g";
+    Items grouped_dates({early, dated("between", 1, 2), late});
+    CHECK(Placer::chronological().place(grouped_dates, Span<const double>(scores, 3), GroupValue::Mean) ==
+          (std::vector<std::size_t>{0, 2, 1}));
+    CHECK(Placer::chronological().place(dated_group, Span<const double>(scores, 3)) ==
+          (std::vector<std::size_t>{0, 1, 2}));
+}
+
+// Items counted by the library; the counts are the ones OpenAI documents for cl100k_base.
+TEST(items_counted_by_an_encoding) {
+    Item hello{"hello world", 0}, tiktoken{"tiktoken is great!", 0};
+    hello.encoding = "cl100k_base";
+    tiktoken.encoding = "CL100K_BASE";
+    Result r = simple_pipeline(Scorer::recency()).run(Items({hello, tiktoken}), Budget(100, 0), {TraceDetail::Stage});
+    CHECK_EQ(r.summary().total_tokens_considered, INT64_C(8));
+    for (const ExcludedEntry &e : r.excluded()) {
+        CHECK(e.reason == ExclusionReason::BudgetExceeded);
+        CHECK_EQ(e.item_tokens, e.index == 0 ? INT64_C(2) : INT64_C(6));
+    }
+    Item unknown{"x", 0};
+    unknown.encoding = "p50k_base";
+    CHECK_THROWS_STATUS(Items({unknown}), Status::InvalidArgument);
+    Item both{"x", 3};
+    both.encoding = "o200k_base";
+    CHECK_THROWS_STATUS(Items({both}), Status::InvalidArgument);
 }
 
 // ---------------------------------------------------------------- results and reports

@@ -37,6 +37,7 @@ Item to_item(const toml::Value &t) {
     if (const auto *v = t.find("futureRelevanceHint")) item.future_relevance_hint = v->as_double();
     item.pinned = t.get_bool("pinned", false);
     if (const auto *v = t.find("original_tokens")) item.original_tokens = v->as_int();
+    item.group = t.get_string("group");
     return item;
 }
 
@@ -201,6 +202,17 @@ PipelineOptions to_options(const toml::Value &config) {
     } else {
         throw std::runtime_error("unknown overflow_strategy " + strategy);
     }
+    std::string value = config.get_string("group_value", "sum");
+    if (value == "sum") {
+        options.group_value = GroupValue::Sum;
+    } else if (value == "max") {
+        options.group_value = GroupValue::Max;
+    } else if (value == "mean") {
+        options.group_value = GroupValue::Mean;
+    } else {
+        throw std::runtime_error("unknown group_value " + value);
+    }
+    options.pinned_first = config.get_bool("pinned_first", false);
     return options;
 }
 
@@ -345,6 +357,41 @@ private:
                               want[i].at("satisfied_count").as_int());
             }
         }
+        if (const auto *groups = expected.find("groups")) check_groups(r.groups(), groups->as_array());
+    }
+
+    // The group listing: key, members (contents) and decision always; tokens, stage,
+    // member, pinned_by and partial_selection when the vector gives them.
+    void check_groups(const std::vector<GroupEntry> &got, const toml::Array &want) const {
+        compare_exact("group count", got.size(), want.size());
+        for (std::size_t i = 0; i < std::min(got.size(), want.size()); i++) {
+            const GroupEntry &g = got[i];
+            const toml::Value &w = want[i];
+            const std::string at = "groups[" + std::to_string(i) + "] ";
+            compare_exact(at + "key", g.key, w.at("key").as_string());
+            std::vector<std::string> want_members;
+            for (const toml::Value &m : w.list("members")) want_members.push_back(m.as_string());
+            compare(at + "members", names(Span<const std::size_t>(g.members.data(), g.members.size())),
+                    want_members);
+            const bool excluded = g.decision == GroupDecision::Excluded;
+            compare_exact(at + "decision", std::string(excluded ? "Excluded" : "Included"),
+                          w.at("decision").as_string());
+            if (const auto *n = w.find("tokens")) compare_exact(at + "tokens", g.tokens, n->as_int());
+            if (const auto *st = w.find("stage")) {
+                static const char *const stages[] = {"Classify", "Score", "Deduplicate", "Slice", "Place"};
+                const auto k = static_cast<std::size_t>(g.stage);
+                compare_exact(at + "stage", std::string(excluded && k < 5 ? stages[k] : "(none)"), st->as_string());
+            }
+            if (const auto *m = w.find("member")) {
+                compare_exact(at + "member", excluded ? contents_.at(g.member_index) : std::string("(none)"),
+                              m->as_string());
+            }
+            if (const auto *p = w.find("pinned_by")) {
+                compare_exact(at + "pinned_by", g.pinned_by ? contents_.at(*g.pinned_by) : std::string("(none)"),
+                              p->as_string());
+            }
+            compare_exact(at + "partial_selection", g.partial_selection, w.get_bool("partial_selection", false));
+        }
     }
 
     void check_included(const std::vector<IncludedEntry> &got, const toml::Array &want) const {
@@ -397,6 +444,14 @@ private:
                     compare_exact(field, e.kind, value.as_string());
                 } else if (key == "filter_name") {
                     compare_exact(field, e.filter_name, value.as_string());
+                } else if (key == "group") {
+                    compare_exact(field, e.group, value.as_string());
+                } else if (key == "member_index") {
+                    compare_exact(field, static_cast<int64_t>(e.member_index), value.as_int());
+                } else if (key == "member_content") {
+                    compare_exact(field, e.member_content, value.as_string());
+                } else if (key == "member_reason") {
+                    compare_exact(field, e.member_reason, value.as_string());
                 } else {
                     fail(field + ": a field this runner does not know");
                 }
@@ -412,6 +467,12 @@ int main(int argc, char **argv) {
     std::size_t vectors = 0;
     for (int a = 1; a < argc; a++) {
         const fs::path dir = argv[a];
+        if (dir.extension() == ".toml" && fs::is_regular_file(dir)) {  // one vector file
+            const std::string file = dir.string();
+            check::add(file, [file] { VectorCheck(file).run(); });
+            vectors++;
+            continue;
+        }
         if (!fs::is_directory(dir)) {
             check::add("missing vector folder " + dir.string(), [] { check::fail(__FILE__, __LINE__, "not a folder"); });
             continue;

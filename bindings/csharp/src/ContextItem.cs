@@ -61,6 +61,15 @@ namespace Ctxpack
         /// <summary>Informational token count before truncation.</summary>
         public long? OriginalTokens { get; set; }
 
+        /// <summary>The group key (docs/groups.md): items with equal keys are selected or
+        /// dropped together and placed next to each other. Null or empty: no group.</summary>
+        public string Group { get; set; }
+
+        /// <summary>A built-in encoding ("o200k_base", "cl100k_base") with which the library
+        /// counts Content's tokens (Tokens must then be 0). Null or empty: Tokens is the
+        /// caller's count (docs/tokenizer.md).</summary>
+        public string Encoding { get; set; }
+
         public override string ToString() => $"ContextItem({Content}, {Tokens})";
 
         /// Builds the descriptor array of `items` in the arena. push_many takes
@@ -101,6 +110,8 @@ namespace Ctxpack
                 if (it.FutureRelevanceHint is double h) { d->FutureRelevanceHint = h; d->HasFutureRelevanceHint = 1; }
                 d->Pinned = it.Pinned ? (byte)1 : (byte)0;
                 if (it.OriginalTokens is long o) { d->OriginalTokens = o; d->HasOriginalTokens = 1; }
+                d->Group = arena.Str(it.Group);
+                d->Encoding = arena.Str(it.Encoding);
             }
             return (IntPtr)descs;
         }

@@ -65,6 +65,8 @@ namespace Ctxpack
             public byte HasFutureRelevanceHint;
             public byte HasOriginalTokens;
             public fixed byte Reserved[3];
+            public Str Group;
+            public Str Encoding;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -109,6 +111,9 @@ namespace Ctxpack
             public int OverflowStrategy;
             public byte Deduplication;
             public fixed byte Reserved[3];
+            public int GroupValue;
+            public byte PinnedFirst;
+            public fixed byte Reserved2[3];
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -139,6 +144,7 @@ namespace Ctxpack
             public UIntPtr TotalCandidates;
             public long TotalTokensConsidered;
             public byte TotalTokensSaturated;
+            public UIntPtr GroupCount;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -172,6 +178,28 @@ namespace Ctxpack
             public Str FilterName;
             public ulong CountCap;
             public ulong Count;
+            public Str Group;
+            public UIntPtr MemberIndex;
+            public Str MemberContent;
+            public Str MemberReason;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct GroupEntry
+        {
+            public UIntPtr StructSize;
+            public Str Key;
+            public IntPtr Members;
+            public UIntPtr MemberCount;
+            public long Tokens;
+            public double Value;
+            public UIntPtr MemberIndex;
+            public UIntPtr PinnedBy;
+            public int Decision;
+            public int Stage;
+            public byte HasValue;
+            public byte HasPinnedBy;
+            public byte PartialSelection;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -349,6 +377,7 @@ namespace Ctxpack
         [DllImport(Lib)] internal static extern int ctxpack_excluded_entry_init(ref ExcludedEntry entry, UIntPtr size);
         [DllImport(Lib)] internal static extern int ctxpack_trace_event_init(ref TraceEvent ev, UIntPtr size);
         [DllImport(Lib)] internal static extern int ctxpack_shortfall_init(ref Shortfall shortfall, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_group_entry_init(ref GroupEntry entry, UIntPtr size);
         [DllImport(Lib)]
         internal static extern int ctxpack_kind_quota_utilization_init(ref KindQuotaUtilization entry, UIntPtr size);
 
@@ -414,6 +443,9 @@ namespace Ctxpack
         internal static extern int ctxpack_slicer_slice(SlicerHandle slicer, ItemsHandle items, double[] scores,
             UIntPtr count, BudgetHandle budget, out SliceResultHandle result, out IntPtr error);
         [DllImport(Lib)]
+        internal static extern int ctxpack_slicer_slice_with_group_value(SlicerHandle slicer, ItemsHandle items, double[] scores,
+            UIntPtr count, BudgetHandle budget, int groupValue, out SliceResultHandle result, out IntPtr error);
+        [DllImport(Lib)]
         internal static extern int ctxpack_slice_result_selected(SliceResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib)]
         internal static extern int ctxpack_slice_result_cap_excluded(SliceResultHandle result, out IntPtr ptr, out UIntPtr len);
@@ -435,6 +467,9 @@ namespace Ctxpack
         [DllImport(Lib)]
         internal static extern int ctxpack_placer_place(PlacerHandle placer, ItemsHandle items, double[] scores,
             UIntPtr count, [Out] UIntPtr[] order, out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_placer_place_with_group_value(PlacerHandle placer, ItemsHandle items, double[] scores,
+            UIntPtr count, int groupValue, [Out] UIntPtr[] order, out IntPtr error);
 
         // ---- pipeline and result
 
@@ -469,6 +504,9 @@ namespace Ctxpack
         internal static extern int ctxpack_result_report_event(ResultHandle result, UIntPtr i, ref TraceEvent ev, out IntPtr error);
         [DllImport(Lib)]
         internal static extern int ctxpack_result_report_shortfall(ResultHandle result, UIntPtr i, ref Shortfall shortfall,
+            out IntPtr error);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_report_group(ResultHandle result, UIntPtr i, ref GroupEntry entry,
             out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_result_report_json(ResultHandle result, out Str json);
         [DllImport(Lib)] internal static extern void ctxpack_result_free(IntPtr result);

@@ -8,6 +8,9 @@ namespace Ctxpack
     /// <summary>What a run does when the selection exceeds the target.</summary>
     public enum OverflowStrategy { Throw = 0, Truncate = 1, Proceed = 2 }
 
+    /// <summary>How a group's value is computed from its members' scores (docs/groups.md).</summary>
+    public enum GroupValue { Sum = 0, Max = 1, Mean = 2 }
+
     /// <summary>How much a run records for its report.</summary>
     public enum TraceDetail { None = 0, Stage = 1, Item = 2 }
 
@@ -18,14 +21,20 @@ namespace Ctxpack
         internal readonly PipelineHandle Handle;
 
         /// <summary>Builds a pipeline; it keeps its own references to the components, which
-        /// may be disposed afterwards. Deduplication removes byte-identical contents.</summary>
+        /// may be disposed afterwards. Deduplication removes byte-identical contents;
+        /// groupValue sets how a group's value is computed (it matters only when items have a
+        /// Group); pinnedFirst places the pinned items first, in input order, before
+        /// everything the placer orders.</summary>
         public Pipeline(Scorer scorer, Slicer slicer, Placer placer, bool deduplication = true,
-            OverflowStrategy overflow = OverflowStrategy.Throw)
+            OverflowStrategy overflow = OverflowStrategy.Throw, GroupValue groupValue = GroupValue.Sum,
+            bool pinnedFirst = false)
         {
             var options = new Native.PipelineOptions();
             Native.ctxpack_pipeline_options_init(ref options, Native.Size<Native.PipelineOptions>());
             options.Deduplication = deduplication ? (byte)1 : (byte)0;
             options.OverflowStrategy = (int)overflow;
+            options.GroupValue = (int)groupValue;
+            options.PinnedFirst = pinnedFirst ? (byte)1 : (byte)0;
             Handle = Component.Create((out PipelineHandle h, out IntPtr e) =>
                 Native.ctxpack_pipeline_new(Arg.NotNull(scorer, nameof(scorer)).Handle, Arg.NotNull(slicer, nameof(slicer)).Handle,
                     Arg.NotNull(placer, nameof(placer)).Handle, ref options, out h, out e));

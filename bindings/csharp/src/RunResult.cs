@@ -23,7 +23,13 @@ namespace Ctxpack
         Filtered = 8,
         CountCapExceeded = 9,
         CountRequireCandidatesExhausted = 10,
+        /// <summary>The item's group was left out because another member was
+        /// (docs/groups.md); see ExcludedEntry.Group and the Member properties.</summary>
+        GroupExcluded = 11,
     }
+
+    /// <summary>Whether a group of a report is in the window.</summary>
+    public enum GroupDecision { Included = 1, Excluded = 2 }
 
     /// <summary>A traced pipeline stage.</summary>
     public enum PipelineStage { Classify = 0, Score = 1, Deduplicate = 2, Slice = 3, Place = 4 }
@@ -117,6 +123,10 @@ namespace Ctxpack
         /// <summary>Count requirements a count-quota slicer could not meet.</summary>
         public IReadOnlyList<Shortfall> Shortfalls { get; private set; }
 
+        /// <summary>The item groups of the input, in order of their first member (none when
+        /// no item has a Group).</summary>
+        public IReadOnlyList<GroupEntry> Groups { get; private set; }
+
         /// <summary>The report in the JSON wire form of spec 06 §10.</summary>
         public string Json { get; private set; }
 
@@ -137,6 +147,7 @@ namespace Ctxpack
                 Excluded = ReadExcluded(result, sum.ExcludedCount),
                 Events = ReadEvents(result, sum.EventCount),
                 Shortfalls = ReadShortfalls(result, sum.ShortfallCount),
+                Groups = ReadGroups(result, sum.GroupCount),
                 Json = ReadJson(result),
             };
         }
@@ -201,6 +212,19 @@ namespace Ctxpack
             return shortfalls;
         }
 
+        internal static List<GroupEntry> ReadGroups(ResultHandle result, UIntPtr count)
+        {
+            var groups = new List<GroupEntry>();
+            for (ulong i = 0; i < count.ToUInt64(); i++)
+            {
+                var g = new Native.GroupEntry();
+                Native.ctxpack_group_entry_init(ref g, Native.Size<Native.GroupEntry>());
+                Errors.Check(Native.ctxpack_result_report_group(result, (UIntPtr)i, ref g, out var error), error);
+                groups.Add(new GroupEntry(g));
+            }
+            return groups;
+        }
+
         internal static string ReadJson(ResultHandle result)
         {
             Errors.Check(Native.ctxpack_result_report_json(result, out var json));
@@ -241,6 +265,10 @@ namespace Ctxpack
             FilterName = Native.ToManaged(e.FilterName);
             CountCap = e.CountCap;
             Count = e.Count;
+            Group = Native.ToManaged(e.Group);
+            MemberIndex = checked((int)e.MemberIndex.ToUInt64());
+            MemberContent = Native.ToManaged(e.MemberContent);
+            MemberReason = Native.ToManaged(e.MemberReason);
         }
 
         public int Index { get; }
@@ -277,6 +305,48 @@ namespace Ctxpack
         public ulong CountCap { get; }
         /// <summary>CountCapExceeded.</summary>
         public ulong Count { get; }
+        /// <summary>GroupExcluded: the group key.</summary>
+        public string Group { get; }
+        /// <summary>GroupExcluded: the member whose exclusion took the group out.</summary>
+        public int MemberIndex { get; }
+        /// <summary>GroupExcluded: that member's content.</summary>
+        public string MemberContent { get; }
+        /// <summary>GroupExcluded: that member's reason (wire name).</summary>
+        public string MemberReason { get; }
+    }
+
+    /// <summary>One group of a traced run's input (docs/groups.md).</summary>
+    public sealed class GroupEntry
+    {
+        internal GroupEntry(Native.GroupEntry g)
+        {
+            Key = Native.ToManaged(g.Key);
+            Members = Slicer.Positions(g.Members, g.MemberCount);
+            Tokens = g.Tokens;
+            Value = g.HasValue != 0 ? g.Value : (double?)null;
+            Decision = (GroupDecision)g.Decision;
+            Stage = (PipelineStage)g.Stage;
+            MemberIndex = checked((int)g.MemberIndex.ToUInt64());
+            PinnedBy = g.HasPinnedBy != 0 ? checked((int)g.PinnedBy.ToUInt64()) : (int?)null;
+            PartialSelection = g.PartialSelection != 0;
+        }
+
+        public string Key { get; }
+        /// <summary>The members' positions in the input, in input order.</summary>
+        public IReadOnlyList<int> Members { get; }
+        /// <summary>The members' tokens added.</summary>
+        public long Tokens { get; }
+        /// <summary>The group's value; null for a pinned group and one excluded at Classify.</summary>
+        public double? Value { get; }
+        public GroupDecision Decision { get; }
+        /// <summary>Excluded: the stage that excluded the group.</summary>
+        public PipelineStage Stage { get; }
+        /// <summary>Excluded: the member whose exclusion took the group out.</summary>
+        public int MemberIndex { get; }
+        /// <summary>The first pinned member, when it pinned the whole group.</summary>
+        public int? PinnedBy { get; }
+        /// <summary>A slicer returned only some of the members.</summary>
+        public bool PartialSelection { get; }
     }
 
     /// <summary>A stage event, or (with TraceDetail.Item) an item event with an ItemIndex.</summary>

@@ -140,12 +140,16 @@ namespace Ctxpack
 
         /// <summary>Runs the slicer alone over items with the given scores (one per item)
         /// against budget exactly as given (no pinned-item or reserve adjustment).</summary>
-        public SliceResult Slice(IReadOnlyList<ContextItem> items, double[] scores, Budget budget)
+        /// Items with a Group are selected whole or not at all, a group being worth its
+        /// members' scores combined by groupValue.
+        public SliceResult Slice(IReadOnlyList<ContextItem> items, double[] scores, Budget budget,
+            GroupValue groupValue = GroupValue.Sum)
         {
             using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
-                Errors.Check(Native.ctxpack_slicer_slice(Handle, list.Handle, scores, (UIntPtr)Arg.NotNull(scores, nameof(scores)).Length,
-                    Arg.NotNull(budget, nameof(budget)).Handle, out var result, out var error), error);
+                Errors.Check(Native.ctxpack_slicer_slice_with_group_value(Handle, list.Handle, scores,
+                    (UIntPtr)Arg.NotNull(scores, nameof(scores)).Length, Arg.NotNull(budget, nameof(budget)).Handle,
+                    (int)groupValue, out var result, out var error), error);
                 using (result)
                 {
                     Errors.Check(Native.ctxpack_slice_result_selected(result, out var sel, out var nsel));
@@ -197,13 +201,15 @@ namespace Ctxpack
                 Native.ctxpack_placer_new_custom(Callbacks.PlaceThunk, userData, Callbacks.DestroyThunk, out h, out e)));
 
         /// <summary>Runs the placer alone over items with the given scores (one per item) and
-        /// returns the placement order as positions in items.</summary>
-        public int[] Place(IReadOnlyList<ContextItem> items, double[] scores)
+        /// returns the placement order as positions in items. The members of a group end up
+        /// next to each other, in input order.</summary>
+        public int[] Place(IReadOnlyList<ContextItem> items, double[] scores, GroupValue groupValue = GroupValue.Sum)
         {
             using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
                 var order = new UIntPtr[Arg.NotNull(scores, nameof(scores)).Length];
-                Errors.Check(Native.ctxpack_placer_place(Handle, list.Handle, scores, (UIntPtr)scores.Length, order, out var error), error);
+                Errors.Check(Native.ctxpack_placer_place_with_group_value(Handle, list.Handle, scores, (UIntPtr)scores.Length,
+                    (int)groupValue, order, out var error), error);
                 return order.Select(p => checked((int)p.ToUInt64())).ToArray();
             }
         }

@@ -19,6 +19,7 @@ namespace Ctxpack
         IReadOnlyList<ExcludedEntry> excluded;
         IReadOnlyList<TraceEvent> events;
         IReadOnlyList<Shortfall> shortfalls;
+        IReadOnlyList<GroupEntry> groups;
         string json;
         ReportAnalytics analytics;
 
@@ -65,6 +66,9 @@ namespace Ctxpack
 
         /// <summary>Count requirements a count-quota slicer could not meet.</summary>
         public IReadOnlyList<Shortfall> Shortfalls => Once(ref shortfalls, r => SelectionReport.ReadShortfalls(r, Summary.ShortfallCount));
+
+        /// <summary>The item groups of the input (none when no item has a group).</summary>
+        public IReadOnlyList<GroupEntry> Groups => Once(ref groups, r => SelectionReport.ReadGroups(r, Summary.GroupCount));
 
         /// <summary>The report in the JSON wire form of spec 06 §10 (built by the library on
         /// first use).</summary>

@@ -90,7 +90,7 @@ namespace Ctxpack.Tests
         {
             var failures = new List<string>();
             var counts = new SortedDictionary<string, int>();
-            var skipped = 0;
+            var grouped = 0;
             foreach (var root in Roots())
             {
                 foreach (var path in Directory.GetFiles(root, "*.toml", SearchOption.AllDirectories).OrderBy(p => p, StringComparer.Ordinal))
@@ -98,11 +98,7 @@ namespace Ctxpack.Tests
                     try
                     {
                         var doc = Toml.Parse(File.ReadAllText(path));
-                        if (UsesGroups(doc))
-                        {
-                            skipped++;
-                            continue;
-                        }
+                        if (UsesGroups(doc)) grouped++;
                         var stage = doc.Sub("test").Str("stage") ?? "";
                         counts[stage] = counts.TryGetValue(stage, out var n) ? n + 1 : 1;
                         if (!StageRunners.TryGetValue(stage, out var run)) throw new FormatException($"unknown stage {stage}");
@@ -116,15 +112,16 @@ namespace Ctxpack.Tests
             }
             foreach (var f in failures) Console.WriteLine("       vector FAILED: " + f);
             var total = counts.Values.Sum();
-            Console.WriteLine($"       {total - failures.Count} of {total} vectors reproduced ({string.Join(", ", counts.Select(kv => $"{kv.Key} {kv.Value}"))}); {skipped} skipped: item groups are not in the C ABI yet (docs/groups.md)");
+            Console.WriteLine($"       {total - failures.Count} of {total} vectors reproduced ({string.Join(", ", counts.Select(kv => $"{kv.Key} {kv.Value}"))}); {grouped} of them with item groups");
             // The shared suite alone has eight required pipeline vectors.
             counts.TryGetValue("pipeline", out var pipelines);
             Assert.True(pipelines >= 3, $"found {pipelines} pipeline vectors; expected the Cupel suite in tests/vectors/cupel-1.0.0");
+            Assert.True(grouped >= 10, $"found {grouped} vectors with item groups; expected those of tests/vectors/groups");
             Assert.True(failures.Count == 0, $"{failures.Count} of {total} vectors failed");
         }
 
         /// Whether a vector uses the item-group extension (an item with a group key, or the
-        /// group options), which the C ABI does not carry yet.
+        /// group options); they are counted, to show that they ran.
         static bool UsesGroups(Table doc)
         {
             foreach (var key in new[] { "items", "scored_items" })
@@ -153,6 +150,7 @@ namespace Ctxpack.Tests
                     FutureRelevanceHint = e.Float("futureRelevanceHint"),
                     Pinned = e.Bool("pinned", false),
                     OriginalTokens = e.Int("original_tokens"),
+                    Group = e.Str("group"),
                 };
                 if (e.TryGetValue("timestamp", out var ts)) it.TimestampUnixNanos = ((TomlInstant)ts).UnixNanos;
                 if (e.TryGetValue("tags", out var tags)) it.Tags = ((List<object>)tags).Cast<string>().ToList();
@@ -313,7 +311,20 @@ namespace Ctxpack.Tests
             using (var slicer = BuildSlicer(cfg.ReqStr("slicer"), cfg))
             using (var placer = BuildPlacer(cfg.ReqStr("placer")))
             {
-                return new Pipeline(scorer, slicer, placer, cfg.Bool("deduplication", true), strategy);
+                return new Pipeline(scorer, slicer, placer, cfg.Bool("deduplication", true), strategy, GroupValueOf(cfg),
+                    cfg.Bool("pinned_first", false));
+            }
+        }
+
+        /// [config] group_value (default sum).
+        static GroupValue GroupValueOf(Table cfg)
+        {
+            switch (cfg.Str("group_value") ?? "sum")
+            {
+                case "sum": return GroupValue.Sum;
+                case "max": return GroupValue.Max;
+                case "mean": return GroupValue.Mean;
+                default: throw new FormatException($"unknown group_value {cfg.Str("group_value")}");
             }
         }
 
@@ -408,6 +419,25 @@ namespace Ctxpack.Tests
                     new Shortfall(s.ReqStr("kind"), (ulong)s.ReqInt("required_count"), (ulong)s.ReqInt("satisfied_count")));
                 Assert.Sequence(expectedShortfalls, r.Shortfalls, "shortfalls");
             }
+            var groups = want.Tables("groups");
+            if (groups != null)
+            {
+                Assert.Equal(groups.Count, r.Groups.Count, "group count");
+                for (int k = 0; k < groups.Count; k++)
+                {
+                    var w = groups[k];
+                    var g = r.Groups[k];
+                    var groupExcluded = g.Decision == GroupDecision.Excluded;
+                    Assert.Equal(w.ReqStr("key"), g.Key, $"groups[{k}].key");
+                    Assert.Sequence(((List<object>)w["members"]).Cast<string>(), g.Members.Select(i => items[i].Content), $"groups[{k}].members");
+                    Assert.Equal(w.ReqStr("decision"), g.Decision.ToString(), $"groups[{k}].decision");
+                    if (w.Int("tokens") is long tokens) Assert.Equal(tokens, g.Tokens, $"groups[{k}].tokens");
+                    if (w.Str("stage") is string stage) Assert.Equal(stage, groupExcluded ? g.Stage.ToString() : "(none)", $"groups[{k}].stage");
+                    if (w.Str("member") is string member) Assert.Equal(member, groupExcluded ? items[g.MemberIndex].Content : "(none)", $"groups[{k}].member");
+                    if (w.Str("pinned_by") is string pinnedBy) Assert.Equal(pinnedBy, g.PinnedBy is int p ? items[p].Content : "(none)", $"groups[{k}].pinned_by");
+                    Assert.Equal(w.Bool("partial_selection", false), g.PartialSelection, $"groups[{k}].partial_selection");
+                }
+            }
         }
 
         /// The wire fields of each exclusion reason (spec 06 §7.1); other keys are ignored.
@@ -423,6 +453,7 @@ namespace Ctxpack.Tests
             ["Filtered"] = new[] { "filter_name" },
             ["CountCapExceeded"] = new[] { "kind", "cap", "count" },
             ["CountRequireCandidatesExhausted"] = new[] { "kind" },
+            ["GroupExcluded"] = new[] { "group", "member_index", "member_content", "member_reason" },
         };
 
         static object ExcludedField(ExcludedEntry e, string field)
@@ -442,6 +473,10 @@ namespace Ctxpack.Tests
                 case "tokens": return e.Tokens;
                 case "displaced_by": return e.DisplacedBy;
                 case "filter_name": return e.FilterName;
+                case "group": return e.Group;
+                case "member_index": return (long)e.MemberIndex;
+                case "member_content": return e.MemberContent;
+                case "member_reason": return e.MemberReason;
             }
             return null;
         }
@@ -511,7 +546,7 @@ namespace Ctxpack.Tests
                 SliceResult result;
                 try
                 {
-                    result = slicer.Slice(items, Scores(doc, "scored_items"), budget);
+                    result = slicer.Slice(items, Scores(doc, "scored_items"), budget, GroupValueOf(cfg));
                 }
                 catch (CtxpackException) when (doc.Sub("test").Bool("expect_run_error", false))
                 {
@@ -533,7 +568,7 @@ namespace Ctxpack.Tests
             var items = Items(doc);
             using (var placer = BuildPlacer(name))
             {
-                var order = placer.Place(items, Scores(doc, "items"));
+                var order = placer.Place(items, Scores(doc, "items"), GroupValueOf(doc.Sub("config")));
                 var expected = doc.Sub("expected").TryGetValue("ordered_contents", out var o) ? ((List<object>)o).Cast<string>() : Enumerable.Empty<string>();
                 Assert.Sequence(expected, order.Select(i => items[i].Content), "order");
             }

@@ -28,6 +28,7 @@ namespace Ctxpack.Tests
             ["ctxpack_excluded_entry"] = typeof(Native.ExcludedEntry),
             ["ctxpack_trace_event"] = typeof(Native.TraceEvent),
             ["ctxpack_shortfall"] = typeof(Native.Shortfall),
+            ["ctxpack_group_entry"] = typeof(Native.GroupEntry),
             ["ctxpack_kind_weight"] = typeof(Native.KindWeight),
             ["ctxpack_tag_weight"] = typeof(Native.TagWeight),
             ["ctxpack_composite_child"] = typeof(Native.CompositeChild),

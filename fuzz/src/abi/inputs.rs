@@ -6,14 +6,15 @@
 //! every pointer handed to the library is valid for what it claims — the fuzzer tests
 //! the library, not the caller's side of the contract.
 
-use std::any::Any;
-use std::mem::size_of;
+use std::any::{Any, TypeId};
+use std::mem::{offset_of, size_of};
 use std::ptr;
 
 use ctxpack::ffi::{
-    ctxpack_budget_desc, ctxpack_count_quota_entry, ctxpack_decay_window, ctxpack_item_desc,
-    ctxpack_kind_weight, ctxpack_metadata_entry, ctxpack_quota_entry, ctxpack_reserved_slot,
-    ctxpack_str, ctxpack_tag_weight,
+    ctxpack_budget_desc, ctxpack_count_quota_entry, ctxpack_decay_window, ctxpack_excluded_entry,
+    ctxpack_item_desc, ctxpack_kind_weight, ctxpack_metadata_entry, ctxpack_pipeline_options,
+    ctxpack_quota_entry, ctxpack_report_summary, ctxpack_reserved_slot, ctxpack_str,
+    ctxpack_tag_weight,
 };
 
 use crate::generate::{self, CONTENTS, KINDS, TRUST_VALUES, WORDS};
@@ -81,6 +82,9 @@ impl Arena {
 
     /// An item descriptor with every optional field chosen by the input, and whether
     /// a flag byte or a reserved byte makes it invalid (the library must then refuse it).
+    /// The group key and the encoding come from small pools (with the usual invalid
+    /// UTF-8 and NULL cases of [`Self::str`]); an item that names an encoding usually
+    /// has `tokens` 0, as it must.
     pub fn item_desc(&mut self, r: &mut ByteReader<'_>) -> (ctxpack_item_desc, bool) {
         let content = self.str(r, CONTENTS);
         let (tags, tag_count) = self.array(r, 3, |a, r| a.str(r, WORDS));
@@ -118,7 +122,21 @@ impl Arena {
             has_future_relevance_hint: flags[2],
             has_original_tokens: flags[3],
             reserved,
+            group: if r.bool() {
+                self.str(r, GROUP_KEYS)
+            } else {
+                ctxpack_str::EMPTY
+            },
+            encoding: if r.one_in(4) {
+                self.str(r, ENCODINGS)
+            } else {
+                ctxpack_str::EMPTY
+            },
         };
+        let mut desc = desc;
+        if desc.encoding.len > 0 && !r.one_in(8) {
+            desc.tokens = 0;
+        }
         (desc, bad)
     }
 
@@ -215,6 +233,38 @@ pub fn reserved_bytes<const N: usize>(r: &mut ByteReader<'_>) -> [u8; N] {
     bytes
 }
 
+/// Group keys of item descriptors: a few shared keys (so that groups form), one with a
+/// NUL byte and one that differs from another only in case.
+const GROUP_KEYS: &[&str] = &["call-1", "call-2", "Call-1", "g", "tool\0use", ""];
+
+/// Encoding names of item descriptors: the two built-in ones (one in upper case) and
+/// unknown ones.
+const ENCODINGS: &[&str] = &[
+    "o200k_base",
+    "cl100k_base",
+    "CL100K_BASE",
+    "p50k_base",
+    "gpt2",
+];
+
+/// `sizeof` the first version of `T`, for the structs that have grown since (fields
+/// appended after their first version); the size of `T` for the others. A caller
+/// compiled against the first header passes that `struct_size`, which must be accepted.
+pub fn first_version_size<T: 'static>() -> usize {
+    let t = TypeId::of::<T>();
+    if t == TypeId::of::<ctxpack_item_desc>() {
+        offset_of!(ctxpack_item_desc, group)
+    } else if t == TypeId::of::<ctxpack_pipeline_options>() {
+        offset_of!(ctxpack_pipeline_options, group_value)
+    } else if t == TypeId::of::<ctxpack_report_summary>() {
+        offset_of!(ctxpack_report_summary, group_count)
+    } else if t == TypeId::of::<ctxpack_excluded_entry>() {
+        offset_of!(ctxpack_excluded_entry, group)
+    } else {
+        size_of::<T>()
+    }
+}
+
 /// A struct that starts with `size_t struct_size`, laid out as a caller compiled against
 /// some header version would: in a buffer of `struct_size` bytes (when that is sane), the
 /// library's fields first.
@@ -222,6 +272,8 @@ pub struct VersionedBuf {
     words: Vec<u64>,
     struct_size: usize,
     known: usize,
+    /// `sizeof` the struct's first version ([`first_version_size`]).
+    first: usize,
 }
 
 /// How the tail beyond the library's own size is filled.
@@ -230,34 +282,46 @@ const SENTINEL: u8 = 0xA5;
 impl VersionedBuf {
     /// `value` with a `struct_size` chosen by the input: usually exact; sometimes too
     /// small, larger with a zero tail (a newer caller: accepted), larger with a non-zero
-    /// tail (rejected) or absurd (rejected before anything else is read).
-    pub fn input<T: Copy>(r: &mut ByteReader<'_>, value: T) -> Self {
+    /// tail (rejected) or absurd (rejected before anything else is read); for a struct
+    /// that has grown, sometimes its first version's size (an older caller: accepted, the
+    /// later fields unread).
+    pub fn input<T: Copy + 'static>(r: &mut ByteReader<'_>, value: T) -> Self {
         let known = size_of::<T>();
         let (struct_size, tail) = match r.u8() % 16 {
             0 => (r.below(known), 0),
+            4 | 5 => (first_version_size::<T>(), 0),
             1 => (known + 8 * (1 + r.below(3)), 0),
             2 => (known + 8, 1 + r.u8() % 255),
             3 => ([4097, usize::MAX][r.below(2)], 0),
             _ => (known, 0),
         };
-        Self::new(value, struct_size, tail)
+        let mut buf = Self::new(value, struct_size, tail);
+        buf.first = first_version_size::<T>();
+        buf
     }
 
     /// A zeroed output struct with a `struct_size` chosen by the input; the tail beyond
-    /// the library's size is filled with a sentinel that [`Self::check_tail`] checks.
+    /// the library's size is filled with a sentinel that [`Self::check_tail`] checks; so
+    /// are the bytes past an older caller's smaller `struct_size` (its first version's).
     ///
     /// # Safety
     /// The all-zero bit pattern is a valid `T`.
-    pub unsafe fn output<T: Copy>(r: &mut ByteReader<'_>) -> Self {
+    pub unsafe fn output<T: Copy + 'static>(r: &mut ByteReader<'_>) -> Self {
         let known = size_of::<T>();
         let struct_size = match r.u8() % 16 {
             0 => r.below(known),
             1 => known + 8 * (1 + r.below(3)),
             2 => 4097,
+            3 | 4 => first_version_size::<T>(),
             _ => known,
         };
         // SAFETY: forwarded from the caller.
-        Self::new(unsafe { std::mem::zeroed::<T>() }, struct_size, SENTINEL)
+        let mut buf = Self::new(unsafe { std::mem::zeroed::<T>() }, struct_size, SENTINEL);
+        buf.first = first_version_size::<T>();
+        if buf.size_is_valid() && struct_size < known {
+            bytes_mut(&mut buf.words)[struct_size..known].fill(SENTINEL);
+        }
+        buf
     }
 
     /// `value` with exactly `struct_size` (at least its size, for array elements) and a
@@ -288,6 +352,7 @@ impl VersionedBuf {
             words,
             struct_size,
             known,
+            first: known,
         }
     }
 
@@ -301,22 +366,28 @@ impl VersionedBuf {
         self.struct_size
     }
 
-    /// Whether the library must accept this struct size (input or output). Every struct
-    /// of the ABI is still at its first version, so the smallest valid size is its size.
+    /// Whether the library must accept this struct size (input or output): from the
+    /// struct's first version's size up to the sanity bound.
     pub fn size_is_valid(&self) -> bool {
-        self.struct_size >= self.known && self.struct_size <= 4096
+        self.struct_size >= self.first && self.struct_size <= 4096
     }
 
-    /// The struct as the library left it (meaningful after a successful call with an
-    /// exact or larger `struct_size`).
+    /// The struct as the library left it (meaningful after a successful call with a
+    /// valid `struct_size`); the bytes past a smaller `struct_size` read as zero, as the
+    /// fields an older caller's struct lacks.
     pub fn read<T: Copy>(&self) -> T {
         assert!(self.words.len() * 8 >= size_of::<T>());
+        let mut words = self.words.clone();
+        if self.struct_size < size_of::<T>() {
+            bytes_mut(&mut words)[self.struct_size.max(size_of::<usize>())..size_of::<T>()].fill(0);
+        }
         // SAFETY: the buffer holds a `T` written by the library (or zeroes, valid for the
         // plain-data report structs).
-        unsafe { self.words.as_ptr().cast::<T>().read() }
+        unsafe { words.as_ptr().cast::<T>().read() }
     }
 
-    /// Panics if the library wrote past its own size into a larger output struct.
+    /// Panics if the library wrote past its own size into a larger output struct, or past
+    /// an older caller's smaller `struct_size`.
     pub fn check_tail(&self) {
         let bytes: Vec<u8> = self.words.iter().flat_map(|w| w.to_ne_bytes()).collect();
         let tail_end = self.struct_size.min(bytes.len()).max(self.known);
@@ -326,6 +397,16 @@ impl VersionedBuf {
             self.known,
             self.struct_size
         );
+        if self.size_is_valid() && self.struct_size < self.known {
+            assert!(
+                bytes[self.struct_size..self.known]
+                    .iter()
+                    .all(|&b| b == SENTINEL),
+                "the library wrote past struct_size {} (its size {})",
+                self.struct_size,
+                self.known
+            );
+        }
     }
 
     /// The raw bytes (for arrays of versioned structs).

@@ -26,7 +26,7 @@ mod callbacks;
 mod inputs;
 
 use std::ffi::{c_void, CString};
-use std::mem::size_of;
+use std::mem::{offset_of, size_of};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering;
 
@@ -36,7 +36,7 @@ use ctxpack_status::*;
 use crate::generate::{MAX_FUZZ_TABLE_BYTES, WORDS};
 use crate::reader::ByteReader;
 use callbacks::{OverflowSeen, Script, Target, LIVE};
-use inputs::{flag_byte, reserved_bytes, Arena, VersionedBuf};
+use inputs::{first_version_size, flag_byte, reserved_bytes, Arena, VersionedBuf};
 
 /// Most calls per input.
 const MAX_STEPS: usize = 48;
@@ -818,9 +818,23 @@ impl Session<'_> {
             },
             deduplication: flag_byte(&mut self.r),
             reserved: reserved_bytes(&mut self.r),
+            group_value: match self.r.u8() % 8 {
+                7 => i32::from(self.r.u8()) - 128,
+                n => i32::from(n % 3),
+            },
+            pinned_first: flag_byte(&mut self.r),
+            reserved2: reserved_bytes(&mut self.r),
         };
-        let bad = options.deduplication > 1 || options.reserved.iter().any(|&b| b != 0);
-        let mut options = VersionedBuf::input(&mut self.r, options);
+        let mut bad = options.deduplication > 1 || options.reserved.iter().any(|&b| b != 0);
+        let options_buf = VersionedBuf::input(&mut self.r, options);
+        // The fields appended after the first version are read only when the caller's
+        // struct has them.
+        let has = |field: usize| options_buf.struct_size() > field;
+        bad |= has(offset_of!(ctxpack_pipeline_options, pinned_first)) && options.pinned_first > 1;
+        bad |= (0..3).any(|i| {
+            has(offset_of!(ctxpack_pipeline_options, reserved2) + i) && options.reserved2[i] != 0
+        });
+        let mut options = options_buf;
         let null_options = self.r.one_in(8);
         let options_ptr = if null_options {
             ptr::null()
@@ -1016,15 +1030,68 @@ impl Session<'_> {
                 });
             }
             for i in 0..=s.excluded_count {
-                let e = self.entry::<ctxpack_excluded_entry>(i, s.excluded_count, |out, err| {
-                    ctxpack_result_report_excluded(result, i, out, err)
-                });
-                if let Some(e) = e {
+                let e =
+                    self.entry_sized::<ctxpack_excluded_entry>(i, s.excluded_count, |out, err| {
+                        ctxpack_result_report_excluded(result, i, out, err)
+                    });
+                if let Some((e, whole)) = e {
                     for text in [e.name, e.deduplicated_against, e.kind, e.displaced_by_kind] {
                         out_str(text);
                     }
                     out_str(e.displaced_by);
                     out_str(e.filter_name);
+                    let group_excluded = e.reason == ctxpack_exclusion_reason::GroupExcluded as i32;
+                    if !whole {
+                        // A caller whose entry predates the group fields never sees the
+                        // value its enumeration lacks.
+                        assert!(
+                            !group_excluded,
+                            "GROUP_EXCLUDED in an entry of the first size"
+                        );
+                    } else {
+                        for text in [e.group, e.member_content, e.member_reason] {
+                            out_str(text);
+                        }
+                    }
+                    if group_excluded {
+                        assert!(e.group.len > 0, "a group exclusion without its group key");
+                        assert!(
+                            e.member_index < s.total_candidates,
+                            "a group exclusion naming a member out of range"
+                        );
+                    }
+                }
+            }
+            // A summary of the first version's size has no group count: read a whole one.
+            let group_count = if summary.struct_size() >= size_of::<ctxpack_report_summary>() {
+                s.group_count
+            } else {
+                let mut whole: ctxpack_report_summary = std::mem::zeroed();
+                whole.struct_size = size_of::<ctxpack_report_summary>();
+                assert_eq!(
+                    ctxpack_result_report_summary(result, &mut whole, ptr::null_mut()),
+                    CTXPACK_OK
+                );
+                whole.group_count
+            };
+            for i in 0..=group_count {
+                if let Some(g) = self.entry::<ctxpack_group_entry>(i, group_count, |out, err| {
+                    ctxpack_result_report_group(result, i, out, err)
+                }) {
+                    out_str(g.key);
+                    let members = out_array(g.members, g.member_count);
+                    assert!(!members.is_empty(), "a group without members");
+                    assert!(
+                        members.windows(2).all(|w| w[0] < w[1])
+                            && members.iter().all(|&m| m < s.total_candidates),
+                        "group members out of order or range: {members:?}"
+                    );
+                    assert!(
+                        g.decision == ctxpack_group_decision::Included as i32
+                            || g.decision == ctxpack_group_decision::Excluded as i32,
+                        "bad group decision {}",
+                        g.decision
+                    );
                 }
             }
             for i in 0..=s.event_count {
@@ -1054,12 +1121,23 @@ impl Session<'_> {
     /// One accessor call filling an output struct at `i` (of `count`), with a struct of
     /// any `struct_size` and an error slot; returns the entry when the call must and did
     /// succeed. A bad `struct_size` must come with an error object (checked by `check`).
-    fn entry<T: Copy>(
+    fn entry<T: Copy + 'static>(
         &mut self,
         i: usize,
         count: usize,
         call: impl FnOnce(*mut T, *mut *mut ctxpack_error) -> ctxpack_status,
     ) -> Option<T> {
+        self.entry_sized(i, count, call).map(|(value, _)| value)
+    }
+
+    /// [`Self::entry`], and whether the caller's struct had every field of this version
+    /// (not a smaller, older `struct_size`).
+    fn entry_sized<T: Copy + 'static>(
+        &mut self,
+        i: usize,
+        count: usize,
+        call: impl FnOnce(*mut T, *mut *mut ctxpack_error) -> ctxpack_status,
+    ) -> Option<(T, bool)> {
         // SAFETY: the report structs are plain data, valid when zeroed.
         let mut out = unsafe { VersionedBuf::output::<T>(&mut self.r) };
         let mut slot = self.error_slot();
@@ -1075,7 +1153,7 @@ impl Session<'_> {
             return None;
         }
         assert!(ok, "entry {i} of {count}: {status:?}");
-        Some(out.read())
+        Some((out.read(), out.struct_size() >= size_of::<T>()))
     }
 
     /// Reads a pooled result (or a wrong handle) through the accessors.
@@ -1234,12 +1312,18 @@ impl Session<'_> {
     /// One `ctxpack_<struct>_init` call on a buffer of 4200 bytes, with a size that is
     /// exact, larger (a newer caller), too small, absurd, or a NULL pointer: a valid size
     /// zeroes exactly that many bytes and stores it first, anything else writes nothing.
-    fn check_init(&mut self, known: usize, init: impl Fn(*mut c_void, usize) -> ctxpack_status) {
+    fn check_init(
+        &mut self,
+        first: usize,
+        known: usize,
+        init: impl Fn(*mut c_void, usize) -> ctxpack_status,
+    ) {
         let mut buf = vec![u64::from_ne_bytes([0xAB; 8]); 4200 / 8];
         let size = match self.r.u8() % 8 {
             0 => self.r.below(known),
             1 => known + 8 * (1 + self.r.below(3)),
             2 => 4097,
+            3 => first,
             _ => known,
         };
         if self.r.one_in(16) {
@@ -1248,7 +1332,7 @@ impl Session<'_> {
         }
         let status = init(buf.as_mut_ptr().cast(), size);
         let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
-        if size < known || size > 4096 {
+        if size < first || size > 4096 {
             assert_eq!(status, CTXPACK_INVALID_ARGUMENT, "init with size {size}");
             assert!(bytes.iter().all(|&b| b == 0xAB), "a refused init wrote");
             return;
@@ -1270,10 +1354,12 @@ impl Session<'_> {
         macro_rules! init {
             ($t:ty, $f:ident) => {
                 // SAFETY: `check_init` passes NULL or a buffer of 4200 writable bytes.
-                self.check_init(size_of::<$t>(), |p, n| unsafe { $f(p.cast(), n) })
+                self.check_init(first_version_size::<$t>(), size_of::<$t>(), |p, n| unsafe {
+                    $f(p.cast(), n)
+                })
             };
         }
-        match self.r.below(11) {
+        match self.r.below(12) {
             0 => init!(ctxpack_item_desc, ctxpack_item_desc_init),
             1 => init!(ctxpack_budget_desc, ctxpack_budget_desc_init),
             2 => init!(ctxpack_pipeline_options, ctxpack_pipeline_options_init),
@@ -1284,6 +1370,7 @@ impl Session<'_> {
             7 => init!(ctxpack_excluded_entry, ctxpack_excluded_entry_init),
             8 => init!(ctxpack_trace_event, ctxpack_trace_event_init),
             9 => init!(ctxpack_shortfall, ctxpack_shortfall_init),
+            10 => init!(ctxpack_group_entry, ctxpack_group_entry_init),
             _ => init!(
                 ctxpack_kind_quota_utilization,
                 ctxpack_kind_quota_utilization_init

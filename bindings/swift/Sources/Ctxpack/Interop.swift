@@ -103,6 +103,9 @@ extension ctxpack_trace_event: GrowingCStruct {
 extension ctxpack_shortfall: GrowingCStruct {
     static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_shortfall_init(v, n) }
 }
+extension ctxpack_group_entry: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_group_entry_init(v, n) }
+}
 
 /// A flag byte of the C structs: 0 or 1.
 func flag(_ value: Bool) -> UInt8 { value ? 1 : 0 }

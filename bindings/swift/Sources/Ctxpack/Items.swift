@@ -15,11 +15,18 @@ public struct Item: Sendable {
     public var futureRelevanceHint: Double?
     public var pinned: Bool
     public var originalTokens: Int64?
+    /// The group key (docs/groups.md): items with equal keys are selected or dropped
+    /// together and placed next to each other. Empty: no group.
+    public var group: String
+    /// A built-in encoding ("o200k_base", "cl100k_base") with which the library counts
+    /// `content` (`tokens` must then be 0). Empty: `tokens` is the caller's count.
+    public var encoding: String
 
     public init(
         content: String, tokens: Int64, kind: String = "", source: String = "", priority: Int64? = nil,
         tags: [String] = [], metadata: [String: String] = [:], timestampNs: Int64? = nil,
-        futureRelevanceHint: Double? = nil, pinned: Bool = false, originalTokens: Int64? = nil
+        futureRelevanceHint: Double? = nil, pinned: Bool = false, originalTokens: Int64? = nil,
+        group: String = "", encoding: String = ""
     ) {
         self.content = content
         self.tokens = tokens
@@ -32,6 +39,8 @@ public struct Item: Sendable {
         self.futureRelevanceHint = futureRelevanceHint
         self.pinned = pinned
         self.originalTokens = originalTokens
+        self.group = group
+        self.encoding = encoding
     }
 
     /// The C descriptor; its strings and arrays live in `arena`.
@@ -57,6 +66,8 @@ public struct Item: Sendable {
         d.pinned = flag(pinned)
         d.has_original_tokens = flag(originalTokens != nil)
         d.original_tokens = originalTokens ?? 0
+        d.group = arena.str(group)
+        d.encoding = arena.str(encoding)
         return d
     }
 }

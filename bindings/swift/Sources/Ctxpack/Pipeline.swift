@@ -32,6 +32,43 @@ public enum ExclusionReason: Int32, Sendable {
     case filtered = 8
     case countCapExceeded = 9
     case countRequireCandidatesExhausted = 10
+    /// The item's group was left out because another member was (docs/groups.md); see
+    /// `ExcludedEntry.group` and the `member` fields.
+    case groupExcluded = 11
+}
+
+/// How a group's value is computed from its members' scores (docs/groups.md).
+public enum GroupValue: Int32, Sendable {
+    case sum = 0
+    case max = 1
+    case mean = 2
+}
+
+/// Whether a group of a report is in the window.
+public enum GroupDecision: Int32, Sendable {
+    case included = 1
+    case excluded = 2
+}
+
+/// One group of a traced run's input (docs/groups.md), in order of its first member.
+public struct GroupEntry: Sendable {
+    public let key: String
+    /// The members' positions in the caller's list, in list order.
+    public let members: [Int]
+    /// The members' tokens added.
+    public let tokens: Int64
+    /// The group's value; nil for a pinned group and one excluded at Classify.
+    public let value: Double?
+    /// nil: a value this version does not know.
+    public let decision: GroupDecision?
+    /// When excluded: the stage that excluded the group.
+    public let stage: PipelineStage?
+    /// When excluded: the member whose exclusion took the group out.
+    public let memberIndex: Int?
+    /// The first pinned member, when it pinned the whole group.
+    public let pinnedBy: Int?
+    /// A slicer returned only some of the members.
+    public let partialSelection: Bool
 }
 
 public struct ReportSummary: Sendable {
@@ -69,6 +106,14 @@ public struct ExcludedEntry: Sendable {
     public let filterName: String
     public let countCap: UInt64
     public let count: UInt64
+    /// GroupExcluded: the group key.
+    public let group: String
+    /// GroupExcluded: the member whose exclusion took the group out.
+    public let memberIndex: Int
+    /// GroupExcluded: that member's content.
+    public let memberContent: String
+    /// GroupExcluded: that member's reason (wire name).
+    public let memberReason: String
 }
 
 public enum PipelineStage: Int32, Sendable {
@@ -100,6 +145,8 @@ public struct Report: Sendable {
     public let excluded: [ExcludedEntry]
     public let events: [TraceEvent]
     public let shortfalls: [Shortfall]
+    /// The item groups of the input (none when no item has a group).
+    public let groups: [GroupEntry]
     /// The spec 06 §10 wire form.
     public let json: String
 }
@@ -122,14 +169,18 @@ public struct RunResult: Sendable {
 public final class Pipeline: @unchecked Sendable {
     let handle: OpaquePointer
 
-    /// The pipeline keeps its own reference to each component.
+    /// The pipeline keeps its own reference to each component. `groupValue` matters only
+    /// when items have groups; `pinnedFirst` places the pinned items first, in input
+    /// order, before everything the placer orders.
     public init(
         scorer: Scorer, slicer: Slicer, placer: Placer, deduplication: Bool = true,
-        overflowStrategy: OverflowStrategy = .throw
+        overflowStrategy: OverflowStrategy = .throw, groupValue: GroupValue = .sum, pinnedFirst: Bool = false
     ) throws {
         var options = ctxpack_pipeline_options.sized()
         options.deduplication = flag(deduplication)
         options.overflow_strategy = overflowStrategy.rawValue
+        options.group_value = groupValue.rawValue
+        options.pinned_first = flag(pinnedFirst)
         handle = try withExtendedLifetime((scorer, slicer, placer)) {
             try create { ctxpack_pipeline_new(scorer.handle, slicer.handle, placer.handle, &options, $0, $1) }
         }
@@ -288,7 +339,8 @@ private func readReport(_ r: OpaquePointer) throws -> Report {
             reasonScore: e.reason_score, threshold: e.threshold, deduplicatedAgainst: string(e.deduplicated_against),
             kind: string(e.kind), cap: e.cap, actual: e.actual, displacedByKind: string(e.displaced_by_kind),
             tokens: e.tokens, displacedBy: string(e.displaced_by), filterName: string(e.filter_name),
-            countCap: e.count_cap, count: e.count)
+            countCap: e.count_cap, count: e.count, group: string(e.group), memberIndex: e.member_index,
+            memberContent: string(e.member_content), memberReason: string(e.member_reason))
     }
     let events: [TraceEvent] = try (0..<s.event_count).map { i in
         let e: ctxpack_trace_event = try entry("ctxpack_result_report_event") { ctxpack_result_report_event(r, i, $0, $1) }
@@ -302,11 +354,22 @@ private func readReport(_ r: OpaquePointer) throws -> Report {
         }
         return Shortfall(kind: string(e.kind), requiredCount: e.required_count, satisfiedCount: e.satisfied_count)
     }
+    let groups: [GroupEntry] = try (0..<s.group_count).map { i in
+        let g: ctxpack_group_entry = try entry("ctxpack_result_report_group") { ctxpack_result_report_group(r, i, $0, $1) }
+        let decision = GroupDecision(rawValue: g.decision)
+        let excluded = decision == .excluded
+        return GroupEntry(
+            key: string(g.key), members: Array(UnsafeBufferPointer(start: g.members, count: g.member_count)),
+            tokens: g.tokens, value: g.has_value ? g.value : nil, decision: decision,
+            stage: excluded ? PipelineStage(rawValue: g.stage) : nil, memberIndex: excluded ? g.member_index : nil,
+            pinnedBy: g.has_pinned_by ? g.pinned_by : nil, partialSelection: g.partial_selection)
+    }
     var json = ctxpack_str(ptr: nil, len: 0)
     try check(ctxpack_result_report_json(r, &json), nil, "ctxpack_result_report_json")
     return Report(
         summary: ReportSummary(
             totalCandidates: s.total_candidates, totalTokensConsidered: s.total_tokens_considered,
             totalTokensSaturated: s.total_tokens_saturated),
-        included: included, excluded: excluded, events: events, shortfalls: shortfalls, json: string(json))
+        included: included, excluded: excluded, events: events, shortfalls: shortfalls, groups: groups,
+        json: string(json))
 }

@@ -71,7 +71,8 @@ func vectorItem(_ t: TomlTable) throws -> Item {
         kind: try t.optional("kind", \.string) ?? "", source: try t.optional("source", \.string) ?? "",
         priority: try t.optional("priority", \.integer), tags: tags, metadata: metadata, timestampNs: try t.optional("timestamp", \.dateTime),
         futureRelevanceHint: try t.optional("futureRelevanceHint", \.number),
-        pinned: try t.bool("pinned", default: false), originalTokens: try t.optional("original_tokens", \.integer))
+        pinned: try t.bool("pinned", default: false), originalTokens: try t.optional("original_tokens", \.integer),
+        group: try t.optional("group", \.string) ?? "")
 }
 
 func vectorBudget(_ b: TomlTable) throws -> Budget {
@@ -200,9 +201,17 @@ func vectorPipeline(_ config: TomlTable) throws -> Pipeline {
     case "proceed": overflow = .proceed
     case let other: throw VectorError("unknown overflow_strategy \(other)")
     }
+    let groupValue: GroupValue
+    switch try config.optional("group_value", \.string) ?? "sum" {
+    case "sum": groupValue = .sum
+    case "max": groupValue = .max
+    case "mean": groupValue = .mean
+    case let other: throw VectorError("unknown group_value \(other)")
+    }
     return try Pipeline(
         scorer: scorer, slicer: vectorSlicer(config.string("slicer"), config), placer: vectorPlacer(config.string("placer")),
-        deduplication: config.bool("deduplication", default: true), overflowStrategy: overflow)
+        deduplication: config.bool("deduplication", default: true), overflowStrategy: overflow, groupValue: groupValue,
+        pinnedFirst: config.bool("pinned_first", default: false))
 }
 
 // MARK: - checking one vector
@@ -311,6 +320,33 @@ struct PipelineVector {
                 expect("shortfall[\(k)] satisfied_count", Int64(got.satisfiedCount), try e.integer("satisfied_count"))
             }
         }
+        if want["groups"] != nil {
+            let entries = try want.tables("groups")
+            expect("group count", r.groups.count, entries.count)
+            for (k, (got, e)) in zip(r.groups, entries).enumerated() {
+                try checkGroup("groups[\(k)] ", got, e)
+            }
+        }
+    }
+
+    /// The group listing: key, members (contents) and decision always; tokens, stage,
+    /// member, pinned_by and partial_selection when the vector gives them.
+    mutating func checkGroup(_ at: String, _ got: GroupEntry, _ e: TomlTable) throws {
+        let stageNames: [PipelineStage: String] = [
+            .classify: "Classify", .score: "Score", .deduplicate: "Deduplicate", .slice: "Slice", .place: "Place",
+        ]
+        expect(at + "key", got.key, try e.string("key"))
+        expect(at + "members", names(got.members), try (e["members"]?.array ?? []).map {
+            guard let s = $0.string else { throw VectorError("'members' holds a non-string") }
+            return s
+        })
+        expect(at + "decision", got.decision == .excluded ? "Excluded" : got.decision == .included ? "Included" : "?",
+               try e.string("decision"))
+        if let n = try e.optional("tokens", \.integer) { expect(at + "tokens", got.tokens, n) }
+        if let s = try e.optional("stage", \.string) { expect(at + "stage", got.stage.flatMap { stageNames[$0] } ?? "(none)", s) }
+        if let m = try e.optional("member", \.string) { expect(at + "member", got.memberIndex.map { names([$0])[0] } ?? "(none)", m) }
+        if let p = try e.optional("pinned_by", \.string) { expect(at + "pinned_by", got.pinnedBy.map { names([$0])[0] } ?? "(none)", p) }
+        expect(at + "partial_selection", got.partialSelection, try e.bool("partial_selection", default: false))
     }
 
     /// The reason's own fields: the TOML names are the wire names (08 §7.5).
@@ -335,6 +371,10 @@ struct PipelineVector {
             case "displaced_by_kind": expect(field, got.displacedByKind, try e.string(key))
             case "kind": expect(field, got.kind, try e.string(key))
             case "filter_name": expect(field, got.filterName, try e.string(key))
+            case "group": expect(field, got.group, try e.string(key))
+            case "member_index": expect(field, Int64(got.memberIndex), try e.integer(key))
+            case "member_content": expect(field, got.memberContent, try e.string(key))
+            case "member_reason": expect(field, got.memberReason, try e.string(key))
             default: problems.append("\(field): a field this runner does not know")
             }
         }
@@ -350,16 +390,22 @@ final class VectorTests: XCTestCase {
         }
         let shared = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/conformance")
         return [repositoryRoot.appendingPathComponent("tests/vectors/pipeline"),
+                repositoryRoot.appendingPathComponent("tests/vectors/groups"),
                 shared.appendingPathComponent("required/pipeline"), shared.appendingPathComponent("optional/pipeline")]
             .filter { FileManager.default.fileExists(atPath: $0.path) }
+    }
+
+    /// The vector files of a folder: every `.toml`, except in tests/vectors/groups, which
+    /// mixes stages and whose pipeline vectors are named `pipeline-*.toml`.
+    func vectorFiles(_ folder: URL) throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".toml") }.sorted()
+        return folder.lastPathComponent == "groups" ? names.filter { $0.hasPrefix("pipeline-") } : names
     }
 
     func testPipelineVectors() throws {
         var ran = 0
         for folder in vectorFolders() {
-            let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-                .filter { $0.hasSuffix(".toml") }.sorted()
-            for name in names {
+            for name in try vectorFiles(folder) {
                 let path = folder.appendingPathComponent(name).path
                 ran += 1
                 do {
