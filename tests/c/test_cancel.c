@@ -193,7 +193,7 @@ TEST(another_thread_cancels_a_long_knapsack_run_quickly) {
     // cells, about a second plain and far longer under valgrind, unless cancelled. The
     // run checks the token once per DP row (50 001 cells), which bounds the latency.
     static char contents[LONG_ITEMS][16];
-    ctxpack_item_desc d[LONG_ITEMS];
+    static ctxpack_item_desc d[LONG_ITEMS];  // static: 12 000 descriptors are megabytes
     uint64_t seed = 12345;
     for (int i = 0; i < LONG_ITEMS; i++) {
         seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
