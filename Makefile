@@ -47,6 +47,7 @@ test-rust:
 	$(CARGO) bench --bench compare --no-run
 	$(CARGO) bench --bench tokenizer --no-run
 	$(CARGO) bench --bench chat --no-run
+	$(CARGO) bench --bench prefix --no-run
 	CTXPACK_CONFORMANCE_ENGINE=ffi $(CARGO) test --release --test conformance
 
 test-c:

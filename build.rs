@@ -91,6 +91,8 @@ const VERSIONED_STRUCTS: &[&str] = &[
     "ctxpack_json_read_options",
     "ctxpack_json_warning",
     "ctxpack_chat_options",
+    "ctxpack_prefix_options",
+    "ctxpack_prefix_reuse",
 ];
 
 /// The `CTXPACK_<STRUCT>_INIT` initialisers: every field zero and `struct_size` set. C

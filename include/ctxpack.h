@@ -113,6 +113,10 @@ enum ctxpack_status
   // The run was cancelled through the `ctxpack_cancel_token` of its
   // `ctxpack_run_options` (before it started or while it ran); nothing was returned.
   CTXPACK_CANCELLED = 18,
+  // A prefix state (`ctxpack_prefix_state`) cannot be used: corrupt or truncated bytes,
+  // a newer format version, or a state from another conversation; the message says
+  // which.
+  CTXPACK_INVALID_STATE = 19,
   // A chat request (OpenAI or Anthropic JSON) is malformed or breaks the provider's
   // rules; the message names the JSON path.
   CTXPACK_INVALID_REQUEST = 20,
@@ -449,6 +453,82 @@ typedef int32_t ctxpack_chat_format;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// What a prefix run does with the previous turn's window.
+enum ctxpack_prefix_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Keep the longest previous prefix that is still present and still fits, in the same
+  // order, and select the rest after it; re-anchor when that gives up too much value
+  // (the default).
+  CTXPACK_PREFIX_MODE_HOLD = 0,
+  // Select as usual and report how much of the previous window survives.
+  CTXPACK_PREFIX_MODE_MEASURE = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ctxpack_prefix_mode ctxpack_prefix_mode;
+#else
+typedef int32_t ctxpack_prefix_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// How a prefix run's turn went (`ctxpack_prefix_reuse.outcome`).
+enum ctxpack_turn_outcome
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Measure mode: the usual selection, measured against the previous window.
+  CTXPACK_TURN_OUTCOME_MEASURED = 0,
+  // Hold mode: the previous prefix was kept and the rest selected after it.
+  CTXPACK_TURN_OUTCOME_HELD = 1,
+  // Hold mode without a previous state (or with an empty one): a fresh selection to
+  // the low watermark.
+  CTXPACK_TURN_OUTCOME_ANCHORED = 2,
+  // Hold mode: keeping the prefix would have given up more than the allowed share of
+  // value, so the turn selected afresh to the low watermark.
+  CTXPACK_TURN_OUTCOME_REANCHORED = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ctxpack_turn_outcome ctxpack_turn_outcome;
+#else
+typedef int32_t ctxpack_turn_outcome;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// Why the new window stops matching the previous one
+// (`ctxpack_prefix_reuse.difference_reason`).
+enum ctxpack_difference_reason
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The previous item is in no item of the input any more.
+  CTXPACK_DIFFERENCE_REASON_REMOVED = 0,
+  // The previous item's content (or tokens) changed in place.
+  CTXPACK_DIFFERENCE_REASON_EDITED = 1,
+  // The previous item is still placed, later: an item the previous window placed after
+  // it now comes first.
+  CTXPACK_DIFFERENCE_REASON_REORDERED = 2,
+  // The previous item is still placed, later: an item the previous window did not have
+  // now comes first.
+  CTXPACK_DIFFERENCE_REASON_INSERTED = 3,
+  // The previous item is still in the input but the budget left it out.
+  CTXPACK_DIFFERENCE_REASON_BUDGET = 4,
+  // The previous item's group gained or lost members.
+  CTXPACK_DIFFERENCE_REASON_GROUP_CHANGED = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ctxpack_difference_reason ctxpack_difference_reason;
+#else
+typedef int32_t ctxpack_difference_reason;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // A validated token budget, given to each run. Immutable; may be shared by runs on many
 // threads.
 typedef struct ctxpack_budget ctxpack_budget;
@@ -500,6 +580,11 @@ typedef struct ctxpack_pipeline ctxpack_pipeline;
 // A placer. Immutable and reference-counted: pipelines built from it keep their own
 // reference, so the caller may free its handle at any time.
 typedef struct ctxpack_placer ctxpack_placer;
+
+// A prefix state: what a turn placed, in order, for the next turn to compare with or to
+// keep (`docs/prefix-cache.md`). Immutable, so it may be read from many threads and
+// passed to many runs; freed with `ctxpack_prefix_state_free`.
+typedef struct ctxpack_prefix_state ctxpack_prefix_state;
 
 // The per-kind quota utilization of a traced result (`ctxpack_result_quota_utilization`):
 // one entry per constraint of the pipeline's slicer. Immutable; its strings are owned by
@@ -613,6 +698,35 @@ typedef struct ctxpack_budget_desc {
   double estimation_safety_margin_percent;
 } ctxpack_budget_desc;
 
+// Options of `ctxpack_pipeline_run_prefix`. Initialise with `CTXPACK_PREFIX_OPTIONS_INIT`
+// or `ctxpack_prefix_options_init`: Hold, no conversation key, no caching rule, the
+// default thresholds. Passing NULL instead means the same.
+typedef struct ctxpack_prefix_options {
+  // `sizeof(ctxpack_prefix_options)`.
+  size_t struct_size;
+  // A `ctxpack_prefix_mode` value (0 hold, 1 measure).
+  int32_t mode;
+  // 0: the default thresholds (`max_value_loss` 0.05, `low_watermark` 0.8) and the two
+  // fields below are ignored; 1: use the two fields below.
+  uint8_t custom_thresholds;
+  // Must be zero.
+  uint8_t reserved[3];
+  // Hold: the largest share of a fresh selection's value a turn may give up, in [0, 1]
+  // (read when `custom_thresholds` is 1).
+  double max_value_loss;
+  // Hold: an anchor selects to at least this share of the budget's target, in (0, 1]
+  // (read when `custom_thresholds` is 1).
+  double low_watermark;
+  // A key naming the conversation: any bytes (a conversation id), empty for none. Its
+  // hash is stored in the state; a previous state made with another key, or with a
+  // key when none is given (and the other way round), is `CTXPACK_INVALID_STATE`.
+  struct ctxpack_str conversation;
+  // The provider's caching rule for `cached_tokens`: empty or `none`, `openai`,
+  // `anthropic` or `anthropic:MIN`, `vllm` (16-token blocks) or `blocks:N`; anything
+  // else is `CTXPACK_INVALID_ARGUMENT`.
+  struct ctxpack_str cache_rule;
+} ctxpack_prefix_options;
+
 // Options of `ctxpack_chat_trim`. Initialise with `CTXPACK_CHAT_OPTIONS_INIT` or
 // `ctxpack_chat_options_init`: every field zero means the defaults, the same as passing
 // NULL (the default encoding, the provider's overheads, the last turn pinned, no report).
@@ -643,7 +757,72 @@ typedef struct ctxpack_chat_options {
   uint8_t has_overheads;
   // Must be zero.
   uint8_t reserved[2];
+  // Prefix state across turns (`docs/prefix-cache.md`): NULL for none (the default);
+  // otherwise the mode, conversation key, thresholds and caching rule, as for
+  // `ctxpack_pipeline_run_prefix`. The result then has a reuse report
+  // (`ctxpack_chat_result_prefix_reuse`) and a state for the next turn
+  // (`ctxpack_chat_result_prefix_state`), both describing the trimmed request.
+  const struct ctxpack_prefix_options *prefix;
+  // The previous turn's state (from `ctxpack_chat_result_prefix_state`, or read back
+  // with `ctxpack_prefix_state_from_bytes`); NULL on a first turn. Set without `prefix`
+  // it is `CTXPACK_INVALID_ARGUMENT`.
+  const struct ctxpack_prefix_state *previous_state;
 } ctxpack_chat_options;
+
+// The reuse report of a prefix run: how much of the previous window the new one starts
+// with, aligned to the caching rule, and what keeping it gave up. Initialise with
+// `CTXPACK_PREFIX_REUSE_INIT`.
+typedef struct ctxpack_prefix_reuse {
+  // `sizeof(ctxpack_prefix_reuse)`, set by the caller.
+  size_t struct_size;
+  // The run's `ctxpack_prefix_mode`.
+  int32_t mode;
+  // A `ctxpack_turn_outcome` value.
+  int32_t outcome;
+  // The turn number (1 for the first turn of a state chain).
+  uint64_t turn;
+  // Turns since the latest anchor (0 on an anchor turn).
+  uint64_t turns_since_anchor;
+  // Items of the previous window (0 without a previous state).
+  size_t previous_entries;
+  // Tokens of the previous window.
+  int64_t previous_tokens;
+  // Items of the new window.
+  size_t window_entries;
+  // Tokens of the new window.
+  int64_t window_tokens;
+  // Items the new window starts with that are the previous window's first items, in
+  // the same order.
+  size_t kept_entries;
+  // Their tokens.
+  int64_t kept_tokens;
+  // `kept_tokens` under the caching rule: what a provider cache would serve.
+  int64_t cached_tokens;
+  // The token target of the anchor the window appends to (the target in Measure mode).
+  int64_t anchor_target;
+  // The value of a fresh selection at the full target (unpinned units' values).
+  double fresh_value;
+  // The value of the window returned, counted the same way.
+  double value;
+  // `fresh_value - value` (negative when a greedy fresh selection is not optimal).
+  double value_given_up;
+  // 1 when the windows differ (the fields below are set), 0 when the previous window is
+  // a prefix of the new one or there was none.
+  uint8_t has_difference;
+  // Must be zero; set to zero.
+  uint8_t reserved[3];
+  // A `ctxpack_difference_reason` value (0 when `has_difference` is 0).
+  int32_t difference_reason;
+  // The index, in both windows, of the first differing item (= `kept_entries`).
+  size_t difference_index;
+  // The input position of the item the new window has there, or `SIZE_MAX` when the
+  // new window ends there.
+  size_t difference_item;
+  // The input position, in the previous turn, of the previous window's item there.
+  uint32_t difference_previous_position;
+  // Set to zero.
+  uint8_t reserved2[4];
+} ctxpack_prefix_reuse;
 
 // One metadata entry of an item (a later entry with the same key replaces an earlier
 // one).
@@ -1325,6 +1504,24 @@ ctxpack_status ctxpack_chat_result_adjustment_path(const struct ctxpack_chat_res
 // `GroupExcluded`. Adjustments made after the run are not in it.
 ctxpack_status ctxpack_chat_result_selection(const struct ctxpack_chat_result *result, struct ctxpack_result **out, struct ctxpack_error **out_error);
 
+// The reuse report of a trim with `options.prefix` (how much of the previous turn's
+// trimmed request this one starts with, after the provider rules' adjustments);
+// `CTXPACK_NO_REPORT` for a trim without it. `out` is the caller's struct (its
+// `struct_size` set, e.g. by `CTXPACK_PREFIX_REUSE_INIT`); a wrong `struct_size` fails
+// with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_chat_result_prefix_reuse(const struct ctxpack_chat_result *result, struct ctxpack_prefix_reuse *out, struct ctxpack_error **out_error);
+
+// The reuse report of a trim with `options.prefix` as JSON (the form of
+// `docs/prefix-cache.md`) in a new `ctxpack_string`; `CTXPACK_NO_REPORT` for a trim
+// without it.
+ctxpack_status ctxpack_chat_result_prefix_reuse_json(const struct ctxpack_chat_result *result, struct ctxpack_string **out, struct ctxpack_error **out_error);
+
+// The state of a trim with `options.prefix`, for the next turn's
+// `options.previous_state`, in a new handle in `*out` (NULL on failure; the caller frees
+// it with `ctxpack_prefix_state_free`, and it outlives the chat result);
+// `CTXPACK_NO_REPORT` for a trim without it.
+ctxpack_status ctxpack_chat_result_prefix_state(const struct ctxpack_chat_result *result, struct ctxpack_prefix_state **out, struct ctxpack_error **out_error);
+
 // Frees a chat result (result handles taken from it live on). NULL is a no-op.
 void ctxpack_chat_result_free(struct ctxpack_chat_result *result);
 
@@ -1523,6 +1720,66 @@ ctxpack_status ctxpack_string_value(const struct ctxpack_string *string, struct 
 
 // Frees a library-owned string. NULL is a no-op.
 void ctxpack_string_free(struct ctxpack_string *string);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_prefix_options) == size`:
+// every byte zero and `struct_size = size`. (C and C++ can write
+// `ctxpack_prefix_options x = CTXPACK_PREFIX_OPTIONS_INIT;` instead.)
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+ctxpack_status ctxpack_prefix_options_init(struct ctxpack_prefix_options *out, size_t size);
+
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_prefix_reuse) == size`:
+// every byte zero and `struct_size = size`. (C and C++ can write
+// `ctxpack_prefix_reuse x = CTXPACK_PREFIX_REUSE_INIT;` instead.)
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+ctxpack_status ctxpack_prefix_reuse_init(struct ctxpack_prefix_reuse *out, size_t size);
+
+// Runs the pipeline with a prefix state (`docs/prefix-cache.md`): as
+// `ctxpack_pipeline_run`, and with `previous` (the previous turn's state, NULL on a
+// first turn) compared (Measure) or kept (Hold). Stores the result in `*out` — its
+// reuse report is read with `ctxpack_result_prefix_reuse` — and this turn's state, for
+// the next turn, in `*out_state`; both are NULL on failure. `run_options` and
+// `prefix_options` may be NULL (defaults). A `previous` state of another conversation is
+// `CTXPACK_INVALID_STATE`; thresholds out of range or an unknown caching rule are
+// `CTXPACK_INVALID_ARGUMENT`.
+ctxpack_status ctxpack_pipeline_run_prefix(const struct ctxpack_pipeline *pipeline, const struct ctxpack_items *items, const struct ctxpack_budget *budget, const struct ctxpack_run_options *run_options, const struct ctxpack_prefix_options *prefix_options, const struct ctxpack_prefix_state *previous, struct ctxpack_result **out, struct ctxpack_prefix_state **out_state, struct ctxpack_error **out_error);
+
+// The reuse report of a result of `ctxpack_pipeline_run_prefix`; `CTXPACK_NO_REPORT`
+// for a result of another call. `out` is the caller's struct (its `struct_size` set,
+// e.g. by its `_INIT` macro); a wrong `struct_size` fails with a message in `out_error`
+// (which may be NULL).
+ctxpack_status ctxpack_result_prefix_reuse(const struct ctxpack_result *result, struct ctxpack_prefix_reuse *out, struct ctxpack_error **out_error);
+
+// The reuse report of a result of `ctxpack_pipeline_run_prefix` as JSON (the form of
+// `docs/prefix-cache.md`) in a new `ctxpack_string`; `CTXPACK_NO_REPORT` for a result of
+// another call.
+ctxpack_status ctxpack_result_prefix_reuse_json(const struct ctxpack_result *result, struct ctxpack_string **out, struct ctxpack_error **out_error);
+
+// Reads a state from its binary form (`len` bytes at `bytes`) into a new handle in
+// `*out` (NULL on failure). Anything but a complete, uncorrupted state of a format
+// version this library reads — truncated, a bit flipped, another magic, a newer
+// version — is `CTXPACK_INVALID_STATE` with the reason in the message.
+ctxpack_status ctxpack_prefix_state_from_bytes(const uint8_t *bytes, size_t len, struct ctxpack_prefix_state **out, struct ctxpack_error **out_error);
+
+// Reads a state from its JSON form into a new handle in `*out` (NULL on failure). A
+// malformed document, an unknown or missing member, a checksum that does not match the
+// fields or a newer version is `CTXPACK_INVALID_STATE`, naming the member.
+ctxpack_status ctxpack_prefix_state_from_json(struct ctxpack_str json, struct ctxpack_prefix_state **out, struct ctxpack_error **out_error);
+
+// Writes the binary form of a state. `*out_len` receives its length in bytes. When
+// `buffer` is NULL only the length is written (a query); otherwise the bytes are copied
+// into `buffer` when `capacity` holds them, else nothing is copied and the status is
+// `CTXPACK_OUT_OF_RANGE`.
+ctxpack_status ctxpack_prefix_state_to_bytes(const struct ctxpack_prefix_state *state, uint8_t *buffer, size_t capacity, size_t *out_len);
+
+// Writes the JSON form of a state into a new `ctxpack_string`.
+ctxpack_status ctxpack_prefix_state_json(const struct ctxpack_prefix_state *state, struct ctxpack_string **out, struct ctxpack_error **out_error);
+
+// The turn number of a state (1 for the first turn of a chain), its number of entries
+// (items of its window) and their tokens. Any out-parameter may be NULL.
+ctxpack_status ctxpack_prefix_state_info(const struct ctxpack_prefix_state *state, uint64_t *out_turn, size_t *out_entries, int64_t *out_tokens);
+
+// Frees a state. NULL is a no-op.
+void ctxpack_prefix_state_free(struct ctxpack_prefix_state *state);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_report_summary) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
@@ -1885,6 +2142,8 @@ ctxpack_status ctxpack_encoding_truncate(const struct ctxpack_encoding *encoding
 #define CTXPACK_JSON_READ_OPTIONS_INIT ([] { ctxpack_json_read_options v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_JSON_WARNING_INIT ([] { ctxpack_json_warning v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_CHAT_OPTIONS_INIT ([] { ctxpack_chat_options v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_PREFIX_OPTIONS_INIT ([] { ctxpack_prefix_options v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_PREFIX_REUSE_INIT ([] { ctxpack_prefix_reuse v_{}; v_.struct_size = sizeof v_; return v_; }())
 #else
 #define CTXPACK_ITEM_DESC_INIT { .struct_size = sizeof(ctxpack_item_desc) }
 #define CTXPACK_BUDGET_DESC_INIT { .struct_size = sizeof(ctxpack_budget_desc) }
@@ -1901,6 +2160,8 @@ ctxpack_status ctxpack_encoding_truncate(const struct ctxpack_encoding *encoding
 #define CTXPACK_JSON_READ_OPTIONS_INIT { .struct_size = sizeof(ctxpack_json_read_options) }
 #define CTXPACK_JSON_WARNING_INIT { .struct_size = sizeof(ctxpack_json_warning) }
 #define CTXPACK_CHAT_OPTIONS_INIT { .struct_size = sizeof(ctxpack_chat_options) }
+#define CTXPACK_PREFIX_OPTIONS_INIT { .struct_size = sizeof(ctxpack_prefix_options) }
+#define CTXPACK_PREFIX_REUSE_INIT { .struct_size = sizeof(ctxpack_prefix_reuse) }
 #endif
 
 #endif  /* CTXPACK_H */

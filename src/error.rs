@@ -53,6 +53,9 @@ macro_rules! core_error_kinds {
             Unsupported = 17 => CTXPACK_UNSUPPORTED,
             /// The run was cancelled through its [`crate::CancelToken`].
             Cancelled = 18 => CTXPACK_CANCELLED,
+            /// A prefix state is corrupt, truncated, of a newer format, or from another
+            /// conversation.
+            InvalidState = 19 => CTXPACK_INVALID_STATE,
             /// A chat request is malformed or breaks its provider's rules.
             InvalidRequest = 20 => CTXPACK_INVALID_REQUEST,
         }
@@ -202,6 +205,11 @@ pub enum Error {
     /// the run stopped.
     #[error("cancelled: {0}")]
     Cancelled(String),
+    /// A prefix state cannot be used: it is corrupt or truncated (the checksum or the
+    /// layout does not hold), of a newer format version, or from another conversation
+    /// (`docs/prefix-cache.md`); the message says which.
+    #[error("invalid prefix state: {0}")]
+    InvalidState(String),
     /// A chat request is invalid; the message starts with the JSON path of the bad value.
     #[error("invalid request: {0}")]
     InvalidRequest(String),
@@ -229,6 +237,8 @@ mod tests {
         assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
         assert!(values.iter().all(|&v| v < 100), "{values:?}");
         assert_eq!(ErrorCode::InvalidRequest.value(), 20);
+        assert_eq!(ErrorCode::Cancelled.value(), 18);
+        assert_eq!(ErrorCode::InvalidState.value(), 19);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! context-selection specification v1.0.0.
 //!
 //! The modules follow the specification: [`model`], [`pipeline`], [`scorer`], [`slicer`],
-//! [`placer`], [`diagnostics`]; declarative [`policy`] configurations and [`analytics`]
+//! [`placer`], [`diagnostics`]; [`prefix`] keeps selections stable across turns for provider
+//! prompt caches; declarative [`policy`] configurations and [`analytics`]
 //! build on them; [`chat`] trims OpenAI and Anthropic chat requests and [`tokenizer`] counts
 //! tokens for OpenAI's encodings. The C ABI lives in its own module tree on top.
 //!
@@ -74,6 +75,7 @@ pub mod model;
 pub mod pipeline;
 pub mod placer;
 pub mod policy;
+pub mod prefix;
 mod radix;
 pub mod scorer;
 pub mod slicer;

@@ -272,6 +272,129 @@ fn chat_messages() -> Vec<String> {
     m
 }
 
+/// The messages of prefix states (`docs/prefix-cache.md`).
+fn prefix_messages() -> Vec<String> {
+    use ctxpack::prefix::{PrefixMode, PrefixOptions, PrefixState};
+    use ctxpack::RunOptions;
+    let p = pipeline(Arc::new(RecencyScorer::new()), Arc::new(GreedySlice::new()));
+    let items = [item("a", 10), item("b", 10)];
+    let budget = ContextBudget::new(100, 100).unwrap();
+    let run_options = RunOptions::default();
+    let mut keyed = PrefixOptions::new(PrefixMode::Hold);
+    keyed.conversation = Some(b"one");
+    let first = p.run_prefix(&items, &budget, &run_options, &keyed).unwrap();
+    let bytes = first.state.to_bytes();
+    let mut m = Vec::new();
+    let mut flipped = bytes.clone();
+    let last_entry_byte = flipped.len() - 5;
+    flipped[last_entry_byte] ^= 1;
+    m.push(message(PrefixState::from_bytes(&flipped)));
+    m.push(message(PrefixState::from_bytes(&bytes[..bytes.len() - 1])));
+    let mut newer = bytes.clone();
+    newer[4] = 2;
+    m.push(message(PrefixState::from_bytes(&newer)));
+    let edited = first
+        .state
+        .to_json()
+        .replacen("\"turn\":1", "\"turn\":2", 1);
+    m.push(message(PrefixState::from_json(&edited)));
+    let mut other = PrefixOptions::new(PrefixMode::Hold);
+    other.conversation = Some(b"two");
+    other.previous = Some(&first.state);
+    m.push(message(p.run_prefix(&items, &budget, &run_options, &other)));
+    let mut bad = PrefixOptions::new(PrefixMode::Measure);
+    bad.max_value_loss = 1.5;
+    m.push(message(p.run_prefix(&items, &budget, &run_options, &bad)));
+    m
+}
+
+/// The messages of the C layer's prefix functions.
+fn ffi_prefix_messages() -> Vec<String> {
+    let mut m = Vec::new();
+    // SAFETY: every pointer passed is live or NULL, every struct of its stated size.
+    unsafe {
+        let mut scorer = ptr::null_mut();
+        let mut slicer = ptr::null_mut();
+        let mut placer = ptr::null_mut();
+        ctxpack_scorer_new_recency(&mut scorer, ptr::null_mut());
+        ctxpack_slicer_new_greedy(&mut slicer, ptr::null_mut());
+        ctxpack_placer_new_chronological(&mut placer, ptr::null_mut());
+        let mut pipeline = ptr::null_mut();
+        ctxpack_pipeline_new(
+            scorer,
+            slicer,
+            placer,
+            ptr::null(),
+            &mut pipeline,
+            ptr::null_mut(),
+        );
+        let mut items = ptr::null_mut();
+        ctxpack_items_new(&mut items, ptr::null_mut());
+        ctxpack_items_push(items, &desc("a", 1), ptr::null_mut());
+        let mut budget = ptr::null_mut();
+        let mut bd = std::mem::zeroed::<ctxpack_budget_desc>();
+        ctxpack_budget_desc_init(&mut bd, std::mem::size_of::<ctxpack_budget_desc>());
+        bd.max_tokens = 10;
+        bd.target_tokens = 10;
+        ctxpack_budget_new(&bd, &mut budget, ptr::null_mut());
+        let mut o = std::mem::zeroed::<ctxpack_prefix_options>();
+        ctxpack_prefix_options_init(&mut o, std::mem::size_of::<ctxpack_prefix_options>());
+        let mut result = ptr::null_mut();
+        let mut state = ptr::null_mut();
+        let mut run = |o: &ctxpack_prefix_options| {
+            ffi_message(|e| {
+                ctxpack_pipeline_run_prefix(
+                    pipeline,
+                    items,
+                    budget,
+                    ptr::null(),
+                    o,
+                    ptr::null(),
+                    &mut result,
+                    &mut state,
+                    e,
+                )
+            })
+        };
+        let mut bad = o;
+        bad.mode = 7;
+        m.push(run(&bad));
+        let mut bad = o;
+        bad.cache_rule = s("gemini");
+        m.push(run(&bad));
+        let mut bad = o;
+        bad.custom_thresholds = 1;
+        bad.low_watermark = 0.5;
+        bad.max_value_loss = 1.5;
+        m.push(run(&bad));
+        let mut plain = ptr::null_mut();
+        ctxpack_pipeline_run(
+            pipeline,
+            items,
+            budget,
+            ptr::null(),
+            &mut plain,
+            ptr::null_mut(),
+        );
+        let mut reuse = std::mem::zeroed::<ctxpack_prefix_reuse>();
+        ctxpack_prefix_reuse_init(&mut reuse, std::mem::size_of::<ctxpack_prefix_reuse>());
+        m.push(ffi_message(|e| {
+            ctxpack_result_prefix_reuse(plain, &mut reuse, e)
+        }));
+        m.push(ffi_message(|e| {
+            ctxpack_prefix_state_from_bytes(b"CXPS".as_ptr(), 4, &mut state, e)
+        }));
+        ctxpack_result_free(plain);
+        ctxpack_budget_free(budget);
+        ctxpack_items_free(items);
+        ctxpack_pipeline_free(pipeline);
+        ctxpack_scorer_free(scorer);
+        ctxpack_slicer_free(slicer);
+        ctxpack_placer_free(placer);
+    }
+    m
+}
+
 /// The messages of the token counting functions (a build with the `tokenizer` feature).
 #[cfg(feature = "tokenizer")]
 fn tokenizer_messages() -> Vec<String> {
@@ -822,6 +945,8 @@ fn every_quoted_message_of_docs_errors_md_is_real() {
     let mut real = core_messages();
     real.extend(ffi_messages());
     real.extend(tokenizer_messages());
+    real.extend(prefix_messages());
+    real.extend(ffi_prefix_messages());
     real.extend(chat_ffi_messages());
     check_documented(|status| !status.contains(UNSUPPORTED), &real, 60);
 }

@@ -49,6 +49,12 @@ type ChatOptions struct {
 	UnpinLastTurn bool
 	// Overheads replace the provider's when not nil.
 	Overheads *ChatOverheads
+	// Prefix, when not nil, keeps the start of the trimmed request stable across turns
+	// (docs/prefix-cache.md): ChatResult.Reuse and ChatResult.State are then set.
+	Prefix *PrefixOptions
+	// PreviousState is the previous turn's ChatResult.State (nil on a first turn; a
+	// closed one is StatusNullArgument). It needs Prefix.
+	PreviousState *PrefixState
 }
 
 // ChatAdjustment is a unit the pipeline selected that was dropped after the run to
@@ -79,6 +85,12 @@ type ChatResult struct {
 	// Selection is the pipeline's selection, with its Report when ChatOptions.Trace
 	// asked for one. The messages of a tool call and its results share a group.
 	Selection Result
+	// Reuse (with ChatOptions.Prefix) says how much of the previous turn's trimmed
+	// request this one starts with.
+	Reuse *Reuse
+	// State (with ChatOptions.Prefix) is this turn's state, for the next turn's
+	// ChatOptions.PreviousState; owned by the caller (Close it).
+	State *PrefixState
 }
 
 // TrimChat trims a chat request body to budget with pipeline (a preset, a policy, or one
@@ -105,6 +117,16 @@ func TrimChat(format ChatFormat, request string, budget *Budget, pipeline *Pipel
 			copts.overhead_per_name = C.int64_t(o.PerName)
 			copts.overhead_per_request = C.int64_t(o.PerRequest)
 			copts.overhead_media = C.int64_t(o.Media)
+		}
+		if prev := opts.PreviousState; prev != nil {
+			defer runtime.KeepAlive(prev)
+			if prev.ptr() == nil {
+				return nil, &Error{Status: StatusNullArgument, Message: "PreviousState is a closed PrefixState"}
+			}
+			copts.previous_state = prev.ptr()
+		}
+		if prefix := opts.Prefix; prefix != nil {
+			copts.prefix = cPrefixOptions(&a, prefix)
 		}
 	}
 	var res *C.ctxpack_chat_result
@@ -192,5 +214,27 @@ func readChatResult(res *C.ctxpack_chat_result) (*ChatResult, error) {
 		return nil, err
 	}
 	out.Selection = selection
+	var r C.ctxpack_prefix_reuse
+	C.ctxpack_prefix_reuse_init(&r, C.size_t(unsafe.Sizeof(r)))
+	status := C.ctxpack_chat_result_prefix_reuse(res, &r, nil)
+	if status == C.CTXPACK_NO_REPORT {
+		return out, nil // a trim without ChatOptions.Prefix
+	}
+	if err := check(status); err != nil {
+		return nil, err
+	}
+	var str *C.ctxpack_string
+	if err := takeError(C.ctxpack_chat_result_prefix_reuse_json(res, &str, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	reuse, err := reuseOf(&r, str)
+	if err != nil {
+		return nil, err
+	}
+	var state *C.ctxpack_prefix_state
+	if err := takeError(C.ctxpack_chat_result_prefix_state(res, &state, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	out.Reuse, out.State = &reuse, newPrefixState(state)
 	return out, nil
 }

@@ -300,3 +300,43 @@ func TestTrimChatErrors(t *testing.T) {
 		t.Errorf("closed pipeline: %v", err)
 	}
 }
+
+// A chat trim can carry a prefix state across turns: the same request trimmed again with
+// the first turn's state gives the same request and reuses all of it; a state of another
+// conversation is refused; a previous state without Prefix is an argument error; without
+// Prefix the result has no reuse report and no state.
+func TestTrimChatPrefixStateAcrossTurns(t *testing.T) {
+	pipeline := must(ctxpack.NewPresetPipeline("chat"))
+	cleanup(t, pipeline)
+	budget := newBudget(t, 6000, 4000)
+	request := sampleRequest(t, "openai")
+	prefix := &ctxpack.PrefixOptions{Conversation: []byte("conversation-1"), CacheRule: "openai"}
+	first := must(ctxpack.TrimOpenAI(request, budget, pipeline, &ctxpack.ChatOptions{Prefix: prefix}))
+	if first.Reuse == nil || first.State == nil {
+		t.Fatal("a trim with Prefix has a reuse report and a state")
+	}
+	defer first.State.Close()
+	if first.Reuse.Turn != 1 || first.Reuse.PreviousEntries != 0 || len(first.JSON) >= len(request) {
+		t.Fatalf("first turn: %+v (%d of %d bytes)", *first.Reuse, len(first.JSON), len(request))
+	}
+	second := must(ctxpack.TrimOpenAI(request, budget, pipeline,
+		&ctxpack.ChatOptions{Prefix: prefix, PreviousState: first.State}))
+	defer second.State.Close()
+	r := second.Reuse
+	if second.JSON != first.JSON || r.Turn != 2 || r.Difference != nil ||
+		r.KeptEntries != r.WindowEntries || r.KeptTokens != first.Reuse.WindowTokens {
+		t.Fatalf("second turn: %+v", *r)
+	}
+	if !strings.Contains(r.JSON, `"kept_entries"`) {
+		t.Errorf("reuse JSON %s", r.JSON)
+	}
+	other := &ctxpack.PrefixOptions{Conversation: []byte("conversation-2")}
+	_, err := ctxpack.TrimOpenAI(request, budget, pipeline, &ctxpack.ChatOptions{Prefix: other, PreviousState: first.State})
+	wantStatus(t, err, ctxpack.StatusInvalidState, "conversation")
+	_, err = ctxpack.TrimOpenAI(request, budget, pipeline, &ctxpack.ChatOptions{PreviousState: first.State})
+	wantStatus(t, err, ctxpack.StatusInvalidArgument, "previous_state")
+	plain := must(ctxpack.TrimOpenAI(request, budget, pipeline, nil))
+	if plain.Reuse != nil || plain.State != nil || plain.JSON != first.JSON {
+		t.Errorf("without Prefix: reuse %v, state %v", plain.Reuse, plain.State)
+	}
+}

@@ -38,6 +38,7 @@ const (
 	StatusOutOfMemory           Status = C.CTXPACK_OUT_OF_MEMORY
 	StatusUnsupported           Status = C.CTXPACK_UNSUPPORTED
 	StatusCancelled             Status = C.CTXPACK_CANCELLED
+	StatusInvalidState          Status = C.CTXPACK_INVALID_STATE
 	StatusInvalidRequest        Status = C.CTXPACK_INVALID_REQUEST
 	StatusNullArgument          Status = C.CTXPACK_NULL_ARGUMENT
 	StatusInvalidUTF8           Status = C.CTXPACK_INVALID_UTF8
@@ -69,6 +70,7 @@ var statusNames = map[Status]string{
 	StatusOutOfMemory:           "CTXPACK_OUT_OF_MEMORY",
 	StatusUnsupported:           "CTXPACK_UNSUPPORTED",
 	StatusCancelled:             "CTXPACK_CANCELLED",
+	StatusInvalidState:          "CTXPACK_INVALID_STATE",
 	StatusInvalidRequest:        "CTXPACK_INVALID_REQUEST",
 	StatusNullArgument:          "CTXPACK_NULL_ARGUMENT",
 	StatusInvalidUTF8:           "CTXPACK_INVALID_UTF8",

@@ -38,6 +38,8 @@ var hookStatusCases = []statusCase{
 	{ctxpack.StatusPanic, faultyRun(0)},
 	// CTXPACK_UNSUPPORTED comes from real calls only in a build without the tokenizer feature.
 	{ctxpack.StatusUnsupported, faultyRun(int32(ctxpack.StatusUnsupported))},
+	// No prefix-state call exists in the binding yet: the hook's scorer fails with it.
+	{ctxpack.StatusInvalidState, faultyRun(int32(ctxpack.StatusInvalidState))},
 	// No chat-request call exists in the binding yet: the hook's scorer fails with it.
 	{ctxpack.StatusInvalidRequest, faultyRun(20)},
 	{ctxpack.StatusWrongHandleType, misuse(0)},

@@ -18,7 +18,8 @@ var allStatuses = []ctxpack.Status{
 	ctxpack.StatusScorerConfig, ctxpack.StatusSlicerConfig, ctxpack.StatusPipelineConfig,
 	ctxpack.StatusTableTooLarge, ctxpack.StatusCountRequirementUnmet, ctxpack.StatusCallback,
 	ctxpack.StatusTokenOverflow, ctxpack.StatusInvalidPolicy, ctxpack.StatusInvalidArgument,
-	ctxpack.StatusOutOfMemory, ctxpack.StatusUnsupported, ctxpack.StatusCancelled, ctxpack.StatusInvalidRequest,
+	ctxpack.StatusOutOfMemory, ctxpack.StatusUnsupported, ctxpack.StatusCancelled, ctxpack.StatusInvalidState,
+	ctxpack.StatusInvalidRequest,
 	ctxpack.StatusNullArgument, ctxpack.StatusInvalidUTF8, ctxpack.StatusWrongHandleType,
 	ctxpack.StatusOutOfRange, ctxpack.StatusNoReport, ctxpack.StatusPanic,
 }

@@ -42,11 +42,13 @@ use crate::diagnostics::TraceDetail;
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::{Pipeline, Selection};
+use crate::prefix::{PrefixOptions, PrefixState, ReuseReport};
 
 mod anthropic;
 mod conversation;
 mod count;
 mod openai;
+mod prefix;
 mod rules;
 mod select;
 #[cfg(test)]
@@ -85,6 +87,11 @@ pub struct ChatOptions<'a> {
     /// How much of the run to record; the report is in [`Trimmed::selection`] (default:
     /// none).
     pub trace: TraceDetail,
+    /// Cache-friendly trimming across turns (default: none): the previous turn's state,
+    /// the mode and thresholds (`docs/prefix-cache.md`). The state describes the trimmed
+    /// request in conversation order, each message recognised by its JSON text; the
+    /// options' order and identities are set by the trimming itself.
+    pub prefix: Option<PrefixOptions<'a>>,
 }
 
 impl Default for ChatOptions<'static> {
@@ -102,6 +109,7 @@ impl<'a> ChatOptions<'a> {
             overheads: None,
             pin_last_turn: true,
             trace: TraceDetail::None,
+            prefix: None,
         }
     }
 }
@@ -112,6 +120,7 @@ impl std::fmt::Debug for ChatOptions<'_> {
             .field("overheads", &self.overheads)
             .field("pin_last_turn", &self.pin_last_turn)
             .field("trace", &self.trace)
+            .field("prefix", &self.prefix)
             .finish_non_exhaustive()
     }
 }
@@ -150,6 +159,11 @@ pub struct Trimmed {
     pub input_tokens: i64,
     /// Tokens of the trimmed request, counted the same way.
     pub tokens: i64,
+    /// With [`ChatOptions::prefix`]: how much of the previous turn's request this one
+    /// starts with (after the provider rules' adjustments).
+    pub reuse: Option<ReuseReport>,
+    /// With [`ChatOptions::prefix`]: the state to pass to the next turn.
+    pub state: Option<PrefixState>,
 }
 
 /// Trims an OpenAI Chat Completions request body. Errors: [`crate::Error::InvalidRequest`]
@@ -188,12 +202,39 @@ pub fn trim(
     };
     let (conv, spans) = read(provider, json, &counter)?;
     let pinned = conv.pinned_units(options.pin_last_turn);
-    let mut run = select::run(&conv, pipeline, budget, &pinned, options.trace)?;
+    let identify = |paths: &[String], items: &[ContextItem]| {
+        prefix::identities(provider, json, &spans, paths, items)
+    };
+    let prefix_input = options.prefix.map(|o| select::PrefixInput {
+        options: o,
+        identify: &identify,
+    });
+    let mut run = select::run(
+        &conv,
+        pipeline,
+        budget,
+        &pinned,
+        options.trace,
+        prefix_input.as_ref(),
+    )?;
     let adjustments = rules::enforce(&conv, &mut run.kept_units, &pinned)?;
     let mut keep = vec![false; conv.messages.len()];
     for (unit, _) in conv.units.iter().zip(&run.kept_units).filter(|(_, &k)| k) {
         keep[unit.clone()].fill(true);
     }
+    let (reuse, state) = match run.prefix.take() {
+        None => (None, None),
+        Some((mut reuse, mut state, ids)) => {
+            if !adjustments.is_empty() {
+                // The state describes what is sent: drop what the provider rules dropped.
+                let kept = prefix::kept_items(&run.item_paths, &keep);
+                let keys = crate::prefix::item_keys(&run.items, Some(&ids));
+                let previous = options.prefix.and_then(|o| o.previous);
+                crate::prefix::restate((&mut reuse, &mut state), previous, keys, &kept, true);
+            }
+            (Some(reuse), Some(state))
+        }
+    };
     let out = write::splice(json, &spans, &keep);
     // A trimmed output must pass the same reading as the input (structure, pairing, first
     // message); a failure here is a bug, reported rather than returned as a bad request.
@@ -235,6 +276,8 @@ pub fn trim(
         adjustments,
         input_tokens,
         tokens,
+        reuse,
+        state,
     })
 }
 

@@ -13,6 +13,7 @@ use crate::diagnostics::TraceDetail;
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::{Pipeline, RunOptions, Selection};
+use crate::prefix::{PrefixOptions, PrefixOrder, PrefixState, ReuseReport};
 
 /// The outcome of the pipeline run, in terms of the conversation.
 pub(crate) struct Run {
@@ -24,6 +25,19 @@ pub(crate) struct Run {
     pub(crate) selection: Selection,
     /// Per unit: kept.
     pub(crate) kept_units: Vec<bool>,
+    /// With a prefix state: the run's reuse report and new state, and the items'
+    /// identities.
+    pub(crate) prefix: Option<(ReuseReport, PrefixState, Vec<u64>)>,
+}
+
+/// Identifies the engine items (their JSON paths, the items) for a prefix state.
+pub(crate) type Identify<'p> = &'p dyn Fn(&[String], &[ContextItem]) -> Vec<u64>;
+
+/// What a run with a prefix state needs: the options, and how to identify the engine
+/// items by the JSON paths they stand for.
+pub(crate) struct PrefixInput<'p> {
+    pub(crate) options: PrefixOptions<'p>,
+    pub(crate) identify: Identify<'p>,
 }
 
 /// The items of the pipeline: fixed parts first (pinned), then one per message.
@@ -41,13 +55,25 @@ pub(crate) fn run(
     budget: &ContextBudget,
     pinned: &[bool],
     trace: TraceDetail,
+    prefix: Option<&PrefixInput<'_>>,
 ) -> Result<Run> {
     let engine = engine_items(conv, pinned)?;
     let options = RunOptions {
         trace,
         on_overflow: None,
     };
-    let selection = pipeline.run_with(&engine.items, budget, &options)?;
+    let (selection, prefix) = match prefix {
+        None => (pipeline.run_with(&engine.items, budget, &options)?, None),
+        Some(p) => {
+            // The trimmed request keeps conversation order: the state follows input order.
+            let ids = (p.identify)(&engine.paths, &engine.items);
+            let mut o = p.options;
+            o.order = PrefixOrder::Input;
+            o.identities = Some(&ids);
+            let r = pipeline.run_prefix(&engine.items, budget, &options, &o)?;
+            (r.selection, Some((r.reuse, r.state, ids)))
+        }
+    };
     let mut selected = vec![0usize; conv.units.len()];
     for &i in &selection.indices {
         if let Some(unit) = engine.unit[i] {
@@ -65,6 +91,7 @@ pub(crate) fn run(
         item_paths: engine.paths,
         selection,
         kept_units,
+        prefix,
     })
 }
 

@@ -10,14 +10,20 @@ use crate::chat::{self, ChatOptions, CountTokens, Overheads, Provider};
 use crate::diagnostics::TraceDetail;
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::enums::{ctxpack_chat_format, ctxpack_trace_detail, enum_arg};
-use crate::ffi::handles::{self, HandleType};
+use crate::ffi::handles::{self, HandleType, Held};
 use crate::ffi::pipeline::ctxpack_pipeline;
+use crate::ffi::policy::ctxpack_string;
+use crate::ffi::prefix::{
+    ctxpack_prefix_options, ctxpack_prefix_reuse, ctxpack_prefix_state, prefix_options_from,
+    reuse_struct,
+};
 use crate::ffi::result::{ctxpack_result, entry, write_array, ResultData, RunContext};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
 use crate::ffi::strings::{ctxpack_str, to_str, OwnedCString};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::model::ContextItem;
 use crate::pipeline::Selection;
+use crate::prefix::{PrefixState, ReuseReport};
 use crate::tokenizer::Encoding;
 
 /// Options of `ctxpack_chat_trim`. Initialise with `CTXPACK_CHAT_OPTIONS_INIT` or
@@ -52,11 +58,25 @@ pub struct ctxpack_chat_options {
     pub has_overheads: u8,
     /// Must be zero.
     pub reserved: [u8; 2],
+    /// Prefix state across turns (`docs/prefix-cache.md`): NULL for none (the default);
+    /// otherwise the mode, conversation key, thresholds and caching rule, as for
+    /// `ctxpack_pipeline_run_prefix`. The result then has a reuse report
+    /// (`ctxpack_chat_result_prefix_reuse`) and a state for the next turn
+    /// (`ctxpack_chat_result_prefix_state`), both describing the trimmed request.
+    pub prefix: *const ctxpack_prefix_options,
+    /// The previous turn's state (from `ctxpack_chat_result_prefix_state`, or read back
+    /// with `ctxpack_prefix_state_from_bytes`); NULL on a first turn. Set without `prefix`
+    /// it is `CTXPACK_INVALID_ARGUMENT`.
+    pub previous_state: *const ctxpack_prefix_state,
 }
 
-// SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid (a NULL empty string).
+/// The size of the first version of `ctxpack_chat_options`, before the prefix fields.
+const CHAT_OPTIONS_V1_SIZE: usize = std::mem::offset_of!(ctxpack_chat_options, prefix);
+
+// SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid (a NULL empty string, NULL
+// pointers).
 unsafe impl Versioned for ctxpack_chat_options {
-    const V1_SIZE: usize = std::mem::size_of::<ctxpack_chat_options>();
+    const V1_SIZE: usize = CHAT_OPTIONS_V1_SIZE;
     const NAME: &'static str = "ctxpack_chat_options";
 }
 
@@ -106,6 +126,9 @@ pub(crate) struct ChatResultData {
     /// The run's items, kept when the run was traced (for the report's JSON form).
     items: Option<Arc<Vec<ContextItem>>>,
     context: RunContext,
+    /// With `options.prefix`: the reuse report and the state for the next turn.
+    reuse: Option<ReuseReport>,
+    state: Option<PrefixState>,
 }
 
 /// The overheads an options struct asks for (`None`: the provider's).
@@ -127,6 +150,38 @@ fn overheads(o: &ctxpack_chat_options) -> FfiResult<Option<Overheads>> {
         per_request: field(o.overhead_per_request, "overhead_per_request")?,
         media: field(o.overhead_media, "overhead_media")?,
     }))
+}
+
+/// The caller's prefix options of an options struct (a copy), and the previous state
+/// retained for the call.
+///
+/// # Safety
+/// `o.prefix` is NULL or valid for its `struct_size`; `o.previous_state` is NULL or a
+/// live handle.
+unsafe fn prefix_of(
+    o: &ctxpack_chat_options,
+) -> FfiResult<(
+    Option<ctxpack_prefix_options>,
+    Option<Held<ctxpack_prefix_state>>,
+)> {
+    if o.prefix.is_null() {
+        if !o.previous_state.is_null() {
+            return Err(FfiError::invalid(
+                "options.previous_state is set but options.prefix is NULL (a previous state \
+                 needs the prefix options of its run)",
+            ));
+        }
+        return Ok((None, None));
+    }
+    // SAFETY: forwarded from the caller.
+    let p = unsafe { versioned::read(o.prefix, "options.prefix") }?;
+    let previous = if o.previous_state.is_null() {
+        None
+    } else {
+        // SAFETY: forwarded from the caller.
+        Some(unsafe { handles::retain(o.previous_state, "options.previous_state") }?)
+    };
+    Ok((Some(p), previous))
 }
 
 /// Trims a chat request body to `budget` with `pipeline` (any pipeline: a preset from
@@ -185,6 +240,15 @@ pub unsafe extern "C" fn ctxpack_chat_trim(
             chat_options.pin_last_turn = !flag(o.unpin_last_turn, "options.unpin_last_turn")?;
             chat_options.overheads = overheads(o)?;
         }
+        let (prefix, previous) = match &o {
+            Some(o) => prefix_of(o)?,
+            None => (None, None),
+        };
+        if let Some(p) = &prefix {
+            let mut p = prefix_options_from(p)?;
+            p.previous = previous.as_deref();
+            chat_options.prefix = Some(p);
+        }
         let trimmed = chat::trim(provider, json, &budget, &pipeline, &chat_options)?;
         let traced = !matches!(chat_options.trace, TraceDetail::None);
         let cstrings = |v: Vec<String>| v.into_iter().map(OwnedCString::new).collect();
@@ -206,6 +270,8 @@ pub unsafe extern "C" fn ctxpack_chat_trim(
             selection: trimmed.selection,
             items: traced.then(|| Arc::new(trimmed.items)),
             context: RunContext::of(&pipeline, &budget),
+            reuse: trimmed.reuse,
+            state: trimmed.state,
         })
     })
 }
@@ -385,6 +451,67 @@ pub unsafe extern "C" fn ctxpack_chat_result_selection(
             r.context.clone(),
         ))
     })
+}
+
+/// The reuse report of a trim with `options.prefix` (how much of the previous turn's
+/// trimmed request this one starts with, after the provider rules' adjustments);
+/// `CTXPACK_NO_REPORT` for a trim without it. `out` is the caller's struct (its
+/// `struct_size` set, e.g. by `CTXPACK_PREFIX_REUSE_INIT`); a wrong `struct_size` fails
+/// with a message in `out_error` (which may be NULL).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_chat_result_prefix_reuse(
+    result: *const ctxpack_chat_result,
+    out: *mut ctxpack_prefix_reuse,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    handles::access_into(result, "result", out_error, |r| {
+        let value = reuse_struct(r.reuse.as_ref().ok_or_else(no_prefix)?);
+        // SAFETY: `out` is NULL or valid for its `struct_size`.
+        unsafe { versioned::write(out, value, "out") }
+    })
+}
+
+/// The reuse report of a trim with `options.prefix` as JSON (the form of
+/// `docs/prefix-cache.md`) in a new `ctxpack_string`; `CTXPACK_NO_REPORT` for a trim
+/// without it.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_chat_result_prefix_reuse_json(
+    result: *const ctxpack_chat_result,
+    out: *mut *mut ctxpack_string,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: `result` is NULL or a live handle.
+    handles::create(out, out_error, || unsafe {
+        let r = handles::borrow(result, "result")?;
+        Ok(OwnedCString::new(
+            r.reuse.as_ref().ok_or_else(no_prefix)?.to_json(),
+        ))
+    })
+}
+
+/// The state of a trim with `options.prefix`, for the next turn's
+/// `options.previous_state`, in a new handle in `*out` (NULL on failure; the caller frees
+/// it with `ctxpack_prefix_state_free`, and it outlives the chat result);
+/// `CTXPACK_NO_REPORT` for a trim without it.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_chat_result_prefix_state(
+    result: *const ctxpack_chat_result,
+    out: *mut *mut ctxpack_prefix_state,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: `result` is NULL or a live handle.
+    handles::create(out, out_error, || unsafe {
+        let r = handles::borrow(result, "result")?;
+        r.state.clone().ok_or_else(no_prefix)
+    })
+}
+
+/// The error of a prefix accessor on a trim without `options.prefix`.
+fn no_prefix() -> FfiError {
+    FfiError::new(
+        ctxpack_status::CTXPACK_NO_REPORT,
+        "the chat result has no prefix state (options.prefix was NULL)",
+    )
 }
 
 /// Frees a chat result (result handles taken from it live on). NULL is a no-op.

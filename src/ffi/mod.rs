@@ -29,6 +29,7 @@ mod json;
 mod pipeline;
 mod placer;
 mod policy;
+mod prefix;
 mod result;
 mod scorer;
 mod sensitivity;
@@ -56,6 +57,7 @@ pub use json::*;
 pub use pipeline::*;
 pub use placer::*;
 pub use policy::*;
+pub use prefix::*;
 pub use result::{
     ctxpack_excluded_entry, ctxpack_excluded_entry_init, ctxpack_group_entry,
     ctxpack_group_entry_init, ctxpack_included_entry, ctxpack_included_entry_init,
@@ -208,6 +210,6 @@ mod tests {
                 "no {name}_init"
             );
         }
-        assert_eq!(found, 15, "versioned structs in the header");
+        assert_eq!(found, 17, "versioned structs in the header");
     }
 }

@@ -10,15 +10,16 @@ use crate::ffi::cancel::ctxpack_cancel_token;
 use crate::ffi::enums::{
     ctxpack_group_value, ctxpack_overflow_strategy, ctxpack_trace_detail, enum_arg,
 };
-use crate::ffi::handles::{self, HandleType};
+use crate::ffi::handles::{self, HandleType, Held};
 use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::placer::ctxpack_placer;
 use crate::ffi::result::{ctxpack_result, ResultData, RunContext};
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::slicer::ctxpack_slicer;
-use crate::ffi::status::{ctxpack_error, ctxpack_status};
+use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::pipeline::{Pipeline, RunOptions};
+use crate::CancelToken;
 
 /// A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
 /// Immutable, and safe to run from many threads at once (the callbacks of custom
@@ -194,6 +195,35 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
         let pipeline = handles::retain(pipeline, "pipeline")?;
         let items = snapshot(items, "items")?;
         let budget = handles::retain(budget, "budget")?;
+        let setup = RunSetup::read(options, "options")?;
+        let selection = match setup.cancel() {
+            None => pipeline.run_with(&items, &budget, &setup.options())?,
+            Some(token) => pipeline.run_cancellable(&items, &budget, &setup.options(), token)?,
+        };
+        let traced_items = selection.report.is_some().then(|| items.clone());
+        let context = RunContext::of(&pipeline, &budget);
+        Ok(ResultData::new(selection, traced_items, context))
+    })
+}
+
+/// The caller's overflow callback adapted for the core.
+type OverflowObserver = Box<dyn Fn(&OverflowEvent)>;
+
+/// A run's options read from the caller's struct: the trace detail and the overflow
+/// callback, adapted for the core by [`RunSetup::options`], and the cancellation token.
+pub(crate) struct RunSetup {
+    trace: TraceDetail,
+    callback: Option<OverflowObserver>,
+    /// The token of `cancel`, held for the whole run (NULL: none).
+    cancel: Option<Held<ctxpack_cancel_token>>,
+}
+
+impl RunSetup {
+    /// Reads `options` (NULL means the defaults), named `what` in messages.
+    ///
+    /// # Safety
+    /// `options` is NULL or valid for its `struct_size`.
+    pub(crate) unsafe fn read(options: *const ctxpack_run_options, what: &str) -> FfiResult<Self> {
         let o = if options.is_null() {
             ctxpack_run_options {
                 struct_size: 0,
@@ -204,28 +234,41 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
                 cancel: ptr::null(),
             }
         } else {
-            versioned::read(options, "options")?
+            // SAFETY: forwarded from the caller.
+            unsafe { versioned::read(options, what) }?
         };
-        reserved(&o.reserved, "options.reserved")?;
+        reserved(&o.reserved, &format!("{what}.reserved"))?;
         let trace: TraceDetail =
-            enum_arg::<ctxpack_trace_detail>(o.trace_detail, "options.trace_detail")?.into();
+            enum_arg::<ctxpack_trace_detail>(o.trace_detail, &format!("{what}.trace_detail"))?
+                .into();
         let callback = o
             .on_overflow
-            .map(|f| overflow_observer(f, o.overflow_user_data));
-        let run = RunOptions {
-            trace,
-            on_overflow: callback.as_ref().map(|c| c as &dyn Fn(&OverflowEvent)),
-        };
-        let selection = if o.cancel.is_null() {
-            pipeline.run_with(&items, &budget, &run)?
+            .map(|f| Box::new(overflow_observer(f, o.overflow_user_data)) as OverflowObserver);
+        let cancel = if o.cancel.is_null() {
+            None
         } else {
-            let token = handles::retain(o.cancel, "options.cancel")?;
-            pipeline.run_cancellable(&items, &budget, &run, &token)?
+            // SAFETY: the token is NULL or a live handle (the caller's contract).
+            Some(unsafe { handles::retain(o.cancel, &format!("{what}.cancel")) }?)
         };
-        let traced_items = selection.report.is_some().then(|| items.clone());
-        let context = RunContext::of(&pipeline, &budget);
-        Ok(ResultData::new(selection, traced_items, context))
-    })
+        Ok(Self {
+            trace,
+            callback,
+            cancel,
+        })
+    }
+
+    /// The core's run options, borrowing the callback.
+    pub(crate) fn options(&self) -> RunOptions<'_> {
+        RunOptions {
+            trace: self.trace,
+            on_overflow: self.callback.as_deref(),
+        }
+    }
+
+    /// The caller's cancellation token, if the options carry one.
+    pub(crate) fn cancel(&self) -> Option<&CancelToken> {
+        self.cancel.as_deref()
+    }
 }
 
 /// Adapts the caller's overflow callback to the core's observer.

@@ -17,6 +17,7 @@ use crate::ffi::strings::{ctxpack_str, static_str, terminate, OwnedCString};
 use crate::ffi::versioned::{self, Versioned};
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::{Pipeline, Selection};
+use crate::prefix::ReuseReport;
 
 /// The outcome of a run. Immutable: its accessors may be called from many threads. Every
 /// pointer it hands out is owned by it and valid until `ctxpack_result_free`.
@@ -62,6 +63,8 @@ pub(crate) struct ResultData {
     pub(crate) context: RunContext,
     /// The JSON form, built on first request.
     json: OnceLock<OwnedCString>,
+    /// The reuse report of a prefix run (`ctxpack_pipeline_run_prefix`).
+    pub(crate) reuse: Option<ReuseReport>,
 }
 
 impl ResultData {
@@ -84,6 +87,7 @@ impl ResultData {
             items,
             context,
             json: OnceLock::new(),
+            reuse: None,
         }
     }
 

@@ -61,6 +61,10 @@ pub enum ctxpack_status {
     /// The run was cancelled through the `ctxpack_cancel_token` of its
     /// `ctxpack_run_options` (before it started or while it ran); nothing was returned.
     CTXPACK_CANCELLED = 18,
+    /// A prefix state (`ctxpack_prefix_state`) cannot be used: corrupt or truncated bytes,
+    /// a newer format version, or a state from another conversation; the message says
+    /// which.
+    CTXPACK_INVALID_STATE = 19,
     /// A chat request (OpenAI or Anthropic JSON) is malformed or breaks the provider's
     /// rules; the message names the JSON path.
     CTXPACK_INVALID_REQUEST = 20,

@@ -232,6 +232,25 @@ impl ContextBudget {
             estimation_safety_margin_percent: 0.0,
         }
     }
+
+    /// The same budget with the target `target` (clamped to `[0, max_tokens]`): the lower
+    /// selections of the prefix extension (an anchor to the low watermark).
+    pub(crate) fn with_target(&self, target: i64) -> ContextBudget {
+        ContextBudget {
+            target_tokens: target.clamp(0, self.max_tokens),
+            ..self.clone()
+        }
+    }
+
+    /// An effective budget (the result of [`ContextBudget::effective`]) of which `used`
+    /// tokens are already taken: both limits lowered by them, not below 0.
+    pub(crate) fn minus(&self, used: i64) -> ContextBudget {
+        ContextBudget {
+            max_tokens: self.max_tokens.saturating_sub(used).max(0),
+            target_tokens: self.target_tokens.saturating_sub(used).max(0),
+            ..self.clone()
+        }
+    }
 }
 
 #[cfg(test)]

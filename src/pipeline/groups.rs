@@ -13,6 +13,7 @@ use crate::pipeline::score::Candidate;
 pub(super) const NO_GROUP: u32 = u32::MAX;
 
 /// The groups of a run.
+#[derive(Clone)]
 pub(super) struct RunGroups<'a> {
     /// Group id of each input position, or [`NO_GROUP`].
     id_of: Vec<u32>,

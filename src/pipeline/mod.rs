@@ -14,6 +14,7 @@ use crate::slicer::Slicer;
 mod classify;
 mod deduplicate;
 mod groups;
+mod hold;
 mod place;
 mod run;
 mod score;
@@ -169,6 +170,22 @@ impl Pipeline {
     ) -> Result<Selection> {
         let _scope = crate::cancel::Scope::enter(cancel);
         run::run(self, items, budget, options)
+    }
+
+    /// Runs with a prefix state across turns (`docs/prefix-cache.md`): Measure selects as
+    /// [`Pipeline::run_with`] does and reports how much of the previous window survives;
+    /// Hold keeps the previous prefix and selects the rest after it (re-anchoring when
+    /// that gives up more than the allowed share of value). Returns the selection, the
+    /// reuse report and the state for the next turn. Errors: those of a run, and
+    /// [`Error::InvalidState`] for a previous state of another conversation.
+    pub fn run_prefix(
+        &self,
+        items: &[ContextItem],
+        budget: &ContextBudget,
+        options: &RunOptions<'_>,
+        prefix: &crate::prefix::PrefixOptions<'_>,
+    ) -> Result<crate::prefix::PrefixRun> {
+        hold::run_prefix(self, items, budget, options, prefix)
     }
 
     /// Runs traced at Item detail and returns only the report.

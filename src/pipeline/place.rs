@@ -33,6 +33,9 @@ pub(super) struct PlaceContext<'a> {
     pub items: &'a [ContextItem],
     pub budget: &'a ContextBudget,
     pub pinned_first: bool,
+    /// The prefix extension's kept prefix (input positions, in its previous order), placed
+    /// first; the placer orders the rest after it. `None` outside Hold runs.
+    pub held: Option<&'a [usize]>,
 }
 
 /// The merged list: pinned positions (score 1.0) first, then the sliced candidates.
@@ -161,6 +164,9 @@ fn placement(
     if list.is_empty() {
         return Ok(Vec::new());
     }
+    if let Some(held) = context.held.filter(|h| !h.is_empty()) {
+        return held_placement(context, merged, units, held);
+    }
     let view: Vec<ScoredItem<'_>> = list
         .iter()
         .map(|c| ScoredItem {
@@ -189,6 +195,47 @@ fn placement(
     };
     out.extend(order.into_iter().filter(|&p| p >= merged.pinned));
     Ok(out)
+}
+
+/// Hold's placement: the kept prefix first, in its previous order (what Truncate dropped
+/// of it left out), then the rest as the placer (and the pinned-first option) orders it on
+/// its own. Kept groups are whole, so the rest is a union of whole units.
+fn held_placement(
+    context: PlaceContext<'_>,
+    merged: &Merged,
+    units: Option<&Units>,
+    held: &[usize],
+) -> Result<Vec<usize>> {
+    let list = &merged.list;
+    let mut position = vec![usize::MAX; context.items.len()];
+    for (p, c) in list.iter().enumerate() {
+        position[c.index] = p;
+    }
+    let mut is_held = vec![false; list.len()];
+    let mut order = Vec::with_capacity(list.len());
+    for &index in held {
+        if let Some(&p) = position.get(index).filter(|&&p| p != usize::MAX) {
+            is_held[p] = true;
+            order.push(p);
+        }
+    }
+    let rest: Vec<usize> = (0..list.len()).filter(|&p| !is_held[p]).collect();
+    if rest.is_empty() {
+        return Ok(order);
+    }
+    // Pinned entries lead the merged list, so the rest's pinned entries lead the rest.
+    let sub = Merged {
+        list: rest.iter().map(|&p| list[p]).collect(),
+        pinned: rest.iter().filter(|&&p| p < merged.pinned).count(),
+    };
+    let sub_units = units.map(|u| u.subset(&rest));
+    let context = PlaceContext {
+        held: None,
+        ..context
+    };
+    let sub_order = placement(context, &sub, sub_units.as_ref())?;
+    order.extend(sub_order.into_iter().map(|q| rest[q]));
+    Ok(order)
 }
 
 /// Decision D3 in docs/decisions.md: walk the merged list as it stands; pinned items always stay, a

@@ -92,6 +92,7 @@ fn run_stages<C: Collector>(
         items,
         budget,
         pinned_first: pipeline.pinned_first,
+        held: None,
     };
     let placed = place(
         context,

@@ -33,6 +33,26 @@ pub(super) fn slice<C: Collector>(
 ) -> Result<Vec<Candidate>> {
     collector.begin_stage();
     let effective = budget.effective(pinned.tokens);
+    let sliced = slice_within(
+        slicer, items, sorted, budget, &effective, pinned, groups, collector,
+    )?;
+    collector.end_stage(PipelineStage::Slice, sliced.len());
+    Ok(sliced)
+}
+
+/// The Slice stage within an effective budget the caller computed (the prefix extension
+/// slices within what its kept prefix leaves), without the stage event.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn slice_within<C: Collector>(
+    slicer: &dyn Slicer,
+    items: &[ContextItem],
+    sorted: &[Candidate],
+    budget: &ContextBudget,
+    effective: &ContextBudget,
+    pinned: &PinnedContext<'_>,
+    groups: Option<&mut RunGroups<'_>>,
+    collector: &mut C,
+) -> Result<Vec<Candidate>> {
     let view: Vec<ScoredItem<'_>> = sorted
         .iter()
         .map(|c| ScoredItem {
@@ -42,7 +62,7 @@ pub(super) fn slice<C: Collector>(
         .collect();
     let sliced = match groups {
         None => slice_items(
-            slicer, items, sorted, &view, budget, &effective, pinned, collector,
+            slicer, items, sorted, &view, budget, effective, pinned, collector,
         )?,
         Some(table) => {
             let run = SliceRun {
@@ -51,13 +71,12 @@ pub(super) fn slice<C: Collector>(
                 sorted,
                 view: &view,
                 budget,
-                effective: &effective,
+                effective,
                 pinned,
             };
             run.units(table, collector)?
         }
     };
-    collector.end_stage(PipelineStage::Slice, sliced.len());
     Ok(sliced)
 }
 

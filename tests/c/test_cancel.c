@@ -103,6 +103,38 @@ TEST(a_token_cancelled_before_the_run_stops_it_before_it_starts) {
     ctxpack_items_free(items);
 }
 
+TEST(a_cancelled_token_stops_a_prefix_run_too) {
+    // ctxpack_pipeline_run_prefix reads the same run options: its token is honoured, and
+    // an uncancelled one changes nothing.
+    ctxpack_item_desc d[2] = {desc_at("a", 1, 1), desc_at("b", 1, 2)};
+    ctxpack_items *items = items_of(d, 2);
+    ctxpack_budget *b = budget_of(10, 10);
+    ctxpack_pipeline *p = greedy_pipeline();
+    ctxpack_cancel_token *t = NULL;
+    REQUIRE(items && b && p);
+    REQUIRE_OK(ctxpack_cancel_token_new(&t, NULL));
+    ctxpack_run_options o = CTXPACK_RUN_OPTIONS_INIT;
+    o.cancel = t;
+    ctxpack_result *r = NULL;
+    ctxpack_prefix_state *st = NULL;
+    REQUIRE_OK(ctxpack_pipeline_run_prefix(p, items, b, &o, NULL, NULL, &r, &st, NULL));
+    CHECK(r != NULL && st != NULL);
+    ctxpack_result_free(r);
+    ctxpack_prefix_state_free(st);
+    r = NULL;
+    st = NULL;
+    ctxpack_cancel_token_cancel(t);
+    ctxpack_error *err = NULL;
+    CHECK_STATUS(ctxpack_pipeline_run_prefix(p, items, b, &o, NULL, NULL, &r, &st, &err),
+                 CTXPACK_CANCELLED);
+    CHECK_ERROR(err, CTXPACK_CANCELLED, "cancelled: the run was cancelled before it started");
+    CHECK(r == NULL && st == NULL);
+    ctxpack_cancel_token_free(t);
+    ctxpack_pipeline_free(p);
+    ctxpack_budget_free(b);
+    ctxpack_items_free(items);
+}
+
 TEST(a_token_never_cancelled_changes_nothing_and_old_struct_sizes_have_none) {
     ctxpack_item_desc d[4] = {desc_at("a", 4, 1), desc_at("b", 4, 3), desc_at("c", 4, 2),
                               desc_at("d", 4, 4)};
@@ -394,6 +426,7 @@ TEST(references_are_taken_and_released_from_many_threads_at_once) {
 int main(void) {
     RUN(token_functions_and_their_errors);
     RUN(a_token_cancelled_before_the_run_stops_it_before_it_starts);
+    RUN(a_cancelled_token_stops_a_prefix_run_too);
     RUN(a_token_never_cancelled_changes_nothing_and_old_struct_sizes_have_none);
     RUN(another_thread_cancels_a_long_knapsack_run_quickly);
     RUN(retain_gives_one_more_reference_and_each_free_releases_one);

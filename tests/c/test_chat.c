@@ -7,6 +7,7 @@
 // every error path: malformed JSON, a request of the other format, NULL and invalid
 // UTF-8 arguments, bad options, accessor misuse, freeing. Built and run by
 // tests/c/run.sh (plain, under ASan+UBSan, and under valgrind).
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -533,6 +534,108 @@ TEST(accessors_and_freeing) {
     ctxpack_result_free(sel);
 }
 
+// A trim can carry a prefix state across turns (docs/prefix-cache.md): the same request
+// trimmed again with the previous turn's state gives the same output and reuses all of it;
+// a state of another conversation is refused; the prefix accessors need options.prefix; a
+// caller of the first version of the options struct (without the prefix fields) still works.
+TEST(prefix_state_across_turns) {
+    size_t len = 0;
+    char *request = sample("openai", &len);
+    REQUIRE(request);
+    ctxpack_str body = {request, len};
+    ctxpack_pipeline *p = chat_pipeline();
+    ctxpack_budget *b = budget_of(6000, 4000);
+    REQUIRE(p && b);
+
+    ctxpack_prefix_options po = CTXPACK_PREFIX_OPTIONS_INIT;
+    po.conversation = ctxpack_str_from_cstr("conversation-1");
+    po.cache_rule = ctxpack_str_from_cstr("openai");
+    ctxpack_chat_options o = CTXPACK_CHAT_OPTIONS_INIT;
+    o.prefix = &po;
+    ctxpack_chat_result *r1 = NULL, *r2 = NULL, *r3 = NULL;
+    REQUIRE_OK(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, body, b, p, &o, &r1, NULL));
+    ctxpack_prefix_reuse u1 = CTXPACK_PREFIX_REUSE_INIT;
+    CHECK_OK(ctxpack_chat_result_prefix_reuse(r1, &u1, NULL));
+    CHECK(u1.turn == 1 && u1.previous_entries == 0 && u1.window_entries > 0);
+    ctxpack_prefix_state *s1 = NULL;
+    REQUIRE_OK(ctxpack_chat_result_prefix_state(r1, &s1, NULL));
+
+    // Turn 2: the same request with turn 1's state.
+    o.previous_state = s1;
+    REQUIRE_OK(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, body, b, p, &o, &r2, NULL));
+    ctxpack_prefix_reuse u2 = CTXPACK_PREFIX_REUSE_INIT;
+    CHECK_OK(ctxpack_chat_result_prefix_reuse(r2, &u2, NULL));
+    CHECK(u2.turn == 2 && u2.has_difference == 0);
+    CHECK(u2.previous_entries == u1.window_entries && u2.kept_entries == u2.window_entries);
+    CHECK(u2.kept_tokens == u1.window_tokens && u2.cached_tokens <= u2.kept_tokens);
+    ctxpack_string *rj = NULL;
+    REQUIRE_OK(ctxpack_chat_result_prefix_reuse_json(r2, &rj, NULL));
+    ctxpack_str rjv;
+    CHECK_OK(ctxpack_string_value(rj, &rjv));
+    CHECK(tf_str_contains(rjv, "\"kept_entries\""));
+    ctxpack_string_free(rj);
+    ctxpack_str j1, j2;
+    CHECK_OK(ctxpack_chat_result_json(r1, &j1));
+    CHECK_OK(ctxpack_chat_result_json(r2, &j2));
+    CHECK(j1.len == j2.len && memcmp(j1.ptr, j2.ptr, j1.len) == 0);
+    CHECK(j1.len < len);  // the budget trims the sample
+
+    // Another conversation's state is refused.
+    ctxpack_error *err = NULL;
+    po.conversation = ctxpack_str_from_cstr("conversation-2");
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, body, b, p, &o, &r3, &err),
+                 CTXPACK_INVALID_STATE);
+    CHECK(r3 == NULL);
+    ctxpack_error_free(err);
+    err = NULL;
+
+    // A previous state without the prefix options is an error; without options.prefix the
+    // result has no reuse report and no state.
+    o.prefix = NULL;
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, body, b, p, &o, &r3, &err),
+                 CTXPACK_INVALID_ARGUMENT);
+    CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "previous_state");
+    o.previous_state = NULL;
+    REQUIRE_OK(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, body, b, p, &o, &r3, NULL));
+    ctxpack_prefix_reuse u3 = CTXPACK_PREFIX_REUSE_INIT;
+    CHECK_STATUS(ctxpack_chat_result_prefix_reuse(r3, &u3, NULL), CTXPACK_NO_REPORT);
+    ctxpack_prefix_state *s3 = (ctxpack_prefix_state *)1;
+    CHECK_STATUS(ctxpack_chat_result_prefix_state(r3, &s3, NULL), CTXPACK_NO_REPORT);
+    CHECK(s3 == NULL);
+    CHECK_STATUS(ctxpack_chat_result_prefix_state(r3, NULL, NULL), CTXPACK_NULL_ARGUMENT);
+    ctxpack_string *nj = NULL;
+    CHECK_STATUS(ctxpack_chat_result_prefix_reuse_json(r3, &nj, NULL), CTXPACK_NO_REPORT);
+    CHECK(nj == NULL);
+    ctxpack_chat_result_free(r3);
+
+    // The first version of the struct, in a block of exactly its size.
+    size_t v1 = offsetof(ctxpack_chat_options, prefix);
+    ctxpack_chat_options *old = malloc(v1);
+    REQUIRE(old);
+    memset(old, 0, v1);
+    old->struct_size = v1;
+    r3 = NULL;
+    CHECK_OK(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, body, b, p, old, &r3, NULL));
+    ctxpack_str j3;
+    CHECK_OK(ctxpack_chat_result_json(r3, &j3));
+    CHECK(j3.len == j1.len && memcmp(j3.ptr, j1.ptr, j1.len) == 0);
+    free(old);
+
+    // The state outlives the chat result that made it.
+    ctxpack_chat_result_free(r1);
+    uint64_t turn = 0;
+    size_t entries = 0;
+    int64_t tokens = 0;
+    CHECK_OK(ctxpack_prefix_state_info(s1, &turn, &entries, &tokens));
+    CHECK(turn == 1 && entries == u1.window_entries && tokens == u1.window_tokens);
+    ctxpack_chat_result_free(r2);
+    ctxpack_chat_result_free(r3);
+    ctxpack_prefix_state_free(s1);
+    ctxpack_pipeline_free(p);
+    ctxpack_budget_free(b);
+    free(request);
+}
+
 int main(void) {
     RUN(openai_sample_at_several_budgets);
     RUN(anthropic_sample_at_several_budgets);
@@ -542,5 +645,6 @@ int main(void) {
     RUN(bad_requests);
     RUN(bad_arguments);
     RUN(accessors_and_freeing);
+    RUN(prefix_state_across_turns);
     return tf_finish();
 }

@@ -79,6 +79,7 @@ enum class Status : int32_t {
     OutOfMemory = CTXPACK_OUT_OF_MEMORY,
     Unsupported = CTXPACK_UNSUPPORTED,
     Cancelled = CTXPACK_CANCELLED,
+    InvalidState = CTXPACK_INVALID_STATE,
     InvalidRequest = CTXPACK_INVALID_REQUEST,
     NullArgument = CTXPACK_NULL_ARGUMENT,
     InvalidUtf8 = CTXPACK_INVALID_UTF8,
@@ -1260,6 +1261,127 @@ public:
     }
 };
 
+// What a prefix run does with the previous turn's window (docs/prefix-cache.md).
+enum class PrefixMode : int32_t {
+    Hold = CTXPACK_PREFIX_MODE_HOLD,
+    Measure = CTXPACK_PREFIX_MODE_MEASURE,
+};
+
+// How a prefix run's turn went.
+enum class TurnOutcome : int32_t {
+    Measured = CTXPACK_TURN_OUTCOME_MEASURED,
+    Held = CTXPACK_TURN_OUTCOME_HELD,
+    Anchored = CTXPACK_TURN_OUTCOME_ANCHORED,
+    Reanchored = CTXPACK_TURN_OUTCOME_REANCHORED,
+};
+
+// Why the new window stops matching the previous one.
+enum class DifferenceReason : int32_t {
+    Removed = CTXPACK_DIFFERENCE_REASON_REMOVED,
+    Edited = CTXPACK_DIFFERENCE_REASON_EDITED,
+    Reordered = CTXPACK_DIFFERENCE_REASON_REORDERED,
+    Inserted = CTXPACK_DIFFERENCE_REASON_INSERTED,
+    Budget = CTXPACK_DIFFERENCE_REASON_BUDGET,
+    GroupChanged = CTXPACK_DIFFERENCE_REASON_GROUP_CHANGED,
+};
+
+// A prefix state: what a turn placed, for the next turn. Immutable; store it with
+// `bytes()` (or `json()`) and read it back with `from_bytes` (or `from_json`), which throw
+// Status::InvalidState for anything but a valid state of a version this library reads.
+class PrefixState : public detail::Owned<ctxpack_prefix_state, ctxpack_prefix_state_free> {
+public:
+    explicit PrefixState(ctxpack_prefix_state *owned) noexcept : Owned(owned) {}
+
+    static PrefixState from_bytes(const std::vector<uint8_t> &bytes) {
+        return PrefixState(detail::create<ctxpack_prefix_state>([&](ctxpack_prefix_state **out, ctxpack_error **e) {
+            return ctxpack_prefix_state_from_bytes(bytes.data(), bytes.size(), out, e);
+        }));
+    }
+    static PrefixState from_json(std::string_view json) {
+        return PrefixState(detail::create<ctxpack_prefix_state>([&](ctxpack_prefix_state **out, ctxpack_error **e) {
+            return ctxpack_prefix_state_from_json(detail::str(json), out, e);
+        }));
+    }
+
+    std::vector<uint8_t> bytes() const {
+        std::size_t len = 0;
+        detail::check(ctxpack_prefix_state_to_bytes(native(), nullptr, 0, &len), "ctxpack_prefix_state_to_bytes");
+        std::vector<uint8_t> out(len);
+        detail::check(ctxpack_prefix_state_to_bytes(native(), out.data(), out.size(), &len),
+                      "ctxpack_prefix_state_to_bytes");
+        return out;
+    }
+    std::string json() const {
+        ctxpack_string *raw = detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
+            return ctxpack_prefix_state_json(native(), out, e);
+        });
+        std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(raw, ctxpack_string_free);
+        ctxpack_str text{};
+        detail::check(ctxpack_string_value(raw, &text), "ctxpack_string_value");
+        return std::string(detail::view(text));
+    }
+    // The turn number (1 for the first turn of a chain).
+    uint64_t turn() const { return info().turn; }
+    // Items of the state's window.
+    std::size_t entries() const { return info().entries; }
+    // Their tokens.
+    int64_t tokens() const { return info().tokens; }
+
+private:
+    struct Info {
+        uint64_t turn = 0;
+        std::size_t entries = 0;
+        int64_t tokens = 0;
+    };
+    Info info() const {
+        Info i;
+        detail::check(ctxpack_prefix_state_info(native(), &i.turn, &i.entries, &i.tokens), "ctxpack_prefix_state_info");
+        return i;
+    }
+};
+
+// Options of a prefix run; the defaults are Hold, no key, no caching rule, the default
+// thresholds.
+struct PrefixOptions {
+    PrefixMode mode = PrefixMode::Hold;
+    // Names the conversation (any bytes; empty for none).
+    std::string conversation;
+    // "" or "none", "openai", "anthropic", "anthropic:MIN", "vllm", "blocks:N".
+    std::string cache_rule;
+    // Hold's thresholds; unset: 0.05 and 0.8.
+    std::optional<double> max_value_loss;
+    std::optional<double> low_watermark;
+};
+
+// Where and why the new window stops matching the previous one.
+struct Difference {
+    std::size_t index = 0;
+    DifferenceReason reason = DifferenceReason::Removed;
+    // The input position of the new window's item there; unset when the window ends there.
+    std::optional<std::size_t> item;
+    uint32_t previous_position = 0;
+};
+
+// The reuse report of a prefix run (docs/prefix-cache.md §4).
+struct Reuse {
+    PrefixMode mode = PrefixMode::Hold;
+    TurnOutcome outcome = TurnOutcome::Measured;
+    uint64_t turn = 0, turns_since_anchor = 0;
+    std::size_t previous_entries = 0, window_entries = 0, kept_entries = 0;
+    int64_t previous_tokens = 0, window_tokens = 0, kept_tokens = 0, cached_tokens = 0, anchor_target = 0;
+    double fresh_value = 0, value = 0, value_given_up = 0;
+    std::optional<Difference> difference;
+    // The report's JSON form.
+    std::string json;
+};
+
+// The outcome of `Pipeline::run_prefix`.
+struct PrefixRun {
+    Result result;
+    Reuse reuse;
+    PrefixState state;
+};
+
 struct RunOptions {
     TraceDetail trace = TraceDetail::None;
     // When set, cancelling this token stops the run (Status::Cancelled). It must outlive
@@ -1334,6 +1456,72 @@ public:
         }));
         if (context.error) std::rethrow_exception(context.error);
         return result;
+    }
+
+    // A run with the previous turn's prefix state (none on a first turn): the result,
+    // the reuse report and this turn's state (docs/prefix-cache.md).
+    PrefixRun run_prefix(const Items &items, const Budget &budget, const PrefixOptions &prefix = {},
+                         const PrefixState *previous = nullptr, const RunOptions &options = {}) const {
+        OverflowContext context{&options.on_overflow, nullptr};
+        auto o = detail::sized<ctxpack_run_options>();
+        o.trace_detail = static_cast<int32_t>(options.trace);
+        if (options.on_overflow) {
+            o.on_overflow = &on_overflow;
+            o.overflow_user_data = &context;
+        }
+        if (options.cancel) o.cancel = options.cancel->native();
+        auto p = detail::sized<ctxpack_prefix_options>();
+        p.mode = static_cast<int32_t>(prefix.mode);
+        p.conversation = detail::str(prefix.conversation);
+        p.cache_rule = detail::str(prefix.cache_rule);
+        if (prefix.max_value_loss || prefix.low_watermark) {
+            p.custom_thresholds = 1;
+            p.max_value_loss = prefix.max_value_loss.value_or(0.05);
+            p.low_watermark = prefix.low_watermark.value_or(0.8);
+        }
+        ctxpack_result *raw_result = nullptr;
+        ctxpack_prefix_state *raw_state = nullptr;
+        detail::call([&](ctxpack_error **e) {
+            return ctxpack_pipeline_run_prefix(native(), items.native(), budget.native(), &o, &p,
+                                               previous ? previous->native() : nullptr, &raw_result,
+                                               &raw_state, e);
+        });
+        PrefixRun run{Result(raw_result), Reuse{}, PrefixState(raw_state)};
+        if (context.error) std::rethrow_exception(context.error);
+        auto r = detail::sized<ctxpack_prefix_reuse>();
+        detail::call([&](ctxpack_error **e) { return ctxpack_result_prefix_reuse(raw_result, &r, e); });
+        Reuse &u = run.reuse;
+        u.mode = static_cast<PrefixMode>(r.mode);
+        u.outcome = static_cast<TurnOutcome>(r.outcome);
+        u.turn = r.turn;
+        u.turns_since_anchor = r.turns_since_anchor;
+        u.previous_entries = r.previous_entries;
+        u.previous_tokens = r.previous_tokens;
+        u.window_entries = r.window_entries;
+        u.window_tokens = r.window_tokens;
+        u.kept_entries = r.kept_entries;
+        u.kept_tokens = r.kept_tokens;
+        u.cached_tokens = r.cached_tokens;
+        u.anchor_target = r.anchor_target;
+        u.fresh_value = r.fresh_value;
+        u.value = r.value;
+        u.value_given_up = r.value_given_up;
+        if (r.has_difference) {
+            Difference d;
+            d.index = r.difference_index;
+            d.reason = static_cast<DifferenceReason>(r.difference_reason);
+            if (r.difference_item != SIZE_MAX) d.item = r.difference_item;
+            d.previous_position = r.difference_previous_position;
+            u.difference = d;
+        }
+        ctxpack_string *json = detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
+            return ctxpack_result_prefix_reuse_json(raw_result, out, e);
+        });
+        std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(json, ctxpack_string_free);
+        ctxpack_str text{};
+        detail::check(ctxpack_string_value(json, &text), "ctxpack_string_value");
+        u.json = std::string(detail::view(text));
+        return run;
     }
 
 private:

@@ -160,6 +160,9 @@ TEST(every_status_maps_to_an_error) {
              options.cancel = &token;
              simple_pipeline(Scorer::recency()).run(two, roomy, options);
          }},
+        // No prefix-state call exists in the binding yet: the hook's scorer fails with it.
+        {Status::InvalidState, CTXPACK_INVALID_STATE, "CTXPACK_INVALID_STATE",
+         [&] { simple_pipeline(faulty(CTXPACK_INVALID_STATE)).run(two, roomy); }},
         // No chat-request call exists in the binding yet: the hook's scorer fails with it.
         {Status::InvalidRequest, CTXPACK_INVALID_REQUEST, "CTXPACK_INVALID_REQUEST",
          [&] { simple_pipeline(faulty(20)).run(two, roomy); }},
@@ -991,6 +994,84 @@ TEST(budget_fields_by_name) {
     // Slots that can never be honoured (their sum above the target).
     spec.reserved_slots = {{"Memory", 400}, {"Tool", 200}};
     CHECK_THROWS_STATUS(Budget{spec}, Status::InvalidBudget);
+}
+
+// n messages of 20 tokens, one a minute.
+Items messages(int n, const std::string &edit_first = "") {
+    std::vector<Item> v;
+    for (int i = 0; i < n; i++) {
+        v.push_back(dated("message " + std::to_string(i) + (i == 0 ? edit_first : ""), 20, i));
+    }
+    return Items(v);
+}
+
+TEST(prefix_hold_keeps_the_window_and_appends) {
+    Pipeline p = simple_pipeline(Scorer::recency());
+    Budget budget(100, 100);
+    PrefixRun t1 = p.run_prefix(messages(4), budget);  // Hold, no previous: anchors
+    CHECK(t1.reuse.outcome == TurnOutcome::Anchored);
+    CHECK_EQ(t1.reuse.turn, 1u);
+    CHECK(!t1.reuse.difference);
+    // Four messages of 20 tokens fit the low watermark (80 % of 100).
+    CHECK_EQ(t1.state.turn(), 1u);
+    CHECK_EQ(t1.state.entries(), 4u);
+    CHECK_EQ(t1.state.tokens(), 80);
+    PrefixRun t2 = p.run_prefix(messages(5), budget, {}, &t1.state);
+    CHECK(t2.reuse.outcome == TurnOutcome::Held);
+    CHECK_EQ(t2.reuse.kept_entries, 4u);
+    CHECK_EQ(t2.reuse.kept_tokens, 80);
+    std::vector<std::size_t> expected = t1.result.indices().to_vector();
+    expected.push_back(4);
+    CHECK(t2.result.indices().to_vector() == expected);
+    CHECK(t2.reuse.json.find("\"outcome\":\"held\"") != std::string::npos);
+}
+
+TEST(prefix_measure_an_edit_and_a_cache_rule) {
+    Pipeline p = simple_pipeline(Scorer::recency());
+    Budget budget(100, 60);
+    PrefixOptions o;
+    o.mode = PrefixMode::Measure;
+    o.cache_rule = "blocks:32";
+    PrefixRun t1 = p.run_prefix(messages(6), budget, o);
+    PrefixRun t2 = p.run_prefix(messages(6), budget, o, &t1.state);
+    // The three newest messages (60 tokens) again: one whole 32-token block.
+    CHECK_EQ(t2.reuse.kept_entries, 3u);
+    CHECK_EQ(t2.reuse.cached_tokens, 32);
+    Budget roomy(1000, 1000);
+    PrefixRun t3 = p.run_prefix(messages(4), roomy, o);
+    PrefixRun t4 = p.run_prefix(messages(4, "!"), roomy, o, &t3.state);
+    REQUIRE(t4.reuse.difference.has_value());
+    CHECK(t4.reuse.difference->reason == DifferenceReason::Edited);
+    CHECK_EQ(t4.reuse.difference->index, 0u);
+    CHECK(t4.reuse.difference->item == std::optional<std::size_t>(0));
+}
+
+TEST(prefix_state_forms_and_errors) {
+    Pipeline p = simple_pipeline(Scorer::recency());
+    Budget budget(100, 100);
+    PrefixOptions keyed;
+    keyed.conversation = std::string("conv\0one", 8);
+    PrefixRun run = p.run_prefix(messages(3), budget, keyed);
+    std::vector<uint8_t> bytes = run.state.bytes();
+    REQUIRE(bytes.size() > 4);
+    CHECK(std::memcmp(bytes.data(), "CXPS", 4) == 0);
+    CHECK(PrefixState::from_bytes(bytes).bytes() == bytes);
+    CHECK(PrefixState::from_json(run.state.json()).bytes() == bytes);
+    std::vector<uint8_t> cut(bytes.begin(), bytes.end() - 1);
+    CHECK_THROWS_STATUS(PrefixState::from_bytes(cut), Status::InvalidState);
+    std::vector<uint8_t> flipped = bytes;
+    flipped[flipped.size() - 5] ^= 1;
+    CHECK_THROWS_STATUS(PrefixState::from_bytes(flipped), Status::InvalidState);
+    CHECK_THROWS_STATUS(PrefixState::from_json("{}"), Status::InvalidState);
+    PrefixOptions other = keyed;
+    other.conversation = std::string("conv\0two", 8);
+    CHECK_THROWS_STATUS(p.run_prefix(messages(3), budget, other, &run.state), Status::InvalidState);
+    PrefixOptions bad;
+    bad.cache_rule = "gemini";
+    CHECK_THROWS_STATUS(p.run_prefix(messages(3), budget, bad), Status::InvalidArgument);
+    bad = {};
+    bad.max_value_loss = 1.5;
+    CHECK_THROWS_STATUS(p.run_prefix(messages(3), budget, bad), Status::InvalidArgument);
 }
 
 int main() { return check::run_all(); }

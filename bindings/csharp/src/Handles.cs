@@ -79,6 +79,11 @@ namespace Ctxpack
         protected override bool ReleaseHandle() { Native.ctxpack_slice_result_free(handle); return true; }
     }
 
+    internal sealed class PrefixStateHandle : CtxpackHandle
+    {
+        protected override bool ReleaseHandle() { Native.ctxpack_prefix_state_free(handle); return true; }
+    }
+
     internal sealed class StringHandle : CtxpackHandle
     {
         protected override bool ReleaseHandle() { Native.ctxpack_string_free(handle); return true; }

@@ -128,6 +128,47 @@ namespace Ctxpack
         }
 
         [StructLayout(LayoutKind.Sequential)]
+        internal unsafe struct PrefixOptions
+        {
+            public UIntPtr StructSize;
+            public int Mode;
+            public byte CustomThresholds;
+            public fixed byte Reserved[3];
+            public double MaxValueLoss;
+            public double LowWatermark;
+            public Str Conversation;
+            public Str CacheRule;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal unsafe struct PrefixReuse
+        {
+            public UIntPtr StructSize;
+            public int Mode;
+            public int Outcome;
+            public ulong Turn;
+            public ulong TurnsSinceAnchor;
+            public UIntPtr PreviousEntries;
+            public long PreviousTokens;
+            public UIntPtr WindowEntries;
+            public long WindowTokens;
+            public UIntPtr KeptEntries;
+            public long KeptTokens;
+            public long CachedTokens;
+            public long AnchorTarget;
+            public double FreshValue;
+            public double Value;
+            public double ValueGivenUp;
+            public byte HasDifference;
+            public fixed byte Reserved[3];
+            public int DifferenceReason;
+            public UIntPtr DifferenceIndex;
+            public UIntPtr DifferenceItem;
+            public uint DifferencePreviousPosition;
+            public fixed byte Reserved2[4];
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
         internal struct CallbackError
         {
             public Str Message;
@@ -338,6 +379,8 @@ namespace Ctxpack
             public byte UnpinLastTurn;
             public byte HasOverheads;
             public fixed byte Reserved[2];
+            public IntPtr Prefix;        // const ctxpack_prefix_options*: not used by Chat.cs yet
+            public IntPtr PreviousState; // const ctxpack_prefix_state*
         }
 
         // Callbacks (Callbacks.cs). Pointers to views, scores and outputs are IntPtr and
@@ -523,6 +566,21 @@ namespace Ctxpack
         internal static extern int ctxpack_pipeline_policy_json(PipelineHandle pipeline, [MarshalAs(UnmanagedType.U1)] bool pretty,
             out StringHandle json, out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_string_value(StringHandle s, out Str value);
+
+        [DllImport(Lib)] internal static extern int ctxpack_prefix_options_init(ref PrefixOptions o, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_prefix_reuse_init(ref PrefixReuse r, UIntPtr size);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_pipeline_run_prefix(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
+            ref RunOptions runOptions, ref PrefixOptions prefixOptions, IntPtr previous, out ResultHandle result,
+            out PrefixStateHandle state, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_result_prefix_reuse(ResultHandle result, ref PrefixReuse reuse, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_result_prefix_reuse_json(ResultHandle result, out StringHandle json, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_prefix_state_from_bytes(byte[] bytes, UIntPtr len, out PrefixStateHandle state, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_prefix_state_from_json(Str json, out PrefixStateHandle state, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_prefix_state_to_bytes(PrefixStateHandle state, byte[] buffer, UIntPtr capacity, out UIntPtr len);
+        [DllImport(Lib)] internal static extern int ctxpack_prefix_state_json(PrefixStateHandle state, out StringHandle json, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_prefix_state_info(PrefixStateHandle state, out ulong turn, out UIntPtr entries, out long tokens);
+        [DllImport(Lib)] internal static extern void ctxpack_prefix_state_free(IntPtr state);
         [DllImport(Lib)] internal static extern void ctxpack_string_free(IntPtr s);
 
         // ---- analytics

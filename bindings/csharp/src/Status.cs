@@ -26,6 +26,7 @@ namespace Ctxpack
         OutOfMemory = 16,
         Unsupported = 17,
         Cancelled = 18,
+        InvalidState = 19,
         InvalidRequest = 20,
         NullArgument = 100,
         InvalidUtf8 = 101,

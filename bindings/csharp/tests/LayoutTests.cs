@@ -41,6 +41,8 @@ namespace Ctxpack.Tests
             ["ctxpack_json_read_options"] = typeof(Native.JsonReadOptions),
             ["ctxpack_json_warning"] = typeof(Native.JsonWarning),
             ["ctxpack_chat_options"] = typeof(Native.ChatOptions),
+            ["ctxpack_prefix_options"] = typeof(Native.PrefixOptions),
+            ["ctxpack_prefix_reuse"] = typeof(Native.PrefixReuse),
         };
 
         /// has_future_relevance_hint -> HasFutureRelevanceHint

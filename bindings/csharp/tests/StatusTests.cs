@@ -197,6 +197,8 @@ namespace Ctxpack.Tests
             // Test hook: CTXPACK_UNSUPPORTED comes from real calls only in a build without
             // the tokenizer feature.
             new Case(Status.Unsupported, () => RunWith(FaultyScorer((int)Status.Unsupported))),
+            // No prefix-state call exists in the binding yet: the hook's scorer fails with it.
+            new Case(Status.InvalidState, () => RunWith(FaultyScorer((int)Status.InvalidState))),
             // No chat-request call exists in the binding yet: the hook's scorer fails with it.
             new Case(Status.InvalidRequest, () => RunWith(FaultyScorer(20))),
             // A run whose CancellationToken is cancelled before it starts.

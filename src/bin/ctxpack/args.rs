@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use ctxpack::prefix::{CacheRule, PrefixMode};
 use ctxpack::tokenizer::ENCODING_NAMES;
 use ctxpack::GroupValue;
 
@@ -78,6 +79,25 @@ pub struct Args {
     pub encoding: Option<&'static str>,
     /// `false` with `--no-pin-last-turn` (chat requests only).
     pub pin_last_turn: bool,
+    /// `--state FILE` and its companions: a prefix state carried across runs.
+    pub prefix: Option<PrefixArgs>,
+}
+
+/// The prefix-state options (`--state` and the flags that need it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrefixArgs {
+    /// `--state FILE`: read when it exists, rewritten after a successful run.
+    pub file: String,
+    /// `--prefix measure|hold` (default hold).
+    pub mode: PrefixMode,
+    /// `--conversation KEY`.
+    pub conversation: Option<String>,
+    /// `--cache RULE` (default none).
+    pub cache: CacheRule,
+    /// `--max-value-loss X`.
+    pub max_value_loss: Option<f64>,
+    /// `--watermark X`.
+    pub low_watermark: Option<f64>,
 }
 
 /// A usage error: the message is printed on one line, exit status 2.
@@ -95,6 +115,8 @@ pub const USAGE: &str = "\
 usage: ctxpack [FILE] (--max N [--target N] [--reserve N] | --budget FILE.json)
                [--preset NAME | --policy FILE.json] [--strict] [--pinned-first]
                [--group-value V] [--explain | --report json] [--format items|openai|anthropic]
+               [--state FILE [--prefix measure|hold] [--conversation KEY] [--cache RULE]
+                [--max-value-loss X] [--watermark X]]
                [--encoding o200k_base|cl100k_base] [--no-pin-last-turn]
 
 Reads candidate items (JSON Lines or a JSON array; FILE or standard input when FILE is
@@ -121,6 +143,17 @@ prints it trimmed to the budget (tool calls kept with their results; docs/chat.m
   --report json    print the SelectionReport as JSON
   --format F       items (default), openai (Chat Completions request), anthropic (Messages
                    request)
+  --state FILE     keep the selection stable across runs for provider prompt caches
+                   (docs/prefix-cache.md): FILE holds the previous run's prefix state (read
+                   when it exists) and receives this run's (binary, or JSON when FILE ends
+                   in .json); --explain adds the reuse report, --report json its JSON
+  --prefix M       hold (default): keep the previous window first and append; measure:
+                   select as usual and report what survived
+  --conversation K a key naming the conversation; a state made with another key is refused
+  --cache RULE     the provider's caching rule for the reuse report: none (default), openai,
+                   anthropic[:MIN], vllm, blocks:N
+  --max-value-loss X  the share of a fresh selection's value a held run may give up (0.05)
+  --watermark X    the share of the target a re-anchor selects to, at least (0.8)
   --encoding E     o200k_base or cl100k_base: items without \"tokens\" are counted with it
                    (items with \"tokens\" keep theirs); chat requests are counted with it
                    (default: o200k_base)
@@ -143,6 +176,8 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     let mut output = OutputMode::Window;
     let mut format = InputFormat::Items;
     let (mut pinned_first, mut group_value) = (false, None);
+    let (mut state, mut mode, mut conversation, mut cache) = (None, None, None, None);
+    let (mut max_value_loss, mut low_watermark) = (None, None);
     let (mut encoding, mut pin_last_turn) = (None, true);
     let mut it = argv.iter();
     while let Some(arg) = it.next() {
@@ -182,6 +217,32 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                 }
             },
             "--format" => format = input_format(&value("--format")?)?,
+            "--state" => state = Some(value("--state")?),
+            "--prefix" => {
+                mode = Some(match value("--prefix")?.as_str() {
+                    "hold" => PrefixMode::Hold,
+                    "measure" => PrefixMode::Measure,
+                    other => {
+                        return Err(UsageError(format!(
+                            "--prefix expects hold or measure, not '{other}'"
+                        )))
+                    }
+                })
+            }
+            "--conversation" => conversation = Some(value("--conversation")?),
+            "--cache" => {
+                let v = value("--cache")?;
+                cache = Some(CacheRule::from_name(&v).map_err(|_| {
+                    UsageError(format!(
+                        "--cache expects none, openai, anthropic[:MIN], vllm or blocks:N, \
+                         not '{v}'"
+                    ))
+                })?);
+            }
+            "--max-value-loss" => {
+                max_value_loss = Some(share("--max-value-loss", &value("--max-value-loss")?)?)
+            }
+            "--watermark" => low_watermark = Some(share("--watermark", &value("--watermark")?)?),
             "--encoding" => encoding = Some(encoding_name(&value("--encoding")?)?),
             "--no-pin-last-turn" => pin_last_turn = false,
             flag if flag.starts_with("--") => {
@@ -212,6 +273,29 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
             output_reserve: reserve.unwrap_or(0),
         },
     };
+    let prefix = match state {
+        Some(file) => Some(PrefixArgs {
+            file,
+            mode: mode.unwrap_or(PrefixMode::Hold),
+            conversation,
+            cache: cache.unwrap_or_default(),
+            max_value_loss,
+            low_watermark,
+        }),
+        None => {
+            let needs = [
+                ("--prefix", mode.is_some()),
+                ("--conversation", conversation.is_some()),
+                ("--cache", cache.is_some()),
+                ("--max-value-loss", max_value_loss.is_some()),
+                ("--watermark", low_watermark.is_some()),
+            ];
+            if let Some((flag, _)) = needs.iter().find(|(_, given)| *given) {
+                return Err(UsageError(format!("{flag} needs --state FILE")));
+            }
+            None
+        }
+    };
     Ok(Some(Args {
         input,
         budget,
@@ -223,7 +307,16 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
         group_value,
         encoding,
         pin_last_turn,
+        prefix,
     }))
+}
+
+/// A number in [0, 1] (the range checks of the library apply on top).
+fn share(flag: &str, text: &str) -> Result<f64, UsageError> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|v| (0.0..=1.0).contains(v))
+        .ok_or_else(|| UsageError(format!("{flag} expects a number from 0 to 1, got '{text}'")))
 }
 
 /// The encoding's name as the library spells it; the check does not need the tokenizer
@@ -328,6 +421,30 @@ mod tests {
             (a.budget, a.strict),
             (BudgetSource::File("b.json".into()), true)
         );
+        assert_eq!(a.prefix, None);
+        let a = args(
+            "--max 10 --state s.bin --prefix measure --conversation c7 --cache openai \
+                      --max-value-loss 0.1 --watermark 0.75",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            a.prefix,
+            Some(PrefixArgs {
+                file: "s.bin".into(),
+                mode: PrefixMode::Measure,
+                conversation: Some("c7".into()),
+                cache: CacheRule::OpenAi,
+                max_value_loss: Some(0.1),
+                low_watermark: Some(0.75),
+            })
+        );
+        let a = args("--max 10 --state s.json").unwrap().unwrap();
+        let p = a.prefix.unwrap();
+        assert_eq!(
+            (p.mode, p.cache, p.max_value_loss),
+            (PrefixMode::Hold, CacheRule::None, None)
+        );
         assert_eq!((a.encoding, a.pin_last_turn), (None, true));
         let a = args("r.json --max 10 --format openai --encoding CL100K_BASE --no-pin-last-turn")
             .unwrap()
@@ -374,6 +491,21 @@ mod tests {
                 "--group-value expects sum, max or mean, got 'median'",
             ),
             ("--max 1 --group-value", "--group-value needs a value"),
+            ("--max 1 --prefix hold", "--prefix needs --state FILE"),
+            ("--max 1 --cache openai", "--cache needs --state FILE"),
+            (
+                "--max 1 --state s --prefix off",
+                "--prefix expects hold or measure, not 'off'",
+            ),
+            (
+                "--max 1 --state s --cache gemini",
+                "--cache expects none, openai, anthropic[:MIN], vllm or blocks:N, not 'gemini'",
+            ),
+            (
+                "--max 1 --state s --watermark 2",
+                "--watermark expects a number from 0 to 1, got '2'",
+            ),
+            ("--max 1 --state", "--state needs a value"),
             (
                 "--max 1 --encoding p50k_base",
                 "--encoding expects o200k_base or cl100k_base, not 'p50k_base'",

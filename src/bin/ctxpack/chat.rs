@@ -11,7 +11,7 @@ use ctxpack::tokenizer::Encoding;
 use ctxpack::{ContextBudget, Error, Pipeline};
 
 use crate::args::{Args, OutputMode};
-use crate::output;
+use crate::{output, prefix};
 
 /// What went wrong: the request (exit status 2) or the selection (exit status 1).
 pub enum ChatFailure {
@@ -57,26 +57,47 @@ pub fn run(
     pipeline: &Pipeline,
     counting: Counting,
 ) -> Result<String, ChatFailure> {
+    let previous = match &args.prefix {
+        Some(p) => prefix::load(p).map_err(ChatFailure::Request)?,
+        None => None,
+    };
     let mut options = ChatOptions::with_counter(counting.counter());
     options.pin_last_turn = args.pin_last_turn;
     options.trace = match args.output {
         OutputMode::Window => TraceDetail::None,
         OutputMode::Explain | OutputMode::ReportJson => TraceDetail::Stage,
     };
+    options.prefix = args
+        .prefix
+        .as_ref()
+        .map(|p| prefix::options(p, previous.as_ref()));
     let trimmed = chat::trim(provider, text, budget, pipeline, &options).map_err(|e| match e {
         Error::InvalidRequest(_) => ChatFailure::Request(format!("{name}: {e}")),
+        Error::InvalidState(_) => ChatFailure::Request(format!(
+            "{}: {e}",
+            args.prefix.as_ref().map_or(name, |p| p.file.as_str())
+        )),
         other => ChatFailure::Selection(other.to_string()),
     })?;
+    if let (Some(p), Some(state)) = (&args.prefix, &trimmed.state) {
+        prefix::save(p, state).map_err(ChatFailure::Selection)?;
+    }
     Ok(match (args.output, &trimmed.selection.report) {
         (OutputMode::Explain, Some(report)) => {
             let mut out = output::explain_table(&trimmed.items, report);
             out.push_str(&summary(&trimmed, counting));
+            if let Some(reuse) = &trimmed.reuse {
+                out.push_str(&prefix::describe(reuse));
+            }
             out
         }
         (OutputMode::ReportJson, Some(report)) => {
             let mut out = report_to_json_with_positions(report, &trimmed.items);
             out.push('\n');
-            out
+            match &trimmed.reuse {
+                Some(reuse) => prefix::add_to_report_json(&out, reuse),
+                None => out,
+            }
         }
         _ => {
             let mut out = trimmed.json;

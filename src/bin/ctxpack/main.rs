@@ -10,6 +10,7 @@ mod args;
 mod chat;
 mod input;
 mod output;
+mod prefix;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -85,27 +86,61 @@ fn run(argv: &[String], warnings: &mut Vec<String>) -> Result<String, Failure> {
         OutputMode::Window => TraceDetail::None,
         OutputMode::Explain | OutputMode::ReportJson => TraceDetail::Stage,
     };
-    let selection = pipeline
-        .run_with(
-            &items,
-            &budget,
-            &RunOptions {
-                trace,
-                on_overflow: None,
-            },
-        )
-        .map_err(|e| Failure::selection(e.to_string()))?;
+    let options = RunOptions {
+        trace,
+        on_overflow: None,
+    };
+    let (selection, reuse) = match &args.prefix {
+        None => (
+            pipeline
+                .run_with(&items, &budget, &options)
+                .map_err(|e| Failure::selection(e.to_string()))?,
+            None,
+        ),
+        Some(p) => {
+            let previous = prefix::load(p).map_err(Failure::input)?;
+            let run = pipeline
+                .run_prefix(
+                    &items,
+                    &budget,
+                    &options,
+                    &prefix::options(p, previous.as_ref()),
+                )
+                .map_err(|e| prefix_failure(p, e))?;
+            prefix::save(p, &run.state).map_err(Failure::selection)?;
+            (run.selection, Some(run.reuse))
+        }
+    };
     Ok(match (&args.output, &selection.report) {
         (OutputMode::Explain, Some(report)) => {
             let mut text = output::explain_table(&items, report);
             if !pipeline.pinned_first() {
                 text.push_str(&output::pinned_last_hint(&items, &selection));
             }
+            if let Some(reuse) = &reuse {
+                text.push_str(&prefix::describe(reuse));
+            }
             text
         }
-        (OutputMode::ReportJson, Some(report)) => output::report_json(&items, report),
+        (OutputMode::ReportJson, Some(report)) => {
+            let json = output::report_json(&items, report);
+            match &reuse {
+                Some(reuse) => prefix::add_to_report_json(&json, reuse),
+                None => json,
+            }
+        }
         _ => output::window_jsonl(&items, &selection),
     })
+}
+
+/// A failed run with a prefix state: a state the library refuses (another conversation) is
+/// bad input, named by the state file; anything else is the selection's failure.
+fn prefix_failure(args: &args::PrefixArgs, e: ctxpack::Error) -> Failure {
+    if e.code() == ctxpack::ErrorCode::InvalidState {
+        Failure::input(format!("{}: {e}", args.file))
+    } else {
+        Failure::selection(e.to_string())
+    }
 }
 
 /// `--format openai|anthropic`: the request is read before the budget and the policy, so

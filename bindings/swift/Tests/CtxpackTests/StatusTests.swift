@@ -23,7 +23,8 @@ final class StatusTests: XCTestCase {
             .countRequirementUnmet: "CTXPACK_COUNT_REQUIREMENT_UNMET", .callback: "CTXPACK_CALLBACK",
             .tokenOverflow: "CTXPACK_TOKEN_OVERFLOW", .invalidPolicy: "CTXPACK_INVALID_POLICY",
             .invalidArgument: "CTXPACK_INVALID_ARGUMENT", .outOfMemory: "CTXPACK_OUT_OF_MEMORY",
-            .unsupported: "CTXPACK_UNSUPPORTED", .cancelled: "CTXPACK_CANCELLED", .invalidRequest: "CTXPACK_INVALID_REQUEST",
+            .unsupported: "CTXPACK_UNSUPPORTED", .cancelled: "CTXPACK_CANCELLED",
+            .invalidState: "CTXPACK_INVALID_STATE", .invalidRequest: "CTXPACK_INVALID_REQUEST",
             .nullArgument: "CTXPACK_NULL_ARGUMENT",
             .invalidUtf8: "CTXPACK_INVALID_UTF8", .wrongHandleType: "CTXPACK_WRONG_HANDLE_TYPE",
             .outOfRange: "CTXPACK_OUT_OF_RANGE", .noReport: "CTXPACK_NO_REPORT", .panic: "CTXPACK_PANIC",
@@ -153,7 +154,7 @@ final class StatusTests: XCTestCase {
     /// `ctxpack_test_scorer_new_faulty(code, out, error)`: exported only by a library built
     /// with the `ffi-test-hooks` feature (run.sh builds it so and sets CTXPACK_TEST_HOOKS=1),
     /// and not in the header, so it is looked up at run time. Its scorer panics inside the
-    /// library when run (code 0) or fails with the core error `code` (1...16).
+    /// library when run (code 0) or fails with the core error `code` (1...20).
     typealias FaultyScorerNew = @convention(c) (
         Int32, UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<OpaquePointer?>?
     ) -> Int32
@@ -182,7 +183,9 @@ final class StatusTests: XCTestCase {
     }
 
     func testEveryCoreErrorThroughARun() throws {
-        for code in Int32(1)...16 {
+        // Every core kind, also those only some calls produce: 18 (cancelled runs), 19 (prefix
+        // states), 20 (chat requests).
+        for code in Int32(1)...20 {
             XCTAssertThrowsError(try runFaulty(code)) { error in
                 let e = error as? CtxpackError
                 XCTAssertEqual(e?.status, Status(rawValue: code))
