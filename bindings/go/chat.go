@@ -100,12 +100,12 @@ type ChatResult struct {
 // path; the pipeline's own errors keep their statuses (StatusPinnedExceedsBudget when the
 // pinned parts do not fit). Safe for concurrent use.
 func TrimChat(format ChatFormat, request string, budget *Budget, pipeline *Pipeline, opts *ChatOptions) (*ChatResult, error) {
-	defer runtime.KeepAlive(budget)
-	defer runtime.KeepAlive(pipeline)
 	var prev *PrefixState
 	if opts != nil {
 		prev = opts.PreviousState
 	}
+	defer runtime.KeepAlive(budget)
+	defer runtime.KeepAlive(pipeline)
 	defer runtime.KeepAlive(prev)
 	var a arena
 	defer a.free()

@@ -8,6 +8,7 @@
 //! tail after the prefix, the watermark search); the chosen plan's Slice is then recorded
 //! (when traced) and Place runs once.
 
+use crate::cancel::check as check_cancelled;
 use crate::diagnostics::TraceDetail;
 use crate::diagnostics::{Collector, ExclusionReason, NullCollector, PipelineStage, Recorder};
 use crate::error::Result;
@@ -33,6 +34,7 @@ pub(super) fn run_prefix(
     options: &RunOptions<'_>,
     prefix: &PrefixOptions<'_>,
 ) -> Result<PrefixRun> {
+    check_cancelled("before it started")?;
     prefix.validate(items.len())?;
     let conversation = prefix.conversation_hash();
     if let Some(previous) = prefix.previous {
@@ -140,6 +142,7 @@ impl<'a> Turn<'_, 'a> {
     ) -> Result<(Placed, ReuseReport, PrefixState)> {
         let (pipeline, items, budget) = (self.pipeline, self.items, self.budget);
         let mut classified = classify(items, budget, pipeline.group_value, collector)?;
+        check_cancelled("before scoring")?;
         let scored = score(
             pipeline.scorer.as_ref(),
             items,
@@ -149,6 +152,7 @@ impl<'a> Turn<'_, 'a> {
         if let Some(table) = &mut classified.groups {
             table.set_values(&scored);
         }
+        check_cancelled("before deduplication")?;
         let mut sorted = deduplicate(
             pipeline.deduplication,
             items,
@@ -157,6 +161,7 @@ impl<'a> Turn<'_, 'a> {
             collector,
         );
         sort_by_score(&mut sorted);
+        check_cancelled("before slicing")?;
         let mut is_pinned = vec![false; items.len()];
         for &i in &classified.pinned {
             is_pinned[i] = true;

@@ -1,6 +1,7 @@
 //! One run of the pipeline: the six stages in order, generic over the collector so that
 //! an untraced run carries no diagnostics code at all.
 
+use crate::cancel::check as check_cancelled;
 use crate::diagnostics::{Collector, NullCollector, Recorder, TraceDetail};
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextItem};
@@ -48,7 +49,9 @@ fn run_stages<C: Collector>(
     options: &RunOptions<'_>,
     collector: &mut C,
 ) -> Result<Placed> {
+    check_cancelled("before it started")?;
     let mut classified = classify(items, budget, pipeline.group_value, collector)?;
+    check_cancelled("before scoring")?;
     let scored = score(
         pipeline.scorer.as_ref(),
         items,
@@ -58,6 +61,7 @@ fn run_stages<C: Collector>(
     if let Some(table) = &mut classified.groups {
         table.set_values(&scored);
     }
+    check_cancelled("before deduplication")?;
     let mut sorted = deduplicate(
         pipeline.deduplication,
         items,
@@ -70,6 +74,7 @@ fn run_stages<C: Collector>(
         tokens: classified.pinned_tokens,
         first_content: classified.pinned.first().map(|&i| items[i].content()),
     };
+    check_cancelled("before slicing")?;
     let sliced = slice(
         pipeline.slicer.as_ref(),
         items,
@@ -79,6 +84,7 @@ fn run_stages<C: Collector>(
         classified.groups.as_mut(),
         collector,
     )?;
+    check_cancelled("before placing")?;
     let context = PlaceContext {
         placer: pipeline.placer.as_ref(),
         strategy: pipeline.overflow_strategy,

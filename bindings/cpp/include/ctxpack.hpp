@@ -21,10 +21,12 @@
 // Sharing and copying. The library reference-counts scorers, slicers and placers: a
 // composite, scaled or quota component and a pipeline each keep their own reference to
 // what they are built from. So one C++ `Scorer` can go into any number of composites
-// and pipelines, and may be destroyed right after (the quickstart does). The classes
-// themselves are not copyable: the ABI has no "retain" call, so a copy could only be a
-// second owner of one reference. To share a C++ object, hold it in a
-// `std::shared_ptr`. Everything here is immutable after construction except `Items`
+// and pipelines, and may be destroyed right after (the quickstart does). `Scorer`,
+// `Slicer`, `Placer` and `Pipeline` are also copyable: a copy takes one more reference
+// to the same library object (`ctxpack_*_retain`), each copy's destructor releases its
+// own, and copies may live on and be destroyed on any threads. The other classes are
+// move-only. A run is cancelled from another thread through a `CancelToken` in
+// `RunOptions::cancel`. Everything here is immutable after construction except `Items`
 // (push/clear), so a `Pipeline`, `Budget` and the components may be used from many
 // threads at once (see docs/ffi.md, "Threads"); custom callbacks must then be
 // thread-safe, and `destroy` may run on any thread.
@@ -76,6 +78,7 @@ enum class Status : int32_t {
     InvalidArgument = CTXPACK_INVALID_ARGUMENT,
     OutOfMemory = CTXPACK_OUT_OF_MEMORY,
     Unsupported = CTXPACK_UNSUPPORTED,
+    Cancelled = CTXPACK_CANCELLED,
     InvalidState = CTXPACK_INVALID_STATE,
     InvalidRequest = CTXPACK_INVALID_REQUEST,
     NullArgument = CTXPACK_NULL_ARGUMENT,
@@ -292,6 +295,33 @@ private:
         void operator()(T *p) const noexcept { Free(p); }
     };
     std::unique_ptr<T, Deleter> ptr_;
+};
+
+// The owner of one reference to a reference-counted handle: copying takes another
+// reference (`Retain`), destruction and assignment release one (`Free`).
+template <typename T, void (*Free)(T *), T *(*Retain)(T *)>
+class Shared {
+public:
+    // The raw handle, for calling C functions directly; still owned by this object.
+    T *native() const noexcept { return ptr_; }
+    // Gives up this object's reference: the caller must free the handle.
+    T *release() noexcept { return std::exchange(ptr_, nullptr); }
+    explicit operator bool() const noexcept { return ptr_ != nullptr; }
+
+    Shared(const Shared &other) noexcept : ptr_(other.ptr_ ? Retain(other.ptr_) : nullptr) {}
+    Shared(Shared &&other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
+    Shared &operator=(Shared other) noexcept {
+        std::swap(ptr_, other.ptr_);
+        return *this;
+    }
+    ~Shared() { Free(ptr_); }
+
+protected:
+    Shared() noexcept = default;
+    explicit Shared(T *owned) noexcept : ptr_(owned) {}
+
+private:
+    T *ptr_ = nullptr;
 };
 
 }  // namespace detail
@@ -697,7 +727,7 @@ struct DecayConfig {
     }
 };
 
-class Scorer : public detail::Owned<ctxpack_scorer, ctxpack_scorer_free> {
+class Scorer : public detail::Shared<ctxpack_scorer, ctxpack_scorer_free, ctxpack_scorer_retain> {
 public:
     // Takes ownership of one reference to a scorer made by a C call.
     static Scorer adopt(ctxpack_scorer *owned) noexcept { return Scorer(owned); }
@@ -790,7 +820,7 @@ public:
     }
 
 private:
-    explicit Scorer(ctxpack_scorer *owned) noexcept : Owned(owned) {}
+    explicit Scorer(ctxpack_scorer *owned) noexcept : Shared(owned) {}
 
     template <typename Ctor>
     static Scorer make(Ctor &&ctor) {
@@ -832,7 +862,7 @@ struct SliceOutcome {
     std::vector<Shortfall> shortfalls;
 };
 
-class Slicer : public detail::Owned<ctxpack_slicer, ctxpack_slicer_free> {
+class Slicer : public detail::Shared<ctxpack_slicer, ctxpack_slicer_free, ctxpack_slicer_retain> {
 public:
     static Slicer adopt(ctxpack_slicer *owned) noexcept { return Slicer(owned); }
 
@@ -906,7 +936,7 @@ public:
     }
 
 private:
-    explicit Slicer(ctxpack_slicer *owned) noexcept : Owned(owned) {}
+    explicit Slicer(ctxpack_slicer *owned) noexcept : Shared(owned) {}
 
     template <typename Ctor>
     static Slicer make(Ctor &&ctor) {
@@ -933,7 +963,7 @@ private:
 
 // ------------------------------------------------------------------ placers
 
-class Placer : public detail::Owned<ctxpack_placer, ctxpack_placer_free> {
+class Placer : public detail::Shared<ctxpack_placer, ctxpack_placer_free, ctxpack_placer_retain> {
 public:
     static Placer adopt(ctxpack_placer *owned) noexcept { return Placer(owned); }
 
@@ -960,7 +990,7 @@ public:
     }
 
 private:
-    explicit Placer(ctxpack_placer *owned) noexcept : Owned(owned) {}
+    explicit Placer(ctxpack_placer *owned) noexcept : Shared(owned) {}
 
     template <typename Ctor>
     static Placer make(Ctor &&ctor) {
@@ -1214,6 +1244,23 @@ struct PipelineOptions {
     bool pinned_first = false;
 };
 
+// A cancellation flag for runs (`ctxpack_cancel_token`): put its address in
+// `RunOptions::cancel`, then `cancel()` from any thread stops the run, which throws
+// `Error` with `Status::Cancelled`. It stays cancelled; one token may serve many runs.
+// Move-only; every member is thread-safe, and destroying it while a run uses it is
+// allowed (the run holds its own reference).
+class CancelToken : public detail::Owned<ctxpack_cancel_token, ctxpack_cancel_token_free> {
+public:
+    CancelToken() : Owned(detail::create<ctxpack_cancel_token>(ctxpack_cancel_token_new)) {}
+    // Cancels every run using this token, now and later.
+    void cancel() const { detail::check(ctxpack_cancel_token_cancel(native()), "ctxpack_cancel_token_cancel"); }
+    bool is_cancelled() const {
+        uint8_t out = 0;
+        detail::check(ctxpack_cancel_token_is_cancelled(native(), &out), "ctxpack_cancel_token_is_cancelled");
+        return out != 0;
+    }
+};
+
 // What a prefix run does with the previous turn's window (docs/prefix-cache.md).
 enum class PrefixMode : int32_t {
     Hold = CTXPACK_PREFIX_MODE_HOLD,
@@ -1391,17 +1438,20 @@ struct PrefixRun {
 
 struct RunOptions {
     TraceDetail trace = TraceDetail::None;
+    // When set, cancelling this token stops the run (Status::Cancelled). It must outlive
+    // the call to `run`.
+    const CancelToken *cancel = nullptr;
     // Called when a Proceed run goes over target. If it throws, the run still completes
     // (the ABI's overflow callback cannot fail) and `run` rethrows the exception.
     OverflowFn on_overflow = {};
 };
 
 // Scorer + slicer + placer + options; immutable, runnable from many threads at once.
-class Pipeline : public detail::Owned<ctxpack_pipeline, ctxpack_pipeline_free> {
+class Pipeline : public detail::Shared<ctxpack_pipeline, ctxpack_pipeline_free, ctxpack_pipeline_retain> {
 public:
     // The pipeline keeps its own reference to each component.
     Pipeline(const Scorer &scorer, const Slicer &slicer, const Placer &placer, const PipelineOptions &options = {})
-        : Owned(detail::create<ctxpack_pipeline>([&](ctxpack_pipeline **out, ctxpack_error **e) {
+        : Shared(detail::create<ctxpack_pipeline>([&](ctxpack_pipeline **out, ctxpack_error **e) {
               auto o = detail::sized<ctxpack_pipeline_options>();
               o.deduplication = options.deduplication;
               o.overflow_strategy = static_cast<int32_t>(options.overflow_strategy);
@@ -1450,6 +1500,7 @@ public:
         OverflowContext context{&options.on_overflow, nullptr};
         auto o = detail::sized<ctxpack_run_options>();
         o.trace_detail = static_cast<int32_t>(options.trace);
+        if (options.cancel) o.cancel = options.cancel->native();
         if (options.on_overflow) {
             o.on_overflow = &on_overflow;
             o.overflow_user_data = &context;
@@ -1472,6 +1523,7 @@ public:
             o.on_overflow = &on_overflow;
             o.overflow_user_data = &context;
         }
+        if (options.cancel) o.cancel = options.cancel->native();
         ctxpack_prefix_options p = detail::prefix_options(prefix);
         ctxpack_result *raw_result = nullptr;
         ctxpack_prefix_state *raw_state = nullptr;
@@ -1491,7 +1543,7 @@ public:
     }
 
 private:
-    explicit Pipeline(ctxpack_pipeline *owned) noexcept : Owned(owned) {}
+    explicit Pipeline(ctxpack_pipeline *owned) noexcept : Shared(owned) {}
 
     struct OverflowContext {
         const OverflowFn *fn;

@@ -124,6 +124,7 @@ namespace Ctxpack
             public IntPtr OverflowUserData;
             public int TraceDetail;
             public fixed byte Reserved[4];
+            public IntPtr Cancel;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -522,6 +523,9 @@ namespace Ctxpack
         internal static extern int ctxpack_pipeline_run(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
             ref RunOptions options, out ResultHandle result, out IntPtr error);
         [DllImport(Lib)] internal static extern void ctxpack_pipeline_free(IntPtr pipeline);
+        [DllImport(Lib)] internal static extern int ctxpack_cancel_token_new(out CancelTokenHandle token, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_cancel_token_cancel(CancelTokenHandle token);
+        [DllImport(Lib)] internal static extern void ctxpack_cancel_token_free(IntPtr token);
 
         [DllImport(Lib)] internal static extern int ctxpack_result_indices(ResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib)] internal static extern int ctxpack_result_scores(ResultHandle result, out IntPtr ptr, out UIntPtr len);
