@@ -577,6 +577,7 @@ fn ctx_run(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<usize>, St
             overflow_user_data: ptr::null_mut(),
             trace_detail: trace,
             reserved: [0; 4],
+            cancel: ptr::null(),
         };
         let options_ptr = if trace == 0 {
             ptr::null()
@@ -1600,6 +1601,7 @@ fn diagnostics_allocations(sizes: &[usize], log: bool) {
             overflow_user_data: ptr::null_mut(),
             trace_detail: 2,
             reserved: [0; 4],
+            cancel: ptr::null(),
         };
         // SAFETY (block): valid arrays and live handles.
         let (untraced, traced) = unsafe {

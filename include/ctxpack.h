@@ -110,6 +110,9 @@ enum ctxpack_status
   // The function needs a feature this build of ctxpack was compiled without (the
   // message names it), such as the `tokenizer` feature for `ctxpack_encoding_*`.
   CTXPACK_UNSUPPORTED = 17,
+  // The run was cancelled through the `ctxpack_cancel_token` of its
+  // `ctxpack_run_options` (before it started or while it ran); nothing was returned.
+  CTXPACK_CANCELLED = 18,
   // A prefix state (`ctxpack_prefix_state`) cannot be used: corrupt or truncated bytes,
   // a newer format version, or a state from another conversation; the message says
   // which.
@@ -561,6 +564,15 @@ typedef int32_t ctxpack_difference_reason;
 // A validated token budget, given to each run. Immutable; may be shared by runs on many
 // threads.
 typedef struct ctxpack_budget ctxpack_budget;
+
+// A cancellation token. Set it in `ctxpack_run_options.cancel`; any thread may then call
+// `ctxpack_cancel_token_cancel` while the run is in progress, and the run returns
+// `CTXPACK_CANCELLED` at its next check (before each stage, every row of a knapsack DP,
+// every call of a per-item custom scorer). Once cancelled it stays cancelled: every later
+// run using it is cancelled before it starts. One token may serve many runs at once. All
+// its functions are thread-safe, and freeing it while a run uses it is allowed (the run
+// keeps its own reference).
+typedef struct ctxpack_cancel_token ctxpack_cancel_token;
 
 // A trimmed chat request and how it was obtained, from `ctxpack_chat_trim`. Immutable:
 // its accessors may be called from many threads. Every pointer it hands out is owned by
@@ -1038,6 +1050,10 @@ typedef struct ctxpack_run_options {
   int32_t trace_detail;
   // Must be zero.
   uint8_t reserved[4];
+  // A token that cancels the run (`ctxpack_cancel_token`; the run then returns
+  // `CTXPACK_CANCELLED`); NULL: the run cannot be cancelled. Added after version 1:
+  // a caller whose `struct_size` ends before it has no token.
+  const struct ctxpack_cancel_token *cancel;
 } ctxpack_run_options;
 
 // A read-only view of one item, as callbacks see it. Everything it points to is owned by
@@ -1493,6 +1509,19 @@ ctxpack_status ctxpack_budget_new(const struct ctxpack_budget_desc *desc, struct
 // Frees a budget. NULL is a no-op.
 void ctxpack_budget_free(struct ctxpack_budget *budget);
 
+// Creates a token that is not cancelled.
+ctxpack_status ctxpack_cancel_token_new(struct ctxpack_cancel_token **out, struct ctxpack_error **out_error);
+
+// Cancels every run using `token`, now and later. Thread-safe; may be called any number of
+// times, also from a callback of the run it cancels.
+ctxpack_status ctxpack_cancel_token_cancel(const struct ctxpack_cancel_token *token);
+
+// Stores 1 in `*out` when `token` was cancelled, else 0.
+ctxpack_status ctxpack_cancel_token_is_cancelled(const struct ctxpack_cancel_token *token, uint8_t *out);
+
+// Releases the caller's reference to a token. NULL is a no-op.
+void ctxpack_cancel_token_free(struct ctxpack_cancel_token *token);
+
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_chat_options) == size`:
 // every byte zero (the defaults) and `struct_size = size`. Fill in the fields after it. (C
 // and C++ can write `ctxpack_chat_options x = CTXPACK_CHAT_OPTIONS_INIT;` instead.)
@@ -1720,7 +1749,16 @@ ctxpack_status ctxpack_pipeline_new(const struct ctxpack_scorer *scorer, const s
 // may free or change any of them.
 ctxpack_status ctxpack_pipeline_run(const struct ctxpack_pipeline *pipeline, const struct ctxpack_items *items, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **out, struct ctxpack_error **out_error);
 
-// Frees a pipeline (components it shares with others live on). NULL is a no-op.
+// Gives the caller one more reference to `pipeline` and returns the same pointer: each
+// reference is released by its own `ctxpack_pipeline_free`, and the pipeline is freed (a use is
+// then reported as a freed handle) when the last one is. NULL when `pipeline` is NULL, not a
+// `ctxpack_pipeline` or already freed. Thread-safe: references may be taken and released on
+// any threads at once, while the pipeline is in use (a caller must itself hold a reference
+// for the whole call, as for any function taking the handle).
+struct ctxpack_pipeline *ctxpack_pipeline_retain(struct ctxpack_pipeline *pipeline);
+
+// Releases one caller reference to a pipeline (see `ctxpack_pipeline_retain`); the last
+// one frees it (components it shares with others live on). NULL is a no-op.
 void ctxpack_pipeline_free(struct ctxpack_pipeline *pipeline);
 
 // ChronologicalPlacer: timestamped items oldest first, then the others; ties by input
@@ -1735,7 +1773,15 @@ ctxpack_status ctxpack_placer_new_u_shaped(struct ctxpack_placer **out, struct c
 // caller keeps it.
 ctxpack_status ctxpack_placer_new_custom(ctxpack_place_fn place, void *user_data, ctxpack_destroy_fn destroy, struct ctxpack_placer **out, struct ctxpack_error **out_error);
 
-// Releases the caller's reference to a placer. NULL is a no-op.
+// Gives the caller one more reference to `placer` and returns the same pointer: each
+// reference is released by its own `ctxpack_placer_free`, and the placer is freed (a use is
+// then reported as a freed handle) when the last one is. NULL when `placer` is NULL, not a
+// `ctxpack_placer` or already freed. Thread-safe: references may be taken and released on
+// any threads at once, while the placer is in use (a caller must itself hold a reference
+// for the whole call, as for any function taking the handle).
+struct ctxpack_placer *ctxpack_placer_retain(struct ctxpack_placer *placer);
+
+// Releases one caller reference to a placer (see `ctxpack_placer_retain`). NULL is a no-op.
 void ctxpack_placer_free(struct ctxpack_placer *placer);
 
 // The number of presets (7): `ctxpack_preset_name(0 .. count - 1)` lists them.
@@ -2010,7 +2056,15 @@ ctxpack_status ctxpack_scorer_new_custom_batch(ctxpack_score_all_fn score_all, v
 // `ctxpack_scorer_new_custom_batch`.
 ctxpack_status ctxpack_scorer_new_custom_item(ctxpack_score_item_fn score_item, void *user_data, ctxpack_destroy_fn destroy, struct ctxpack_scorer **out, struct ctxpack_error **out_error);
 
-// Releases the caller's reference to a scorer. NULL is a no-op.
+// Gives the caller one more reference to `scorer` and returns the same pointer: each
+// reference is released by its own `ctxpack_scorer_free`, and the scorer is freed (a use is
+// then reported as a freed handle) when the last one is. NULL when `scorer` is NULL, not a
+// `ctxpack_scorer` or already freed. Thread-safe: references may be taken and released on
+// any threads at once, while the scorer is in use (a caller must itself hold a reference
+// for the whole call, as for any function taking the handle).
+struct ctxpack_scorer *ctxpack_scorer_retain(struct ctxpack_scorer *scorer);
+
+// Releases one caller reference to a scorer (see `ctxpack_scorer_retain`). NULL is a no-op.
 void ctxpack_scorer_free(struct ctxpack_scorer *scorer);
 
 // Compares `count` (>= 2) labelled pipelines (spec 07 §6): each is dry-run over `items` within
@@ -2072,7 +2126,15 @@ ctxpack_status ctxpack_slicer_new_count_constrained_knapsack(const struct ctxpac
 // caller keeps it.
 ctxpack_status ctxpack_slicer_new_custom(ctxpack_slice_fn slice, void *user_data, ctxpack_destroy_fn destroy, struct ctxpack_slicer **out, struct ctxpack_error **out_error);
 
-// Releases the caller's reference to a slicer. NULL is a no-op.
+// Gives the caller one more reference to `slicer` and returns the same pointer: each
+// reference is released by its own `ctxpack_slicer_free`, and the slicer is freed (a use is
+// then reported as a freed handle) when the last one is. NULL when `slicer` is NULL, not a
+// `ctxpack_slicer` or already freed. Thread-safe: references may be taken and released on
+// any threads at once, while the slicer is in use (a caller must itself hold a reference
+// for the whole call, as for any function taking the handle).
+struct ctxpack_slicer *ctxpack_slicer_retain(struct ctxpack_slicer *slicer);
+
+// Releases one caller reference to a slicer (see `ctxpack_slicer_retain`). NULL is a no-op.
 void ctxpack_slicer_free(struct ctxpack_slicer *slicer);
 
 // Scores every item of `items` against the whole list (the scorer contract of spec 03

@@ -51,6 +51,8 @@ macro_rules! core_error_kinds {
             OutOfMemory = 16 => CTXPACK_OUT_OF_MEMORY,
             /// The operation needs a cargo feature this build was compiled without.
             Unsupported = 17 => CTXPACK_UNSUPPORTED,
+            /// The run was cancelled through its [`crate::CancelToken`].
+            Cancelled = 18 => CTXPACK_CANCELLED,
             /// A prefix state is corrupt, truncated, of a newer format, or from another
             /// conversation.
             InvalidState = 19 => CTXPACK_INVALID_STATE,
@@ -199,6 +201,10 @@ pub enum Error {
     /// names it).
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The run was cancelled through its [`crate::CancelToken`]; the message says where
+    /// the run stopped.
+    #[error("cancelled: {0}")]
+    Cancelled(String),
     /// A prefix state cannot be used: it is corrupt or truncated (the checksum or the
     /// layout does not hold), of a newer format version, or from another conversation
     /// (`docs/prefix-cache.md`); the message says which.
@@ -231,6 +237,7 @@ mod tests {
         assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
         assert!(values.iter().all(|&v| v < 100), "{values:?}");
         assert_eq!(ErrorCode::InvalidRequest.value(), 20);
+        assert_eq!(ErrorCode::Cancelled.value(), 18);
         assert_eq!(ErrorCode::InvalidState.value(), 19);
     }
 

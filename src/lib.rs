@@ -63,6 +63,7 @@
 
 mod alloc;
 pub mod analytics;
+pub mod cancel;
 pub mod chat;
 pub mod diagnostics;
 mod downcast;
@@ -85,6 +86,7 @@ pub mod tokenizer;
 #[path = "../tests/common/rng.rs"]
 pub(crate) mod testutil;
 
+pub use cancel::CancelToken;
 pub use error::{Error, ErrorCode, Result};
 pub use model::{
     ContextBudget, ContextItem, ContextKind, ContextSource, GroupValue, OverflowStrategy,

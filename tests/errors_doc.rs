@@ -55,6 +55,26 @@ fn pipeline(scorer: Arc<dyn Scorer>, slicer: Arc<dyn ctxpack::slicer::Slicer>) -
         .unwrap()
 }
 
+/// The messages of cancelled runs: before the run started, and while scoring (a per-item
+/// scorer cancels the token at the first item, so the check before the second sees it).
+fn cancelled_messages() -> Vec<String> {
+    let budget = ContextBudget::new(100, 100).unwrap();
+    let options = ctxpack::RunOptions::default();
+    let token = ctxpack::CancelToken::new();
+    token.cancel();
+    let greedy = pipeline(Arc::new(KindScorer::new()), Arc::new(GreedySlice::new()));
+    let before = greedy.run_cancellable(&[item("a", 1)], &budget, &options, &token);
+    let inner = ctxpack::CancelToken::new();
+    let cancels = inner.clone();
+    let cancelling = PerItemScorer::new(move |_, _: &[&ContextItem]| {
+        cancels.cancel();
+        Ok(0.5)
+    });
+    let scoring = pipeline(Arc::new(cancelling), Arc::new(GreedySlice::new()));
+    let during = scoring.run_cancellable(&[item("a", 1), item("b", 1)], &budget, &options, &inner);
+    vec![message(before), message(during)]
+}
+
 /// The messages of the core's errors.
 fn core_messages() -> Vec<String> {
     let recency: Arc<dyn Scorer> = Arc::new(RecencyScorer::new());
@@ -166,6 +186,7 @@ fn core_messages() -> Vec<String> {
         r#"{"scorers": [{"type": "recency", "weight": 1}, {"type": "kind", "weight": 2},
             {"type": "priority", "weight": -1}]}"#,
     )));
+    m.extend(cancelled_messages());
     let _ = OverflowStrategy::Throw;
     m.extend(json_messages());
     m.extend(chat_messages());

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -310,5 +311,27 @@ func TestItemList(t *testing.T) {
 	list.Close()
 	if _, err := list.Len(); !errors.Is(err, ctxpack.StatusNullArgument) {
 		t.Errorf("closed list: %v", err)
+	}
+}
+
+func TestCloseIsSafeFromManyGoroutinesAtOnce(t *testing.T) {
+	for round := 0; round < 50; round++ {
+		p := must(ctxpack.NewPresetPipeline("Chat"))
+		b := must(ctxpack.NewBudget(10, 10))
+		var wg sync.WaitGroup
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := p.Close(); err != nil {
+					t.Error(err)
+				}
+				b.Close()
+			}()
+		}
+		wg.Wait()
+		if _, err := p.Run([]ctxpack.Item{{Content: "a", Tokens: 1}}, b, nil); !errors.Is(err, ctxpack.StatusNullArgument) {
+			t.Fatalf("a closed pipeline: got %v", err)
+		}
 	}
 }

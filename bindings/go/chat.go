@@ -100,8 +100,13 @@ type ChatResult struct {
 // path; the pipeline's own errors keep their statuses (StatusPinnedExceedsBudget when the
 // pinned parts do not fit). Safe for concurrent use.
 func TrimChat(format ChatFormat, request string, budget *Budget, pipeline *Pipeline, opts *ChatOptions) (*ChatResult, error) {
+	var prev *PrefixState
+	if opts != nil {
+		prev = opts.PreviousState
+	}
 	defer runtime.KeepAlive(budget)
 	defer runtime.KeepAlive(pipeline)
+	defer runtime.KeepAlive(prev)
 	var a arena
 	defer a.free()
 	// The struct lives in C memory (the arena): it holds a pointer to the encoding name.
@@ -118,8 +123,7 @@ func TrimChat(format ChatFormat, request string, budget *Budget, pipeline *Pipel
 			copts.overhead_per_request = C.int64_t(o.PerRequest)
 			copts.overhead_media = C.int64_t(o.Media)
 		}
-		if prev := opts.PreviousState; prev != nil {
-			defer runtime.KeepAlive(prev)
+		if prev != nil {
 			if prev.ptr() == nil {
 				return nil, &Error{Status: StatusNullArgument, Message: "PreviousState is a closed PrefixState"}
 			}

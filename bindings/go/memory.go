@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -44,18 +45,20 @@ func (h *handle) pointer() unsafe.Pointer {
 	if h == nil {
 		return nil
 	}
-	return h.ptr
+	return atomic.LoadPointer(&h.ptr)
 }
 
+// release frees the reference once: the pointer is swapped out atomically, so concurrent
+// calls (two Close calls, or Close and the finalizer) free it exactly once.
 func (h *handle) release() {
-	if h.ptr != nil {
-		h.free(h.ptr)
-		h.ptr = nil
+	if p := atomic.SwapPointer(&h.ptr, nil); p != nil {
+		h.free(p)
 	}
 }
 
-// close releases the reference; closing twice is a no-op. It must not run concurrently
-// with other uses of the object.
+// close releases the reference; closing twice, or from several goroutines at once, is
+// safe (one of them frees it). It must not run concurrently with other uses of the
+// object.
 func (h *handle) close() error {
 	if h != nil {
 		runtime.SetFinalizer(h, nil)

@@ -135,20 +135,43 @@ func (p *Pipeline) Run(items []Item, budget *Budget, opts *RunOptions) (Result, 
 // RunList runs the pipeline over an item list; result indices are positions in it.
 // Safe for concurrent use; the run works on the list as it was when it started.
 func (p *Pipeline) RunList(list *ItemList, budget *Budget, opts *RunOptions) (Result, error) {
+	var out Result
+	err := p.runList(list, budget, opts, nil, func(res *C.ctxpack_result) (err error) {
+		out, err = readResult(res)
+		return err
+	})
+	return out, err
+}
+
+// runList runs the pipeline (cancellable when token is not nil) and passes the result to
+// read, which must copy what it needs: the result is freed when read returns.
+func (p *Pipeline) runList(list *ItemList, budget *Budget, opts *RunOptions, token *C.ctxpack_cancel_token,
+	read func(*C.ctxpack_result) error) error {
+	res, err := p.runRaw(list, budget, opts, token)
+	if err != nil {
+		return err
+	}
+	defer C.ctxpack_result_free(res)
+	return read(res)
+}
+
+// runRaw runs the pipeline and returns the library's result, which the caller frees.
+func (p *Pipeline) runRaw(list *ItemList, budget *Budget, opts *RunOptions, token *C.ctxpack_cancel_token) (*C.ctxpack_result, error) {
 	defer runtime.KeepAlive(p)
 	defer runtime.KeepAlive(list)
 	defer runtime.KeepAlive(budget)
-	var copts C.ctxpack_run_options // no Go pointers: no overflow callback (see Result.Overflow)
+	// No Go pointers: no overflow callback (see Result.Overflow); the token is C memory.
+	var copts C.ctxpack_run_options
 	C.ctxpack_run_options_init(&copts, C.size_t(unsafe.Sizeof(copts)))
 	if opts != nil {
 		copts.trace_detail = C.int32_t(opts.Trace)
 	}
+	copts.cancel = token
 	var res *C.ctxpack_result
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_pipeline_run(p.ptr(), list.ptr(), budget.ptr(), &copts, &res, &cerr)
 	if err := takeError(status, cerr); err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	defer C.ctxpack_result_free(res)
-	return readResult(res)
+	return res, nil
 }

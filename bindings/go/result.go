@@ -235,6 +235,29 @@ func shortfallFrom(s *C.ctxpack_shortfall) Shortfall {
 // readResult copies a result, with the report's analytics when it is traced (the result
 // keeps what the report helpers need of its run).
 func readResult(res *C.ctxpack_result) (Result, error) {
+	out, err := readSelection(res)
+	if err != nil {
+		return Result{}, err
+	}
+	var has C.bool
+	if err := check(C.ctxpack_result_has_report(res, &has)); err != nil {
+		return Result{}, err
+	}
+	if has {
+		report, err := readReport(res)
+		if err != nil {
+			return Result{}, err
+		}
+		if report.Analytics, err = readAnalytics(res); err != nil {
+			return Result{}, err
+		}
+		out.Report = report
+	}
+	return out, nil
+}
+
+// readSelection copies the selected items and the overflow event, not the report.
+func readSelection(res *C.ctxpack_result) (Result, error) {
 	var out Result
 	var idx *C.size_t
 	var scores *C.double
@@ -273,59 +296,107 @@ func readResult(res *C.ctxpack_result) (Result, error) {
 	if present {
 		out.Overflow = &Overflow{TokensOverBudget: int64(over), Items: goInts(items, ni)}
 	}
-
-	var has C.bool
-	if err := check(C.ctxpack_result_has_report(res, &has)); err != nil {
-		return Result{}, err
-	}
-	if has {
-		report, err := readReport(res)
-		if err != nil {
-			return Result{}, err
-		}
-		if report.Analytics, err = readAnalytics(res); err != nil {
-			return Result{}, err
-		}
-		out.Report = report
-	}
 	return out, nil
 }
 
-// readReport copies the report. Each entry struct starts with struct_size, set by its
-// _init function to this package's sizeof so the library writes exactly the fields it
+// readReport copies the whole report. Each entry struct starts with struct_size, set by
+// its _init function to this package's sizeof so the library writes exactly the fields it
 // knows about; a wrong size would come back with a message.
 func readReport(res *C.ctxpack_result) (*Report, error) {
+	sum, err := readSummary(res)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{
+		TotalCandidates:       sum.TotalCandidates,
+		TotalTokensConsidered: sum.TotalTokensConsidered,
+		TotalTokensSaturated:  sum.TotalTokensSaturated,
+	}
+	if r.Included, err = readIncluded(res, sum.IncludedCount); err != nil {
+		return nil, err
+	}
+	if r.Excluded, err = readExcluded(res, sum.ExcludedCount); err != nil {
+		return nil, err
+	}
+	if r.Events, err = readEvents(res, sum.EventCount); err != nil {
+		return nil, err
+	}
+	if r.Shortfalls, err = readShortfalls(res, sum.ShortfallCount); err != nil {
+		return nil, err
+	}
+	if r.Groups, err = readGroups(res, sum.GroupCount); err != nil {
+		return nil, err
+	}
+	if r.PrunedForms, err = readPrunedForms(res, C.size_t(sum.PrunedFormCount)); err != nil {
+		return nil, err
+	}
+	if r.JSON, err = readReportJSON(res); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ReportSummary is the report's totals and the number of entries of each part.
+type ReportSummary struct {
+	TotalCandidates       int
+	TotalTokensConsidered int64
+	TotalTokensSaturated  bool
+	IncludedCount         int
+	ExcludedCount         int
+	EventCount            int
+	ShortfallCount        int
+	GroupCount            int
+	PrunedFormCount       int
+}
+
+func readSummary(res *C.ctxpack_result) (ReportSummary, error) {
 	var cerr *C.ctxpack_error
 	var sum C.ctxpack_report_summary
 	C.ctxpack_report_summary_init(&sum, C.size_t(unsafe.Sizeof(sum)))
 	if err := takeError(C.ctxpack_result_report_summary(res, &sum, &cerr), cerr); err != nil {
-		return nil, err
+		return ReportSummary{}, err
 	}
-	r := &Report{
+	return ReportSummary{
 		TotalCandidates:       int(sum.total_candidates),
 		TotalTokensConsidered: int64(sum.total_tokens_considered),
 		TotalTokensSaturated:  bool(sum.total_tokens_saturated),
-	}
+		IncludedCount:         int(sum.included_count),
+		ExcludedCount:         int(sum.excluded_count),
+		EventCount:            int(sum.event_count),
+		ShortfallCount:        int(sum.shortfall_count),
+		GroupCount:            int(sum.group_count),
+		PrunedFormCount:       int(sum.pruned_form_count),
+	}, nil
+}
 
-	for i := C.size_t(0); i < sum.included_count; i++ {
+func readIncluded(res *C.ctxpack_result, n int) ([]IncludedEntry, error) {
+	var cerr *C.ctxpack_error
+	var out []IncludedEntry
+	for i := 0; i < n; i++ {
 		var e C.ctxpack_included_entry
 		C.ctxpack_included_entry_init(&e, C.size_t(unsafe.Sizeof(e)))
-		if err := takeError(C.ctxpack_result_report_included(res, i, &e, &cerr), cerr); err != nil {
+		if err := takeError(C.ctxpack_result_report_included(res, C.size_t(i), &e, &cerr), cerr); err != nil {
 			return nil, err
 		}
-		r.Included = append(r.Included, IncludedEntry{
+		out = append(out, IncludedEntry{
 			Index: int(e.index), Score: float64(e.score), Reason: InclusionReason(e.reason), Form: int(e.form),
 			FullTokens: int64(e.full_tokens), ChosenTokens: int64(e.chosen_tokens),
 			AvailableTokens: int64(e.available_tokens), Cause: DowngradeCause(e.cause),
 		})
 	}
-	for i := C.size_t(0); i < sum.excluded_count; i++ {
+	return out, nil
+}
+
+func readExcluded(res *C.ctxpack_result, n int) ([]ExcludedEntry, error) {
+	var cerr *C.ctxpack_error
+	var out []ExcludedEntry
+	for i := 0; i < n; i++ {
 		var e C.ctxpack_excluded_entry
 		C.ctxpack_excluded_entry_init(&e, C.size_t(unsafe.Sizeof(e)))
-		if err := takeError(C.ctxpack_result_report_excluded(res, i, &e, &cerr), cerr); err != nil {
+		if err := takeError(C.ctxpack_result_report_excluded(res, C.size_t(i), &e, &cerr), cerr); err != nil {
 			return nil, err
 		}
-		r.Excluded = append(r.Excluded, ExcludedEntry{
+		out = append(out, ExcludedEntry{
 			Index: int(e.index), Score: float64(e.score), Reason: ExclusionReason(e.reason), Name: goString(e.name),
 			ItemTokens: int64(e.item_tokens), AvailableTokens: int64(e.available_tokens),
 			ReasonScore: float64(e.reason_score), Threshold: float64(e.threshold),
@@ -337,10 +408,16 @@ func readReport(res *C.ctxpack_result) (*Report, error) {
 			MemberContent: goString(e.member_content), MemberReason: goString(e.member_reason),
 		})
 	}
-	for i := C.size_t(0); i < sum.event_count; i++ {
+	return out, nil
+}
+
+func readEvents(res *C.ctxpack_result, n int) ([]TraceEvent, error) {
+	var cerr *C.ctxpack_error
+	var out []TraceEvent
+	for i := 0; i < n; i++ {
 		var e C.ctxpack_trace_event
 		C.ctxpack_trace_event_init(&e, C.size_t(unsafe.Sizeof(e)))
-		if err := takeError(C.ctxpack_result_report_event(res, i, &e, &cerr), cerr); err != nil {
+		if err := takeError(C.ctxpack_result_report_event(res, C.size_t(i), &e, &cerr), cerr); err != nil {
 			return nil, err
 		}
 		ev := TraceEvent{Stage: PipelineStage(e.stage), DurationMS: float64(e.duration_ms), ItemCount: int(e.item_count)}
@@ -352,20 +429,32 @@ func readReport(res *C.ctxpack_result) (*Report, error) {
 			idx := int(e.item_index)
 			ev.ItemIndex = &idx
 		}
-		r.Events = append(r.Events, ev)
+		out = append(out, ev)
 	}
-	for i := C.size_t(0); i < sum.shortfall_count; i++ {
+	return out, nil
+}
+
+func readShortfalls(res *C.ctxpack_result, n int) ([]Shortfall, error) {
+	var cerr *C.ctxpack_error
+	var out []Shortfall
+	for i := 0; i < n; i++ {
 		var s C.ctxpack_shortfall
 		C.ctxpack_shortfall_init(&s, C.size_t(unsafe.Sizeof(s)))
-		if err := takeError(C.ctxpack_result_report_shortfall(res, i, &s, &cerr), cerr); err != nil {
+		if err := takeError(C.ctxpack_result_report_shortfall(res, C.size_t(i), &s, &cerr), cerr); err != nil {
 			return nil, err
 		}
-		r.Shortfalls = append(r.Shortfalls, shortfallFrom(&s))
+		out = append(out, shortfallFrom(&s))
 	}
-	for i := C.size_t(0); i < sum.group_count; i++ {
+	return out, nil
+}
+
+func readGroups(res *C.ctxpack_result, n int) ([]GroupEntry, error) {
+	var cerr *C.ctxpack_error
+	var out []GroupEntry
+	for i := 0; i < n; i++ {
 		var g C.ctxpack_group_entry
 		C.ctxpack_group_entry_init(&g, C.size_t(unsafe.Sizeof(g)))
-		if err := takeError(C.ctxpack_result_report_group(res, i, &g, &cerr), cerr); err != nil {
+		if err := takeError(C.ctxpack_result_report_group(res, C.size_t(i), &g, &cerr), cerr); err != nil {
 			return nil, err
 		}
 		entry := GroupEntry{
@@ -380,17 +469,15 @@ func readReport(res *C.ctxpack_result) (*Report, error) {
 			p := int(g.pinned_by)
 			entry.PinnedBy = &p
 		}
-		r.Groups = append(r.Groups, entry)
+		out = append(out, entry)
 	}
-	pruned, err := readPrunedForms(res, sum.pruned_form_count)
-	if err != nil {
-		return nil, err
-	}
-	r.PrunedForms = pruned
+	return out, nil
+}
+
+func readReportJSON(res *C.ctxpack_result) (string, error) {
 	var js C.ctxpack_str
 	if err := check(C.ctxpack_result_report_json(res, &js)); err != nil {
-		return nil, err
+		return "", err
 	}
-	r.JSON = goString(js)
-	return r, nil
+	return goString(js), nil
 }

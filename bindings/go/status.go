@@ -16,7 +16,7 @@ import (
 //	if errors.Is(err, ctxpack.StatusOverflow) { ... }
 type Status int32
 
-// The status codes of the C ABI (docs/ffi.md). Values 1-15 are the core engine's error
+// The status codes of the C ABI (docs/ffi.md). Values 1-20 are the core engine's error
 // kinds; values from 100 on belong to the C layer.
 const (
 	StatusOK                    Status = C.CTXPACK_OK
@@ -37,6 +37,7 @@ const (
 	StatusInvalidArgument       Status = C.CTXPACK_INVALID_ARGUMENT
 	StatusOutOfMemory           Status = C.CTXPACK_OUT_OF_MEMORY
 	StatusUnsupported           Status = C.CTXPACK_UNSUPPORTED
+	StatusCancelled             Status = C.CTXPACK_CANCELLED
 	StatusInvalidState          Status = C.CTXPACK_INVALID_STATE
 	StatusInvalidRequest        Status = C.CTXPACK_INVALID_REQUEST
 	StatusNullArgument          Status = C.CTXPACK_NULL_ARGUMENT
@@ -68,6 +69,7 @@ var statusNames = map[Status]string{
 	StatusInvalidArgument:       "CTXPACK_INVALID_ARGUMENT",
 	StatusOutOfMemory:           "CTXPACK_OUT_OF_MEMORY",
 	StatusUnsupported:           "CTXPACK_UNSUPPORTED",
+	StatusCancelled:             "CTXPACK_CANCELLED",
 	StatusInvalidState:          "CTXPACK_INVALID_STATE",
 	StatusInvalidRequest:        "CTXPACK_INVALID_REQUEST",
 	StatusNullArgument:          "CTXPACK_NULL_ARGUMENT",
@@ -85,6 +87,19 @@ func (s Status) String() string {
 		return name
 	}
 	return "CTXPACK_STATUS(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Format prints a Status as a status, not as an error: its C name for %v and %s (also
+// %+v), the quoted name for %q, the number for %d.
+func (s Status) Format(f fmt.State, verb rune) {
+	switch verb {
+	case 'd':
+		fmt.Fprintf(f, "%d", int32(s))
+	case 'q':
+		fmt.Fprintf(f, "%q", s.String())
+	default:
+		fmt.Fprint(f, s.String())
+	}
 }
 
 // Error makes a Status usable as a sentinel error.

@@ -1,7 +1,9 @@
 package ctxpack_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -16,7 +18,8 @@ var allStatuses = []ctxpack.Status{
 	ctxpack.StatusScorerConfig, ctxpack.StatusSlicerConfig, ctxpack.StatusPipelineConfig,
 	ctxpack.StatusTableTooLarge, ctxpack.StatusCountRequirementUnmet, ctxpack.StatusCallback,
 	ctxpack.StatusTokenOverflow, ctxpack.StatusInvalidPolicy, ctxpack.StatusInvalidArgument,
-	ctxpack.StatusOutOfMemory, ctxpack.StatusUnsupported, ctxpack.StatusInvalidState, ctxpack.StatusInvalidRequest,
+	ctxpack.StatusOutOfMemory, ctxpack.StatusUnsupported, ctxpack.StatusCancelled, ctxpack.StatusInvalidState,
+	ctxpack.StatusInvalidRequest,
 	ctxpack.StatusNullArgument, ctxpack.StatusInvalidUTF8, ctxpack.StatusWrongHandleType,
 	ctxpack.StatusOutOfRange, ctxpack.StatusNoReport, ctxpack.StatusPanic,
 }
@@ -158,6 +161,12 @@ var statusCases = []statusCase{
 		return err
 	}},
 	{ctxpack.StatusInvalidUTF8, func(t *testing.T) error { return pushOne(ctxpack.Item{Content: "caf\xe9", Tokens: 1}) }},
+	{ctxpack.StatusCancelled, func(t *testing.T) error {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := newPipeline(t, recency(t)).RunContext(ctx, []ctxpack.Item{{Content: "a", Tokens: 1}}, newBudget(t, 10, 10), nil)
+		return err
+	}},
 }
 
 // TestStatusesFromTheLibrary produces every status through real calls and checks the
@@ -192,6 +201,24 @@ func TestStatusesFromTheLibrary(t *testing.T) {
 			} else {
 				t.Logf("status %s needs the test hooks (run.sh: -tags ctxpack_testhooks)", s.String())
 			}
+		}
+	}
+}
+
+func TestStatusPrintsAsAStatus(t *testing.T) {
+	s := ctxpack.StatusOverflow
+	for _, c := range []struct{ got, want string }{
+		{fmt.Sprint(s), "CTXPACK_OVERFLOW"},
+		{fmt.Sprintf("%v|%s|%+v", s, s, s), "CTXPACK_OVERFLOW|CTXPACK_OVERFLOW|CTXPACK_OVERFLOW"},
+		{fmt.Sprintf("%d", s), "6"},
+		{fmt.Sprintf("%q", s), `"CTXPACK_OVERFLOW"`},
+		{fmt.Sprint(ctxpack.Status(77)), "CTXPACK_STATUS(77)"},
+		// As an error it keeps the package prefix.
+		{s.Error(), "ctxpack: CTXPACK_OVERFLOW"},
+		{fmt.Sprint(error(&ctxpack.Error{Status: s, Message: "m"})), "ctxpack: CTXPACK_OVERFLOW: m"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
 		}
 	}
 }

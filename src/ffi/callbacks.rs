@@ -362,6 +362,7 @@ impl Scorer for CustomScorer {
             })?,
             ScoreFn::PerItem(f) => {
                 for (i, slot) in out.iter_mut().enumerate() {
+                    crate::cancel::check("while scoring")?;
                     // SAFETY: as above; `slot` is a valid `double *`.
                     call("custom scorer", |e| unsafe {
                         f(ud, views.ptr(), n, i, slot, e)

@@ -7,13 +7,18 @@
 //! particular type. A mismatch is `CTXPACK_WRONG_HANDLE_TYPE`, never undefined behaviour.
 //!
 //! References: the caller holds one (the pointer it was given), and `_free` releases it.
+//! The `_retain` functions ([`retain_caller`]) give the caller one more reference on the
+//! same pointer: a handle counts its caller references apart from the references calls
+//! and other handles hold, and each `_free` releases one caller reference. The handle is
+//! marked freed only when the last caller reference goes.
 //! A call that runs callbacks (a pipeline run, a stage alone, an analytics function)
 //! takes its own reference on every handle it uses ([`retain`]) and releases it when it
 //! returns, so a callback that frees those handles only drops the caller's reference:
 //! the value lives until the call is over, and a custom component's `destroy` runs after
 //! the last call using it returned.
 //!
-//! `_free` overwrites the tag (`FREE`) before it drops the caller's reference. While
+//! The `_free` releasing the last caller reference overwrites the tag (`FREE`) before it
+//! drops that reference. While
 //! another holder keeps the allocation alive, any later use of the pointer is reported as
 //! a freed handle, always. Once the last reference is gone the memory is returned to the
 //! allocator: the tag sits after the reference counts, where allocators keep their
@@ -22,7 +27,7 @@
 
 use std::ops::Deref;
 use std::ptr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::ffi::status::{ctxpack_status, FfiError, FfiResult};
@@ -46,6 +51,9 @@ const FREED_TAG: u32 = u32::from_be_bytes(*b"FREE");
 #[repr(C)]
 struct Handle<V> {
     tag: AtomicU32,
+    /// The caller references: 1 from the constructor, one more per `_retain`, one less
+    /// per `_free`; each is also one strong count of the `Arc`. Zero once freed.
+    callers: AtomicUsize,
     value: V,
 }
 
@@ -63,6 +71,7 @@ impl<V> StaticHandle<V> {
         assert!(!K::SHARED, "a static handle's type must not be shared");
         StaticHandle(Handle {
             tag: AtomicU32::new(K::TAG),
+            callers: AtomicUsize::new(1),
             value,
         })
     }
@@ -78,6 +87,7 @@ pub(crate) fn into_raw<K: HandleType>(value: K::Value) -> *mut K {
     const { assert!(K::SHARED, "a static handle type has no allocated handles") };
     let handle = Arc::new(Handle {
         tag: AtomicU32::new(K::TAG),
+        callers: AtomicUsize::new(1),
         value,
     });
     Arc::into_raw(handle).cast_mut().cast()
@@ -145,7 +155,35 @@ pub(crate) unsafe fn retain<K: HandleType>(ptr: *const K, what: &str) -> FfiResu
     }
 }
 
-/// Releases the caller's reference to a handle of type `K`. NULL, a pointer of another
+/// Gives the caller one more reference on a live handle of type `K` and returns the same
+/// pointer; NULL when `ptr` is NULL, of another type or freed (the body of every
+/// `ctxpack_*_retain`).
+///
+/// # Safety
+/// As [`check`]; the caller holds a caller reference on `ptr` for the whole call.
+pub(crate) unsafe fn retain_caller<K: HandleType>(ptr: *mut K) -> *mut K {
+    const { assert!(K::SHARED, "a static handle is never retained") };
+    // SAFETY: forwarded from the caller.
+    let Ok(handle) = (unsafe { check(ptr, "handle") }) else {
+        return ptr::null_mut();
+    };
+    // SAFETY: the tag matched, so this is a live `Arc<Handle<K::Value>>` from `into_raw`.
+    let callers = unsafe { &(*handle).callers };
+    // A count that already reached zero belongs to a handle being freed: no new caller.
+    if callers
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
+            c.checked_add(1).filter(|&n| n > 1)
+        })
+        .is_err()
+    {
+        return ptr::null_mut();
+    }
+    // SAFETY: as above; the caller's reference keeps the strong count above zero.
+    unsafe { Arc::increment_strong_count(handle) };
+    ptr
+}
+
+/// Releases one caller reference to a handle of type `K`. NULL, a pointer of another
 /// handle type and a handle already freed are no-ops.
 ///
 /// # Safety
@@ -155,16 +193,20 @@ pub(crate) unsafe fn free<K: HandleType>(ptr: *mut K) {
     // SAFETY: forwarded from the caller.
     if let Ok(handle) = unsafe { check(ptr, "handle") } {
         // SAFETY: the tag matched, so this is an `Arc<Handle<K::Value>>` from `into_raw`.
-        // Only the free that moves the tag from live to freed drops the caller's
-        // reference, so a second free (while the value is alive) is a no-op.
+        // Each caller reference is one strong count; only a free that takes the caller
+        // count down drops one, so a free after the last one (while the value is alive)
+        // is a no-op. The last caller reference marks the handle freed first.
         unsafe {
-            let tag = &(*handle).tag;
-            if tag
-                .compare_exchange(K::TAG, FREED_TAG, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                drop(Arc::from_raw(handle));
+            let callers = &(*handle).callers;
+            let Ok(before) =
+                callers.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| c.checked_sub(1))
+            else {
+                return;
+            };
+            if before == 1 {
+                (*handle).tag.store(FREED_TAG, Ordering::Release);
             }
+            drop(Arc::from_raw(handle));
         }
     }
 }

@@ -20,6 +20,7 @@
 mod analytics;
 mod budget;
 mod callbacks;
+mod cancel;
 mod chat;
 mod enums;
 mod handles;
@@ -48,6 +49,7 @@ pub use callbacks::{
     ctxpack_callback_error, ctxpack_destroy_fn, ctxpack_item_view, ctxpack_overflow_fn,
     ctxpack_place_fn, ctxpack_score_all_fn, ctxpack_score_item_fn, ctxpack_slice_fn,
 };
+pub use cancel::*;
 pub use chat::*;
 pub use enums::*;
 pub use items::*;

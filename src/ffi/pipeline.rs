@@ -6,10 +6,11 @@ use std::ptr;
 use crate::diagnostics::{OverflowEvent, TraceDetail};
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::callbacks::ctxpack_overflow_fn;
+use crate::ffi::cancel::ctxpack_cancel_token;
 use crate::ffi::enums::{
     ctxpack_group_value, ctxpack_overflow_strategy, ctxpack_trace_detail, enum_arg,
 };
-use crate::ffi::handles::{self, HandleType};
+use crate::ffi::handles::{self, HandleType, Held};
 use crate::ffi::items::{ctxpack_items, snapshot};
 use crate::ffi::placer::ctxpack_placer;
 use crate::ffi::result::{ctxpack_result, ResultData, RunContext};
@@ -18,6 +19,7 @@ use crate::ffi::slicer::ctxpack_slicer;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::pipeline::{Pipeline, RunOptions};
+use crate::CancelToken;
 
 /// A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
 /// Immutable, and safe to run from many threads at once (the callbacks of custom
@@ -93,11 +95,16 @@ pub struct ctxpack_run_options {
     pub trace_detail: i32,
     /// Must be zero.
     pub reserved: [u8; 4],
+    /// A token that cancels the run (`ctxpack_cancel_token`; the run then returns
+    /// `CTXPACK_CANCELLED`); NULL: the run cannot be cancelled. Added after version 1:
+    /// a caller whose `struct_size` ends before it has no token.
+    pub cancel: *const ctxpack_cancel_token,
 }
 
-// SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid (None function pointer).
+// SAFETY: `#[repr(C)]`, `struct_size` first, all-zero valid (None function pointer, NULL
+// token).
 unsafe impl Versioned for ctxpack_run_options {
-    const V1_SIZE: usize = std::mem::size_of::<ctxpack_run_options>();
+    const V1_SIZE: usize = std::mem::offset_of!(ctxpack_run_options, cancel);
     const NAME: &'static str = "ctxpack_run_options";
 }
 
@@ -195,7 +202,10 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
         let items = snapshot(items, "items")?;
         let budget = handles::retain(budget, "budget")?;
         let setup = RunSetup::read(options, "options")?;
-        let selection = pipeline.run_with(&items, &budget, &setup.options())?;
+        let selection = match setup.cancel() {
+            None => pipeline.run_with(&items, &budget, &setup.options())?,
+            Some(token) => pipeline.run_cancellable(&items, &budget, &setup.options(), token)?,
+        };
         let traced_items = selection.report.is_some().then(|| items.clone());
         let context = RunContext::of(&pipeline, &budget);
         Ok(ResultData::new(selection, traced_items, context))
@@ -206,10 +216,12 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
 type OverflowObserver = Box<dyn Fn(&OverflowEvent)>;
 
 /// A run's options read from the caller's struct: the trace detail and the overflow
-/// callback, adapted for the core by [`RunSetup::options`].
+/// callback, adapted for the core by [`RunSetup::options`], and the cancellation token.
 pub(crate) struct RunSetup {
     trace: TraceDetail,
     callback: Option<OverflowObserver>,
+    /// The token of `cancel`, held for the whole run (NULL: none).
+    cancel: Option<Held<ctxpack_cancel_token>>,
 }
 
 impl RunSetup {
@@ -225,6 +237,7 @@ impl RunSetup {
                 overflow_user_data: ptr::null_mut(),
                 trace_detail: 0,
                 reserved: [0; 4],
+                cancel: ptr::null(),
             }
         } else {
             // SAFETY: forwarded from the caller.
@@ -237,7 +250,17 @@ impl RunSetup {
         let callback = o
             .on_overflow
             .map(|f| Box::new(overflow_observer(f, o.overflow_user_data)) as OverflowObserver);
-        Ok(Self { trace, callback })
+        let cancel = if o.cancel.is_null() {
+            None
+        } else {
+            // SAFETY: the token is NULL or a live handle (the caller's contract).
+            Some(unsafe { handles::retain(o.cancel, &format!("{what}.cancel")) }?)
+        };
+        Ok(Self {
+            trace,
+            callback,
+            cancel,
+        })
     }
 
     /// The core's run options, borrowing the callback.
@@ -246,6 +269,11 @@ impl RunSetup {
             trace: self.trace,
             on_overflow: self.callback.as_deref(),
         }
+    }
+
+    /// The caller's cancellation token, if the options carry one.
+    pub(crate) fn cancel(&self) -> Option<&CancelToken> {
+        self.cancel.as_deref()
     }
 }
 
@@ -268,7 +296,22 @@ fn overflow_observer(
     }
 }
 
-/// Frees a pipeline (components it shares with others live on). NULL is a no-op.
+/// Gives the caller one more reference to `pipeline` and returns the same pointer: each
+/// reference is released by its own `ctxpack_pipeline_free`, and the pipeline is freed (a use is
+/// then reported as a freed handle) when the last one is. NULL when `pipeline` is NULL, not a
+/// `ctxpack_pipeline` or already freed. Thread-safe: references may be taken and released on
+/// any threads at once, while the pipeline is in use (a caller must itself hold a reference
+/// for the whole call, as for any function taking the handle).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_pipeline_retain(
+    pipeline: *mut ctxpack_pipeline,
+) -> *mut ctxpack_pipeline {
+    // SAFETY: `pipeline` is NULL or a handle the caller holds.
+    unsafe { handles::retain_caller(pipeline) }
+}
+
+/// Releases one caller reference to a pipeline (see `ctxpack_pipeline_retain`); the last
+/// one frees it (components it shares with others live on). NULL is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_free(pipeline: *mut ctxpack_pipeline) {
     // SAFETY: `pipeline` is NULL or a handle.

@@ -61,7 +61,19 @@ pub unsafe extern "C" fn ctxpack_placer_new_custom(
     })
 }
 
-/// Releases the caller's reference to a placer. NULL is a no-op.
+/// Gives the caller one more reference to `placer` and returns the same pointer: each
+/// reference is released by its own `ctxpack_placer_free`, and the placer is freed (a use is
+/// then reported as a freed handle) when the last one is. NULL when `placer` is NULL, not a
+/// `ctxpack_placer` or already freed. Thread-safe: references may be taken and released on
+/// any threads at once, while the placer is in use (a caller must itself hold a reference
+/// for the whole call, as for any function taking the handle).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_placer_retain(placer: *mut ctxpack_placer) -> *mut ctxpack_placer {
+    // SAFETY: `placer` is NULL or a handle the caller holds.
+    unsafe { handles::retain_caller(placer) }
+}
+
+/// Releases one caller reference to a placer (see `ctxpack_placer_retain`). NULL is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_placer_free(placer: *mut ctxpack_placer) {
     // SAFETY: `placer` is NULL or a handle.

@@ -288,6 +288,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_prefix(
             options = prefix_options_from(o)?;
         }
         options.previous = previous.as_deref();
+        let _cancel_scope = setup.cancel().map(crate::cancel::Scope::enter);
         let run = pipeline.run_prefix(&items, &budget, &setup.options(), &options)?;
         let traced_items = run.selection.report.is_some().then(|| items.clone());
         let context = RunContext::of(&pipeline, &budget);

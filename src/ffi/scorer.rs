@@ -383,7 +383,19 @@ pub unsafe extern "C" fn ctxpack_scorer_new_custom_item(
     })
 }
 
-/// Releases the caller's reference to a scorer. NULL is a no-op.
+/// Gives the caller one more reference to `scorer` and returns the same pointer: each
+/// reference is released by its own `ctxpack_scorer_free`, and the scorer is freed (a use is
+/// then reported as a freed handle) when the last one is. NULL when `scorer` is NULL, not a
+/// `ctxpack_scorer` or already freed. Thread-safe: references may be taken and released on
+/// any threads at once, while the scorer is in use (a caller must itself hold a reference
+/// for the whole call, as for any function taking the handle).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_scorer_retain(scorer: *mut ctxpack_scorer) -> *mut ctxpack_scorer {
+    // SAFETY: `scorer` is NULL or a handle the caller holds.
+    unsafe { handles::retain_caller(scorer) }
+}
+
+/// Releases one caller reference to a scorer (see `ctxpack_scorer_retain`). NULL is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_scorer_free(scorer: *mut ctxpack_scorer) {
     // SAFETY: `scorer` is NULL or a handle.

@@ -202,7 +202,19 @@ pub unsafe extern "C" fn ctxpack_slicer_new_custom(
     })
 }
 
-/// Releases the caller's reference to a slicer. NULL is a no-op.
+/// Gives the caller one more reference to `slicer` and returns the same pointer: each
+/// reference is released by its own `ctxpack_slicer_free`, and the slicer is freed (a use is
+/// then reported as a freed handle) when the last one is. NULL when `slicer` is NULL, not a
+/// `ctxpack_slicer` or already freed. Thread-safe: references may be taken and released on
+/// any threads at once, while the slicer is in use (a caller must itself hold a reference
+/// for the whole call, as for any function taking the handle).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_slicer_retain(slicer: *mut ctxpack_slicer) -> *mut ctxpack_slicer {
+    // SAFETY: `slicer` is NULL or a handle the caller holds.
+    unsafe { handles::retain_caller(slicer) }
+}
+
+/// Releases one caller reference to a slicer (see `ctxpack_slicer_retain`). NULL is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_slicer_free(slicer: *mut ctxpack_slicer) {
     // SAFETY: `slicer` is NULL or a handle.

@@ -58,6 +58,9 @@ pub enum ctxpack_status {
     /// The function needs a feature this build of ctxpack was compiled without (the
     /// message names it), such as the `tokenizer` feature for `ctxpack_encoding_*`.
     CTXPACK_UNSUPPORTED = 17,
+    /// The run was cancelled through the `ctxpack_cancel_token` of its
+    /// `ctxpack_run_options` (before it started or while it ran); nothing was returned.
+    CTXPACK_CANCELLED = 18,
     /// A prefix state (`ctxpack_prefix_state`) cannot be used: corrupt or truncated bytes,
     /// a newer format version, or a state from another conversation; the message says
     /// which.

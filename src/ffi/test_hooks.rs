@@ -55,6 +55,7 @@ fn error_for(code: i32) -> Option<Error> {
         ErrorCode::InvalidPolicy => Error::InvalidPolicy(m()),
         ErrorCode::InvalidArgument => Error::InvalidArgument(m()),
         ErrorCode::Unsupported => Error::Unsupported(m()),
+        ErrorCode::Cancelled => Error::Cancelled(m()),
         ErrorCode::InvalidState => Error::InvalidState(m()),
         ErrorCode::InvalidRequest => Error::InvalidRequest(m()),
         ErrorCode::OutOfMemory => Error::OutOfMemory {

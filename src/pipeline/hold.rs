@@ -13,6 +13,7 @@
 //! recorded and compared wrongly. A run with a prefix state whose items carry variants fails
 //! with `InvalidArgument` unless the pipeline does not use variants.
 
+use crate::cancel::check as check_cancelled;
 use crate::diagnostics::TraceDetail;
 use crate::diagnostics::{Collector, ExclusionReason, NullCollector, PipelineStage, Recorder};
 use crate::error::{Error, Result};
@@ -38,6 +39,7 @@ pub(super) fn run_prefix(
     options: &RunOptions<'_>,
     prefix: &PrefixOptions<'_>,
 ) -> Result<PrefixRun> {
+    check_cancelled("before it started")?;
     prefix.validate(items.len())?;
     reject_variants(pipeline, items)?;
     let conversation = prefix.conversation_hash();
@@ -164,6 +166,7 @@ impl<'a> Turn<'_, 'a> {
             pipeline.use_variants,
             collector,
         )?;
+        check_cancelled("before scoring")?;
         let scored = score(
             pipeline.scorer.as_ref(),
             items,
@@ -173,6 +176,7 @@ impl<'a> Turn<'_, 'a> {
         if let Some(table) = &mut classified.groups {
             table.set_values(&scored);
         }
+        check_cancelled("before deduplication")?;
         let mut sorted = deduplicate(
             pipeline.deduplication,
             items,
@@ -181,6 +185,7 @@ impl<'a> Turn<'_, 'a> {
             collector,
         );
         sort_by_score(&mut sorted);
+        check_cancelled("before slicing")?;
         let mut is_pinned = vec![false; items.len()];
         for &i in &classified.pinned {
             is_pinned[i] = true;

@@ -178,6 +178,45 @@ impl Pipeline {
         run::run(self, items, budget, options)
     }
 
+    /// Runs with options, stopping with [`crate::Error::Cancelled`] once `cancel` is
+    /// cancelled (from any thread): before the run starts, between stages, or inside a
+    /// long loop (see [`crate::cancel`]). A token that is never cancelled changes nothing:
+    /// the result is the one [`Pipeline::run_with`] returns.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use ctxpack::placer::ChronologicalPlacer;
+    /// use ctxpack::scorer::PriorityScorer;
+    /// use ctxpack::slicer::GreedySlice;
+    /// use ctxpack::{CancelToken, ContextBudget, ContextItem, ErrorCode, Pipeline, RunOptions};
+    ///
+    /// let pipeline = Pipeline::builder()
+    ///     .scorer(Arc::new(PriorityScorer::new()))
+    ///     .slicer(Arc::new(GreedySlice::new()))
+    ///     .placer(Arc::new(ChronologicalPlacer::new()))
+    ///     .build()?;
+    /// let items = vec![ContextItem::new("hello", 5)?];
+    /// let budget = ContextBudget::new(100, 100)?;
+    /// let token = CancelToken::new();
+    /// let options = RunOptions::default();
+    /// assert!(pipeline.run_cancellable(&items, &budget, &options, &token).is_ok());
+    /// token.cancel();
+    /// let e = pipeline.run_cancellable(&items, &budget, &options, &token).unwrap_err();
+    /// assert_eq!(e.code(), ErrorCode::Cancelled);
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
+    pub fn run_cancellable(
+        &self,
+        items: &[ContextItem],
+        budget: &ContextBudget,
+        options: &RunOptions<'_>,
+        cancel: &crate::CancelToken,
+    ) -> Result<Selection> {
+        let _scope = crate::cancel::Scope::enter(cancel);
+        run::run(self, items, budget, options)
+    }
+
     /// Runs with a prefix state across turns (`docs/prefix-cache.md`): Measure selects as
     /// [`Pipeline::run_with`] does and reports how much of the previous window survives;
     /// Hold keeps the previous prefix and selects the rest after it (re-anchoring when

@@ -1,6 +1,7 @@
 //! One run of the pipeline: the six stages in order, generic over the collector so that
 //! an untraced run carries no diagnostics code at all.
 
+use crate::cancel::check as check_cancelled;
 use crate::diagnostics::{Collector, NullCollector, Recorder, TraceDetail};
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextItem};
@@ -49,6 +50,7 @@ fn run_stages<C: Collector>(
     options: &RunOptions<'_>,
     collector: &mut C,
 ) -> Result<Placed> {
+    check_cancelled("before it started")?;
     let mut classified = classify(
         items,
         budget,
@@ -56,6 +58,7 @@ fn run_stages<C: Collector>(
         pipeline.use_variants,
         collector,
     )?;
+    check_cancelled("before scoring")?;
     let scored = score(
         pipeline.scorer.as_ref(),
         items,
@@ -65,6 +68,7 @@ fn run_stages<C: Collector>(
     if let Some(table) = &mut classified.groups {
         table.set_values(&scored);
     }
+    check_cancelled("before deduplication")?;
     let mut sorted = deduplicate(
         pipeline.deduplication,
         items,
@@ -82,6 +86,7 @@ fn run_stages<C: Collector>(
         forms: classified.forms.as_mut(),
         mode: pipeline.group_value,
     };
+    check_cancelled("before slicing")?;
     let sliced = slice(
         pipeline.slicer.as_ref(),
         items,
@@ -91,6 +96,7 @@ fn run_stages<C: Collector>(
         extensions,
         collector,
     )?;
+    check_cancelled("before placing")?;
     let context = PlaceContext {
         placer: pipeline.placer.as_ref(),
         strategy: pipeline.overflow_strategy,

@@ -64,6 +64,7 @@ where
     ) -> Result<()> {
         check_one_slot_per_item(items, out)?;
         for (i, slot) in out.iter_mut().enumerate() {
+            crate::cancel::check("while scoring")?;
             *slot = require_finite(caller_position(positions, i), (self.f)(i, items)?)?;
         }
         Ok(())

@@ -312,6 +312,7 @@ fn fill_table_narrow(active: &[Candidate], cap: usize) -> Result<KeepTable> {
     let mut reach = 0usize;
     let mut total = 0i32;
     for (row, cand) in active.iter().enumerate() {
+        crate::cancel::check("while slicing (knapsack)")?;
         let w = cand.weight as usize;
         let v = cand.value as i32;
         let summed = reach + w; // at most 2 × cap: no overflow
@@ -393,6 +394,7 @@ fn fill_table(active: &[Candidate], cap: usize) -> Result<KeepTable> {
     // Walking c downwards means every read still sees the previous row's value.
     let best = Cell::from_mut(&mut best[..]).as_slice_of_cells();
     for (row, cand) in active.iter().enumerate() {
+        crate::cancel::check("while slicing (knapsack)")?;
         let w = cand.weight as usize;
         let pairs = best[w..].iter().zip(&best[..=cap - w]);
         for (offset, (dst, src)) in pairs.enumerate().rev() {

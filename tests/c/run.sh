@@ -5,7 +5,8 @@
 #     -pedantic) and survives double inclusion; it equals a fresh generation;
 #   * every exported function is called by the tests or the quickstart example;
 #   * tests/c/test_api.c, test_policy.c, test_json.c, test_boundary.c, test_threads.c,
-#     test_tokenizer.c, test_groups.c, test_chat.c, test_variants.c, test_prefix.c,
+#     test_cancel.c, test_tokenizer.c, test_groups.c, test_chat.c, test_variants.c,
+#     test_prefix.c,
 #     test_cpp.cpp and examples/quickstart.c run
 #     plain, under AddressSanitizer + UBSan, and under valgrind memcheck (zero errors,
 #     zero definite/indirect leaks).
@@ -81,6 +82,7 @@ build() {
         $CC $CFLAGS $extra "$ROOT/tests/c/test_policy.c" -o "$dir/test_policy" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_json.c" -o "$dir/test_json" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_threads.c" -o "$dir/test_threads" $LDFLAGS &&
+        $CC $CFLAGS $extra "$ROOT/tests/c/test_cancel.c" -o "$dir/test_cancel" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_tokenizer.c" -o "$dir/test_tokenizer" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_groups.c" -o "$dir/test_groups" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_chat.c" -o "$dir/test_chat" $LDFLAGS &&
@@ -116,7 +118,7 @@ chat_expected() {
 step chat_expected chat_expected
 export CTXPACK_ROOT="$ROOT" CTXPACK_CHAT_EXPECTED="$OUT/chat_expected"
 
-PROGRAMS="test_api test_policy test_json test_boundary test_threads test_tokenizer test_groups test_chat test_variants test_prefix test_cpp"
+PROGRAMS="test_api test_policy test_json test_boundary test_threads test_cancel test_tokenizer test_groups test_chat test_variants test_prefix test_cpp"
 for mode in $MODES; do
     echo "== $mode"
     case $mode in

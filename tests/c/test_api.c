@@ -1548,11 +1548,11 @@ TEST(faulty_scorer_statuses) {
     ctxpack_error *err = NULL;
     REQUIRE(items && b);
     for (int32_t code = 0; code <= CTXPACK_INVALID_REQUEST; code++) {
-        // Only the core kinds (18 is reserved, not a core kind yet); CTXPACK_UNSUPPORTED (17)
-        // comes from real calls only in a build without the tokenizer feature,
-        // CTXPACK_OUT_OF_MEMORY (16) only from impossible sizes, and CTXPACK_INVALID_STATE (19)
+        // Every core kind; CTXPACK_UNSUPPORTED (17) comes from real calls only in a build
+        // without the tokenizer feature, CTXPACK_OUT_OF_MEMORY (16) only from impossible
+        // sizes, CTXPACK_CANCELLED (18) from cancelled runs and CTXPACK_INVALID_STATE (19)
         // from prefix-state calls, so the hook carries them here.
-        if (code == CTXPACK_INVALID_POLICY || code == 18) continue;
+        if (code == CTXPACK_INVALID_POLICY) continue;
         ctxpack_scorer *sc = NULL;
         ctxpack_slicer *sl = NULL;
         ctxpack_placer *pl = NULL;

@@ -598,6 +598,7 @@ impl Engine for FfiEngine {
                 .cast_mut()
                 .cast(),
             reserved: [0; 4],
+            cancel: ptr::null(),
         };
         // SAFETY: live handles and options; `notified` outlives the run.
         let result = create(ctxpack_result_free, |o, e| unsafe {

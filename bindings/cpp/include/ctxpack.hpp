@@ -21,10 +21,12 @@
 // Sharing and copying. The library reference-counts scorers, slicers and placers: a
 // composite, scaled or quota component and a pipeline each keep their own reference to
 // what they are built from. So one C++ `Scorer` can go into any number of composites
-// and pipelines, and may be destroyed right after (the quickstart does). The classes
-// themselves are not copyable: the ABI has no "retain" call, so a copy could only be a
-// second owner of one reference. To share a C++ object, hold it in a
-// `std::shared_ptr`. Everything here is immutable after construction except `Items`
+// and pipelines, and may be destroyed right after (the quickstart does). `Scorer`,
+// `Slicer`, `Placer` and `Pipeline` are also copyable: a copy takes one more reference
+// to the same library object (`ctxpack_*_retain`), each copy's destructor releases its
+// own, and copies may live on and be destroyed on any threads. The other classes are
+// move-only. A run is cancelled from another thread through a `CancelToken` in
+// `RunOptions::cancel`. Everything here is immutable after construction except `Items`
 // (push/clear), so a `Pipeline`, `Budget` and the components may be used from many
 // threads at once (see docs/ffi.md, "Threads"); custom callbacks must then be
 // thread-safe, and `destroy` may run on any thread.
@@ -76,6 +78,7 @@ enum class Status : int32_t {
     InvalidArgument = CTXPACK_INVALID_ARGUMENT,
     OutOfMemory = CTXPACK_OUT_OF_MEMORY,
     Unsupported = CTXPACK_UNSUPPORTED,
+    Cancelled = CTXPACK_CANCELLED,
     InvalidState = CTXPACK_INVALID_STATE,
     InvalidRequest = CTXPACK_INVALID_REQUEST,
     NullArgument = CTXPACK_NULL_ARGUMENT,
@@ -302,6 +305,33 @@ private:
         void operator()(T *p) const noexcept { Free(p); }
     };
     std::unique_ptr<T, Deleter> ptr_;
+};
+
+// The owner of one reference to a reference-counted handle: copying takes another
+// reference (`Retain`), destruction and assignment release one (`Free`).
+template <typename T, void (*Free)(T *), T *(*Retain)(T *)>
+class Shared {
+public:
+    // The raw handle, for calling C functions directly; still owned by this object.
+    T *native() const noexcept { return ptr_; }
+    // Gives up this object's reference: the caller must free the handle.
+    T *release() noexcept { return std::exchange(ptr_, nullptr); }
+    explicit operator bool() const noexcept { return ptr_ != nullptr; }
+
+    Shared(const Shared &other) noexcept : ptr_(other.ptr_ ? Retain(other.ptr_) : nullptr) {}
+    Shared(Shared &&other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
+    Shared &operator=(Shared other) noexcept {
+        std::swap(ptr_, other.ptr_);
+        return *this;
+    }
+    ~Shared() { Free(ptr_); }
+
+protected:
+    Shared() noexcept = default;
+    explicit Shared(T *owned) noexcept : ptr_(owned) {}
+
+private:
+    T *ptr_ = nullptr;
 };
 
 }  // namespace detail
@@ -730,7 +760,7 @@ struct DecayConfig {
     }
 };
 
-class Scorer : public detail::Owned<ctxpack_scorer, ctxpack_scorer_free> {
+class Scorer : public detail::Shared<ctxpack_scorer, ctxpack_scorer_free, ctxpack_scorer_retain> {
 public:
     // Takes ownership of one reference to a scorer made by a C call.
     static Scorer adopt(ctxpack_scorer *owned) noexcept { return Scorer(owned); }
@@ -823,7 +853,7 @@ public:
     }
 
 private:
-    explicit Scorer(ctxpack_scorer *owned) noexcept : Owned(owned) {}
+    explicit Scorer(ctxpack_scorer *owned) noexcept : Shared(owned) {}
 
     template <typename Ctor>
     static Scorer make(Ctor &&ctor) {
@@ -865,7 +895,7 @@ struct SliceOutcome {
     std::vector<Shortfall> shortfalls;
 };
 
-class Slicer : public detail::Owned<ctxpack_slicer, ctxpack_slicer_free> {
+class Slicer : public detail::Shared<ctxpack_slicer, ctxpack_slicer_free, ctxpack_slicer_retain> {
 public:
     static Slicer adopt(ctxpack_slicer *owned) noexcept { return Slicer(owned); }
 
@@ -939,7 +969,7 @@ public:
     }
 
 private:
-    explicit Slicer(ctxpack_slicer *owned) noexcept : Owned(owned) {}
+    explicit Slicer(ctxpack_slicer *owned) noexcept : Shared(owned) {}
 
     template <typename Ctor>
     static Slicer make(Ctor &&ctor) {
@@ -966,7 +996,7 @@ private:
 
 // ------------------------------------------------------------------ placers
 
-class Placer : public detail::Owned<ctxpack_placer, ctxpack_placer_free> {
+class Placer : public detail::Shared<ctxpack_placer, ctxpack_placer_free, ctxpack_placer_retain> {
 public:
     static Placer adopt(ctxpack_placer *owned) noexcept { return Placer(owned); }
 
@@ -993,7 +1023,7 @@ public:
     }
 
 private:
-    explicit Placer(ctxpack_placer *owned) noexcept : Owned(owned) {}
+    explicit Placer(ctxpack_placer *owned) noexcept : Shared(owned) {}
 
     template <typename Ctor>
     static Placer make(Ctor &&ctor) {
@@ -1281,6 +1311,23 @@ struct PipelineOptions {
     bool use_variants = true;
 };
 
+// A cancellation flag for runs (`ctxpack_cancel_token`): put its address in
+// `RunOptions::cancel`, then `cancel()` from any thread stops the run, which throws
+// `Error` with `Status::Cancelled`. It stays cancelled; one token may serve many runs.
+// Move-only; every member is thread-safe, and destroying it while a run uses it is
+// allowed (the run holds its own reference).
+class CancelToken : public detail::Owned<ctxpack_cancel_token, ctxpack_cancel_token_free> {
+public:
+    CancelToken() : Owned(detail::create<ctxpack_cancel_token>(ctxpack_cancel_token_new)) {}
+    // Cancels every run using this token, now and later.
+    void cancel() const { detail::check(ctxpack_cancel_token_cancel(native()), "ctxpack_cancel_token_cancel"); }
+    bool is_cancelled() const {
+        uint8_t out = 0;
+        detail::check(ctxpack_cancel_token_is_cancelled(native(), &out), "ctxpack_cancel_token_is_cancelled");
+        return out != 0;
+    }
+};
+
 // What a prefix run does with the previous turn's window (docs/prefix-cache.md).
 enum class PrefixMode : int32_t {
     Hold = CTXPACK_PREFIX_MODE_HOLD,
@@ -1395,6 +1442,60 @@ struct Reuse {
     std::string json;
 };
 
+namespace detail {
+// The C form of `prefix` (its strings point into `prefix`).
+inline ctxpack_prefix_options prefix_options(const PrefixOptions &prefix) {
+    auto p = sized<ctxpack_prefix_options>();
+    p.mode = static_cast<int32_t>(prefix.mode);
+    p.conversation = str(prefix.conversation);
+    p.cache_rule = str(prefix.cache_rule);
+    if (prefix.max_value_loss || prefix.low_watermark) {
+        p.custom_thresholds = 1;
+        p.max_value_loss = prefix.max_value_loss.value_or(0.05);
+        p.low_watermark = prefix.low_watermark.value_or(0.8);
+    }
+    return p;
+}
+
+// A reuse report read with `fill` (the struct) and `json` (its JSON form), for prefix runs
+// and chat trims alike.
+template <typename Fill, typename Json>
+Reuse read_reuse(Fill fill, Json json) {
+    auto r = sized<ctxpack_prefix_reuse>();
+    call([&](ctxpack_error **e) { return fill(&r, e); });
+    Reuse u;
+    u.mode = static_cast<PrefixMode>(r.mode);
+    u.outcome = static_cast<TurnOutcome>(r.outcome);
+    u.turn = r.turn;
+    u.turns_since_anchor = r.turns_since_anchor;
+    u.previous_entries = r.previous_entries;
+    u.previous_tokens = r.previous_tokens;
+    u.window_entries = r.window_entries;
+    u.window_tokens = r.window_tokens;
+    u.kept_entries = r.kept_entries;
+    u.kept_tokens = r.kept_tokens;
+    u.cached_tokens = r.cached_tokens;
+    u.anchor_target = r.anchor_target;
+    u.fresh_value = r.fresh_value;
+    u.value = r.value;
+    u.value_given_up = r.value_given_up;
+    if (r.has_difference) {
+        Difference d;
+        d.index = r.difference_index;
+        d.reason = static_cast<DifferenceReason>(r.difference_reason);
+        if (r.difference_item != SIZE_MAX) d.item = r.difference_item;
+        d.previous_position = r.difference_previous_position;
+        u.difference = d;
+    }
+    ctxpack_string *raw = create<ctxpack_string>(json);
+    std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(raw, ctxpack_string_free);
+    ctxpack_str text{};
+    check(ctxpack_string_value(raw, &text), "ctxpack_string_value");
+    u.json = std::string(view(text));
+    return u;
+}
+}  // namespace detail
+
 // The outcome of `Pipeline::run_prefix`.
 struct PrefixRun {
     Result result;
@@ -1404,17 +1505,20 @@ struct PrefixRun {
 
 struct RunOptions {
     TraceDetail trace = TraceDetail::None;
+    // When set, cancelling this token stops the run (Status::Cancelled). It must outlive
+    // the call to `run`.
+    const CancelToken *cancel = nullptr;
     // Called when a Proceed run goes over target. If it throws, the run still completes
     // (the ABI's overflow callback cannot fail) and `run` rethrows the exception.
     OverflowFn on_overflow = {};
 };
 
 // Scorer + slicer + placer + options; immutable, runnable from many threads at once.
-class Pipeline : public detail::Owned<ctxpack_pipeline, ctxpack_pipeline_free> {
+class Pipeline : public detail::Shared<ctxpack_pipeline, ctxpack_pipeline_free, ctxpack_pipeline_retain> {
 public:
     // The pipeline keeps its own reference to each component.
     Pipeline(const Scorer &scorer, const Slicer &slicer, const Placer &placer, const PipelineOptions &options = {})
-        : Owned(detail::create<ctxpack_pipeline>([&](ctxpack_pipeline **out, ctxpack_error **e) {
+        : Shared(detail::create<ctxpack_pipeline>([&](ctxpack_pipeline **out, ctxpack_error **e) {
               auto o = detail::sized<ctxpack_pipeline_options>();
               o.deduplication = options.deduplication;
               o.overflow_strategy = static_cast<int32_t>(options.overflow_strategy);
@@ -1464,6 +1568,7 @@ public:
         OverflowContext context{&options.on_overflow, nullptr};
         auto o = detail::sized<ctxpack_run_options>();
         o.trace_detail = static_cast<int32_t>(options.trace);
+        if (options.cancel) o.cancel = options.cancel->native();
         if (options.on_overflow) {
             o.on_overflow = &on_overflow;
             o.overflow_user_data = &context;
@@ -1486,15 +1591,8 @@ public:
             o.on_overflow = &on_overflow;
             o.overflow_user_data = &context;
         }
-        auto p = detail::sized<ctxpack_prefix_options>();
-        p.mode = static_cast<int32_t>(prefix.mode);
-        p.conversation = detail::str(prefix.conversation);
-        p.cache_rule = detail::str(prefix.cache_rule);
-        if (prefix.max_value_loss || prefix.low_watermark) {
-            p.custom_thresholds = 1;
-            p.max_value_loss = prefix.max_value_loss.value_or(0.05);
-            p.low_watermark = prefix.low_watermark.value_or(0.8);
-        }
+        if (options.cancel) o.cancel = options.cancel->native();
+        ctxpack_prefix_options p = detail::prefix_options(prefix);
         ctxpack_result *raw_result = nullptr;
         ctxpack_prefix_state *raw_state = nullptr;
         detail::call([&](ctxpack_error **e) {
@@ -1504,44 +1602,16 @@ public:
         });
         PrefixRun run{Result(raw_result), Reuse{}, PrefixState(raw_state)};
         if (context.error) std::rethrow_exception(context.error);
-        auto r = detail::sized<ctxpack_prefix_reuse>();
-        detail::call([&](ctxpack_error **e) { return ctxpack_result_prefix_reuse(raw_result, &r, e); });
-        Reuse &u = run.reuse;
-        u.mode = static_cast<PrefixMode>(r.mode);
-        u.outcome = static_cast<TurnOutcome>(r.outcome);
-        u.turn = r.turn;
-        u.turns_since_anchor = r.turns_since_anchor;
-        u.previous_entries = r.previous_entries;
-        u.previous_tokens = r.previous_tokens;
-        u.window_entries = r.window_entries;
-        u.window_tokens = r.window_tokens;
-        u.kept_entries = r.kept_entries;
-        u.kept_tokens = r.kept_tokens;
-        u.cached_tokens = r.cached_tokens;
-        u.anchor_target = r.anchor_target;
-        u.fresh_value = r.fresh_value;
-        u.value = r.value;
-        u.value_given_up = r.value_given_up;
-        if (r.has_difference) {
-            Difference d;
-            d.index = r.difference_index;
-            d.reason = static_cast<DifferenceReason>(r.difference_reason);
-            if (r.difference_item != SIZE_MAX) d.item = r.difference_item;
-            d.previous_position = r.difference_previous_position;
-            u.difference = d;
-        }
-        ctxpack_string *json = detail::create<ctxpack_string>([&](ctxpack_string **out, ctxpack_error **e) {
-            return ctxpack_result_prefix_reuse_json(raw_result, out, e);
-        });
-        std::unique_ptr<ctxpack_string, void (*)(ctxpack_string *)> owned(json, ctxpack_string_free);
-        ctxpack_str text{};
-        detail::check(ctxpack_string_value(json, &text), "ctxpack_string_value");
-        u.json = std::string(detail::view(text));
+        run.reuse = detail::read_reuse(
+            [&](ctxpack_prefix_reuse *r, ctxpack_error **e) { return ctxpack_result_prefix_reuse(raw_result, r, e); },
+            [&](ctxpack_string **out, ctxpack_error **e) {
+                return ctxpack_result_prefix_reuse_json(raw_result, out, e);
+            });
         return run;
     }
 
 private:
-    explicit Pipeline(ctxpack_pipeline *owned) noexcept : Owned(owned) {}
+    explicit Pipeline(ctxpack_pipeline *owned) noexcept : Shared(owned) {}
 
     struct OverflowContext {
         const OverflowFn *fn;
@@ -1647,6 +1717,13 @@ struct ChatOptions {
     bool pin_last_turn = true;
     // Instead of the provider's overheads.
     std::optional<ChatOverheads> overheads;
+    // Not null: keep the start of the trimmed request stable across turns
+    // (docs/prefix-cache.md); `ChatResult::reuse` and `ChatResult::prefix_state` then
+    // answer. Borrowed for the call.
+    const PrefixOptions *prefix = nullptr;
+    // The previous turn's `ChatResult::prefix_state()` (null on a first turn); needs
+    // `prefix`. Borrowed for the call.
+    const PrefixState *previous_state = nullptr;
 };
 
 // A unit dropped after the run to satisfy a provider rule.
@@ -1720,8 +1797,34 @@ public:
             return ctxpack_chat_result_selection(native(), out, e);
         }));
     }
+    // With `ChatOptions::prefix`: how much of the previous turn's trimmed request this one
+    // starts with; unset for a trim without it.
+    std::optional<Reuse> reuse() const {
+        if (!has_prefix()) return std::nullopt;
+        return detail::read_reuse(
+            [&](ctxpack_prefix_reuse *r, ctxpack_error **e) { return ctxpack_chat_result_prefix_reuse(native(), r, e); },
+            [&](ctxpack_string **out, ctxpack_error **e) {
+                return ctxpack_chat_result_prefix_reuse_json(native(), out, e);
+            });
+    }
+    // With `ChatOptions::prefix`: this turn's state, for the next turn's
+    // `ChatOptions::previous_state` (a new object that may outlive this one); unset for a
+    // trim without it.
+    std::optional<PrefixState> prefix_state() const {
+        if (!has_prefix()) return std::nullopt;
+        return PrefixState(detail::create<ctxpack_prefix_state>([&](ctxpack_prefix_state **out, ctxpack_error **e) {
+            return ctxpack_chat_result_prefix_state(native(), out, e);
+        }));
+    }
 
 private:
+    bool has_prefix() const {
+        auto r = detail::sized<ctxpack_prefix_reuse>();
+        ctxpack_status status = ctxpack_chat_result_prefix_reuse(native(), &r, nullptr);
+        if (status == CTXPACK_NO_REPORT) return false;
+        detail::check(status, "ctxpack_chat_result_prefix_reuse");
+        return true;
+    }
     template <typename F>
     int64_t number(F f, const char *what) const {
         int64_t n = 0;
@@ -1754,6 +1857,12 @@ inline ChatResult trim_chat(ChatFormat format, std::string_view request, const B
         o.overhead_per_request = options.overheads->per_request;
         o.overhead_media = options.overheads->media;
     }
+    ctxpack_prefix_options prefix{};
+    if (options.prefix) {
+        prefix = detail::prefix_options(*options.prefix);
+        o.prefix = &prefix;
+    }
+    o.previous_state = options.previous_state ? options.previous_state->native() : nullptr;
     return ChatResult(detail::create<ctxpack_chat_result>([&](ctxpack_chat_result **out, ctxpack_error **e) {
         return ctxpack_chat_trim(static_cast<int32_t>(format), detail::str(request), budget.native(),
                                  pipeline.native(), &o, out, e);

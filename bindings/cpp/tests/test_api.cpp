@@ -6,9 +6,11 @@
 // (whose LeakSanitizer checks that nothing leaks).
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -150,6 +152,14 @@ TEST(every_status_maps_to_an_error) {
          }},
         {Status::Unsupported, CTXPACK_UNSUPPORTED, "CTXPACK_UNSUPPORTED",
          [&] { simple_pipeline(faulty(CTXPACK_UNSUPPORTED)).run(two, roomy); }},
+        {Status::Cancelled, CTXPACK_CANCELLED, "CTXPACK_CANCELLED",
+         [&] {
+             CancelToken token;
+             token.cancel();
+             RunOptions options;
+             options.cancel = &token;
+             simple_pipeline(Scorer::recency()).run(two, roomy, options);
+         }},
         // No prefix-state call exists in the binding yet: the hook's scorer fails with it.
         {Status::InvalidState, CTXPACK_INVALID_STATE, "CTXPACK_INVALID_STATE",
          [&] { simple_pipeline(faulty(CTXPACK_INVALID_STATE)).run(two, roomy); }},
@@ -236,7 +246,6 @@ TEST(push_many_is_all_or_nothing) {
 // ---------------------------------------------------------------- ownership
 
 static_assert(!std::is_copy_constructible_v<Items> && !std::is_copy_assignable_v<Items>);
-static_assert(!std::is_copy_constructible_v<Scorer> && !std::is_copy_constructible_v<Pipeline>);
 static_assert(!std::is_copy_constructible_v<Result> && !std::is_copy_constructible_v<Budget>);
 static_assert(std::is_nothrow_move_constructible_v<Items> && std::is_nothrow_move_assignable_v<Items>);
 static_assert(std::is_nothrow_move_constructible_v<Scorer> && std::is_nothrow_move_constructible_v<Slicer>);
@@ -312,6 +321,96 @@ TEST(components_are_shared_by_reference_counting) {
     // Recency 0, 1/3, 2/3, 1 (the composite adds its min-max scaled copy: same order).
     // Greedy by density within 50: d (40), then a (10); chronological order.
     for (const Pipeline &p : pipelines) CHECK(run_indices(p, items, budget) == (std::vector<std::size_t>{0, 3}));
+}
+
+TEST(copies_share_one_library_object_by_reference) {
+    static_assert(std::is_copy_constructible_v<Pipeline> && std::is_copy_assignable_v<Scorer> &&
+                      std::is_copy_constructible_v<Slicer> && std::is_copy_constructible_v<Placer>,
+                  "components and pipelines are copyable");
+    static_assert(!std::is_copy_constructible_v<Items> && !std::is_copy_constructible_v<CancelToken>,
+                  "the other handles stay move-only");
+    std::atomic<int> destroyed{0};
+    // Owned by the scorer's callable: destroyed when the library destroys the callable.
+    std::shared_ptr<int> probe(new int(0), [&destroyed](int *p) {
+        destroyed.fetch_add(1);
+        delete p;
+    });
+    Items items = four_messages();
+    Budget budget(1000, 50);
+    {
+        Scorer scorer = Scorer::custom([p = std::move(probe)](ItemsView all, std::size_t i) {
+            return static_cast<double>(all[i].tokens());
+        });
+        probe = nullptr;
+        Scorer copy = scorer;  // a second reference to the same scorer
+        CHECK(copy.native() == scorer.native());
+        Pipeline first(copy, Slicer::greedy(), Placer::chronological());
+        Pipeline second = first;
+        CHECK(second.native() == first.native());
+        Pipeline third = simple_pipeline(Scorer::recency());
+        third = second;  // copy assignment releases the pipeline it replaced
+        CHECK(third.native() == first.native());
+        { Pipeline dropped = std::move(first); }  // one reference less; the copies still run
+        CHECK(!first);
+        CHECK(run_indices(second, items, budget) == run_indices(third, items, budget));
+        Scorer assigned = Scorer::recency();
+        assigned = scorer;
+        CHECK(assigned.native() == scorer.native());
+        CHECK_EQ(destroyed.load(), 0);
+        // Copies made and destroyed on many threads at once.
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 4; t++) {
+            threads.emplace_back([&] {
+                for (int i = 0; i < 500; i++) {
+                    Pipeline local = second;
+                    Scorer s = scorer;
+                    (void)local;
+                    (void)s;
+                }
+            });
+        }
+        for (auto &t : threads) t.join();
+        CHECK_EQ(destroyed.load(), 0);
+    }  // the last references go: the scorer's callable is destroyed exactly once
+    CHECK_EQ(destroyed.load(), 1);
+}
+
+TEST(a_cancel_token_stops_a_long_run_from_another_thread) {
+    // 12 000 items against a 50 000-token target with one-token buckets: a knapsack DP of
+    // 6 * 10^8 cells, seconds of work unless cancelled.
+    std::vector<Item> many;
+    for (int i = 0; i < 12000; i++) {
+        many.push_back(Item{"item " + std::to_string(i), 5 + i * 37 % 40});
+        many.back().priority = i % 7;
+    }
+    Items items(many);
+    Budget budget(50000, 50000);
+    Pipeline pipeline(Scorer::priority(), Slicer::knapsack(1), Placer::chronological());
+    CancelToken token;
+    CHECK(!token.is_cancelled());
+    RunOptions options;
+    options.cancel = &token;
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        token.cancel();
+    });
+    auto started = std::chrono::steady_clock::now();
+    CHECK_THROWS_STATUS(pipeline.run(items, budget, options), Status::Cancelled);
+    auto elapsed = std::chrono::steady_clock::now() - started;
+    canceller.join();
+    CHECK(token.is_cancelled());
+    CHECK(elapsed < std::chrono::milliseconds(1050));
+    // A token never cancelled changes nothing.
+    CancelToken fresh;
+    RunOptions with_fresh;
+    with_fresh.cancel = &fresh;
+    Items four = four_messages();
+    Budget small(1000, 50);
+    Pipeline recent = simple_pipeline(Scorer::recency());
+    Result with_token = recent.run(four, small, with_fresh);
+    CHECK(with_token.indices().size() == 2u);
+    CHECK(run_indices(recent, four, small) ==
+          std::vector<std::size_t>(with_token.indices().begin(), with_token.indices().end()));
 }
 
 TEST(result_outlives_pipeline_and_items) {

@@ -177,6 +177,49 @@ TEST(options_and_errors) {
     CHECK(selection->json().find("Hello.") != std::string_view::npos);
 }
 
+// A trim can carry a prefix state across turns: the same request trimmed again with the
+// first turn's state gives the same request and reuses all of it; another conversation's
+// state is refused; without `prefix` there is no reuse report and no state.
+TEST(prefix_state_across_turns) {
+    Pipeline pipeline = Pipeline::preset("chat");
+    Budget budget(6000, 4000);
+    std::string request = sample("openai");
+    REQUIRE(!request.empty());
+    PrefixOptions prefix;
+    prefix.conversation = "conversation-1";
+    prefix.cache_rule = "openai";
+    ChatOptions first_options;
+    first_options.prefix = &prefix;
+    ChatResult first = trim_openai(request, budget, pipeline, first_options);
+    std::optional<Reuse> u1 = first.reuse();
+    std::optional<PrefixState> s1 = first.prefix_state();
+    REQUIRE(u1 && s1);
+    CHECK_EQ(u1->turn, 1u);
+    CHECK_EQ(u1->previous_entries, 0u);
+    CHECK(first.json().size() < request.size());
+    ChatOptions next = first_options;
+    next.previous_state = &*s1;
+    ChatResult second = trim_openai(request, budget, pipeline, next);
+    std::optional<Reuse> u2 = second.reuse();
+    REQUIRE(u2);
+    CHECK(second.json() == first.json());
+    CHECK_EQ(u2->turn, 2u);
+    CHECK(!u2->difference);
+    CHECK_EQ(u2->kept_entries, u2->window_entries);
+    CHECK_EQ(u2->kept_tokens, u1->window_tokens);
+    CHECK(u2->json.find("\"kept_entries\"") != std::string::npos);
+    CHECK_EQ(second.prefix_state()->turn(), 2u);
+    PrefixOptions other;
+    other.conversation = "conversation-2";
+    next.prefix = &other;
+    CHECK_THROWS_STATUS(trim_openai(request, budget, pipeline, next), Status::InvalidState);
+    next.prefix = nullptr;
+    CHECK_THROWS_STATUS(trim_openai(request, budget, pipeline, next), Status::InvalidArgument);
+    ChatResult plain = trim_openai(request, budget, pipeline);
+    CHECK(!plain.reuse() && !plain.prefix_state());
+    CHECK(plain.json() == first.json());
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) data_dir = argv[1];
     return check::run_all();

@@ -118,6 +118,12 @@ namespace Ctxpack
         public bool PinLastTurn { get; set; } = true;
         /// <summary>Instead of the provider's overheads when not null.</summary>
         public ChatOverheads Overheads { get; set; }
+        /// <summary>Not null: keep the start of the trimmed request stable across turns
+        /// (docs/prefix-cache.md); ChatResult.Reuse and ChatResult.State are then set.</summary>
+        public PrefixOptions Prefix { get; set; }
+        /// <summary>The previous turn's ChatResult.State (null on a first turn); needs
+        /// Prefix.</summary>
+        public PrefixState PreviousState { get; set; }
     }
 
     /// <summary>A unit dropped after the run to satisfy a provider rule.</summary>
@@ -150,6 +156,12 @@ namespace Ctxpack
         public IReadOnlyList<ChatAdjustment> Adjustments { get; private set; }
         /// <summary>The pipeline's selection, with its Report when ChatOptions.Trace asked.</summary>
         public RunResult Selection { get; private set; }
+        /// <summary>With ChatOptions.Prefix: how much of the previous turn's trimmed request
+        /// this one starts with; otherwise null.</summary>
+        public Reuse Reuse { get; private set; }
+        /// <summary>With ChatOptions.Prefix: this turn's state, for the next turn's
+        /// ChatOptions.PreviousState (dispose it when done); otherwise null.</summary>
+        public PrefixState State { get; private set; }
 
         internal static ChatResult Read(ChatResultHandle r)
         {
@@ -188,6 +200,20 @@ namespace Ctxpack
             result.Adjustments = adjustments;
             Errors.Check(Native.ctxpack_chat_result_selection(r, out var selection, out var error), error);
             using (selection) result.Selection = RunResult.Read(selection);
+            var probe = new Native.PrefixReuse();
+            Native.ctxpack_prefix_reuse_init(ref probe, Native.Size<Native.PrefixReuse>());
+            var status = Native.ctxpack_chat_result_prefix_reuse(r, ref probe, out error);
+            if (status == (int)Status.NoReport)
+            {
+                Errors.Check(0, error); // frees the error
+                return result;
+            }
+            Errors.Check(status, error);
+            result.Reuse = Pipeline.ReadReuse(
+                (ref Native.PrefixReuse u, out IntPtr e) => Native.ctxpack_chat_result_prefix_reuse(r, ref u, out e),
+                (out StringHandle j, out IntPtr e) => Native.ctxpack_chat_result_prefix_reuse_json(r, out j, out e));
+            Errors.Check(Native.ctxpack_chat_result_prefix_state(r, out var state, out error), error);
+            result.State = new PrefixState(state);
             return result;
         }
     }
@@ -226,8 +252,22 @@ namespace Ctxpack
                     }
                 }
                 var text = arena.Str(request);
-                Errors.Check(Native.ctxpack_chat_trim((int)format, text, budget.Handle, pipeline.Handle, ref o,
-                    out var result, out var error), error);
+                if (options?.Prefix != null)
+                {
+                    var prefix = Pipeline.NativeOptions(options.Prefix, arena);
+                    o.Prefix = arena.Alloc(Marshal.SizeOf<Native.PrefixOptions>());
+                    Marshal.StructureToPtr(prefix, o.Prefix, false);
+                }
+                Func<IntPtr, ChatResultHandle> call = previous =>
+                {
+                    o.PreviousState = previous;
+                    Errors.Check(Native.ctxpack_chat_trim((int)format, text, budget.Handle, pipeline.Handle, ref o,
+                        out var handle, out var error), error);
+                    return handle;
+                };
+                // The previous state stays referenced for the call.
+                var previousState = options?.PreviousState;
+                var result = previousState == null ? call(IntPtr.Zero) : previousState.Handle.WithPointer(call);
                 using (result) return ChatResult.Read(result);
             }
         }

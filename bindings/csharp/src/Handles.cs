@@ -64,6 +64,11 @@ namespace Ctxpack
         protected override bool ReleaseHandle() { Native.ctxpack_pipeline_free(handle); return true; }
     }
 
+    internal sealed class CancelTokenHandle : CtxpackHandle
+    {
+        protected override bool ReleaseHandle() { Native.ctxpack_cancel_token_free(handle); return true; }
+    }
+
     internal sealed class ResultHandle : CtxpackHandle
     {
         protected override bool ReleaseHandle() { Native.ctxpack_result_free(handle); return true; }

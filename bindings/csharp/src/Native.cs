@@ -127,6 +127,7 @@ namespace Ctxpack
             public IntPtr OverflowUserData;
             public int TraceDetail;
             public fixed byte Reserved[4];
+            public IntPtr Cancel;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -405,7 +406,7 @@ namespace Ctxpack
             public byte UnpinLastTurn;
             public byte HasOverheads;
             public fixed byte Reserved[2];
-            public IntPtr Prefix;        // const ctxpack_prefix_options*: not used by Chat.cs yet
+            public IntPtr Prefix;        // const ctxpack_prefix_options*
             public IntPtr PreviousState; // const ctxpack_prefix_state*
         }
 
@@ -551,6 +552,9 @@ namespace Ctxpack
         internal static extern int ctxpack_pipeline_run(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
             ref RunOptions options, out ResultHandle result, out IntPtr error);
         [DllImport(Lib)] internal static extern void ctxpack_pipeline_free(IntPtr pipeline);
+        [DllImport(Lib)] internal static extern int ctxpack_cancel_token_new(out CancelTokenHandle token, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_cancel_token_cancel(CancelTokenHandle token);
+        [DllImport(Lib)] internal static extern void ctxpack_cancel_token_free(IntPtr token);
 
         [DllImport(Lib)] internal static extern int ctxpack_result_indices(ResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib)] internal static extern int ctxpack_result_forms(ResultHandle result, out IntPtr ptr, out UIntPtr len);
@@ -604,6 +608,9 @@ namespace Ctxpack
             out PrefixStateHandle state, out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_result_prefix_reuse(ResultHandle result, ref PrefixReuse reuse, out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_result_prefix_reuse_json(ResultHandle result, out StringHandle json, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_prefix_reuse(ChatResultHandle result, ref PrefixReuse reuse, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_prefix_reuse_json(ChatResultHandle result, out StringHandle json, out IntPtr error);
+        [DllImport(Lib)] internal static extern int ctxpack_chat_result_prefix_state(ChatResultHandle result, out PrefixStateHandle state, out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_prefix_state_from_bytes(byte[] bytes, UIntPtr len, out PrefixStateHandle state, out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_prefix_state_from_json(Str json, out PrefixStateHandle state, out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_prefix_state_to_bytes(PrefixStateHandle state, byte[] buffer, UIntPtr capacity, out UIntPtr len);

@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Linq;
+using System.Threading;
 
 namespace Ctxpack
 {
@@ -107,17 +108,89 @@ namespace Ctxpack
 
         /// <summary>Runs the pipeline over an item list; result indices are positions in it.
         /// Thread-safe; the run works on the list as it was when it started.</summary>
-        public RunResult Run(ItemList items, Budget budget, TraceDetail trace = TraceDetail.None)
+        public RunResult Run(ItemList items, Budget budget, TraceDetail trace = TraceDetail.None) =>
+            Run(items, budget, CancellationToken.None, trace);
+
+        /// <summary>Run that stops when <paramref name="cancellation"/> is cancelled: the library
+        /// checks before each stage and inside its long loops (every row of a knapsack, every
+        /// call of a per-item custom scorer), and a cancelled run throws
+        /// <see cref="OperationCanceledException"/> for that token, whose InnerException is the
+        /// library's <see cref="CtxpackException"/> (Status.Cancelled). A token that is never
+        /// cancelled changes nothing.</summary>
+        public RunResult Run(IReadOnlyList<ContextItem> items, Budget budget, CancellationToken cancellation,
+            TraceDetail trace = TraceDetail.None)
         {
+            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
+            {
+                return Run(list, budget, cancellation, trace);
+            }
+        }
+
+        /// <summary>Run over an item list that stops when <paramref name="cancellation"/> is
+        /// cancelled (see the overload taking items).</summary>
+        public RunResult Run(ItemList items, Budget budget, CancellationToken cancellation,
+            TraceDetail trace = TraceDetail.None)
+        {
+            using (var result = RunRaw(items, budget, cancellation, trace))
+            {
+                return RunResult.Read(result);
+            }
+        }
+
+        /// <summary>A traced run (at <paramref name="trace"/>; None is taken as Stage) whose
+        /// report is read only when asked: see <see cref="TracedRunResult"/>, which the caller
+        /// disposes. Cancellable as <c>Run</c>.</summary>
+        public TracedRunResult RunTraced(ItemList items, Budget budget, TraceDetail trace = TraceDetail.Item,
+            CancellationToken cancellation = default(CancellationToken))
+        {
+            var result = RunRaw(items, budget, cancellation, trace == TraceDetail.None ? TraceDetail.Stage : trace);
+            try
+            {
+                return new TracedRunResult(result);
+            }
+            catch
+            {
+                result.Dispose();
+                throw;
+            }
+        }
+
+        /// Runs and returns the library's result (the caller disposes it).
+        internal ResultHandle RunRaw(ItemList items, Budget budget, CancellationToken cancellation, TraceDetail trace)
+        {
+            Arg.NotNull(items, nameof(items));
+            Arg.NotNull(budget, nameof(budget));
             // No overflow callback: the event is in RunResult.Overflow.
             var options = new Native.RunOptions();
             Native.ctxpack_run_options_init(ref options, Native.Size<Native.RunOptions>());
             options.TraceDetail = (int)trace;
-            Errors.Check(Native.ctxpack_pipeline_run(Handle, Arg.NotNull(items, nameof(items)).Handle,
-                Arg.NotNull(budget, nameof(budget)).Handle, ref options, out var result, out var error), error);
-            using (result)
+            if (!cancellation.CanBeCanceled)
             {
-                return RunResult.Read(result);
+                Errors.Check(Native.ctxpack_pipeline_run(Handle, items.Handle, budget.Handle, ref options,
+                    out var plain, out var plainError), plainError);
+                return plain;
+            }
+            Errors.Check(Native.ctxpack_cancel_token_new(out var token, out var tokenError), tokenError);
+            using (token)
+            // Cancels the library's token when the caller's is cancelled (at once if it
+            // already is); disposing the registration waits for a callback in progress.
+            using (cancellation.Register(() => Native.ctxpack_cancel_token_cancel(token)))
+            {
+                return token.WithPointer(ptr =>
+                {
+                    options.Cancel = ptr;
+                    int status = Native.ctxpack_pipeline_run(Handle, items.Handle, budget.Handle, ref options,
+                        out var result, out var error);
+                    try
+                    {
+                        Errors.Check(status, error);
+                    }
+                    catch (CtxpackException e) when (e.Status == Status.Cancelled && cancellation.IsCancellationRequested)
+                    {
+                        throw new OperationCanceledException(e.Message, e, cancellation);
+                    }
+                    return result;
+                });
             }
         }
 

@@ -163,23 +163,7 @@ namespace Ctxpack
             run.TraceDetail = (int)trace;
             using (var arena = new NativeArena())
             {
-                var o = new Native.PrefixOptions();
-                Native.ctxpack_prefix_options_init(ref o, Native.Size<Native.PrefixOptions>());
-                o.Mode = (int)options.Mode;
-                var key = options.Conversation ?? new byte[0];
-                if (key.Length > 0)
-                {
-                    var p = arena.Alloc(key.Length);
-                    Marshal.Copy(key, 0, p, key.Length);
-                    o.Conversation = new Native.Str { Ptr = p, Len = (UIntPtr)key.Length };
-                }
-                o.CacheRule = arena.Str(options.CacheRule);
-                if (options.MaxValueLoss.HasValue || options.LowWatermark.HasValue)
-                {
-                    o.CustomThresholds = 1;
-                    o.MaxValueLoss = options.MaxValueLoss ?? 0.05;
-                    o.LowWatermark = options.LowWatermark ?? 0.8;
-                }
+                var o = NativeOptions(options, arena);
                 Func<IntPtr, PrefixRun> call = prev =>
                 {
                     var status = Native.ctxpack_pipeline_run_prefix(Handle, items.Handle, budget.Handle, ref run, ref o, prev,
@@ -192,7 +176,9 @@ namespace Ctxpack
                             return new PrefixRun
                             {
                                 Result = RunResult.Read(result),
-                                Reuse = ReadReuse(result),
+                                Reuse = ReadReuse(
+                                    (ref Native.PrefixReuse r, out IntPtr e) => Native.ctxpack_result_prefix_reuse(result, ref r, out e),
+                                    (out StringHandle j, out IntPtr e) => Native.ctxpack_result_prefix_reuse_json(result, out j, out e)),
                                 State = new PrefixState(state),
                             };
                         }
@@ -208,11 +194,39 @@ namespace Ctxpack
             }
         }
 
-        static Reuse ReadReuse(ResultHandle result)
+        internal delegate int FillReuse(ref Native.PrefixReuse reuse, out IntPtr error);
+        internal delegate int ReuseJson(out StringHandle json, out IntPtr error);
+
+        /// <summary>The C form of options; its strings live in arena.</summary>
+        internal static Native.PrefixOptions NativeOptions(PrefixOptions options, NativeArena arena)
+        {
+            var o = new Native.PrefixOptions();
+            Native.ctxpack_prefix_options_init(ref o, Native.Size<Native.PrefixOptions>());
+            o.Mode = (int)options.Mode;
+            var key = options.Conversation ?? new byte[0];
+            if (key.Length > 0)
+            {
+                var p = arena.Alloc(key.Length);
+                Marshal.Copy(key, 0, p, key.Length);
+                o.Conversation = new Native.Str { Ptr = p, Len = (UIntPtr)key.Length };
+            }
+            o.CacheRule = arena.Str(options.CacheRule);
+            if (options.MaxValueLoss.HasValue || options.LowWatermark.HasValue)
+            {
+                o.CustomThresholds = 1;
+                o.MaxValueLoss = options.MaxValueLoss ?? 0.05;
+                o.LowWatermark = options.LowWatermark ?? 0.8;
+            }
+            return o;
+        }
+
+        /// <summary>A reuse report read with fill (the struct) and json (its JSON form), for
+        /// prefix runs and chat trims alike.</summary>
+        internal static Reuse ReadReuse(FillReuse fill, ReuseJson jsonOf)
         {
             var r = new Native.PrefixReuse();
             Native.ctxpack_prefix_reuse_init(ref r, Native.Size<Native.PrefixReuse>());
-            Errors.Check(Native.ctxpack_result_prefix_reuse(result, ref r, out var error), error);
+            Errors.Check(fill(ref r, out var error), error);
             var reuse = new Reuse
             {
                 Mode = (PrefixMode)r.Mode, Outcome = (TurnOutcome)r.Outcome, Turn = r.Turn,
@@ -232,7 +246,7 @@ namespace Ctxpack
                     PreviousPosition = r.DifferencePreviousPosition,
                 };
             }
-            Errors.Check(Native.ctxpack_result_prefix_reuse_json(result, out var json, out error), error);
+            Errors.Check(jsonOf(out var json, out error), error);
             using (json)
             {
                 Errors.Check(Native.ctxpack_string_value(json, out var value));

@@ -61,7 +61,20 @@ namespace Ctxpack
         public SelectionReport Report { get; private set; }
 
         /// Copies a result; the pipeline and budget of the run feed the report's analytics.
-        internal static unsafe RunResult Read(ResultHandle result)
+        internal static RunResult Read(ResultHandle result)
+        {
+            var r = ReadSelection(result);
+            Errors.Check(Native.ctxpack_result_has_report(result, out bool hasReport));
+            if (hasReport)
+            {
+                r.Report = SelectionReport.Read(result);
+                r.Report.Analytics = ReportAnalytics.Read(result);
+            }
+            return r;
+        }
+
+        /// Copies the selection and the overflow event, not the report.
+        internal static RunResult ReadSelection(ResultHandle result)
         {
             Errors.Check(Native.ctxpack_result_indices(result, out var idx, out var n));
             Errors.Check(Native.ctxpack_result_scores(result, out var sc, out var ns));
@@ -80,12 +93,6 @@ namespace Ctxpack
             r.Forms = Slicer.Positions(fs, nf);
             Errors.Check(Native.ctxpack_result_overflow(result, out bool present, out long over, out var items, out var ni));
             if (present) r.Overflow = new OverflowEvent(over, Slicer.Positions(items, ni));
-            Errors.Check(Native.ctxpack_result_has_report(result, out bool hasReport));
-            if (hasReport)
-            {
-                r.Report = SelectionReport.Read(result);
-                r.Report.Analytics = ReportAnalytics.Read(result);
-            }
             return r;
         }
     }
@@ -141,72 +148,113 @@ namespace Ctxpack
         // binding's size so the library writes exactly the fields it knows about.
         internal static SelectionReport Read(ResultHandle result)
         {
-            var sum = new Native.ReportSummary();
-            Native.ctxpack_report_summary_init(ref sum, Native.Size<Native.ReportSummary>());
-            Errors.Check(Native.ctxpack_result_report_summary(result, ref sum, out var error), error);
-            var included = new List<IncludedEntry>();
-            for (ulong i = 0; i < sum.IncludedCount.ToUInt64(); i++)
-            {
-                var e = new Native.IncludedEntry();
-                Native.ctxpack_included_entry_init(ref e, Native.Size<Native.IncludedEntry>());
-                Errors.Check(Native.ctxpack_result_report_included(result, (UIntPtr)i, ref e, out error), error);
-                included.Add(new IncludedEntry(e));
-            }
-            var excluded = new List<ExcludedEntry>();
-            for (ulong i = 0; i < sum.ExcludedCount.ToUInt64(); i++)
-            {
-                var e = new Native.ExcludedEntry();
-                Native.ctxpack_excluded_entry_init(ref e, Native.Size<Native.ExcludedEntry>());
-                Errors.Check(Native.ctxpack_result_report_excluded(result, (UIntPtr)i, ref e, out error), error);
-                excluded.Add(new ExcludedEntry(e));
-            }
-            var events = new List<TraceEvent>();
-            for (ulong i = 0; i < sum.EventCount.ToUInt64(); i++)
-            {
-                var e = new Native.TraceEvent();
-                Native.ctxpack_trace_event_init(ref e, Native.Size<Native.TraceEvent>());
-                Errors.Check(Native.ctxpack_result_report_event(result, (UIntPtr)i, ref e, out error), error);
-                events.Add(new TraceEvent(e));
-            }
-            var shortfalls = new List<Shortfall>();
-            for (ulong i = 0; i < sum.ShortfallCount.ToUInt64(); i++)
-            {
-                var s = new Native.Shortfall();
-                Native.ctxpack_shortfall_init(ref s, Native.Size<Native.Shortfall>());
-                Errors.Check(Native.ctxpack_result_report_shortfall(result, (UIntPtr)i, ref s, out error), error);
-                shortfalls.Add(new Shortfall(s));
-            }
-            var groups = new List<GroupEntry>();
-            for (ulong i = 0; i < sum.GroupCount.ToUInt64(); i++)
-            {
-                var g = new Native.GroupEntry();
-                Native.ctxpack_group_entry_init(ref g, Native.Size<Native.GroupEntry>());
-                Errors.Check(Native.ctxpack_result_report_group(result, (UIntPtr)i, ref g, out error), error);
-                groups.Add(new GroupEntry(g));
-            }
-            var pruned = new List<PrunedForm>();
-            for (ulong i = 0; i < sum.PrunedFormCount.ToUInt64(); i++)
-            {
-                var p = new Native.PrunedForm();
-                Native.ctxpack_pruned_form_init(ref p, Native.Size<Native.PrunedForm>());
-                Errors.Check(Native.ctxpack_result_report_pruned_form(result, (UIntPtr)i, ref p, out error), error);
-                pruned.Add(new PrunedForm(checked((int)p.Index.ToUInt64()), checked((int)p.Form.ToUInt64()),
-                    checked((int)p.DominatedBy.ToUInt64())));
-            }
-            Errors.Check(Native.ctxpack_result_report_json(result, out var json));
+            var sum = ReadSummary(result);
             return new SelectionReport
             {
                 TotalCandidates = checked((int)sum.TotalCandidates.ToUInt64()),
                 TotalTokensConsidered = sum.TotalTokensConsidered,
                 TotalTokensSaturated = sum.TotalTokensSaturated != 0,
-                Included = included,
-                Excluded = excluded,
-                Events = events,
-                Shortfalls = shortfalls,
-                Groups = groups,
-                PrunedForms = pruned,
-                Json = Native.ToManaged(json),
+                Included = ReadIncluded(result, sum.IncludedCount),
+                Excluded = ReadExcluded(result, sum.ExcludedCount),
+                Events = ReadEvents(result, sum.EventCount),
+                Shortfalls = ReadShortfalls(result, sum.ShortfallCount),
+                Groups = ReadGroups(result, sum.GroupCount),
+                PrunedForms = ReadPrunedForms(result, sum.PrunedFormCount),
+                Json = ReadJson(result),
             };
+        }
+
+        internal static List<PrunedForm> ReadPrunedForms(ResultHandle result, UIntPtr count)
+        {
+            var pruned = new List<PrunedForm>();
+            for (ulong i = 0; i < count.ToUInt64(); i++)
+            {
+                var p = new Native.PrunedForm();
+                Native.ctxpack_pruned_form_init(ref p, Native.Size<Native.PrunedForm>());
+                Errors.Check(Native.ctxpack_result_report_pruned_form(result, (UIntPtr)i, ref p, out var error), error);
+                pruned.Add(new PrunedForm(checked((int)p.Index.ToUInt64()), checked((int)p.Form.ToUInt64()),
+                    checked((int)p.DominatedBy.ToUInt64())));
+            }
+            return pruned;
+        }
+
+        internal static Native.ReportSummary ReadSummary(ResultHandle result)
+        {
+            var sum = new Native.ReportSummary();
+            Native.ctxpack_report_summary_init(ref sum, Native.Size<Native.ReportSummary>());
+            Errors.Check(Native.ctxpack_result_report_summary(result, ref sum, out var error), error);
+            return sum;
+        }
+
+        internal static List<IncludedEntry> ReadIncluded(ResultHandle result, UIntPtr count)
+        {
+            var included = new List<IncludedEntry>();
+            for (ulong i = 0; i < count.ToUInt64(); i++)
+            {
+                var e = new Native.IncludedEntry();
+                Native.ctxpack_included_entry_init(ref e, Native.Size<Native.IncludedEntry>());
+                Errors.Check(Native.ctxpack_result_report_included(result, (UIntPtr)i, ref e, out var error), error);
+                included.Add(new IncludedEntry(checked((int)e.Index.ToUInt64()), e.Score, (InclusionReason)e.Reason));
+            }
+            return included;
+        }
+
+        internal static List<ExcludedEntry> ReadExcluded(ResultHandle result, UIntPtr count)
+        {
+            var excluded = new List<ExcludedEntry>();
+            for (ulong i = 0; i < count.ToUInt64(); i++)
+            {
+                var e = new Native.ExcludedEntry();
+                Native.ctxpack_excluded_entry_init(ref e, Native.Size<Native.ExcludedEntry>());
+                Errors.Check(Native.ctxpack_result_report_excluded(result, (UIntPtr)i, ref e, out var error), error);
+                excluded.Add(new ExcludedEntry(e));
+            }
+            return excluded;
+        }
+
+        internal static List<TraceEvent> ReadEvents(ResultHandle result, UIntPtr count)
+        {
+            var events = new List<TraceEvent>();
+            for (ulong i = 0; i < count.ToUInt64(); i++)
+            {
+                var e = new Native.TraceEvent();
+                Native.ctxpack_trace_event_init(ref e, Native.Size<Native.TraceEvent>());
+                Errors.Check(Native.ctxpack_result_report_event(result, (UIntPtr)i, ref e, out var error), error);
+                events.Add(new TraceEvent(e));
+            }
+            return events;
+        }
+
+        internal static List<Shortfall> ReadShortfalls(ResultHandle result, UIntPtr count)
+        {
+            var shortfalls = new List<Shortfall>();
+            for (ulong i = 0; i < count.ToUInt64(); i++)
+            {
+                var s = new Native.Shortfall();
+                Native.ctxpack_shortfall_init(ref s, Native.Size<Native.Shortfall>());
+                Errors.Check(Native.ctxpack_result_report_shortfall(result, (UIntPtr)i, ref s, out var error), error);
+                shortfalls.Add(new Shortfall(s));
+            }
+            return shortfalls;
+        }
+
+        internal static List<GroupEntry> ReadGroups(ResultHandle result, UIntPtr count)
+        {
+            var groups = new List<GroupEntry>();
+            for (ulong i = 0; i < count.ToUInt64(); i++)
+            {
+                var g = new Native.GroupEntry();
+                Native.ctxpack_group_entry_init(ref g, Native.Size<Native.GroupEntry>());
+                Errors.Check(Native.ctxpack_result_report_group(result, (UIntPtr)i, ref g, out var error), error);
+                groups.Add(new GroupEntry(g));
+            }
+            return groups;
+        }
+
+        internal static string ReadJson(ResultHandle result)
+        {
+            Errors.Check(Native.ctxpack_result_report_json(result, out var json));
+            return Native.ToManaged(json);
         }
     }
 

@@ -25,6 +25,7 @@ namespace Ctxpack
         InvalidArgument = 15,
         OutOfMemory = 16,
         Unsupported = 17,
+        Cancelled = 18,
         InvalidState = 19,
         InvalidRequest = 20,
         NullArgument = 100,

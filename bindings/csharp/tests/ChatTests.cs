@@ -131,5 +131,50 @@ namespace Ctxpack.Tests
                 Assert.Throws<ArgumentNullException>(() => Chat.TrimOpenAi(null, roomy, pipeline), "null request");
             }
         }
+        /// A trim can carry a prefix state across turns: the same request trimmed again with
+        /// the first turn's state gives the same request and reuses all of it; another
+        /// conversation's state is refused; without Prefix there is no reuse report and no state.
+        [Test]
+        public static void PrefixStateAcrossTurns()
+        {
+            var request = Sample("openai");
+            using (var pipeline = Pipeline.FromPreset("chat"))
+            using (var budget = new Budget(6000, 4000))
+            {
+                var prefix = new PrefixOptions
+                {
+                    Conversation = System.Text.Encoding.UTF8.GetBytes("conversation-1"), CacheRule = "openai",
+                };
+                var first = Chat.TrimOpenAi(request, budget, pipeline, new ChatOptions { Prefix = prefix });
+                using (first.State)
+                {
+                    Assert.True(first.Reuse != null && first.State != null, "reuse and state");
+                    Assert.Equal(1UL, first.Reuse.Turn, "turn 1");
+                    Assert.Equal(0, first.Reuse.PreviousEntries, "no previous window");
+                    Assert.True(first.Json.Length < request.Length, "the budget trims the sample");
+                    var second = Chat.TrimOpenAi(request, budget, pipeline,
+                        new ChatOptions { Prefix = prefix, PreviousState = first.State });
+                    using (second.State)
+                    {
+                        var u = second.Reuse;
+                        Assert.Equal(first.Json, second.Json, "same request");
+                        Assert.Equal(2UL, u.Turn, "turn 2");
+                        Assert.True(u.Difference == null, "no difference");
+                        Assert.Equal(u.WindowEntries, u.KeptEntries, "everything kept");
+                        Assert.Equal(first.Reuse.WindowTokens, u.KeptTokens, "kept tokens");
+                        Assert.True(u.Json.Contains("\"kept_entries\""), "reuse JSON");
+                    }
+                    var other = new PrefixOptions { Conversation = System.Text.Encoding.UTF8.GetBytes("conversation-2") };
+                    Assert.Fails(Status.InvalidState, () => Chat.TrimOpenAi(request, budget, pipeline,
+                        new ChatOptions { Prefix = other, PreviousState = first.State }), "another conversation");
+                    Assert.True(Assert.Fails(Status.InvalidArgument, () => Chat.TrimOpenAi(request, budget, pipeline,
+                        new ChatOptions { PreviousState = first.State })).LibraryMessage.Contains("previous_state"),
+                        "a previous state without Prefix");
+                    var plain = Chat.TrimOpenAi(request, budget, pipeline);
+                    Assert.True(plain.Reuse == null && plain.State == null, "no prefix, no reuse");
+                    Assert.Equal(first.Json, plain.Json, "same selection without a state");
+                }
+            }
+        }
     }
 }

@@ -1,4 +1,5 @@
 using System;
+using System.Threading;
 using System.Collections.Generic;
 using System.Linq;
 using System.Runtime.InteropServices;
@@ -51,6 +52,23 @@ namespace Ctxpack.Tests
             using (var b = new Budget(10, 10))
             {
                 p.Run(new[] { Util.Day("a", 1, 0) }, b);
+            }
+        }
+
+        static void RunCancelled()
+        {
+            using (var scorer = Scorer.Recency())
+            using (var p = Util.Pipeline(scorer))
+            using (var b = new Budget(10, 10))
+            {
+                try
+                {
+                    p.Run(new[] { Util.Day("a", 1, 0) }, b, new CancellationToken(true));
+                }
+                catch (OperationCanceledException e) when (e.InnerException is CtxpackException inner)
+                {
+                    throw inner;
+                }
             }
         }
 
@@ -183,6 +201,8 @@ namespace Ctxpack.Tests
             new Case(Status.InvalidState, () => RunWith(FaultyScorer((int)Status.InvalidState))),
             // No chat-request call exists in the binding yet: the hook's scorer fails with it.
             new Case(Status.InvalidRequest, () => RunWith(FaultyScorer(20))),
+            // A run whose CancellationToken is cancelled before it starts.
+            new Case(Status.Cancelled, () => RunCancelled()),
 
         };
 

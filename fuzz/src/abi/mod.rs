@@ -882,12 +882,26 @@ impl Session<'_> {
         }
         let with_callback = self.r.bool();
         let reserved = reserved_bytes(&mut self.r);
+        // A cancel token in one run of four, cancelled before the run in half of those.
+        let mut token: *mut ctxpack_cancel_token = ptr::null_mut();
+        let mut cancelled = false;
+        if self.r.one_in(4) {
+            // SAFETY: `token` is writable.
+            let status = unsafe { ctxpack_cancel_token_new(&mut token, ptr::null_mut()) };
+            assert_eq!(status, ctxpack_status::CTXPACK_OK, "cancel token");
+            if self.r.bool() {
+                // SAFETY: a live token.
+                unsafe { ctxpack_cancel_token_cancel(token) };
+                cancelled = true;
+            }
+        }
         let options = ctxpack_run_options {
             struct_size: size_of::<ctxpack_run_options>(),
             on_overflow: with_callback.then_some(callbacks::on_overflow as _),
             overflow_user_data: (&mut seen as *mut OverflowSeen).cast(),
             trace_detail: trace,
             reserved,
+            cancel: token,
         };
         let mut options = VersionedBuf::input(&mut self.r, options);
         let null_options = self.r.one_in(8);
@@ -906,9 +920,16 @@ impl Session<'_> {
             ctxpack_pipeline_run(pipeline, items, budget, options_ptr, o.cast(), e)
         });
         self.disarm();
+        // SAFETY: NULL or the live token made above (the run held its own reference).
+        unsafe { ctxpack_cancel_token_free(token) };
         assert!(
             !(ok && reserved.iter().any(|&b| b != 0) && !null_options),
             "run options: a reserved byte accepted"
+        );
+        assert!(
+            !(ok && cancelled && !null_options
+                && options.struct_size() >= size_of::<ctxpack_run_options>()),
+            "a run whose token was cancelled before it started succeeded"
         );
         if ok {
             let result = self.handles.last().expect("just created").ptr.cast();

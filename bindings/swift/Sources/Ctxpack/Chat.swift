@@ -101,12 +101,22 @@ public struct ChatOptions: Sendable {
     public var pinLastTurn: Bool
     /// Instead of the provider's overheads.
     public var overheads: ChatOverheads?
+    /// Not nil: keep the start of the trimmed request stable across turns
+    /// (docs/prefix-cache.md); `ChatResult.reuse` and `ChatResult.state` are then set.
+    public var prefix: PrefixOptions?
+    /// The previous turn's `ChatResult.state` (nil on a first turn); needs `prefix`.
+    public var previousState: PrefixState?
 
-    public init(encoding: String = "", trace: TraceDetail = .none, pinLastTurn: Bool = true, overheads: ChatOverheads? = nil) {
+    public init(
+        encoding: String = "", trace: TraceDetail = .none, pinLastTurn: Bool = true, overheads: ChatOverheads? = nil,
+        prefix: PrefixOptions? = nil, previousState: PrefixState? = nil
+    ) {
         self.encoding = encoding
         self.trace = trace
         self.pinLastTurn = pinLastTurn
         self.overheads = overheads
+        self.prefix = prefix
+        self.previousState = previousState
     }
 }
 
@@ -133,6 +143,12 @@ public struct ChatResult: Sendable {
     public let adjustments: [ChatAdjustment]
     /// The pipeline's selection, with its report when `ChatOptions.trace` asked for one.
     public let selection: RunResult
+    /// With `ChatOptions.prefix`: how much of the previous turn's trimmed request this one
+    /// starts with.
+    public let reuse: Reuse?
+    /// With `ChatOptions.prefix`: this turn's state, for the next turn's
+    /// `ChatOptions.previousState`.
+    public let state: PrefixState?
 }
 
 extension Pipeline {
@@ -157,7 +173,16 @@ extension Pipeline {
             o.overhead_media = overheads.media
         }
         let cRequest = arena.str(request)
-        let result = try withExtendedLifetime((arena, budget)) {
+        // The prefix options live in memory of this call; the strings they point to in `arena`.
+        let prefix = UnsafeMutablePointer<ctxpack_prefix_options>.allocate(capacity: 1)
+        defer { prefix.deallocate() }
+        if let p = options.prefix {
+            prefix.initialize(to: cPrefixOptions(p, arena))
+            o.prefix = UnsafePointer(prefix)
+        }
+        let previous = options.previousState
+        o.previous_state = previous?.handle
+        let result = try withExtendedLifetime((arena, budget, previous)) {
             try create { ctxpack_chat_trim(format.rawValue, cRequest, budget.handle, handle, &o, $0, $1) }
         }
         defer { ctxpack_chat_result_free(result) }
@@ -210,10 +235,21 @@ private func readChatResult(_ r: OpaquePointer) throws -> ChatResult {
     }
     let selection = try create { ctxpack_chat_result_selection(r, $0, $1) }
     defer { ctxpack_result_free(selection) }
+    var probe = ctxpack_prefix_reuse.sized()
+    let status = ctxpack_chat_result_prefix_reuse(r, &probe, nil)
+    var reuse: Reuse? = nil
+    var state: PrefixState? = nil
+    if status != Status.noReport.rawValue {
+        try check(status, nil, "ctxpack_chat_result_prefix_reuse")
+        reuse = try readReuse(
+            fill: { ctxpack_chat_result_prefix_reuse(r, $0, $1) },
+            json: { ctxpack_chat_result_prefix_reuse_json(r, $0, $1) })
+        state = PrefixState(handle: try create { ctxpack_chat_result_prefix_state(r, $0, $1) })
+    }
     return ChatResult(
         json: try text("ctxpack_chat_result_json") { ctxpack_chat_result_json(r, $0) },
         tokens: tokens, inputTokens: inputTokens,
         kept: try positions("ctxpack_chat_result_kept") { ctxpack_chat_result_kept(r, $0, $1) },
         dropped: try positions("ctxpack_chat_result_dropped") { ctxpack_chat_result_dropped(r, $0, $1) },
-        itemPaths: paths, adjustments: adjustments, selection: try readResult(selection))
+        itemPaths: paths, adjustments: adjustments, selection: try readResult(selection), reuse: reuse, state: state)
 }

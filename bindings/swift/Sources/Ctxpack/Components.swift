@@ -150,7 +150,7 @@ public final class Scorer: @unchecked Sendable {
 
     /// Scores every item of `items` against the whole list, in list order.
     public func score(_ items: Items) throws -> [Double] {
-        let count = items.count
+        let count = try items.count
         var scores = [Double](repeating: 0, count: count)
         try withExtendedLifetime(items) {
             try call { ctxpack_scorer_score(handle, items.handle, &scores, count, $0) }

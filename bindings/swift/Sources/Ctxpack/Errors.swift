@@ -24,6 +24,7 @@ public struct Status: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let invalidArgument = Status(rawValue: 15)
     public static let outOfMemory = Status(rawValue: 16)
     public static let unsupported = Status(rawValue: 17)
+    public static let cancelled = Status(rawValue: 18)
     public static let invalidState = Status(rawValue: 19)
     public static let invalidRequest = Status(rawValue: 20)
     public static let nullArgument = Status(rawValue: 100)
@@ -37,8 +38,8 @@ public struct Status: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let all: [Status] = [
         .ok, .emptyContent, .emptyKind, .emptySource, .invalidBudget, .pinnedExceedsBudget, .overflow,
         .scorerConfig, .slicerConfig, .pipelineConfig, .tableTooLarge, .countRequirementUnmet, .callback,
-        .tokenOverflow, .invalidPolicy, .invalidArgument, .outOfMemory, .unsupported, .invalidState,
-        .invalidRequest, .nullArgument, .invalidUtf8, .wrongHandleType,
+        .tokenOverflow, .invalidPolicy, .invalidArgument, .outOfMemory, .unsupported, .cancelled,
+        .invalidState, .invalidRequest, .nullArgument, .invalidUtf8, .wrongHandleType,
         .outOfRange, .noReport, .panic,
     ]
 

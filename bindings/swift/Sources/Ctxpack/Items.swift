@@ -136,15 +136,19 @@ public final class Items {
         }
     }
 
+    /// The number of items. Throws what the library reports (nothing can fail on a live
+    /// list today, but a status is never swallowed).
     public var count: Int {
-        var n = 0
-        // Cannot fail on a live handle of the right type.
-        _ = ctxpack_items_len(handle, &n)
-        return n
+        get throws {
+            var n = 0
+            try check(ctxpack_items_len(handle, &n), nil, "ctxpack_items_len")
+            return n
+        }
     }
 
-    public func removeAll() {
-        _ = ctxpack_items_clear(handle)
+    /// Removes every item and releases the storage; throws what the library reports.
+    public func removeAll() throws {
+        try check(ctxpack_items_clear(handle), nil, "ctxpack_items_clear")
     }
 }
 

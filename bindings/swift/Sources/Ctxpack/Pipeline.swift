@@ -257,14 +257,53 @@ public final class Pipeline: @unchecked Sendable {
         try takeString(create { ctxpack_pipeline_policy_json(handle, flag(pretty), $0, $1) })
     }
 
-    public func run(_ items: Items, budget: Budget, trace: TraceDetail = .none) throws -> RunResult {
+    /// Runs the pipeline. With `cancel`, the run stops with `Status.cancelled` once the
+    /// token is cancelled (from any thread): before each stage and inside the long loops
+    /// (every knapsack row, every call of a per-item custom scorer).
+    public func run(_ items: Items, budget: Budget, trace: TraceDetail = .none, cancel: CancelToken? = nil) throws
+        -> RunResult
+    {
         var options = ctxpack_run_options.sized()
         options.trace_detail = trace.rawValue
-        let result = try withExtendedLifetime((items, budget)) {
+        options.cancel = cancel?.handle
+        let result = try withExtendedLifetime((items, budget, cancel)) {
             try create { ctxpack_pipeline_run(handle, items.handle, budget.handle, &options, $0, $1) }
         }
         defer { ctxpack_result_free(result) }
         return try readResult(result)
+    }
+
+    /// Runs the pipeline, cancelled when the current task is: a cancelled task's run throws
+    /// `CtxpackError` with `Status.cancelled`. The run itself is synchronous (it keeps its
+    /// thread busy until it returns or is cancelled).
+    public func runAsync(_ items: Items, budget: Budget, trace: TraceDetail = .none) async throws -> RunResult {
+        let token = try CancelToken()
+        return try await withTaskCancellationHandler {
+            try run(items, budget: budget, trace: trace, cancel: token)
+        } onCancel: {
+            token.cancel()
+        }
+    }
+}
+
+/// A cancellation flag for runs (`ctxpack_cancel_token`): pass it to `Pipeline.run`, then
+/// `cancel()` from any thread or task stops the run with `Status.cancelled`. It stays
+/// cancelled; one token may serve many runs at once. Thread-safe, hence `Sendable`.
+public final class CancelToken: @unchecked Sendable {
+    let handle: OpaquePointer
+
+    public init() throws { handle = try create { ctxpack_cancel_token_new($0, $1) } }
+
+    deinit { ctxpack_cancel_token_free(handle) }
+
+    /// Cancels every run using this token, now and later.
+    public func cancel() { _ = ctxpack_cancel_token_cancel(handle) }  // cannot fail on a live token
+
+    /// Whether `cancel()` was called.
+    public var isCancelled: Bool {
+        var out: UInt8 = 0
+        _ = ctxpack_cancel_token_is_cancelled(handle, &out)
+        return out != 0
     }
 }
 

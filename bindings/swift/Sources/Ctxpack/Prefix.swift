@@ -138,19 +138,7 @@ extension Pipeline {
         var run = ctxpack_run_options.sized()
         run.trace_detail = trace.rawValue
         let arena = CArena()
-        var o = ctxpack_prefix_options.sized()
-        o.mode = options.mode.rawValue
-        if !options.conversation.isEmpty {
-            let key = arena.array(options.conversation)
-            o.conversation = ctxpack_str(
-                ptr: UnsafeRawPointer(key!).assumingMemoryBound(to: CChar.self), len: options.conversation.count)
-        }
-        o.cache_rule = arena.str(options.cacheRule)
-        if options.maxValueLoss != nil || options.lowWatermark != nil {
-            o.custom_thresholds = 1
-            o.max_value_loss = options.maxValueLoss ?? 0.05
-            o.low_watermark = options.lowWatermark ?? 0.8
-        }
+        var o = cPrefixOptions(options, arena)
         var result: OpaquePointer? = nil
         var state: OpaquePointer? = nil
         try withExtendedLifetime((items, budget, previous, arena)) {
@@ -161,27 +149,56 @@ extension Pipeline {
         defer { ctxpack_result_free(result) }
         let next = PrefixState(handle: state!)
         let read = try readResult(result!)
-        var r = ctxpack_prefix_reuse.sized()
-        try call { ctxpack_result_prefix_reuse(result, &r, $0) }
-        let text = try create { ctxpack_result_prefix_reuse_json(result, $0, $1) }
-        defer { ctxpack_string_free(text) }
-        var value = ctxpack_str(ptr: nil, len: 0)
-        try check(ctxpack_string_value(text, &value), nil, "ctxpack_string_value")
-        let difference: Difference? =
-            r.has_difference == 0
-            ? nil
-            : Difference(
-                index: r.difference_index, reason: DifferenceReason(rawValue: r.difference_reason) ?? .removed,
-                item: r.difference_item < 0 ? nil : r.difference_item,  // SIZE_MAX reads as -1
-                previousPosition: r.difference_previous_position)
-        let reuse = Reuse(
-            mode: PrefixMode(rawValue: r.mode) ?? .hold, outcome: TurnOutcome(rawValue: r.outcome) ?? .measured,
-            turn: r.turn, turnsSinceAnchor: r.turns_since_anchor,
-            previousEntries: r.previous_entries, previousTokens: r.previous_tokens,
-            windowEntries: r.window_entries, windowTokens: r.window_tokens,
-            keptEntries: r.kept_entries, keptTokens: r.kept_tokens, cachedTokens: r.cached_tokens,
-            anchorTarget: r.anchor_target, freshValue: r.fresh_value, value: r.value, valueGivenUp: r.value_given_up,
-            difference: difference, json: string(value))
+        let reuse = try readReuse(
+            fill: { ctxpack_result_prefix_reuse(result, $0, $1) },
+            json: { ctxpack_result_prefix_reuse_json(result, $0, $1) })
         return (read, reuse, next)
     }
+}
+
+/// The C form of `options`; its strings live in `arena`.
+func cPrefixOptions(_ options: PrefixOptions, _ arena: CArena) -> ctxpack_prefix_options {
+    var o = ctxpack_prefix_options.sized()
+    o.mode = options.mode.rawValue
+    if !options.conversation.isEmpty {
+        let key = arena.array(options.conversation)
+        o.conversation = ctxpack_str(
+            ptr: UnsafeRawPointer(key!).assumingMemoryBound(to: CChar.self), len: options.conversation.count)
+    }
+    o.cache_rule = arena.str(options.cacheRule)
+    if options.maxValueLoss != nil || options.lowWatermark != nil {
+        o.custom_thresholds = 1
+        o.max_value_loss = options.maxValueLoss ?? 0.05
+        o.low_watermark = options.lowWatermark ?? 0.8
+    }
+    return o
+}
+
+/// A reuse report read with `fill` (the struct) and `json` (its JSON form), for prefix runs
+/// and chat trims alike.
+func readReuse(
+    fill: (UnsafeMutablePointer<ctxpack_prefix_reuse>, UnsafeMutablePointer<OpaquePointer?>) -> Int32,
+    json: (UnsafeMutablePointer<OpaquePointer?>, UnsafeMutablePointer<OpaquePointer?>) -> Int32
+) throws -> Reuse {
+    var r = ctxpack_prefix_reuse.sized()
+    try call { fill(&r, $0) }
+    let text = try create { json($0, $1) }
+    defer { ctxpack_string_free(text) }
+    var value = ctxpack_str(ptr: nil, len: 0)
+    try check(ctxpack_string_value(text, &value), nil, "ctxpack_string_value")
+    let difference: Difference? =
+        r.has_difference == 0
+        ? nil
+        : Difference(
+            index: r.difference_index, reason: DifferenceReason(rawValue: r.difference_reason) ?? .removed,
+            item: r.difference_item < 0 ? nil : r.difference_item,  // SIZE_MAX reads as -1
+            previousPosition: r.difference_previous_position)
+    return Reuse(
+        mode: PrefixMode(rawValue: r.mode) ?? .hold, outcome: TurnOutcome(rawValue: r.outcome) ?? .measured,
+        turn: r.turn, turnsSinceAnchor: r.turns_since_anchor,
+        previousEntries: r.previous_entries, previousTokens: r.previous_tokens,
+        windowEntries: r.window_entries, windowTokens: r.window_tokens,
+        keptEntries: r.kept_entries, keptTokens: r.kept_tokens, cachedTokens: r.cached_tokens,
+        anchorTarget: r.anchor_target, freshValue: r.fresh_value, value: r.value, valueGivenUp: r.value_given_up,
+        difference: difference, json: string(value))
 }

@@ -123,4 +123,44 @@ final class ChatTests: XCTestCase {
             _ = try pipeline.trimOpenAI(openai, budget: try Budget(maxTokens: 50, targetTokens: 50))
         }
     }
+
+    /// A trim can carry a prefix state across turns: the same request trimmed again with the
+    /// first turn's state gives the same request and reuses all of it; another conversation's
+    /// state is refused; without `prefix` there is no reuse report and no state.
+    func testPrefixStateAcrossTurns() throws {
+        let pipeline = try Pipeline(preset: "chat")
+        let budget = try Budget(maxTokens: 6000, targetTokens: 4000)
+        let url = repositoryRoot.appendingPathComponent("examples/data/openai-request.json")
+        let request = try String(contentsOf: url, encoding: .utf8)
+        var prefix = PrefixOptions()
+        prefix.conversation = Array("conversation-1".utf8)
+        prefix.cacheRule = "openai"
+        let first = try pipeline.trimOpenAI(request, budget: budget, options: ChatOptions(prefix: prefix))
+        let u1 = try XCTUnwrap(first.reuse)
+        let s1 = try XCTUnwrap(first.state)
+        XCTAssertEqual(u1.turn, 1)
+        XCTAssertEqual(u1.previousEntries, 0)
+        XCTAssertLessThan(first.json.utf8.count, request.utf8.count)
+        let second = try pipeline.trimOpenAI(
+            request, budget: budget, options: ChatOptions(prefix: prefix, previousState: s1))
+        let u2 = try XCTUnwrap(second.reuse)
+        XCTAssertEqual(second.json, first.json)
+        XCTAssertEqual(u2.turn, 2)
+        XCTAssertNil(u2.difference)
+        XCTAssertEqual(u2.keptEntries, u2.windowEntries)
+        XCTAssertEqual(u2.keptTokens, u1.windowTokens)
+        XCTAssertTrue(u2.json.contains("\"kept_entries\""))
+        var other = PrefixOptions()
+        other.conversation = Array("conversation-2".utf8)
+        assertThrows(.invalidState) {
+            _ = try pipeline.trimOpenAI(request, budget: budget, options: ChatOptions(prefix: other, previousState: s1))
+        }
+        assertThrows(.invalidArgument, containing: "previous_state") {
+            _ = try pipeline.trimOpenAI(request, budget: budget, options: ChatOptions(previousState: s1))
+        }
+        let plain = try pipeline.trimOpenAI(request, budget: budget)
+        XCTAssertNil(plain.reuse)
+        XCTAssertNil(plain.state)
+        XCTAssertEqual(plain.json, first.json)
+    }
 }

@@ -145,13 +145,13 @@ final class ComponentTests: XCTestCase {
             try items.append(contentsOf: [dated("b", tokens: 1, days: 1), Item(content: "", tokens: 1),
                                           dated("c", tokens: 1, days: 2)])
         }
-        XCTAssertEqual(items.count, 1)
+        XCTAssertEqual(try items.count, 1)
         try items.append(dated("b", tokens: 1, days: 1))
-        XCTAssertEqual(items.count, 2)
+        XCTAssertEqual(try items.count, 2)
         XCTAssertEqual(try pipeline(Scorer.recency()).run(items, budget: Budget(maxTokens: 10, targetTokens: 10)).indices,
                        [0, 1])
-        items.removeAll()
-        XCTAssertEqual(items.count, 0)
+        try items.removeAll()
+        XCTAssertEqual(try items.count, 0)
     }
 
     func testBudgetReservedSlotsAndSafetyMargin() throws {

@@ -23,8 +23,8 @@ final class StatusTests: XCTestCase {
             .countRequirementUnmet: "CTXPACK_COUNT_REQUIREMENT_UNMET", .callback: "CTXPACK_CALLBACK",
             .tokenOverflow: "CTXPACK_TOKEN_OVERFLOW", .invalidPolicy: "CTXPACK_INVALID_POLICY",
             .invalidArgument: "CTXPACK_INVALID_ARGUMENT", .outOfMemory: "CTXPACK_OUT_OF_MEMORY",
-            .unsupported: "CTXPACK_UNSUPPORTED", .invalidState: "CTXPACK_INVALID_STATE",
-            .invalidRequest: "CTXPACK_INVALID_REQUEST",
+            .unsupported: "CTXPACK_UNSUPPORTED", .cancelled: "CTXPACK_CANCELLED",
+            .invalidState: "CTXPACK_INVALID_STATE", .invalidRequest: "CTXPACK_INVALID_REQUEST",
             .nullArgument: "CTXPACK_NULL_ARGUMENT",
             .invalidUtf8: "CTXPACK_INVALID_UTF8", .wrongHandleType: "CTXPACK_WRONG_HANDLE_TYPE",
             .outOfRange: "CTXPACK_OUT_OF_RANGE", .noReport: "CTXPACK_NO_REPORT", .panic: "CTXPACK_PANIC",
@@ -103,6 +103,11 @@ final class StatusTests: XCTestCase {
                                  Item(content: "b", tokens: 600_000_000_000, futureRelevanceHint: 0.8)]),
                           budget: Budget(maxTokens: 1_000_000_000_000, targetTokens: 1_000_000_000_000))
         }
+        assertThrows(.cancelled, containing: "before it started") {
+            let token = try CancelToken()
+            token.cancel()
+            _ = try recency.run(four, budget: roomy, cancel: token)
+        }
         assertThrows(.nullArgument) {
             var n = 0
             try check(ctxpack_items_len(nil, &n))
@@ -149,7 +154,7 @@ final class StatusTests: XCTestCase {
     /// `ctxpack_test_scorer_new_faulty(code, out, error)`: exported only by a library built
     /// with the `ffi-test-hooks` feature (run.sh builds it so and sets CTXPACK_TEST_HOOKS=1),
     /// and not in the header, so it is looked up at run time. Its scorer panics inside the
-    /// library when run (code 0) or fails with the core error `code` (1...17, 19 or 20).
+    /// library when run (code 0) or fails with the core error `code` (1...20).
     typealias FaultyScorerNew = @convention(c) (
         Int32, UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<OpaquePointer?>?
     ) -> Int32
@@ -178,8 +183,9 @@ final class StatusTests: XCTestCase {
     }
 
     func testEveryCoreErrorThroughARun() throws {
-        // 1...17, and the kinds only some calls produce: 19 (prefix states), 20 (chat requests).
-        for code in Array(Int32(1)...17) + [19, 20] {
+        // Every core kind, also those only some calls produce: 18 (cancelled runs), 19 (prefix
+        // states), 20 (chat requests).
+        for code in Int32(1)...20 {
             XCTAssertThrowsError(try runFaulty(code)) { error in
                 let e = error as? CtxpackError
                 XCTAssertEqual(e?.status, Status(rawValue: code))
