@@ -86,6 +86,8 @@ const VERSIONED_STRUCTS: &[&str] = &[
     "ctxpack_excluded_entry",
     "ctxpack_trace_event",
     "ctxpack_shortfall",
+    "ctxpack_pruned_form",
+    "ctxpack_variant_desc",
     "ctxpack_group_entry",
     "ctxpack_kind_quota_utilization",
     "ctxpack_json_read_options",

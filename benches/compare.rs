@@ -6,6 +6,9 @@
 //! cargo bench --bench compare -- --workloads 1,3b  # some workloads only
 //! cargo bench --bench compare -- --workloads 6 --sizes 10000,100000
 //!                                                  # item groups: grouped chat vs plain chat
+//! cargo bench --bench compare -- --workloads 7 --sizes 10000
+//!                                                  # variants: their cost, and the value
+//!                                                  # they keep on the agent transcript
 //! cargo bench --bench compare -- --quick           # fewer samples per row
 //! cargo bench --bench compare -- --no-ref          # ctxpack only
 //! cargo bench --bench compare -- --wall            # wall-clock instead of thread CPU time
@@ -358,6 +361,8 @@ fn descriptors(specs: &[Spec]) -> Descs {
                 reserved: [0; 3],
                 group: ctxpack_str::EMPTY,
                 encoding: ctxpack_str::EMPTY,
+                variants: ptr::null(),
+                variant_count: 0,
             }
         })
         .collect();
@@ -826,6 +831,8 @@ struct Options {
     workloads: Vec<Workload>,
     /// Workload 6: the grouped chat rows (Rust API, grouped against plain).
     groups: bool,
+    /// Workload 7: the variant rows (Rust API, with against without variants).
+    variants: bool,
     ref_limit: f64,
     alloc_log: bool,
     /// Seconds of ctxpack samples per row (the reference gets at most as many samples).
@@ -847,6 +854,7 @@ fn parse_options() -> Options {
             Workload::ChatTraced,
         ],
         groups: true,
+        variants: true,
         ref_limit: 60.0,
         alloc_log: false,
         ctx_budget: 1.5,
@@ -868,9 +876,10 @@ fn parse_options() -> Options {
             "--workloads" => {
                 let list = value();
                 o.groups = list.split(',').any(|s| s.trim() == "6");
+                o.variants = list.split(',').any(|s| s.trim() == "7");
                 o.workloads = list
                     .split(',')
-                    .filter(|s| s.trim() != "6")
+                    .filter(|s| !matches!(s.trim(), "6" | "7"))
                     .map(|s| match s.trim() {
                         "1" => Workload::Chat,
                         "2" => Workload::Rag,
@@ -1210,6 +1219,9 @@ fn rust_chat_items(specs: &[Spec], keys: Option<&[Option<String>]>) -> Vec<ctxpa
             if let Some(t) = s.timestamp {
                 b = b.timestamp(t);
             }
+            if let Some(p) = s.priority {
+                b = b.priority(p);
+            }
             if let Some(key) = keys.and_then(|k| k[i].as_deref()) {
                 b = b.group(key);
             }
@@ -1269,6 +1281,182 @@ fn group_rows(o: &Options) {
             if whole { "yes" } else { "NO" }
         );
         eprintln!("  [6 {n}: {samples} samples each]");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Workload 7: item variants
+// ---------------------------------------------------------------------------------------
+
+/// The items of `specs` as Rust values, about 30 % of them with two cheaper forms: a
+/// summary (a third of the tokens, quality 0.6) and a stub (a tenth, quality 0.2).
+fn items_with_variants(specs: &[Spec]) -> Vec<ctxpack::ContextItem> {
+    let mut rng = Rng::new(0x7a7 ^ specs.len() as u64);
+    let plain = rust_chat_items(specs, None);
+    plain
+        .into_iter()
+        .zip(specs)
+        .map(|(item, s)| {
+            if !rng.chance(0.3) {
+                return item;
+            }
+            let summary = &s.content[..s.content.len() / 3];
+            let mut b = ctxpack::ContextItem::builder(s.content.as_str(), s.tokens)
+                .kind(item.kind().clone())
+                .source(item.source().clone())
+                .variant(format!("{summary} [summary]"), (s.tokens / 3).max(1), 0.6)
+                .variant(
+                    format!("{} [stub]", &s.content[..12]),
+                    (s.tokens / 10).max(1),
+                    0.2,
+                );
+            if let Some(t) = s.timestamp {
+                b = b.timestamp(t);
+            }
+            if let Some(p) = s.priority {
+                b = b.priority(p);
+            }
+            b.build().unwrap()
+        })
+        .collect()
+}
+
+/// Workload 3's pipeline through the Rust API: priority + recency, knapsack with
+/// `bucket` tokens per capacity unit, chronological.
+fn rust_knapsack_pipeline(bucket: i64) -> ctxpack::Pipeline {
+    use ctxpack::placer::ChronologicalPlacer;
+    use ctxpack::scorer::{CompositeScorer, PriorityScorer, RecencyScorer};
+    use ctxpack::slicer::KnapsackSlice;
+    use std::sync::Arc;
+    ctxpack::Pipeline::builder()
+        .scorer(Arc::new(
+            CompositeScorer::new(vec![
+                (Arc::new(PriorityScorer::new()), 1.0),
+                (Arc::new(RecencyScorer::new()), 1.0),
+            ])
+            .unwrap(),
+        ))
+        .slicer(Arc::new(KnapsackSlice::new(bucket).unwrap()))
+        .placer(Arc::new(ChronologicalPlacer::new()))
+        .build()
+        .unwrap()
+}
+
+/// Workload 7, cost: the chat (greedy) and knapsack workloads with 30 % of the items
+/// carrying two cheaper forms, against the same items without them. Items are built once;
+/// a measured run is `Pipeline::run` on them (Rust API: the C ABI's descriptor gains
+/// variants later).
+fn variant_rows(o: &Options) {
+    println!();
+    println!("Variants (workload 7): 30 % of the items with two cheaper forms (a third of the tokens at quality 0.6, a tenth at 0.2), Rust API, run only");
+    println!();
+    println!("| N | workload | items with variants | without variants | with variants | with / without | placed below full form |");
+    println!("|---|---|---|---|---|---|---|");
+    for &n in &o.sizes {
+        for (label, w, pipeline) in [
+            ("1 chat, greedy", Workload::Chat, rust_chat_pipeline()),
+            (
+                "3 knapsack, bucket 100",
+                Workload::Knapsack(100),
+                rust_knapsack_pipeline(100),
+            ),
+            (
+                "3b knapsack, bucket 10",
+                Workload::Knapsack(10),
+                rust_knapsack_pipeline(10),
+            ),
+        ] {
+            let specs = w.items(n);
+            let (max, target) = budget_numbers(&specs);
+            let budget = ctxpack::ContextBudget::new(max, target).unwrap();
+            let plain = rust_chat_items(&specs, None);
+            let varied = items_with_variants(&specs);
+            let with_variants = varied.iter().filter(|i| i.has_variants()).count();
+            let selection = pipeline.run(&varied, &budget).unwrap();
+            let downgraded = selection.forms.iter().filter(|&&f| f != 0).count();
+            let (_, first) = time(|| black_box(pipeline.run(&varied, &budget)));
+            let samples = ((o.ctx_budget / first.as_secs_f64().max(1e-7)) as usize).clamp(5, 2001);
+            let (mut without, mut with) = (Vec::new(), Vec::new());
+            for _ in 0..samples {
+                without.push(time(|| black_box(pipeline.run(&plain, &budget))).1);
+                with.push(time(|| black_box(pipeline.run(&varied, &budget))).1);
+            }
+            let (a, b) = (median(&mut without), median(&mut with));
+            println!(
+                "| {} | {label} | {} ({:.0} %) | {} | {} | {:.2}× | {downgraded} of {} |",
+                fmt_n(n),
+                with_variants,
+                100.0 * with_variants as f64 / n as f64,
+                fmt_time(a),
+                fmt_time(b),
+                b.as_secs_f64() / a.as_secs_f64(),
+                selection.indices.len(),
+            );
+            eprintln!("  [7 {label} {n}: {samples} samples each]");
+        }
+    }
+}
+
+/// Workload 7, value: the bundled agent transcript with summaries of its tool outputs
+/// (`examples/data/agent-variants.jsonl`) at several budgets, with its variants and with
+/// them turned off (dropping instead): the sum of score × quality of the placed forms.
+fn variant_value_rows() {
+    use ctxpack::policy::{KnapsackSpec, Policy, SlicerSpec};
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/data/agent-variants.jsonl"
+    );
+    let items = ctxpack::model::read_items(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let total: i64 = items.iter().map(|i| i.tokens()).sum();
+    let chat = Policy::preset("chat").unwrap();
+    let knapsack = Policy {
+        slicer: SlicerSpec::Knapsack(KnapsackSpec {
+            bucket_size: Some(10),
+            table_limit_bytes: None,
+        }),
+        ..chat.clone()
+    };
+    let policies = [
+        ("chat (greedy)", chat),
+        ("tool-use (greedy)", Policy::preset("tool-use").unwrap()),
+        ("chat scorers, knapsack bucket 10", knapsack),
+    ];
+    println!();
+    println!(
+        "Value kept on the agent transcript (examples/data/agent-variants.jsonl, {} items, {total} tokens, 7 tool outputs with summaries): sum of score × quality of the placed forms",
+        items.len()
+    );
+    println!();
+    println!("| pipeline | budget | dropping (variants off) | with variants | gain | placed as a summary | items placed: off / on |");
+    println!("|---|---|---|---|---|---|---|");
+    for (label, policy) in policies {
+        for budget in [600, 800, 1000, 1200, 1400, 1600, 1800] {
+            let run = |on: bool| {
+                let p = Policy {
+                    use_variants: on,
+                    ..policy.clone()
+                };
+                let pipeline = p.build_pipeline().unwrap();
+                let budget = ctxpack::ContextBudget::new(budget, budget).unwrap();
+                pipeline.run(&items, &budget).unwrap()
+            };
+            let value = |s: &ctxpack::Selection| -> f64 {
+                (0..s.indices.len())
+                    .map(|r| s.scores[r] * items[s.indices[r]].form_quality(s.form(r)))
+                    .sum()
+            };
+            let (off, on) = (run(false), run(true));
+            let (v_off, v_on) = (value(&off), value(&on));
+            println!(
+                "| {label} | {budget} ({:.0} %) | {v_off:.3} | {v_on:.3} | {:+.3} ({:+.1} %) | {} | {} / {} |",
+                100.0 * budget as f64 / total as f64,
+                v_on - v_off,
+                100.0 * (v_on - v_off) / v_off,
+                on.forms.iter().filter(|&&f| f != 0).count(),
+                off.indices.len(),
+                on.indices.len(),
+            );
+        }
     }
 }
 
@@ -1564,6 +1752,10 @@ fn main() {
     }
     if o.groups {
         group_rows(&o);
+    }
+    if o.variants {
+        variant_rows(&o);
+        variant_value_rows();
     }
     println!();
     println!("load average at the end: {}", load_average());

@@ -196,6 +196,11 @@ enum ctxpack_inclusion_reason
   CTXPACK_INCLUSION_REASON_PINNED = 2,
   // The item has zero tokens.
   CTXPACK_INCLUSION_REASON_ZERO_TOKEN = 3,
+  // The item is in the window as one of its cheaper variants instead of in full
+  // (docs/variants.md): `ctxpack_included_entry` has the form placed, the full and
+  // chosen tokens and the cause. Only items with variants can have it; a caller whose
+  // `ctxpack_included_entry` predates those fields receives SCORED there instead.
+  CTXPACK_INCLUSION_REASON_DOWNGRADED = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -245,6 +250,33 @@ enum ctxpack_exclusion_reason
 typedef enum ctxpack_exclusion_reason ctxpack_exclusion_reason;
 #else
 typedef int32_t ctxpack_exclusion_reason;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// Why an item is in the window as a cheaper variant (`ctxpack_included_entry.cause`).
+enum ctxpack_downgrade_cause
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The entry's reason is not DOWNGRADED.
+  CTXPACK_DOWNGRADE_CAUSE_NONE = 0,
+  // The full form needs more tokens than the form placed plus everything left unused:
+  // it cannot be put back without removing something else.
+  CTXPACK_DOWNGRADE_CAUSE_BUDGET_EXCEEDED = 1,
+  // The full form would fit in what is left unused, but the slicer's rule chose the
+  // cheaper form (the knapsack's optimum, a quota's per-kind budget, a count quota's
+  // commitment, a group's shared level).
+  CTXPACK_DOWNGRADE_CAUSE_SLICER_CHOICE = 2,
+  // The Truncate overflow strategy moved the item to a cheaper form so that the window
+  // fits the target.
+  CTXPACK_DOWNGRADE_CAUSE_TRUNCATED = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum ctxpack_downgrade_cause ctxpack_downgrade_cause;
+#else
+typedef int32_t ctxpack_downgrade_cause;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -824,6 +856,30 @@ typedef struct ctxpack_prefix_reuse {
   uint8_t reserved2[4];
 } ctxpack_prefix_reuse;
 
+// Describes one cheaper alternative form of an item (docs/variants.md): a summary, an
+// excerpt, a stub, used in the window **instead of** the item when the selection finds
+// that better than leaving the item out or placing it in full. The library copies
+// everything.
+//
+// Initialise it with `CTXPACK_VARIANT_DESC_INIT` or `ctxpack_variant_desc_init`, then set
+// every field: the zero `quality` is invalid, so an initialised but unfilled descriptor
+// is rejected rather than used. The layout has no implicit padding on 64-bit targets;
+// fields a later version adds are appended, and their zero value means "not used".
+typedef struct ctxpack_variant_desc {
+  // `sizeof(ctxpack_variant_desc)`.
+  size_t struct_size;
+  // The text sent in place of the item's; must not be empty.
+  struct ctxpack_str content;
+  // The form's tokens, counted by the caller; `>= 0` (0 is a zero-token stub). A
+  // variant with as many tokens as the item or more is accepted and pruned: the item
+  // itself is always at least as good (the report lists it among the pruned forms).
+  int64_t tokens;
+  // The share of the item's value the form keeps, in (0, 1]; NaN, 0, negatives and
+  // values above 1 are `CTXPACK_INVALID_ARGUMENT`. A form's value in the selection is
+  // the item's score times its quality.
+  double quality;
+} ctxpack_variant_desc;
+
 // One metadata entry of an item (a later entry with the same key replaces an earlier
 // one).
 typedef struct ctxpack_metadata_entry {
@@ -896,6 +952,14 @@ typedef struct ctxpack_item_desc {
   // replaced); an unknown name is `CTXPACK_INVALID_ARGUMENT` listing the known ones,
   // and a library built without the tokenizer feature answers `CTXPACK_UNSUPPORTED`.
   struct ctxpack_str encoding;
+  // `variant_count` cheaper alternative forms of the item (docs/variants.md), each used
+  // in the window instead of the item, never in addition; form `f >= 1` of the item is
+  // `variants[f - 1]`. May be NULL when `variant_count` is 0 (the zero value: no
+  // variants). The array's stride is `variants[0].struct_size`, and every element must
+  // carry the same value.
+  const struct ctxpack_variant_desc *variants;
+  // Number of variants.
+  size_t variant_count;
 } ctxpack_item_desc;
 
 // How `ctxpack_pipeline_new_policy_json_with` and `ctxpack_budget_new_json` read their
@@ -947,8 +1011,12 @@ typedef struct ctxpack_pipeline_options {
   int32_t overflow_strategy;
   // 1: remove items whose content is byte-identical to a better-scored one (0 or 1).
   uint8_t deduplication;
+  // 1: select every item in full or not at all, ignoring the items' variants ("drop
+  // instead of degrade"); 0 (the default): an item may be placed as one of its cheaper
+  // variants (docs/variants.md). Matters only when items have variants (0 or 1).
+  uint8_t no_variants;
   // Must be zero.
-  uint8_t reserved[3];
+  uint8_t reserved[2];
   // A `ctxpack_group_value` value: how a group's value is computed from its members'
   // scores (0 sum, 1 max, 2 mean; docs/groups.md). Matters only when items have group
   // keys.
@@ -1069,6 +1137,8 @@ typedef struct ctxpack_report_summary {
   bool total_tokens_saturated;
   // Entries of `ctxpack_result_report_group` (0 when no item has a group key).
   size_t group_count;
+  // Entries of `ctxpack_result_report_pruned_form` (0 when no variant was pruned).
+  size_t pruned_form_count;
 } ctxpack_report_summary;
 
 // An item in the final window, in placed order. Initialise with
@@ -1082,6 +1152,19 @@ typedef struct ctxpack_included_entry {
   double score;
   // A `ctxpack_inclusion_reason` value.
   int32_t reason;
+  // The form placed: 0 for the item itself, `f >= 1` for its variant `f - 1`
+  // (docs/variants.md). Not 0 exactly when `reason` is DOWNGRADED (a pinned item is
+  // always placed in full).
+  size_t form;
+  // DOWNGRADED: the item's own tokens (its full form).
+  int64_t full_tokens;
+  // DOWNGRADED: the tokens of the form placed.
+  int64_t chosen_tokens;
+  // DOWNGRADED: the tokens left unused when the form was chosen (one value per stage
+  // and run, as for an exclusion's `available_tokens`).
+  int64_t available_tokens;
+  // DOWNGRADED: a `ctxpack_downgrade_cause` value (NONE for the other reasons).
+  int32_t cause;
 } ctxpack_included_entry;
 
 // An item left out, with its reason and the reason's fields; fields of other reasons
@@ -1168,6 +1251,20 @@ typedef struct ctxpack_shortfall {
   // Candidates found (less than required).
   uint64_t satisfied_count;
 } ctxpack_shortfall;
+
+// A variant of an item that no selection could need (docs/variants.md): another form
+// of the item has no more tokens and at least its quality. Initialise with
+// `CTXPACK_PRUNED_FORM_INIT`.
+typedef struct ctxpack_pruned_form {
+  // `sizeof(ctxpack_pruned_form)`, set by the caller.
+  size_t struct_size;
+  // Position of the item in the caller's item list.
+  size_t index;
+  // The pruned form (>= 1: the item itself is never pruned).
+  size_t form;
+  // The form that makes it unnecessary (the first one reaching its quality).
+  size_t dominated_by;
+} ctxpack_pruned_form;
 
 // One group of a traced run's input (docs/groups.md), in order of its first member.
 // Initialise with `CTXPACK_GROUP_ENTRY_INIT`.
@@ -1525,6 +1622,12 @@ ctxpack_status ctxpack_chat_result_prefix_state(const struct ctxpack_chat_result
 // Frees a chat result (result handles taken from it live on). NULL is a no-op.
 void ctxpack_chat_result_free(struct ctxpack_chat_result *result);
 
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_variant_desc) == size`: every byte
+// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+// `ctxpack_variant_desc x = CTXPACK_VARIANT_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_variant_desc_init(struct ctxpack_variant_desc *out, size_t size);
+
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
@@ -1811,6 +1914,12 @@ ctxpack_status ctxpack_trace_event_init(struct ctxpack_trace_event *out, size_t 
 // first version's size or above 4096.
 ctxpack_status ctxpack_shortfall_init(struct ctxpack_shortfall *out, size_t size);
 
+// Initialises `*out` for a caller whose header has `sizeof(ctxpack_pruned_form) == size`: every byte
+// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+// `ctxpack_pruned_form x = CTXPACK_PRUNED_FORM_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+// first version's size or above 4096.
+ctxpack_status ctxpack_pruned_form_init(struct ctxpack_pruned_form *out, size_t size);
+
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_group_entry) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_group_entry x = CTXPACK_GROUP_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
@@ -1824,8 +1933,14 @@ ctxpack_status ctxpack_result_indices(const struct ctxpack_result *result, const
 ctxpack_status ctxpack_result_scores(const struct ctxpack_result *result, const double **out_ptr, size_t *out_len);
 
 // The inclusion reason of each selected item (`ctxpack_inclusion_reason` values),
-// parallel to the indices.
+// parallel to the indices. DOWNGRADED (4) appears only for items with variants.
 ctxpack_status ctxpack_result_reasons(const struct ctxpack_result *result, const int32_t **out_ptr, size_t *out_len);
+
+// The form of each selected item, parallel to the indices: 0 when the item is placed
+// in full, `f >= 1` when it is placed as its variant `f - 1` (the variant's content and
+// tokens are what goes into the window; docs/variants.md). All zero when no item has
+// variants.
+ctxpack_status ctxpack_result_forms(const struct ctxpack_result *result, const size_t **out_ptr, size_t *out_len);
 
 // The overflow event of a Proceed run that went over `target_tokens`: `*out_present`
 // tells whether there is one; then `*out_tokens_over_budget` is the excess and
@@ -1842,7 +1957,8 @@ ctxpack_status ctxpack_result_has_report(const struct ctxpack_result *result, bo
 // `struct_size` fails with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_result_report_summary(const struct ctxpack_result *result, struct ctxpack_report_summary *out, struct ctxpack_error **out_error);
 
-// Included entry `i` (placed order).
+// Included entry `i` (placed order), with the form placed and, for a DOWNGRADED item,
+// the reason's fields.
 // `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
 // `struct_size` fails with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_result_report_included(const struct ctxpack_result *result, size_t i, struct ctxpack_included_entry *out, struct ctxpack_error **out_error);
@@ -1869,6 +1985,12 @@ ctxpack_status ctxpack_result_report_event(const struct ctxpack_result *result, 
 // `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
 // `struct_size` fails with a message in `out_error` (which may be NULL).
 ctxpack_status ctxpack_result_report_shortfall(const struct ctxpack_result *result, size_t i, struct ctxpack_shortfall *out, struct ctxpack_error **out_error);
+
+// Pruned form `i` (input order, then form order): a variant no selection could need
+// (docs/variants.md). `ctxpack_report_summary.pruned_form_count` has the count.
+// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+// `struct_size` fails with a message in `out_error` (which may be NULL).
+ctxpack_status ctxpack_result_report_pruned_form(const struct ctxpack_result *result, size_t i, struct ctxpack_pruned_form *out, struct ctxpack_error **out_error);
 
 // The report in the JSON wire form of spec 06 §10 (UTF-8, also NUL-terminated), built
 // on first request and owned by the result. It holds every item's content:
@@ -2024,9 +2146,10 @@ ctxpack_status ctxpack_scorer_score(const struct ctxpack_scorer *scorer, const s
 // Runs the slicer alone over the items with the given `scores` (one finite score per
 // item, `count` equal to the list length), in list order, against `budget` exactly as given (no
 // pinned-item or reserve adjustment: that is the pipeline's job). The outcome holds the
-// selected positions, count-quota shortfalls and cap exclusions. Items with group keys
-// are selected whole or not at all, each group's value being the sum of its members'
-// scores (`ctxpack_slicer_slice_with_group_value` chooses another rule).
+// selected positions, the form of each (items with variants may be selected as one of
+// them: docs/variants.md), count-quota shortfalls and cap exclusions. Items with group
+// keys are selected whole or not at all, each group's value being the sum of its
+// members' scores (`ctxpack_slicer_slice_with_group_value` chooses another rule).
 ctxpack_status ctxpack_slicer_slice(const struct ctxpack_slicer *slicer, const struct ctxpack_items *items, const double *scores, size_t count, const struct ctxpack_budget *budget, struct ctxpack_slice_result **out, struct ctxpack_error **out_error);
 
 // `ctxpack_slicer_slice` with the rule that gives each group its value from its
@@ -2049,6 +2172,10 @@ ctxpack_status ctxpack_placer_place_with_group_value(const struct ctxpack_placer
 
 // The selected positions (into the slicer's input), in the slicer's output order.
 ctxpack_status ctxpack_slice_result_selected(const struct ctxpack_slice_result *result, const size_t **out_ptr, size_t *out_len);
+
+// The form of each selected item, parallel to the selected positions: 0 for the item
+// itself, `f >= 1` for its variant `f - 1` (docs/variants.md).
+ctxpack_status ctxpack_slice_result_forms(const struct ctxpack_slice_result *result, const size_t **out_ptr, size_t *out_len);
 
 // The positions a count-quota slicer removed because their kind reached its cap.
 ctxpack_status ctxpack_slice_result_cap_excluded(const struct ctxpack_slice_result *result, const size_t **out_ptr, size_t *out_len);
@@ -2137,6 +2264,8 @@ ctxpack_status ctxpack_encoding_truncate(const struct ctxpack_encoding *encoding
 #define CTXPACK_EXCLUDED_ENTRY_INIT ([] { ctxpack_excluded_entry v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_TRACE_EVENT_INIT ([] { ctxpack_trace_event v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_SHORTFALL_INIT ([] { ctxpack_shortfall v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_PRUNED_FORM_INIT ([] { ctxpack_pruned_form v_{}; v_.struct_size = sizeof v_; return v_; }())
+#define CTXPACK_VARIANT_DESC_INIT ([] { ctxpack_variant_desc v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_GROUP_ENTRY_INIT ([] { ctxpack_group_entry v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_KIND_QUOTA_UTILIZATION_INIT ([] { ctxpack_kind_quota_utilization v_{}; v_.struct_size = sizeof v_; return v_; }())
 #define CTXPACK_JSON_READ_OPTIONS_INIT ([] { ctxpack_json_read_options v_{}; v_.struct_size = sizeof v_; return v_; }())
@@ -2155,6 +2284,8 @@ ctxpack_status ctxpack_encoding_truncate(const struct ctxpack_encoding *encoding
 #define CTXPACK_EXCLUDED_ENTRY_INIT { .struct_size = sizeof(ctxpack_excluded_entry) }
 #define CTXPACK_TRACE_EVENT_INIT { .struct_size = sizeof(ctxpack_trace_event) }
 #define CTXPACK_SHORTFALL_INIT { .struct_size = sizeof(ctxpack_shortfall) }
+#define CTXPACK_PRUNED_FORM_INIT { .struct_size = sizeof(ctxpack_pruned_form) }
+#define CTXPACK_VARIANT_DESC_INIT { .struct_size = sizeof(ctxpack_variant_desc) }
 #define CTXPACK_GROUP_ENTRY_INIT { .struct_size = sizeof(ctxpack_group_entry) }
 #define CTXPACK_KIND_QUOTA_UTILIZATION_INIT { .struct_size = sizeof(ctxpack_kind_quota_utilization) }
 #define CTXPACK_JSON_READ_OPTIONS_INIT { .struct_size = sizeof(ctxpack_json_read_options) }

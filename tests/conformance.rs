@@ -52,6 +52,18 @@
 //!   as skipped, with the reason; the C-ABI engine runs them through the `group` field of
 //!   `ctxpack_item_desc`, the group options of `ctxpack_pipeline_options` and the report's
 //!   group accessors.
+//! * Item variants (`docs/variants.md`): an item may set `variants = [{ content = "…",
+//!   tokens = N, quality = Q }, …]`; `[config] use_variants = false` turns them off
+//!   (pipeline). Slicing vectors whose items have variants call the slicer's grouped entry
+//!   point with the items' units (which then have levels) and may give
+//!   `[expected] selected_forms = { "content" = form, … }` — every selected item not listed
+//!   must be in full (form 0); an `[[expected_output]]` entry may give `form = N` (default
+//!   0); an `[[expected.diagnostics.included]]` entry with `inclusion_reason = "Downgraded"`
+//!   may give the reason's fields `form`, `full_tokens`, `chosen_tokens`,
+//!   `available_tokens` and `cause`; `[[expected.diagnostics.pruned_forms]]` lists the
+//!   pruned forms in order (`content`, `form`, `dominated_by`). An engine that lacks
+//!   variants (the reference crate; the C ABI until its item descriptor carries them)
+//!   reports such vectors as skipped, with the reason.
 //!
 //! # Checks beyond chapter 08
 //!
@@ -287,6 +299,12 @@ fn run_file(file: VectorFile, engine: &dyn Engine) -> Outcome {
         name = vector.name.clone();
         if vector.case.uses_groups() {
             if let Some(reason) = engine.groups_unsupported() {
+                skipped = Some(reason);
+                return Ok(());
+            }
+        }
+        if vector.case.uses_variants() {
+            if let Some(reason) = engine.variants_unsupported() {
                 skipped = Some(reason);
                 return Ok(());
             }

@@ -190,6 +190,33 @@ fn core_messages() -> Vec<String> {
     let _ = OverflowStrategy::Throw;
     m.extend(json_messages());
     m.extend(chat_messages());
+    m.extend(variant_messages());
+    m
+}
+
+/// The messages of bad item variants (docs/variants.md), through the Rust builder and
+/// the item JSON reader.
+fn variant_messages() -> Vec<String> {
+    let item = |v: (&str, i64, f64)| {
+        message(
+            ContextItem::builder("Tool result call_01 lookup_order", 100)
+                .variant("summary", 20, 0.5)
+                .variant(v.0, v.1, v.2)
+                .build(),
+        )
+    };
+    let mut m = vec![
+        item(("stub", 2, f64::NAN)),
+        item(("stub", 2, 0.0)),
+        item(("", 2, 0.5)),
+        item(("stub", -1, 0.5)),
+    ];
+    let json = r#"{"content": "a", "tokens": 5}
+{"content": "b", "tokens": 50, "variants": [{"content": "s", "tokens": 5, "quality": 0.5}, {"content": "t", "tokens": 1, "quality": 1.25}]}
+{"content": "c", "tokens": 5, "variants": [{"content": "s", "quality": 0.5}]}"#;
+    m.push(ctxpack::model::read_items(json).unwrap_err().to_string());
+    let third = json.lines().nth(2).unwrap();
+    m.push(ctxpack::model::read_items(third).unwrap_err().to_string());
     m
 }
 
@@ -720,6 +747,12 @@ fn ffi_messages() -> Vec<String> {
         let mut r = ptr::null_mut();
         m.push(ffi_message(|e| {
             ctxpack_pipeline_run(p, items, budget, ptr::null(), &mut r, e)
+        }));
+        let mut po = std::mem::zeroed::<ctxpack_pipeline_options>();
+        ctxpack_pipeline_options_init(&mut po, std::mem::size_of::<ctxpack_pipeline_options>());
+        po.no_variants = 2;
+        m.push(ffi_message(|e| {
+            ctxpack_pipeline_new(sc, sl, pl, &po, &mut ptr::null_mut(), e)
         }));
         let mut o = std::mem::zeroed::<ctxpack_run_options>();
         ctxpack_run_options_init(&mut o, std::mem::size_of::<ctxpack_run_options>());

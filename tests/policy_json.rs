@@ -124,6 +124,7 @@ fn spec_example_policy() -> Policy {
         overflow_strategy: OverflowStrategy::Truncate,
         group_value: ctxpack::GroupValue::Sum,
         pinned_first: false,
+        use_variants: true,
         name: Some("SupportDesk".into()),
         description: Some("Ticket triage with weighted recency, kind and tag signals.".into()),
     }
@@ -230,6 +231,7 @@ fn extended_policy() -> Policy {
         overflow_strategy: OverflowStrategy::Proceed,
         group_value: ctxpack::GroupValue::Sum,
         pinned_first: false,
+        use_variants: true,
         name: None,
         description: Some("ünïcode \u{1F600} and \"quotes\"\n".into()),
     }

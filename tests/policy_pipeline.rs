@@ -360,6 +360,7 @@ fn every_component_is_recovered() {
         overflow_strategy: OverflowStrategy::Truncate,
         group_value: ctxpack::GroupValue::Sum,
         pinned_first: false,
+        use_variants: true,
         name: Some("x".into()),
         description: None,
     };

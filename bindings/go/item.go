@@ -46,6 +46,9 @@ type Item struct {
 	// library counts Content's tokens; Tokens must then be 0. Empty means Tokens is the
 	// caller's count (docs/tokenizer.md).
 	Encoding string
+	// Variants are cheaper alternative forms, richest first by convention: a run may
+	// place one of them instead of the item (Result.Forms says which).
+	Variants []Variant
 }
 
 // Int64 returns a pointer to v, for the optional fields of Item.
@@ -173,6 +176,7 @@ func fillDesc(a *arena, d *C.ctxpack_item_desc, it *Item) {
 	}
 	d.group = a.str(it.Group)
 	d.encoding = a.str(it.Encoding)
+	fillVariants(a, d, it.Variants)
 }
 
 // itemsFromViews copies the item views a callback receives (valid only during the

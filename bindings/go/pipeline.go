@@ -29,6 +29,7 @@ type Pipeline struct{ h *handle }
 type pipelineConfig struct {
 	deduplication bool
 	overflow      OverflowStrategy
+	noVariants    bool
 	groupValue    GroupValue
 	pinnedFirst   bool
 }
@@ -86,6 +87,7 @@ func NewPipeline(scorer *Scorer, slicer *Slicer, placer *Placer, opts ...Pipelin
 	C.ctxpack_pipeline_options_init(&copts, C.size_t(unsafe.Sizeof(copts)))
 	copts.deduplication, copts.overflow_strategy = flag(cfg.deduplication), C.int32_t(cfg.overflow)
 	copts.group_value, copts.pinned_first = C.int32_t(cfg.groupValue), flag(cfg.pinnedFirst)
+	copts.no_variants = flag(cfg.noVariants)
 	return newPipeline(func(o **C.ctxpack_pipeline, e **C.ctxpack_error) C.ctxpack_status {
 		return C.ctxpack_pipeline_new(scorer.ptr(), slicer.ptr(), placer.ptr(), &copts, o, e)
 	})

@@ -19,6 +19,9 @@ type Result struct {
 	Scores []float64
 	// Reasons are parallel to Indices.
 	Reasons []InclusionReason
+	// Forms are parallel to Indices: 0 when the item is placed in full, f >= 1 when it is
+	// placed as its Variants[f-1] (whose content and tokens go into the window).
+	Forms []int
 	// Overflow is the overflow event of an OverflowProceed run over target, else nil.
 	Overflow *Overflow
 	// Report is the selection report of a traced run, else nil.
@@ -41,9 +44,11 @@ const (
 	InclusionZeroToken InclusionReason = C.CTXPACK_INCLUSION_REASON_ZERO_TOKEN
 )
 
-// String returns the wire name ("Scored", "Pinned", "ZeroToken").
+// String returns the wire name ("Scored", "Pinned", "ZeroToken", "Downgraded").
 func (r InclusionReason) String() string {
 	switch r {
+	case InclusionDowngraded:
+		return "Downgraded"
 	case InclusionScored:
 		return "Scored"
 	case InclusionPinned:
@@ -161,6 +166,8 @@ type Report struct {
 	Shortfalls []Shortfall
 	// Groups are the item groups of the input (none when no item has a Group).
 	Groups []GroupEntry
+	// PrunedForms are the variants no selection could need, input order then form order.
+	PrunedForms []PrunedForm
 	// JSON is the report in the wire form of spec 06 §10.
 	JSON string
 	// Analytics are the report helpers of spec 07 §7 for this run.
@@ -172,6 +179,13 @@ type IncludedEntry struct {
 	Index  int
 	Score  float64
 	Reason InclusionReason
+	// Form is the form placed (0 = in full; f >= 1 = Variants[f-1]).
+	Form int
+	// FullTokens, ChosenTokens, AvailableTokens and Cause are set for
+	// InclusionDowngraded: the item's own tokens, the placed form's, the tokens left
+	// unused when the form was chosen, and why.
+	FullTokens, ChosenTokens, AvailableTokens int64
+	Cause                                     DowngradeCause
 }
 
 // ExcludedEntry is an item left out, with its reason and the reason's fields; fields
@@ -259,6 +273,11 @@ func readSelection(res *C.ctxpack_result) (Result, error) {
 		return Result{}, err
 	}
 	out.Indices = goInts(idx, n)
+	forms, err := readForms(res)
+	if err != nil {
+		return Result{}, err
+	}
+	out.Forms = forms
 	out.Scores = goFloats(scores, ns)
 	out.Reasons = make([]InclusionReason, int(nr))
 	if nr > 0 {
@@ -308,6 +327,9 @@ func readReport(res *C.ctxpack_result) (*Report, error) {
 	if r.Groups, err = readGroups(res, sum.GroupCount); err != nil {
 		return nil, err
 	}
+	if r.PrunedForms, err = readPrunedForms(res, C.size_t(sum.PrunedFormCount)); err != nil {
+		return nil, err
+	}
 	if r.JSON, err = readReportJSON(res); err != nil {
 		return nil, err
 	}
@@ -324,6 +346,7 @@ type ReportSummary struct {
 	EventCount            int
 	ShortfallCount        int
 	GroupCount            int
+	PrunedFormCount       int
 }
 
 func readSummary(res *C.ctxpack_result) (ReportSummary, error) {
@@ -342,6 +365,7 @@ func readSummary(res *C.ctxpack_result) (ReportSummary, error) {
 		EventCount:            int(sum.event_count),
 		ShortfallCount:        int(sum.shortfall_count),
 		GroupCount:            int(sum.group_count),
+		PrunedFormCount:       int(sum.pruned_form_count),
 	}, nil
 }
 
@@ -354,7 +378,11 @@ func readIncluded(res *C.ctxpack_result, n int) ([]IncludedEntry, error) {
 		if err := takeError(C.ctxpack_result_report_included(res, C.size_t(i), &e, &cerr), cerr); err != nil {
 			return nil, err
 		}
-		out = append(out, IncludedEntry{Index: int(e.index), Score: float64(e.score), Reason: InclusionReason(e.reason)})
+		out = append(out, IncludedEntry{
+			Index: int(e.index), Score: float64(e.score), Reason: InclusionReason(e.reason), Form: int(e.form),
+			FullTokens: int64(e.full_tokens), ChosenTokens: int64(e.chosen_tokens),
+			AvailableTokens: int64(e.available_tokens), Cause: DowngradeCause(e.cause),
+		})
 	}
 	return out, nil
 }

@@ -101,6 +101,13 @@ func TestConformanceVectors(t *testing.T) {
 		test := sub(v.doc, "test")
 		name, _ := getStr(test, "name")
 		stage, _ := getStr(test, "stage")
+		if usesVariants(v.doc) {
+			counts["skipped (item variants)"]++
+			t.Run(v.path, func(t *testing.T) {
+				t.Skipf("%s (%s): this runner does not read the variant keys yet (variants_test.go covers variants)", v.path, name)
+			})
+			continue
+		}
 		counts[stage]++
 		if usesGroups(v.doc) {
 			counts["with item groups"]++
@@ -141,6 +148,21 @@ func usesGroups(doc table) bool {
 	_, value := config["group_value"]
 	_, first := config["pinned_first"]
 	return value || first
+}
+
+// usesVariants reports whether a vector gives items variants or sets use_variants
+// (docs/variants.md).
+func usesVariants(doc table) bool {
+	for _, key := range []string{"items", "scored_items"} {
+		entries, _ := getTables(doc, key)
+		for _, e := range entries {
+			if _, ok := e["variants"]; ok {
+				return true
+			}
+		}
+	}
+	_, off := sub(doc, "config")["use_variants"]
+	return off
 }
 
 // ---- typed access to the parsed TOML

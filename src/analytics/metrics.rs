@@ -2,7 +2,7 @@
 //! names items by position, so each also takes the items of the run. An index outside
 //! `items` fails with [`Error::InvalidArgument`](crate::Error::InvalidArgument).
 
-use crate::analytics::included_items;
+use crate::analytics::{included_forms, included_items};
 use crate::diagnostics::SelectionReport;
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextItem, ContextKind};
@@ -10,7 +10,8 @@ use crate::slicer::{
     CountConstrainedKnapsackSlice, CountQuotaEntry, CountQuotaSlice, QuotaSlice, Slicer,
 };
 
-/// Σ tokens of the included items (as f64) ÷ `budget.max_tokens()`.
+/// Σ tokens of the included items (as f64; an item placed as one of its variants counts
+/// that variant's tokens) ÷ `budget.max_tokens()`.
 ///
 /// The denominator is `max_tokens` (not the target, not `max − reserve`) and the value is
 /// not clamped. When `max_tokens` is 0 the result is **0.0** instead of the references'
@@ -21,9 +22,9 @@ pub fn budget_utilization(
     items: &[ContextItem],
     budget: &ContextBudget,
 ) -> Result<f64> {
-    let used = sum(included_items(report, items)?
+    let used = sum(included_forms(report, items)?
         .iter()
-        .map(|i| i.tokens() as f64));
+        .map(|&(i, form)| i.form_tokens(form) as f64));
     let max = budget.max_tokens();
     Ok(if max == 0 { 0.0 } else { used / max as f64 })
 }
@@ -195,17 +196,18 @@ pub fn quota_utilization_of(
     constraints: Vec<QuotaConstraint>,
     budget: &ContextBudget,
 ) -> Result<Vec<KindQuotaUtilization>> {
-    let included = included_items(report, items)?;
+    let included = included_forms(report, items)?;
     let target = budget.target_tokens();
     let mut out: Vec<KindQuotaUtilization> = constraints
         .into_iter()
         .map(|c| {
-            let of_kind = included.iter().filter(|i| *i.kind() == c.kind);
+            let of_kind = included.iter().filter(|(i, _)| *i.kind() == c.kind);
             let actual = match c.mode {
                 QuotaMode::Count => of_kind.count() as f64,
                 QuotaMode::Percentage if target == 0 => 0.0,
                 QuotaMode::Percentage => {
-                    sum(of_kind.map(|i| i.tokens() as f64)) / target as f64 * 100.0
+                    sum(of_kind.map(|&(i, form)| i.form_tokens(form) as f64)) / target as f64
+                        * 100.0
                 }
             };
             let utilization = if c.cap == 0.0 {

@@ -68,17 +68,37 @@ pub(crate) fn included_items<'a>(
     report: &SelectionReport,
     items: &'a [ContextItem],
 ) -> Result<Vec<&'a ContextItem>> {
+    Ok(included_forms(report, items)?
+        .into_iter()
+        .map(|(item, _)| item)
+        .collect())
+}
+
+/// [`included_items`] with the form each is placed as (0 = in full; `docs/variants.md`).
+pub(crate) fn included_forms<'a>(
+    report: &SelectionReport,
+    items: &'a [ContextItem],
+) -> Result<Vec<(&'a ContextItem, usize)>> {
     report
         .included
         .iter()
         .map(|x| {
-            items.get(x.index).ok_or_else(|| {
+            let item = items.get(x.index).ok_or_else(|| {
                 Error::InvalidArgument(format!(
                     "the report names item {} but only {} items were given",
                     x.index,
                     items.len()
                 ))
-            })
+            })?;
+            let form = x.reason.form();
+            if form >= item.form_count() {
+                return Err(Error::InvalidArgument(format!(
+                    "the report places item {} as form {form}, but it has {} forms",
+                    x.index,
+                    item.form_count()
+                )));
+            }
+            Ok((item, form))
         })
         .collect()
 }

@@ -105,7 +105,8 @@ pub fn marginal_items(
 
 /// The smallest probe budget in `[items[target].tokens, ceiling]` at which the item at
 /// position `target` is included (.NET `FindMinBudgetFor`), or `None` when even `ceiling`
-/// does not include it.
+/// does not include it. For an item with variants (`docs/variants.md`), `tokens` is its
+/// cheapest form's and "included" counts any form.
 ///
 /// * Refuses a slicer that is not monotonic in the budget
 ///   ([`Slicer::monotonic_in_budget`](crate::slicer::Slicer::monotonic_in_budget): QuotaSlice,
@@ -158,7 +159,11 @@ pub fn min_budget_for(
             items.len()
         )));
     };
-    let tokens = item.tokens();
+    // An item with variants (docs/variants.md) can be placed as its cheapest form.
+    let tokens = (0..item.form_count())
+        .map(|f| item.form_tokens(f))
+        .min()
+        .unwrap_or(item.tokens());
     if ceiling < tokens {
         return Err(Error::InvalidArgument(format!(
             "search ceiling ({ceiling}) must be >= the target item's tokens ({tokens})"

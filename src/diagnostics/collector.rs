@@ -8,6 +8,7 @@ use crate::diagnostics::{
     CountRequirementShortfall, ExcludedItem, ExclusionReason, GroupReport, IncludedItem,
     InclusionReason, OverflowEvent, PipelineStage, SelectionReport, TraceDetail, TraceEvent,
 };
+use crate::model::PrunedForm;
 
 /// What the pipeline reports to while it runs.
 pub(crate) trait Collector {
@@ -26,6 +27,8 @@ pub(crate) trait Collector {
     fn shortfalls(&mut self, shortfalls: Vec<CountRequirementShortfall>);
     /// Records the group listing (grouped runs only, once, after Place).
     fn groups(&mut self, groups: Vec<GroupReport>);
+    /// Records the forms pruned before slicing (runs with variants only, once).
+    fn pruned_forms(&mut self, pruned: Vec<PrunedForm>);
 }
 
 /// The disabled collector: records nothing and allocates nothing.
@@ -45,6 +48,8 @@ impl Collector for NullCollector {
     fn shortfalls(&mut self, _: Vec<CountRequirementShortfall>) {}
     #[inline(always)]
     fn groups(&mut self, _: Vec<GroupReport>) {}
+    #[inline(always)]
+    fn pruned_forms(&mut self, _: Vec<PrunedForm>) {}
 }
 
 /// The recording collector behind traced runs.
@@ -136,5 +141,9 @@ impl Collector for Recorder {
 
     fn groups(&mut self, groups: Vec<GroupReport>) {
         self.report.groups = groups;
+    }
+
+    fn pruned_forms(&mut self, pruned: Vec<PrunedForm>) {
+        self.report.pruned_forms = pruned;
     }
 }

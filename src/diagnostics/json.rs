@@ -6,14 +6,16 @@
 //! `docs/diagnostics-json.md`): an `overflow` member when a Proceed run went over target,
 //! non-finite numbers (possible only in caller-supplied hints) written as `null`, and for
 //! inputs with groups (`docs/groups.md`) the `GroupExcluded` reason, a `group` member in
-//! items and a `groups` listing.
+//! items and a `groups` listing; for inputs with variants (`docs/variants.md`) a `variants`
+//! member in items, the `Downgraded` inclusion reason with its fields and a `pruned_forms`
+//! listing.
 
 use std::fmt::{self, Write};
 
 use crate::alloc;
 use crate::diagnostics::{
     CountRequirementShortfall, ExcludedItem, ExclusionReason, GroupDecision, GroupReport,
-    IncludedItem, OverflowEvent, SelectionReport, TraceEvent,
+    IncludedItem, InclusionReason, OverflowEvent, SelectionReport, TraceEvent,
 };
 use crate::error::Result;
 use crate::model::{format_rfc3339, ContextBudget, ContextItem};
@@ -90,6 +92,19 @@ fn write_report(
         w.key("groups");
         w.array(&report.groups, write_group);
     }
+    if !report.pruned_forms.is_empty() {
+        w.key("pruned_forms");
+        w.array(&report.pruned_forms, |w, p| {
+            w.begin_object();
+            w.key("index");
+            w.uint(p.index as u64);
+            w.key("form");
+            w.uint(p.form as u64);
+            w.key("dominated_by");
+            w.uint(p.dominated_by as u64);
+            w.end_object();
+        });
+    }
     w.end_object();
 }
 
@@ -129,6 +144,21 @@ fn write_included(w: &mut JsonWriter, e: &IncludedItem, items: &[ContextItem], p
     w.begin_object();
     w.key("reason");
     w.string(e.reason.name());
+    if let InclusionReason::Downgraded {
+        form,
+        full_tokens,
+        chosen_tokens,
+        available_tokens,
+        cause,
+    } = e.reason
+    {
+        w.key("form");
+        w.uint(form as u64);
+        w.field_int("full_tokens", full_tokens);
+        w.field_int("chosen_tokens", chosen_tokens);
+        w.field_int("available_tokens", available_tokens);
+        w.field_str("cause", cause.name());
+    }
     w.end_object();
     w.end_object();
 }
@@ -278,6 +308,23 @@ fn write_item(w: &mut JsonWriter, item: &ContextItem) {
     w.begin_object();
     w.field_str("content", item.content());
     w.field_int("tokens", item.tokens());
+    write_item_fields(w, item);
+    if item.has_variants() {
+        w.key("variants");
+        w.array(item.variants(), |w, v| {
+            w.begin_object();
+            w.field_str("content", v.content());
+            w.field_int("tokens", v.tokens());
+            w.key("quality");
+            w.float(v.quality());
+            w.end_object();
+        });
+    }
+    w.end_object();
+}
+
+/// The members of an item after `content` and `tokens`, up to its `group`.
+fn write_item_fields(w: &mut JsonWriter, item: &ContextItem) {
     w.field_str("kind", item.kind().as_str());
     w.field_str("source", item.source().as_str());
     if let Some(priority) = item.priority() {
@@ -312,7 +359,24 @@ fn write_item(w: &mut JsonWriter, item: &ContextItem) {
     if let Some(group) = item.group() {
         w.field_str("group", group);
     }
+}
+
+/// Writes the form `form` of `item` as it goes into a window: the item with that form's
+/// content and tokens, no `variants`, and `"form": <n>` when the form is a variant (the
+/// CLI's window output, `docs/variants.md`). Form 0 of an item without variants is exactly
+/// [`item_to_json`].
+pub fn placed_item_to_json(item: &ContextItem, form: usize) -> String {
+    let mut w = JsonWriter::default();
+    w.begin_object();
+    w.field_str("content", item.form_content(form));
+    w.field_int("tokens", item.form_tokens(form));
+    write_item_fields(&mut w, item);
+    if form != 0 {
+        w.key("form");
+        w.uint(form as u64);
+    }
     w.end_object();
+    w.out.text
 }
 
 /// The text a [`JsonWriter`] appends to. In fallible mode, growth goes through
@@ -454,7 +518,71 @@ fn write_escaped(out: &mut Sink, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostics::{InclusionReason, PipelineStage};
+    use crate::diagnostics::{DowngradeCause, InclusionReason, PipelineStage};
+    use crate::model::PrunedForm;
+
+    #[test]
+    fn writes_variants_downgrades_and_pruned_forms() {
+        let items = vec![ContextItem::builder("full text", 900)
+            .variant("summary", 30, 0.5)
+            .variant("bigger", 950, 0.9)
+            .build()
+            .unwrap()];
+        let report = SelectionReport {
+            included: vec![IncludedItem {
+                index: 0,
+                score: 0.5,
+                reason: InclusionReason::Downgraded {
+                    form: 1,
+                    full_tokens: 900,
+                    chosen_tokens: 30,
+                    available_tokens: 12,
+                    cause: DowngradeCause::BudgetExceeded,
+                },
+            }],
+            total_candidates: 1,
+            total_tokens_considered: 900,
+            pruned_forms: vec![PrunedForm {
+                index: 0,
+                form: 2,
+                dominated_by: 0,
+            }],
+            ..SelectionReport::default()
+        };
+        let json = report_to_json(&report, &items);
+        let parsed: serde_json::Value = serde_json::from_str(&json).expect(&json);
+        let included = &parsed["included"][0];
+        assert_eq!(
+            included["reason"],
+            serde_json::json!({"reason": "Downgraded", "form": 1, "full_tokens": 900,
+                "chosen_tokens": 30, "available_tokens": 12, "cause": "BudgetExceeded"})
+        );
+        assert_eq!(
+            included["item"]["variants"],
+            serde_json::json!([{"content": "summary", "tokens": 30, "quality": 0.5},
+                {"content": "bigger", "tokens": 950, "quality": 0.9}])
+        );
+        assert_eq!(
+            parsed["pruned_forms"],
+            serde_json::json!([{"index": 0, "form": 2, "dominated_by": 0}])
+        );
+        // The placed form of the window: its content and tokens, no variants, its number.
+        let placed: serde_json::Value =
+            serde_json::from_str(&placed_item_to_json(&items[0], 1)).unwrap();
+        assert_eq!(
+            placed,
+            serde_json::json!({"content": "summary", "tokens": 30, "kind": "Message",
+                "source": "Chat", "form": 1})
+        );
+        let plain = ContextItem::new("x", 1).unwrap();
+        assert_eq!(placed_item_to_json(&plain, 0), item_to_json(&plain));
+        // Without variants nothing of this is written.
+        let json = report_to_json(&SelectionReport::default(), &[]);
+        assert!(
+            !json.contains("pruned_forms") && !json.contains("variants"),
+            "{json}"
+        );
+    }
 
     #[test]
     fn the_fallible_writer_writes_the_same_text() {
@@ -517,6 +645,7 @@ mod tests {
             count_requirement_shortfalls: vec![],
             overflow: None,
             groups: vec![],
+            pruned_forms: vec![],
         };
         let json = report_to_json(&report, &items);
         let parsed: serde_json::Value = serde_json::from_str(&json).expect(&json);

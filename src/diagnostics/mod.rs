@@ -10,8 +10,11 @@ mod reasons;
 mod report;
 
 pub(crate) use collector::{Collector, NullCollector, Recorder};
-pub use json::{item_to_json, report_to_json, report_to_json_with_positions, try_report_to_json};
-pub use reasons::{ExclusionReason, InclusionReason};
+pub use json::{
+    item_to_json, placed_item_to_json, report_to_json, report_to_json_with_positions,
+    try_report_to_json,
+};
+pub use reasons::{DowngradeCause, ExclusionReason, InclusionReason};
 pub use report::{ExcludedItem, GroupDecision, GroupReport, IncludedItem, SelectionReport};
 
 use crate::model::ContextBudget;

@@ -1,6 +1,7 @@
 //! Why an item was included or excluded (spec 06 §7–§8).
 
-/// Why an item is in the final window. Checked in this order: pinned, zero tokens, scored.
+/// Why an item is in the final window. Checked in this order: pinned, downgraded (the
+/// variant extension), zero tokens, scored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InclusionReason {
     /// Selected by score through slicing (or kept by truncation / proceed).
@@ -9,6 +10,50 @@ pub enum InclusionReason {
     Pinned,
     /// The item has zero tokens and was selected.
     ZeroToken,
+    /// The item is in the window as one of its cheaper variants instead of in full (the
+    /// variant extension, `docs/variants.md`).
+    Downgraded {
+        /// The form placed: the index into the item's forms (>= 1; 0 is the item itself).
+        form: usize,
+        /// The item's own tokens (its full form).
+        full_tokens: i64,
+        /// The tokens of the form placed.
+        chosen_tokens: i64,
+        /// The tokens left unused when the form was chosen: at Slice the effective target
+        /// minus the selected forms' tokens, at Place (Truncate) the target minus the kept
+        /// tokens — one value per stage and run, as for `BudgetExceeded`.
+        available_tokens: i64,
+        /// Why the full form is not in the window.
+        cause: DowngradeCause,
+    },
+}
+
+/// Why an item is in the window as a cheaper form (`docs/variants.md`). Decided after the
+/// fact from the tokens, as the exclusion reasons are; for a group member, from its group's
+/// tokens at full and at the chosen level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DowngradeCause {
+    /// The full form needs more tokens than the form placed plus everything left unused:
+    /// it cannot be put back without removing something else.
+    BudgetExceeded,
+    /// The full form would fit in what is left unused, but the slicer's rule chose the
+    /// cheaper form: the knapsack's optimum over bucketed weights, a quota's per-kind
+    /// budget, a count quota's commitment, a group's shared level.
+    SlicerChoice,
+    /// The Truncate overflow strategy moved the item to a cheaper form so that the
+    /// window fits the target.
+    Truncated,
+}
+
+impl DowngradeCause {
+    /// The wire name: `BudgetExceeded`, `SlicerChoice` or `Truncated`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DowngradeCause::BudgetExceeded => "BudgetExceeded",
+            DowngradeCause::SlicerChoice => "SlicerChoice",
+            DowngradeCause::Truncated => "Truncated",
+        }
+    }
 }
 
 impl InclusionReason {
@@ -18,6 +63,16 @@ impl InclusionReason {
             InclusionReason::Scored => "Scored",
             InclusionReason::Pinned => "Pinned",
             InclusionReason::ZeroToken => "ZeroToken",
+            InclusionReason::Downgraded { .. } => "Downgraded",
+        }
+    }
+
+    /// The form placed: the variant's form number for [`InclusionReason::Downgraded`],
+    /// 0 (the item itself) otherwise.
+    pub fn form(self) -> usize {
+        match self {
+            InclusionReason::Downgraded { form, .. } => form,
+            _ => 0,
         }
     }
 }

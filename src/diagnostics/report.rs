@@ -4,6 +4,7 @@ use crate::diagnostics::{
     CountRequirementShortfall, ExclusionReason, InclusionReason, OverflowEvent, PipelineStage,
     TraceEvent,
 };
+use crate::model::PrunedForm;
 
 /// An item in the final window.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +51,9 @@ pub struct SelectionReport {
     /// The groups of the input, in order of their first member (the group extension,
     /// `docs/groups.md`); empty when no item has a group key.
     pub groups: Vec<GroupReport>,
+    /// The variants no selection could need, pruned before slicing (the variant extension,
+    /// `docs/variants.md`), in input order and form order; empty without variants.
+    pub pruned_forms: Vec<PrunedForm>,
 }
 
 /// One group of the input and what happened to it.

@@ -4,7 +4,7 @@
 
 use crate::analytics::{ItemStatus, QuotaMode};
 use crate::diagnostics::{
-    ExclusionReason, GroupDecision, InclusionReason, PipelineStage, TraceDetail,
+    DowngradeCause, ExclusionReason, GroupDecision, InclusionReason, PipelineStage, TraceDetail,
 };
 use crate::ffi::status::{FfiError, FfiResult};
 use crate::model::{GroupValue, OverflowStrategy};
@@ -55,6 +55,29 @@ pub enum ctxpack_inclusion_reason {
     Pinned = 2,
     /// The item has zero tokens.
     ZeroToken = 3,
+    /// The item is in the window as one of its cheaper variants instead of in full
+    /// (docs/variants.md): `ctxpack_included_entry` has the form placed, the full and
+    /// chosen tokens and the cause. Only items with variants can have it; a caller whose
+    /// `ctxpack_included_entry` predates those fields receives SCORED there instead.
+    Downgraded = 4,
+}
+
+/// Why an item is in the window as a cheaper variant (`ctxpack_included_entry.cause`).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ctxpack_downgrade_cause {
+    /// The entry's reason is not DOWNGRADED.
+    None = 0,
+    /// The full form needs more tokens than the form placed plus everything left unused:
+    /// it cannot be put back without removing something else.
+    BudgetExceeded = 1,
+    /// The full form would fit in what is left unused, but the slicer's rule chose the
+    /// cheaper form (the knapsack's optimum, a quota's per-kind budget, a count quota's
+    /// commitment, a group's shared level).
+    SlicerChoice = 2,
+    /// The Truncate overflow strategy moved the item to a cheaper form so that the window
+    /// fits the target.
+    Truncated = 3,
 }
 
 /// Why an item is not in the final window (spec 06 §7). The fields that go with each
@@ -306,6 +329,17 @@ impl From<InclusionReason> for ctxpack_inclusion_reason {
             InclusionReason::Scored => ctxpack_inclusion_reason::Scored,
             InclusionReason::Pinned => ctxpack_inclusion_reason::Pinned,
             InclusionReason::ZeroToken => ctxpack_inclusion_reason::ZeroToken,
+            InclusionReason::Downgraded { .. } => ctxpack_inclusion_reason::Downgraded,
+        }
+    }
+}
+
+impl From<DowngradeCause> for ctxpack_downgrade_cause {
+    fn from(c: DowngradeCause) -> Self {
+        match c {
+            DowngradeCause::BudgetExceeded => ctxpack_downgrade_cause::BudgetExceeded,
+            DowngradeCause::SlicerChoice => ctxpack_downgrade_cause::SlicerChoice,
+            DowngradeCause::Truncated => ctxpack_downgrade_cause::Truncated,
         }
     }
 }

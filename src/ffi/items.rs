@@ -8,7 +8,7 @@ use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiError, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, to_str};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
-use crate::model::{ContextItem, ContextKind, ContextSource, ItemFields};
+use crate::model::{check_variants, ContextItem, ContextKind, ContextSource, ItemFields, Variant};
 use crate::tokenizer::Encoding;
 
 /// A list of items, in the order a pipeline run identifies them: the indices in results
@@ -125,6 +125,14 @@ pub struct ctxpack_item_desc {
     /// replaced); an unknown name is `CTXPACK_INVALID_ARGUMENT` listing the known ones,
     /// and a library built without the tokenizer feature answers `CTXPACK_UNSUPPORTED`.
     pub encoding: ctxpack_str,
+    /// `variant_count` cheaper alternative forms of the item (docs/variants.md), each used
+    /// in the window instead of the item, never in addition; form `f >= 1` of the item is
+    /// `variants[f - 1]`. May be NULL when `variant_count` is 0 (the zero value: no
+    /// variants). The array's stride is `variants[0].struct_size`, and every element must
+    /// carry the same value.
+    pub variants: *const ctxpack_variant_desc,
+    /// Number of variants.
+    pub variant_count: usize,
 }
 
 /// `sizeof` the first version of `ctxpack_item_desc`, which ended at `reserved`.
@@ -135,6 +143,52 @@ const ITEM_DESC_V1_SIZE: usize = std::mem::offset_of!(ctxpack_item_desc, group);
 unsafe impl Versioned for ctxpack_item_desc {
     const V1_SIZE: usize = ITEM_DESC_V1_SIZE;
     const NAME: &'static str = "ctxpack_item_desc";
+}
+
+/// Describes one cheaper alternative form of an item (docs/variants.md): a summary, an
+/// excerpt, a stub, used in the window **instead of** the item when the selection finds
+/// that better than leaving the item out or placing it in full. The library copies
+/// everything.
+///
+/// Initialise it with `CTXPACK_VARIANT_DESC_INIT` or `ctxpack_variant_desc_init`, then set
+/// every field: the zero `quality` is invalid, so an initialised but unfilled descriptor
+/// is rejected rather than used. The layout has no implicit padding on 64-bit targets;
+/// fields a later version adds are appended, and their zero value means "not used".
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_variant_desc {
+    /// `sizeof(ctxpack_variant_desc)`.
+    pub struct_size: usize,
+    /// The text sent in place of the item's; must not be empty.
+    pub content: ctxpack_str,
+    /// The form's tokens, counted by the caller; `>= 0` (0 is a zero-token stub). A
+    /// variant with as many tokens as the item or more is accepted and pruned: the item
+    /// itself is always at least as good (the report lists it among the pruned forms).
+    pub tokens: i64,
+    /// The share of the item's value the form keeps, in (0, 1]; NaN, 0, negatives and
+    /// values above 1 are `CTXPACK_INVALID_ARGUMENT`. A form's value in the selection is
+    /// the item's score times its quality.
+    pub quality: f64,
+}
+
+// SAFETY: `#[repr(C)]`, `struct_size` first, and all-zero is valid (empty string, zero
+// numbers).
+unsafe impl Versioned for ctxpack_variant_desc {
+    const V1_SIZE: usize = std::mem::size_of::<ctxpack_variant_desc>();
+    const NAME: &'static str = "ctxpack_variant_desc";
+}
+
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_variant_desc) == size`: every byte
+/// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
+/// `ctxpack_variant_desc x = CTXPACK_VARIANT_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_variant_desc_init(
+    out: *mut ctxpack_variant_desc,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
 }
 
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
@@ -235,7 +289,10 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
         if content.is_empty() {
             return Err(crate::Error::EmptyContent.into());
         }
-        let tokens = counted_tokens(d, content)?;
+        let encoding = item_encoding(d)?;
+        let tokens = counted_tokens(d, content, encoding)?;
+        let variants = read_variants(d.variants, d.variant_count, encoding)?;
+        check_variants(content, &variants)?;
         Ok(ContextItem::from_fields(ItemFields {
             content: alloc::copy_str(content, "content")?,
             tokens,
@@ -249,29 +306,86 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
             pinned,
             original_tokens: has_original.then_some(d.original_tokens),
             group,
+            variants,
         }))
     }
 }
 
-/// The item's tokens: the caller's `tokens` when `encoding` is empty, otherwise the
-/// content's count in that encoding (then `tokens` must be 0).
+/// The encoding the item names, or `None` when `encoding` is empty (the caller counted).
 ///
 /// # Safety
 /// `d.encoding` is valid for its length.
-unsafe fn counted_tokens(d: &ctxpack_item_desc, content: &str) -> FfiResult<i64> {
+unsafe fn item_encoding(d: &ctxpack_item_desc) -> FfiResult<Option<&'static Encoding>> {
     // SAFETY: forwarded from the caller.
     let name = unsafe { to_str(&d.encoding, "encoding") }?;
     if name.is_empty() {
-        return Ok(d.tokens);
+        return Ok(None);
     }
-    let encoding = Encoding::by_name(name)?;
-    if d.tokens != 0 {
+    Ok(Some(Encoding::by_name(name)?))
+}
+
+/// A count the caller gave (`what` names it) or, with an encoding, the library's count of
+/// `content` (then the caller's count must be 0, so that a count is never silently
+/// replaced).
+fn counted(given: i64, content: &str, encoding: Option<&Encoding>, what: &str) -> FfiResult<i64> {
+    let Some(encoding) = encoding else {
+        return Ok(given);
+    };
+    if given != 0 {
         return Err(FfiError::invalid(format!(
-            "desc.tokens is {} but desc.encoding is set: the library counts the tokens, so tokens must be 0",
-            d.tokens
+            "{what} is {given} but desc.encoding is set: the library counts the tokens, so tokens must be 0"
         )));
     }
     Ok(i64::try_from(encoding.count(content)).unwrap_or(i64::MAX))
+}
+
+/// The item's tokens: the caller's `tokens` when `encoding` is empty, otherwise the
+/// content's count in that encoding (then `tokens` must be 0).
+fn counted_tokens(
+    d: &ctxpack_item_desc,
+    content: &str,
+    encoding: Option<&Encoding>,
+) -> FfiResult<i64> {
+    counted(d.tokens, content, encoding, "desc.tokens")
+}
+
+/// Copies the caller's variant descriptors (their values are checked with the item, by
+/// [`check_variants`]); with the item's encoding, their tokens are counted with it too.
+///
+/// # Safety
+/// `descs` is NULL or valid for `count` descriptors of its `struct_size` each.
+unsafe fn read_variants(
+    descs: *const ctxpack_variant_desc,
+    count: usize,
+    encoding: Option<&Encoding>,
+) -> FfiResult<Vec<Variant>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    if descs.is_null() {
+        return Err(FfiError::new(
+            ctxpack_status::CTXPACK_NULL_ARGUMENT,
+            format!("variants is NULL but its length is {count}"),
+        ));
+    }
+    let mut variants = alloc::vec_with_capacity(count, "variants")?;
+    for i in 0..count {
+        // SAFETY (both calls): forwarded from the caller.
+        let v = unsafe { versioned::read_element(descs, i, "variants") }?;
+        let content = unsafe { element_str(&v.content, || format!("variants[{i}].content")) }?;
+        let tokens = counted(
+            v.tokens,
+            content,
+            encoding,
+            &format!("variants[{i}].tokens"),
+        )?;
+        variants.push(Variant::unchecked(
+            alloc::copy_str(content, "a variant's content")?,
+            tokens,
+            v.quality,
+        ));
+    }
+    Ok(variants)
 }
 
 /// Reads and converts descriptor `index` of an array.

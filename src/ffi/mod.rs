@@ -61,12 +61,14 @@ pub use prefix::*;
 pub use result::{
     ctxpack_excluded_entry, ctxpack_excluded_entry_init, ctxpack_group_entry,
     ctxpack_group_entry_init, ctxpack_included_entry, ctxpack_included_entry_init,
-    ctxpack_report_summary, ctxpack_report_summary_init, ctxpack_result, ctxpack_result_free,
+    ctxpack_pruned_form, ctxpack_pruned_form_init, ctxpack_report_summary,
+    ctxpack_report_summary_init, ctxpack_result, ctxpack_result_forms, ctxpack_result_free,
     ctxpack_result_has_report, ctxpack_result_indices, ctxpack_result_overflow,
     ctxpack_result_reasons, ctxpack_result_report_event, ctxpack_result_report_excluded,
     ctxpack_result_report_group, ctxpack_result_report_included, ctxpack_result_report_json,
-    ctxpack_result_report_shortfall, ctxpack_result_report_summary, ctxpack_result_scores,
-    ctxpack_shortfall, ctxpack_shortfall_init, ctxpack_trace_event, ctxpack_trace_event_init,
+    ctxpack_result_report_pruned_form, ctxpack_result_report_shortfall,
+    ctxpack_result_report_summary, ctxpack_result_scores, ctxpack_shortfall,
+    ctxpack_shortfall_init, ctxpack_trace_event, ctxpack_trace_event_init,
 };
 pub use scorer::*;
 pub use sensitivity::*;
@@ -210,6 +212,6 @@ mod tests {
                 "no {name}_init"
             );
         }
-        assert_eq!(found, 17, "versioned structs in the header");
+        assert_eq!(found, 19, "versioned structs in the header");
     }
 }

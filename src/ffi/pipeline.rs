@@ -51,8 +51,12 @@ pub struct ctxpack_pipeline_options {
     pub overflow_strategy: i32,
     /// 1: remove items whose content is byte-identical to a better-scored one (0 or 1).
     pub deduplication: u8,
+    /// 1: select every item in full or not at all, ignoring the items' variants ("drop
+    /// instead of degrade"); 0 (the default): an item may be placed as one of its cheaper
+    /// variants (docs/variants.md). Matters only when items have variants (0 or 1).
+    pub no_variants: u8,
     /// Must be zero.
-    pub reserved: [u8; 3],
+    pub reserved: [u8; 2],
     /// A `ctxpack_group_value` value: how a group's value is computed from its members'
     /// scores (0 sum, 1 max, 2 mean; docs/groups.md). Matters only when items have group
     /// keys.
@@ -161,6 +165,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_new(
                 "options.overflow_strategy",
             )?;
             let deduplication = flag(o.deduplication, "options.deduplication")?;
+            let no_variants = flag(o.no_variants, "options.no_variants")?;
             reserved(&o.reserved, "options.reserved")?;
             let group_value =
                 enum_arg::<ctxpack_group_value>(o.group_value, "options.group_value")?;
@@ -169,6 +174,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_new(
             builder = builder
                 .deduplication(deduplication)
                 .overflow_strategy(strategy.into())
+                .use_variants(!no_variants)
                 .group_value(group_value.into())
                 .pinned_first(pinned_first);
         }

@@ -5,11 +5,11 @@ use std::sync::{Arc, OnceLock};
 use crate::analytics::{quota_constraints, QuotaConstraint};
 use crate::diagnostics::{
     try_report_to_json, CountRequirementShortfall, ExclusionReason, GroupDecision, GroupReport,
-    SelectionReport,
+    IncludedItem, InclusionReason, SelectionReport,
 };
 use crate::ffi::enums::{
-    ctxpack_exclusion_reason, ctxpack_group_decision, ctxpack_inclusion_reason,
-    ctxpack_pipeline_stage,
+    ctxpack_downgrade_cause, ctxpack_exclusion_reason, ctxpack_group_decision,
+    ctxpack_inclusion_reason, ctxpack_pipeline_stage,
 };
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
@@ -57,6 +57,9 @@ pub(crate) struct ResultData {
     selection: Selection,
     /// `selection.reasons` as `ctxpack_inclusion_reason` values.
     reasons: Vec<i32>,
+    /// The form of every placed item, parallel to `selection.indices` (0 = in full; the
+    /// selection's own list is empty when no candidate had variants).
+    forms: Vec<usize>,
     /// The run's items, kept for the JSON form of a traced run.
     items: Option<Arc<Vec<ContextItem>>>,
     /// The run's budget and quota constraints, for the report helpers.
@@ -81,9 +84,15 @@ impl ResultData {
             .iter()
             .map(|r| ctxpack_inclusion_reason::from(*r) as i32)
             .collect();
+        let forms = if selection.forms.is_empty() {
+            vec![0; selection.indices.len()]
+        } else {
+            selection.forms.clone()
+        };
         Self {
             selection,
             reasons,
+            forms,
             items,
             context,
             json: OnceLock::new(),
@@ -100,14 +109,7 @@ impl ResultData {
         items: Arc<Vec<ContextItem>>,
         context: RunContext,
     ) -> Self {
-        let selection = Selection {
-            indices: report.included.iter().map(|x| x.index).collect(),
-            scores: report.included.iter().map(|x| x.score).collect(),
-            reasons: report.included.iter().map(|x| x.reason).collect(),
-            overflow: report.overflow.clone(),
-            report: Some(report),
-        };
-        Self::new(selection, Some(items), context)
+        Self::new(Selection::from_report(report), Some(items), context)
     }
 
     /// The report and the run's items, or `CTXPACK_NO_REPORT` for an untraced run.
@@ -273,6 +275,8 @@ pub struct ctxpack_report_summary {
     pub total_tokens_saturated: bool,
     /// Entries of `ctxpack_result_report_group` (0 when no item has a group key).
     pub group_count: usize,
+    /// Entries of `ctxpack_result_report_pruned_form` (0 when no variant was pruned).
+    pub pruned_form_count: usize,
 }
 
 /// An item in the final window, in placed order. Initialise with
@@ -288,6 +292,35 @@ pub struct ctxpack_included_entry {
     pub score: f64,
     /// A `ctxpack_inclusion_reason` value.
     pub reason: i32,
+    /// The form placed: 0 for the item itself, `f >= 1` for its variant `f - 1`
+    /// (docs/variants.md). Not 0 exactly when `reason` is DOWNGRADED (a pinned item is
+    /// always placed in full).
+    pub form: usize,
+    /// DOWNGRADED: the item's own tokens (its full form).
+    pub full_tokens: i64,
+    /// DOWNGRADED: the tokens of the form placed.
+    pub chosen_tokens: i64,
+    /// DOWNGRADED: the tokens left unused when the form was chosen (one value per stage
+    /// and run, as for an exclusion's `available_tokens`).
+    pub available_tokens: i64,
+    /// DOWNGRADED: a `ctxpack_downgrade_cause` value (NONE for the other reasons).
+    pub cause: i32,
+}
+
+/// A variant of an item that no selection could need (docs/variants.md): another form
+/// of the item has no more tokens and at least its quality. Initialise with
+/// `CTXPACK_PRUNED_FORM_INIT`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ctxpack_pruned_form {
+    /// `sizeof(ctxpack_pruned_form)`, set by the caller.
+    pub struct_size: usize,
+    /// Position of the item in the caller's item list.
+    pub index: usize,
+    /// The pruned form (>= 1: the item itself is never pruned).
+    pub form: usize,
+    /// The form that makes it unnecessary (the first one reaching its quality).
+    pub dominated_by: usize,
 }
 
 /// An item left out, with its reason and the reason's fields; fields of other reasons
@@ -427,13 +460,16 @@ macro_rules! versioned_output {
 }
 /// `sizeof` the first version of `ctxpack_excluded_entry`, which ended at `count`.
 const EXCLUDED_ENTRY_V1_SIZE: usize = std::mem::offset_of!(ctxpack_excluded_entry, group);
+/// `sizeof` the first version of `ctxpack_included_entry`, which ended at `reason`.
+const INCLUDED_ENTRY_V1_SIZE: usize = std::mem::offset_of!(ctxpack_included_entry, form);
 versioned_output!(
     ctxpack_report_summary: std::mem::offset_of!(ctxpack_report_summary, group_count),
-    ctxpack_included_entry: std::mem::size_of::<ctxpack_included_entry>(),
+    ctxpack_included_entry: INCLUDED_ENTRY_V1_SIZE,
     ctxpack_excluded_entry: EXCLUDED_ENTRY_V1_SIZE,
     ctxpack_trace_event: std::mem::size_of::<ctxpack_trace_event>(),
     ctxpack_shortfall: std::mem::size_of::<ctxpack_shortfall>(),
-    ctxpack_group_entry: std::mem::size_of::<ctxpack_group_entry>()
+    ctxpack_group_entry: std::mem::size_of::<ctxpack_group_entry>(),
+    ctxpack_pruned_form: std::mem::size_of::<ctxpack_pruned_form>()
 );
 
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_report_summary) == size`: every byte
@@ -501,6 +537,19 @@ pub unsafe extern "C" fn ctxpack_shortfall_init(
     unsafe { versioned::init(out, size) }
 }
 
+/// Initialises `*out` for a caller whose header has `sizeof(ctxpack_pruned_form) == size`: every byte
+/// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
+/// `ctxpack_pruned_form x = CTXPACK_PRUNED_FORM_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
+/// first version's size or above 4096.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_pruned_form_init(
+    out: *mut ctxpack_pruned_form,
+    size: usize,
+) -> ctxpack_status {
+    // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
+    unsafe { versioned::init(out, size) }
+}
+
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_group_entry) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_group_entry x = CTXPACK_GROUP_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
@@ -512,6 +561,41 @@ pub unsafe extern "C" fn ctxpack_group_entry_init(
 ) -> ctxpack_status {
     // SAFETY: `out` is NULL or valid for `size` bytes (the caller's contract).
     unsafe { versioned::init(out, size) }
+}
+
+/// The C view of an included entry, for a caller whose `ctxpack_included_entry` has
+/// `struct_size` `size`: a caller whose struct predates the variant fields (it ends at
+/// `reason`) reads a downgraded item as SCORED, a value its header knows.
+fn included_entry(e: &IncludedItem, size: usize) -> ctxpack_included_entry {
+    let mut entry = ctxpack_included_entry {
+        struct_size: std::mem::size_of::<ctxpack_included_entry>(),
+        index: e.index,
+        score: e.score,
+        reason: ctxpack_inclusion_reason::from(e.reason) as i32,
+        form: 0,
+        full_tokens: 0,
+        chosen_tokens: 0,
+        available_tokens: 0,
+        cause: ctxpack_downgrade_cause::None as i32,
+    };
+    if let InclusionReason::Downgraded {
+        form,
+        full_tokens,
+        chosen_tokens,
+        available_tokens,
+        cause,
+    } = e.reason
+    {
+        if size <= INCLUDED_ENTRY_V1_SIZE {
+            entry.reason = ctxpack_inclusion_reason::Scored as i32;
+        }
+        entry.form = form;
+        entry.full_tokens = full_tokens;
+        entry.chosen_tokens = chosen_tokens;
+        entry.available_tokens = available_tokens;
+        entry.cause = ctxpack_downgrade_cause::from(cause) as i32;
+    }
+    entry
 }
 
 fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack_excluded_entry {
@@ -656,7 +740,7 @@ pub unsafe extern "C" fn ctxpack_result_scores(
 }
 
 /// The inclusion reason of each selected item (`ctxpack_inclusion_reason` values),
-/// parallel to the indices.
+/// parallel to the indices. DOWNGRADED (4) appears only for items with variants.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_result_reasons(
     result: *const ctxpack_result,
@@ -666,6 +750,22 @@ pub unsafe extern "C" fn ctxpack_result_reasons(
     // SAFETY: out-parameters are NULL or writable.
     with_result(result, |r| unsafe {
         write_array(&r.reasons, out_ptr, out_len)
+    })
+}
+
+/// The form of each selected item, parallel to the indices: 0 when the item is placed
+/// in full, `f >= 1` when it is placed as its variant `f - 1` (the variant's content and
+/// tokens are what goes into the window; docs/variants.md). All zero when no item has
+/// variants.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_forms(
+    result: *const ctxpack_result,
+    out_ptr: *mut *const usize,
+    out_len: *mut usize,
+) -> ctxpack_status {
+    // SAFETY: out-parameters are NULL or writable.
+    with_result(result, |r| unsafe {
+        write_array(&r.forms, out_ptr, out_len)
     })
 }
 
@@ -742,13 +842,15 @@ pub unsafe extern "C" fn ctxpack_result_report_summary(
             total_tokens_considered: saturated,
             total_tokens_saturated: i128::from(saturated) != report.total_tokens_considered,
             group_count: report.groups.len(),
+            pruned_form_count: report.pruned_forms.len(),
         };
         // SAFETY: `out` is NULL or valid for its `struct_size`.
         unsafe { versioned::write(out, summary, "out") }
     })
 }
 
-/// Included entry `i` (placed order).
+/// Included entry `i` (placed order), with the form placed and, for a DOWNGRADED item,
+/// the reason's fields.
 /// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
 /// `struct_size` fails with a message in `out_error` (which may be NULL).
 #[no_mangle]
@@ -760,14 +862,14 @@ pub unsafe extern "C" fn ctxpack_result_report_included(
 ) -> ctxpack_status {
     fill_from_result(result, out_error, |r| {
         let e = entry(&r.report()?.included, i, "included")?;
-        let value = ctxpack_included_entry {
-            struct_size: std::mem::size_of::<ctxpack_included_entry>(),
-            index: e.index,
-            score: e.score,
-            reason: ctxpack_inclusion_reason::from(e.reason) as i32,
+        // SAFETY: `out` is NULL or valid for its `struct_size` (read only when not NULL).
+        let size = if out.is_null() {
+            0
+        } else {
+            unsafe { out.cast::<usize>().read_unaligned() }
         };
         // SAFETY: `out` is NULL or valid for its `struct_size`.
-        unsafe { versioned::write(out, value, "out") }
+        unsafe { versioned::write(out, included_entry(e, size), "out") }
     })
 }
 
@@ -858,6 +960,30 @@ pub unsafe extern "C" fn ctxpack_result_report_shortfall(
         let e = entry(&r.report()?.count_requirement_shortfalls, i, "shortfall")?;
         // SAFETY: `out` is NULL or valid for its `struct_size`.
         unsafe { versioned::write(out, shortfall_entry(e), "out") }
+    })
+}
+
+/// Pruned form `i` (input order, then form order): a variant no selection could need
+/// (docs/variants.md). `ctxpack_report_summary.pruned_form_count` has the count.
+/// `out` is the caller's struct (its `struct_size` set, e.g. by its `_INIT` macro); a wrong
+/// `struct_size` fails with a message in `out_error` (which may be NULL).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_result_report_pruned_form(
+    result: *const ctxpack_result,
+    i: usize,
+    out: *mut ctxpack_pruned_form,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    fill_from_result(result, out_error, |r| {
+        let p = entry(&r.report()?.pruned_forms, i, "pruned form")?;
+        let value = ctxpack_pruned_form {
+            struct_size: std::mem::size_of::<ctxpack_pruned_form>(),
+            index: p.index,
+            form: p.form,
+            dominated_by: p.dominated_by,
+        };
+        // SAFETY: `out` is NULL or valid for its `struct_size`.
+        unsafe { versioned::write(out, value, "out") }
     })
 }
 
@@ -1004,6 +1130,78 @@ mod tests {
         let name =
             unsafe { std::slice::from_raw_parts(old.name.ptr.cast::<u8>(), old.name.len + 1) };
         assert_eq!(name, b"GroupExcluded\0");
+    }
+
+    /// A downgraded item reads back through the C views with the form placed and the
+    /// reason's fields; a caller whose entry predates them reads SCORED. The forms array is
+    /// parallel to the indices, zeros for items in full.
+    #[test]
+    fn a_downgraded_item_reads_back_with_its_form_and_fields() {
+        use crate::placer::ChronologicalPlacer;
+        use crate::scorer::ReflexiveScorer;
+        use crate::slicer::GreedySlice;
+        // Greedy takes the 10-token item first (density 0.05 against 0.009), leaving 40:
+        // the 100-token item does not fit and its 20-token summary does.
+        let items = vec![
+            ContextItem::builder("long tool output", 100)
+                .future_relevance_hint(0.9)
+                .variant("its summary", 20, 0.5)
+                .build()
+                .unwrap(),
+            ContextItem::builder("question", 10)
+                .future_relevance_hint(0.5)
+                .build()
+                .unwrap(),
+        ];
+        let pipeline = Pipeline::builder()
+            .scorer(Arc::new(ReflexiveScorer::new()))
+            .slicer(Arc::new(GreedySlice::new()))
+            .placer(Arc::new(ChronologicalPlacer::new()))
+            .build()
+            .unwrap();
+        let budget = ContextBudget::new(50, 50).unwrap();
+        let options = RunOptions {
+            trace: TraceDetail::Stage,
+            on_overflow: None,
+        };
+        let selection = pipeline.run_with(&items, &budget, &options).unwrap();
+        let context = RunContext::of(&pipeline, &budget);
+        let data = ResultData::new(selection, Some(Arc::new(items)), context);
+        assert_eq!(data.selection.indices, [0, 1]);
+        assert_eq!(data.forms, [1, 0]);
+        assert_eq!(
+            data.reasons,
+            [
+                ctxpack_inclusion_reason::Downgraded as i32,
+                ctxpack_inclusion_reason::Scored as i32
+            ]
+        );
+        let report = data.selection.report.as_ref().unwrap();
+        let full = included_entry(
+            &report.included[0],
+            std::mem::size_of::<ctxpack_included_entry>(),
+        );
+        assert_eq!(full.reason, ctxpack_inclusion_reason::Downgraded as i32);
+        assert_eq!(
+            (full.form, full.full_tokens, full.chosen_tokens),
+            (1, 100, 20)
+        );
+        // 50 - (20 + 10) left; the full form needs 80 more than the summary: over budget.
+        assert_eq!(full.available_tokens, 20);
+        assert_eq!(full.cause, ctxpack_downgrade_cause::BudgetExceeded as i32);
+        let old = included_entry(&report.included[0], INCLUDED_ENTRY_V1_SIZE);
+        assert_eq!(old.reason, ctxpack_inclusion_reason::Scored as i32);
+        let plain = included_entry(
+            &report.included[1],
+            std::mem::size_of::<ctxpack_included_entry>(),
+        );
+        assert_eq!(plain.reason, ctxpack_inclusion_reason::Scored as i32);
+        assert_eq!((plain.form, plain.cause), (0, 0));
+        // Without variants in the run, the forms are zeros all the same.
+        let items = vec![ContextItem::new("only", 5).unwrap()];
+        let selection = pipeline.run(&items, &budget).unwrap();
+        let data = ResultData::new(selection, None, RunContext::of(&pipeline, &budget));
+        assert_eq!(data.forms, [0]);
     }
 
     /// A dry run's (or a sensitivity variant's) result is built from the report alone; it

@@ -3,6 +3,7 @@
 //! scores, ctxpack's slicer), and what the conformance runner's C-ABI mode uses for the
 //! scoring, slicing and placing vectors.
 
+use crate::alloc;
 use crate::diagnostics::CountRequirementShortfall;
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::enums::{ctxpack_group_value, enum_arg};
@@ -105,7 +106,10 @@ pub unsafe extern "C" fn ctxpack_scorer_score(
 /// The units of `items` (docs/groups.md) when some item has a group key.
 fn units(items: &[ScoredItem<'_>], group_value: i32) -> FfiResult<Option<Units>> {
     let value: GroupValue = enum_arg::<ctxpack_group_value>(group_value, "group_value")?.into();
-    if !items.iter().any(|s| s.item.has_group()) {
+    if !items
+        .iter()
+        .any(|s| s.item.has_group() || s.item.has_variants())
+    {
         return Ok(None);
     }
     Ok(Some(Units::new(items, value)?))
@@ -114,9 +118,10 @@ fn units(items: &[ScoredItem<'_>], group_value: i32) -> FfiResult<Option<Units>>
 /// Runs the slicer alone over the items with the given `scores` (one finite score per
 /// item, `count` equal to the list length), in list order, against `budget` exactly as given (no
 /// pinned-item or reserve adjustment: that is the pipeline's job). The outcome holds the
-/// selected positions, count-quota shortfalls and cap exclusions. Items with group keys
-/// are selected whole or not at all, each group's value being the sum of its members'
-/// scores (`ctxpack_slicer_slice_with_group_value` chooses another rule).
+/// selected positions, the form of each (items with variants may be selected as one of
+/// them: docs/variants.md), count-quota shortfalls and cap exclusions. Items with group
+/// keys are selected whole or not at all, each group's value being the sum of its
+/// members' scores (`ctxpack_slicer_slice_with_group_value` chooses another rule).
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_slicer_slice(
     slicer: *const ctxpack_slicer,
@@ -166,6 +171,9 @@ pub unsafe extern "C" fn ctxpack_slicer_slice_with_group_value(
             None => slicer.slice(&scored, &budget)?,
             Some(units) => slicer.slice_grouped(&scored, &units, &budget)?,
         };
+        if outcome.forms.is_empty() {
+            outcome.forms = alloc::filled(outcome.selected.len(), 0, "the selected forms")?;
+        }
         terminate_shortfalls(&mut outcome.shortfalls);
         Ok(outcome)
     })
@@ -257,6 +265,20 @@ pub unsafe extern "C" fn ctxpack_slice_result_selected(
     // SAFETY: out-parameters are NULL or writable.
     with_slice_result(result, |r| unsafe {
         crate::ffi::result::write_array(&r.selected, out_ptr, out_len)
+    })
+}
+
+/// The form of each selected item, parallel to the selected positions: 0 for the item
+/// itself, `f >= 1` for its variant `f - 1` (docs/variants.md).
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_slice_result_forms(
+    result: *const ctxpack_slice_result,
+    out_ptr: *mut *const usize,
+    out_len: *mut usize,
+) -> ctxpack_status {
+    // SAFETY: out-parameters are NULL or writable.
+    with_slice_result(result, |r| unsafe {
+        crate::ffi::result::write_array(&r.forms, out_ptr, out_len)
     })
 }
 

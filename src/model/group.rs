@@ -9,7 +9,8 @@ use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
 use crate::hash::FastMap;
-use crate::model::ScoredItem;
+use crate::model::levels::{LevelSource, Levels};
+use crate::model::{kept_forms, ScoredItem};
 
 /// How the value of a group is computed from its members' scores. A group's value is what
 /// the slicers weigh (greedy density, knapsack value, count-quota ranking), what U-shaped
@@ -115,6 +116,12 @@ const NONE: u32 = u32::MAX;
 /// the caller's input order. Each unit has a value: the item's score, or the group's value
 /// ([`GroupValue`]).
 ///
+/// When items have variants (`docs/variants.md`), each unit also has **levels**: level 0
+/// is every member in full, and each further level moves the members that still have a
+/// cheaper form one step down ([`Units::level_count`], [`Units::level_tokens`],
+/// [`Units::level_value`], [`Units::form_at`]). A slicer chooses at most one level per
+/// unit.
+///
 /// ```
 /// use ctxpack::model::{GroupValue, Units};
 /// use ctxpack::{ContextItem, ScoredItem};
@@ -146,13 +153,35 @@ pub struct Units {
     members: Vec<u32>,
     /// The value of each unit.
     values: Vec<f64>,
+    /// Kept forms and levels, when some item has variants.
+    levels: Option<Box<Levels>>,
 }
 
 impl Units {
     /// The units of `items` from their group keys (equal keys, compared byte for byte,
     /// form one unit); a group's value folds its members' scores in the order of `items`.
-    /// Fails with [`Error::InvalidArgument`] beyond `u32::MAX - 1` items.
+    /// When some item has variants, the units get their levels, from each item's kept
+    /// (undominated) forms. Fails with [`Error::InvalidArgument`] beyond `u32::MAX - 1`
+    /// items, and with [`Error::TokenOverflow`] when a level's tokens do not fit in 64 bits.
     pub fn new(items: &[ScoredItem<'_>], value: GroupValue) -> Result<Units> {
+        let mut units = Self::grouped(items, value)?;
+        if items.iter().any(|s| s.item.has_variants()) {
+            let mut source = ItemForms {
+                items,
+                starts: vec![0],
+                kept: Vec::with_capacity(items.len()),
+            };
+            for s in items {
+                kept_forms(s.item, &mut source.kept, |_, _| {});
+                source.starts.push(source.kept.len());
+            }
+            units.set_levels(&source, value)?;
+        }
+        Ok(units)
+    }
+
+    /// [`Units::new`] without levels.
+    fn grouped(items: &[ScoredItem<'_>], value: GroupValue) -> Result<Units> {
         check_len(items.len())?;
         let mut ids: FastMap<&str, u32> = FastMap::default();
         let mut accumulators: Vec<Accumulator> = Vec::new();
@@ -226,7 +255,23 @@ impl Units {
             starts,
             members,
             values,
+            levels: None,
         }
+    }
+
+    /// `n` positions, each its own unit, position `p` worth `value(p)`. The caller has
+    /// checked `n < u32::MAX`.
+    pub(crate) fn singles(n: usize, value: impl Fn(usize) -> f64) -> Units {
+        Self::build(n, |_| NONE, |_| std::iter::empty(), |_| 0.0, value)
+    }
+
+    /// Gives the units their levels, from what `source` says about each position; a
+    /// group's level value folds its members' values with `mode`.
+    pub(crate) fn set_levels(&mut self, source: &impl LevelSource, mode: GroupValue) -> Result<()> {
+        let members = |u| self.members(u);
+        let levels = Levels::build(self.position_count(), self.len(), members, source, mode)?;
+        self.levels = Some(Box::new(levels));
+        Ok(())
     }
 
     /// The units of a sub-list: `positions[i]` is the position (in this list) of the
@@ -239,7 +284,7 @@ impl Units {
             sub_of[p] = i as u32;
         }
         let unit = |i: usize| self.unit_of[positions[i]];
-        Self::build(
+        let mut sub = Self::build(
             positions.len(),
             unit,
             |u| {
@@ -249,7 +294,13 @@ impl Units {
             },
             |u| self.values[u as usize],
             |i| self.values[unit(i) as usize],
-        )
+        );
+        if let Some(levels) = &self.levels {
+            let parent = |v: usize| self.unit_of(positions[sub.members(v)[0] as usize]);
+            let subset = levels.subset(positions, sub.len(), parent);
+            sub.levels = Some(Box::new(subset));
+        }
+        sub
     }
 
     /// Number of units.
@@ -287,11 +338,69 @@ impl Units {
         self.values[unit]
     }
 
+    /// True when the units have levels (some item has variants).
+    pub fn has_levels(&self) -> bool {
+        self.levels.is_some()
+    }
+
+    /// The levels, when some item has variants.
+    pub(crate) fn levels(&self) -> Option<&Levels> {
+        self.levels.as_deref()
+    }
+
+    /// Number of levels of unit `unit`: 1 (everything in full) without variants.
+    pub fn level_count(&self, unit: usize) -> usize {
+        self.levels.as_ref().map_or(1, |l| l.count(unit))
+    }
+
+    /// Tokens of unit `unit` at `level` (`level < level_count(unit)`), when the units have
+    /// levels; `None` otherwise (the slicer adds its members' tokens itself).
+    pub fn level_tokens(&self, unit: usize, level: usize) -> Option<i64> {
+        self.levels.as_ref().map(|l| l.tokens(unit, level))
+    }
+
+    /// Value of unit `unit` at `level` (`level < level_count(unit)`): at level 0 the unit's
+    /// [`value`](Units::value).
+    pub fn level_value(&self, unit: usize, level: usize) -> f64 {
+        match &self.levels {
+            Some(l) => l.value(unit, level),
+            None => self.values[unit],
+        }
+    }
+
+    /// The form (0 = the item itself) position `pos` uses when its unit is at `level`: 0
+    /// without variants.
+    pub fn form_at(&self, pos: usize, level: usize) -> usize {
+        self.levels.as_ref().map_or(0, |l| l.form_at(pos, level))
+    }
+
+    /// The positions and forms of `picks` (unit, level) in order, each unit's members in
+    /// input order.
+    pub(crate) fn expand_levels(
+        &self,
+        picks: impl IntoIterator<Item = (usize, usize)>,
+    ) -> (Vec<usize>, Vec<usize>) {
+        let mut positions = Vec::with_capacity(self.position_count());
+        let mut forms = Vec::with_capacity(self.position_count());
+        for (u, level) in picks {
+            for &m in self.members(u) {
+                positions.push(m as usize);
+                forms.push(self.form_at(m as usize, level));
+            }
+        }
+        (positions, forms)
+    }
+
     /// Removes from `selected` every position whose unit is not wholly selected (a custom
     /// slicer may return part of a group) and returns the removed positions, in their
     /// order in `selected`. Positions out of range or repeated are left for the caller to
-    /// reject.
-    pub(crate) fn keep_whole(&self, selected: &mut Vec<usize>) -> Vec<usize> {
+    /// reject. `forms` (empty, or parallel to `selected`) loses the entries of the removed
+    /// positions.
+    pub(crate) fn keep_whole(
+        &self,
+        selected: &mut Vec<usize>,
+        forms: &mut Vec<usize>,
+    ) -> Vec<usize> {
         let n = self.position_count();
         if self.all_single() || selected.iter().any(|&p| p >= n) {
             return Vec::new();
@@ -308,13 +417,22 @@ impl Units {
             return Vec::new();
         }
         let mut dropped = Vec::new();
+        let parallel = forms.len() == selected.len();
+        let mut kept_forms = Vec::with_capacity(if parallel { forms.len() } else { 0 });
+        let mut i = 0;
         selected.retain(|&p| {
             let keep = whole(p);
             if !keep {
                 dropped.push(p);
+            } else if parallel {
+                kept_forms.push(forms[i]);
             }
+            i += 1;
             keep
         });
+        if parallel {
+            *forms = kept_forms;
+        }
         dropped
     }
 
@@ -342,6 +460,29 @@ impl Units {
             out.extend(self.members(u).iter().map(|&m| m as usize));
         }
         out
+    }
+}
+
+/// Scored items with their kept forms, read straight from the items.
+struct ItemForms<'s, 'a> {
+    items: &'s [ScoredItem<'a>],
+    /// Kept forms of position `p`: `kept[starts[p]..starts[p + 1]]`.
+    starts: Vec<usize>,
+    kept: Vec<u32>,
+}
+
+impl LevelSource for ItemForms<'_, '_> {
+    fn kept(&self, p: usize) -> &[u32] {
+        &self.kept[self.starts[p]..self.starts[p + 1]]
+    }
+    fn tokens(&self, p: usize, k: usize) -> i64 {
+        self.items[p].item.form_tokens(self.kept(p)[k] as usize)
+    }
+    fn quality(&self, p: usize, k: usize) -> f64 {
+        self.items[p].item.form_quality(self.kept(p)[k] as usize)
+    }
+    fn score(&self, p: usize) -> f64 {
+        self.items[p].score
     }
 }
 
@@ -471,13 +612,15 @@ mod tests {
         let it = items(&[Some("g"), None, Some("g"), Some("h"), Some("h")]);
         let units = Units::new(&scored(&it, &[0.0; 5]), GroupValue::Sum).unwrap();
         let mut selected = vec![4, 0, 1, 3];
-        assert_eq!(units.keep_whole(&mut selected), vec![0]);
+        assert_eq!(units.keep_whole(&mut selected, &mut Vec::new()), vec![0]);
         assert_eq!(selected, vec![4, 1, 3]);
         let mut whole = vec![2, 0, 1];
-        assert!(units.keep_whole(&mut whole).is_empty());
+        assert!(units.keep_whole(&mut whole, &mut Vec::new()).is_empty());
         assert_eq!(whole, vec![2, 0, 1]);
         let mut out_of_range = vec![0, 9];
-        assert!(units.keep_whole(&mut out_of_range).is_empty());
+        assert!(units
+            .keep_whole(&mut out_of_range, &mut Vec::new())
+            .is_empty());
     }
 
     #[test]

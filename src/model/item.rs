@@ -5,6 +5,7 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::hash::hash_bytes;
+use crate::model::variant::{self, Variant};
 use crate::model::{ContextKind, ContextSource};
 use crate::tokenizer::Encoding;
 
@@ -35,8 +36,8 @@ use crate::tokenizer::Encoding;
 /// Stored compactly (144 bytes on 64-bit targets): every pipeline stage walks the items,
 /// so fewer bytes per item means fewer cache lines per pass. Optional numbers are a value
 /// and a flag bit (the value is 0 when absent, so equality is unchanged), tags are a boxed
-/// slice, and the rarely set fields (metadata, the group key) share one box that exists
-/// only when one of them is set.
+/// slice, and the rarely set fields (metadata, the group key, the variants) share one box
+/// that exists only when one of them is set.
 #[derive(Clone, PartialEq)]
 pub struct ContextItem {
     content: Box<str>,
@@ -47,8 +48,9 @@ pub struct ContextItem {
     kind: ContextKind,
     source: ContextSource,
     tags: Box<[String]>,
-    /// Metadata and group key: `None` when both are empty, never `Some` of an empty
-    /// [`Extra`]. Boxed on purpose: 8 bytes in the item for fields most items leave empty.
+    /// Metadata, group key and variants: `None` when all are empty, never `Some` of an
+    /// empty [`Extra`]. Boxed on purpose: 8 bytes in the item for fields most items leave
+    /// empty.
     extra: Option<Box<Extra>>,
     priority: i64,
     timestamp: i64,
@@ -66,6 +68,8 @@ const HAS_ORIGINAL_TOKENS: u8 = 16;
 /// Set exactly when the item has a group key, so that "is this item grouped?" never
 /// follows the [`Extra`] pointer.
 const HAS_GROUP: u8 = 32;
+/// Set exactly when the item has variants (the variant extension), for the same reason.
+const HAS_VARIANTS: u8 = 64;
 
 /// The fields of an item that most items leave empty.
 #[derive(Clone, PartialEq, Default)]
@@ -73,11 +77,13 @@ struct Extra {
     metadata: BTreeMap<String, String>,
     /// A non-empty key, or `None`.
     group: Option<Box<str>>,
+    /// Alternative forms, richest first as given (`docs/variants.md`).
+    variants: Box<[Variant]>,
 }
 
 impl Extra {
     fn is_empty(&self) -> bool {
-        self.metadata.is_empty() && self.group.is_none()
+        self.metadata.is_empty() && self.group.is_none() && self.variants.is_empty()
     }
 }
 
@@ -182,6 +188,56 @@ impl ContextItem {
     pub fn has_group(&self) -> bool {
         self.has(HAS_GROUP)
     }
+    /// Whether the item has a group key or variants — an extension that Classify must
+    /// look at (one flag test).
+    #[inline]
+    pub(crate) fn has_extension(&self) -> bool {
+        self.has(HAS_GROUP | HAS_VARIANTS)
+    }
+    /// The item's cheaper alternative forms (the variant extension, `docs/variants.md`),
+    /// in the order given; empty for most items. Variant `i` is form `i + 1`.
+    pub fn variants(&self) -> &[Variant] {
+        if self.has(HAS_VARIANTS) {
+            self.extra.as_ref().map_or(&[], |e| &e.variants)
+        } else {
+            &[]
+        }
+    }
+    /// Whether the item has variants (a flag test).
+    #[inline]
+    pub fn has_variants(&self) -> bool {
+        self.has(HAS_VARIANTS)
+    }
+    /// Number of forms: 1 (the item itself) plus its variants.
+    #[inline]
+    pub fn form_count(&self) -> usize {
+        1 + self.variants().len()
+    }
+    /// The content of form `form`: the item's own for 0, variant `form - 1`'s otherwise.
+    /// Panics when `form >= form_count()`.
+    pub fn form_content(&self, form: usize) -> &str {
+        match form {
+            0 => self.content(),
+            f => self.variants()[f - 1].content(),
+        }
+    }
+    /// The tokens of form `form` (the item's own for 0). Panics when `form >= form_count()`.
+    #[inline]
+    pub fn form_tokens(&self, form: usize) -> i64 {
+        match form {
+            0 => self.tokens,
+            f => self.variants()[f - 1].tokens(),
+        }
+    }
+    /// The quality of form `form`: 1.0 for the full form. Panics when
+    /// `form >= form_count()`.
+    #[inline]
+    pub fn form_quality(&self, form: usize) -> f64 {
+        match form {
+            0 => 1.0,
+            f => self.variants()[f - 1].quality(),
+        }
+    }
     /// Optional timestamp in nanoseconds since the Unix epoch, UTC (decision D14 in
     /// docs/decisions.md).
     pub fn timestamp(&self) -> Option<i64> {
@@ -215,6 +271,7 @@ impl ContextItem {
         debug_assert!(f.group.as_deref() != Some(""));
         let flag = |on: bool, bit: u8| if on { bit } else { 0 };
         let content = f.content.into_boxed_str();
+        let has_variants = !f.variants.is_empty();
         ContextItem {
             content_hash: hash_bytes(content.as_bytes()),
             content,
@@ -227,11 +284,13 @@ impl ContextItem {
                 | flag(f.timestamp.is_some(), HAS_TIMESTAMP)
                 | flag(f.future_relevance_hint.is_some(), HAS_HINT)
                 | flag(f.original_tokens.is_some(), HAS_ORIGINAL_TOKENS)
-                | flag(f.group.is_some(), HAS_GROUP),
-            extra: (!f.metadata.is_empty() || f.group.is_some()).then(|| {
+                | flag(f.group.is_some(), HAS_GROUP)
+                | flag(has_variants, HAS_VARIANTS),
+            extra: (!f.metadata.is_empty() || f.group.is_some() || has_variants).then(|| {
                 Box::new(Extra {
                     metadata: f.metadata,
                     group: f.group,
+                    variants: f.variants.into_boxed_slice(),
                 })
             }),
             priority: f.priority.unwrap_or(0),
@@ -257,12 +316,14 @@ pub(crate) struct ItemFields {
     pub original_tokens: Option<i64>,
     /// A non-empty group key (the caller checks that it is not empty).
     pub group: Option<Box<str>>,
+    /// The item's variants, already checked ([`variant::check`]).
+    pub variants: Vec<Variant>,
 }
 
 impl fmt::Debug for ContextItem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ContextItem")
-            .field("content", &self.content())
+        let mut d = f.debug_struct("ContextItem");
+        d.field("content", &self.content())
             .field("tokens", &self.tokens)
             .field("kind", &self.kind)
             .field("source", &self.source)
@@ -273,8 +334,11 @@ impl fmt::Debug for ContextItem {
             .field("future_relevance_hint", &self.future_relevance_hint())
             .field("pinned", &self.pinned())
             .field("original_tokens", &self.original_tokens())
-            .field("group", &self.group())
-            .finish()
+            .field("group", &self.group());
+        if self.has_variants() {
+            d.field("variants", &self.variants());
+        }
+        d.finish()
     }
 }
 
@@ -384,6 +448,79 @@ impl ContextItemBuilder {
             self.item.extra = None;
         }
     }
+    /// Adds a cheaper alternative form (the variant extension, `docs/variants.md`): used
+    /// instead of the item when the selection prefers it, worth the item's score times
+    /// `quality`. Variants are numbered in the order added (the first is form 1; the item
+    /// itself is form 0). `build` checks every variant: non-empty content, `tokens >= 0`,
+    /// `quality` in (0, 1].
+    ///
+    /// A long tool output kept as its summary instead of being dropped:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ctxpack::placer::ChronologicalPlacer;
+    /// use ctxpack::scorer::ReflexiveScorer;
+    /// use ctxpack::slicer::GreedySlice;
+    /// use ctxpack::{ContextBudget, ContextItem, Pipeline};
+    ///
+    /// let items = [
+    ///     ContextItem::builder("user: why did the build fail?", 10)
+    ///         .future_relevance_hint(0.9)
+    ///         .build()?,
+    ///     ContextItem::builder("<9 000 tokens of test log>", 9000)
+    ///         .future_relevance_hint(0.8)
+    ///         .variant("3 tests fail in tests/test_currency.py: rounding off by one cent", 20, 0.6)
+    ///         .build()?,
+    /// ];
+    /// let pipeline = Pipeline::builder()
+    ///     .scorer(Arc::new(ReflexiveScorer::new()))
+    ///     .slicer(Arc::new(GreedySlice::new()))
+    ///     .placer(Arc::new(ChronologicalPlacer::new()))
+    ///     .build()?;
+    /// let selection = pipeline.run(&items, &ContextBudget::new(1000, 1000)?)?;
+    /// assert_eq!(selection.indices, [0, 1]);
+    /// assert_eq!(selection.forms, [0, 1]); // the log is sent as its summary
+    /// assert_eq!(selection.content(&items, 1), items[1].variants()[0].content());
+    /// # Ok::<(), ctxpack::Error>(())
+    /// ```
+    #[inline]
+    pub fn variant(mut self, content: impl Into<String>, tokens: i64, quality: f64) -> Self {
+        let extra = self.item.extra.get_or_insert_with(Box::default);
+        let mut variants = std::mem::take(&mut extra.variants).into_vec();
+        variants.push(Variant::unchecked(content.into(), tokens, quality));
+        extra.variants = variants.into_boxed_slice();
+        self.item.flags |= HAS_VARIANTS;
+        self
+    }
+    /// Adds a variant whose tokens `encoding` counts (`docs/tokenizer.md`).
+    pub fn variant_counted(
+        self,
+        encoding: &crate::tokenizer::Encoding,
+        content: impl Into<String>,
+        quality: f64,
+    ) -> Self {
+        let content = content.into();
+        let tokens = i64::try_from(encoding.count(&content)).unwrap_or(i64::MAX);
+        self.variant(content, tokens, quality)
+    }
+    /// Removes every variant.
+    #[inline]
+    pub fn no_variants(mut self) -> Self {
+        if let Some(extra) = &mut self.item.extra {
+            extra.variants = Box::default();
+        }
+        self.item.flags &= !HAS_VARIANTS;
+        self.drop_empty_extra();
+        self
+    }
+    /// The content set so far (for the helpers that derive variants from it).
+    pub(crate) fn content(&self) -> &str {
+        &self.item.content
+    }
+    /// The tokens set so far.
+    pub(crate) fn tokens(&self) -> i64 {
+        self.item.tokens
+    }
     /// Sets the timestamp (nanoseconds since the Unix epoch, UTC).
     #[inline]
     pub fn timestamp(mut self, unix_nanos: i64) -> Self {
@@ -416,7 +553,8 @@ impl ContextItemBuilder {
         self
     }
     /// Finishes the item; empty content fails with [`Error::EmptyContent`], an empty group
-    /// key with [`Error::InvalidArgument`].
+    /// key or an invalid variant with [`Error::InvalidArgument`] (the message names the
+    /// item by the start of its content, the form and the field).
     #[inline]
     pub fn build(mut self) -> Result<ContextItem> {
         if self.item.content.is_empty() {
@@ -424,6 +562,9 @@ impl ContextItemBuilder {
         }
         if self.item.group() == Some("") {
             return Err(Error::InvalidArgument("group key must not be empty".into()));
+        }
+        if self.item.has_variants() {
+            variant::check(&self.item.content, self.item.variants())?;
         }
         self.item.content_hash = hash_bytes(self.item.content.as_bytes());
         Ok(self.item)
@@ -520,6 +661,7 @@ mod tests {
             pinned: true,
             original_tokens: Some(0),
             group: Some("g".into()),
+            variants: vec![Variant::unchecked("t".into(), 2, 0.5)],
         };
         let built = ContextItem::builder("text", 7)
             .kind(ContextKind::new("Memory").unwrap())
@@ -531,6 +673,7 @@ mod tests {
             .pinned(true)
             .original_tokens(0)
             .group("g")
+            .variant("t", 2, 0.5)
             .build()
             .unwrap();
         assert_eq!(ContextItem::from_fields(fields), built);
@@ -547,6 +690,7 @@ mod tests {
             pinned: false,
             original_tokens: None,
             group: None,
+            variants: Vec::new(),
         };
         let built = ContextItem::builder("x", 1).timestamp(5).build().unwrap();
         assert_eq!(ContextItem::from_fields(bare), built);

@@ -6,14 +6,19 @@
 //! `tokens` are required ([`read_items_counted`] counts the items without `tokens` with an
 //! encoding instead); unknown keys are rejected. `timestamp` is an RFC 3339 string or
 //! an integer of nanoseconds since the Unix epoch. `group` (an extension, `docs/groups.md`)
-//! is a non-empty string; items with equal keys form a group. Errors name the line and the
-//! field.
+//! is a non-empty string; items with equal keys form a group. `variants` (an extension,
+//! `docs/variants.md`) is an array of `{"content", "tokens", "quality"}` objects, whose
+//! `tokens` may be left out when the reader is given an encoding to count them. Errors name
+//! the line and the field (`variants[1].quality`).
 
 use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::model::{parse_rfc3339, ContextItem, ContextKind, ContextSource};
+use crate::model::variant::{variant_problem, Variant};
+use crate::model::{
+    parse_rfc3339, ContextItem, ContextItemBuilder, ContextKind, ContextSource, HeadTail,
+};
 use crate::tokenizer::Encoding;
 
 /// Why an item could not be read: where (1-based line, item ordinal, field) and what.
@@ -47,29 +52,52 @@ impl std::error::Error for ItemReadError {}
 /// Reads items from a JSON array or from JSON Lines; the first error stops the read.
 /// `tokens` is required.
 pub fn read_items(text: &str) -> Result<Vec<ContextItem>, ItemReadError> {
-    read(text, None)
+    read_items_with(text, &ItemReadOptions::default())
 }
 
 /// Reads items like [`read_items`], except that an item without `tokens` (absent or
 /// `null`) is counted by the library: its tokens are `encoding`'s count of its content
-/// ([`ContextItem::builder_counted`]). An item with `tokens` keeps the number it gives.
+/// ([`ContextItem::builder_counted`]). An item with `tokens` keeps the number it gives; so
+/// does a variant, and a variant without `tokens` is counted the same way.
 pub fn read_items_counted(
     text: &str,
     encoding: &Encoding,
 ) -> Result<Vec<ContextItem>, ItemReadError> {
-    read(text, Some(encoding))
+    let options = ItemReadOptions {
+        encoding: Some(encoding),
+        ..ItemReadOptions::default()
+    };
+    read_items_with(text, &options)
 }
 
-fn read(text: &str, encoding: Option<&Encoding>) -> Result<Vec<ContextItem>, ItemReadError> {
+/// How [`read_items_with`] counts tokens left out and treats variants (`docs/variants.md`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ItemReadOptions<'a> {
+    /// Counts the tokens of an item or a variant that leaves `tokens` out (as
+    /// [`read_items_counted`] does); without it, such an item or variant is an error.
+    pub encoding: Option<&'a Encoding>,
+    /// Adds a head-and-tail form to every item long enough for one, with this encoding
+    /// ([`ContextItemBuilder::head_tail`]), after the item's own variants.
+    pub head_tail: Option<(&'a Encoding, &'a HeadTail)>,
+}
+
+/// [`read_items`] with options: counting with an encoding, generated variants.
+pub fn read_items_with(
+    text: &str,
+    options: &ItemReadOptions<'_>,
+) -> Result<Vec<ContextItem>, ItemReadError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim_start().starts_with('[') {
-        read_array(text, encoding)
+        read_array(text, options)
     } else {
-        read_lines(text, encoding)
+        read_lines(text, options)
     }
 }
 
-fn read_lines(text: &str, encoding: Option<&Encoding>) -> Result<Vec<ContextItem>, ItemReadError> {
+fn read_lines(
+    text: &str,
+    options: &ItemReadOptions<'_>,
+) -> Result<Vec<ContextItem>, ItemReadError> {
     let mut items = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -81,12 +109,15 @@ fn read_lines(text: &str, encoding: Option<&Encoding>) -> Result<Vec<ContextItem
         };
         let value: Value =
             serde_json::from_str(line).map_err(|e| at.error(None, malformed_json(&e)))?;
-        items.push(item_from_value(&value, &at, encoding)?);
+        items.push(item_from_value(&value, &at, options)?);
     }
     Ok(items)
 }
 
-fn read_array(text: &str, encoding: Option<&Encoding>) -> Result<Vec<ContextItem>, ItemReadError> {
+fn read_array(
+    text: &str,
+    options: &ItemReadOptions<'_>,
+) -> Result<Vec<ContextItem>, ItemReadError> {
     let value: Value = serde_json::from_str(text).map_err(|e| ItemReadError {
         line: e.line(),
         item: None,
@@ -105,7 +136,7 @@ fn read_array(text: &str, encoding: Option<&Encoding>) -> Result<Vec<ContextItem
                 line: lines.get(i).copied().unwrap_or(1),
                 item: i,
             };
-            item_from_value(v, &at, encoding)
+            item_from_value(v, &at, options)
         })
         .collect()
 }
@@ -181,7 +212,7 @@ impl Location {
 fn item_from_value(
     value: &Value,
     at: &Location,
-    encoding: Option<&Encoding>,
+    options: &ItemReadOptions<'_>,
 ) -> Result<ContextItem, ItemReadError> {
     let Value::Object(map) = value else {
         return Err(at.error(
@@ -197,7 +228,7 @@ fn item_from_value(
     }
     let content = fields.required("content", Value::as_str, "a string")?;
     let tokens = fields.optional(&["tokens"], Value::as_i64, "an integer (64-bit)")?;
-    let mut b = match (tokens, encoding) {
+    let mut b = match (tokens, options.encoding) {
         (Some(tokens), _) => ContextItem::builder(content, tokens),
         (None, Some(encoding)) => ContextItem::builder_counted(content, encoding),
         (None, None) => return Err(at.error(Some("tokens"), "is required".into())),
@@ -255,11 +286,73 @@ fn item_from_value(
         }
         b = b.group(key);
     }
+    if let Some(variants) = fields.optional(&["variants"], Value::as_array, "an array")? {
+        b = read_variants(b, variants, at, options.encoding)?;
+    }
+    if let Some((encoding, spec)) = options.head_tail {
+        b = b.head_tail(encoding, spec);
+    }
     b.build()
         .map_err(|e| at.error(Some("content"), e.to_string()))
 }
 
-const KNOWN_KEYS: [&str; 14] = [
+/// Adds the variants of the JSON array `variants` to `b`, checking each field.
+fn read_variants(
+    mut b: ContextItemBuilder,
+    variants: &[Value],
+    at: &Location,
+    encoding: Option<&Encoding>,
+) -> Result<ContextItemBuilder, ItemReadError> {
+    for (i, value) in variants.iter().enumerate() {
+        let path = |field: &str| format!("variants[{i}]{field}");
+        let Value::Object(map) = value else {
+            return Err(at.error(
+                Some(&path("")),
+                format!("must be an object, found {}", type_name(value)),
+            ));
+        };
+        if let Some(key) = map.keys().find(|k| !VARIANT_KEYS.contains(&k.as_str())) {
+            return Err(at.error(Some(&path(&format!(".{key}"))), "unknown field".into()));
+        }
+        let get = |key: &str| map.get(key).filter(|v| !v.is_null());
+        let wrong = |key: &str, v: &Value, expected: &str| {
+            at.error(
+                Some(&path(&format!(".{key}"))),
+                format!("must be {expected}, found {}", type_name(v)),
+            )
+        };
+        let content = match get("content") {
+            None => return Err(at.error(Some(&path(".content")), "is required".into())),
+            Some(v) => v.as_str().ok_or_else(|| wrong("content", v, "a string"))?,
+        };
+        let tokens = match (get("tokens"), encoding) {
+            (Some(v), _) => v
+                .as_i64()
+                .ok_or_else(|| wrong("tokens", v, "an integer (64-bit)"))?,
+            (None, Some(encoding)) => i64::try_from(encoding.count(content)).unwrap_or(i64::MAX),
+            (None, None) => {
+                return Err(at.error(
+                    Some(&path(".tokens")),
+                    "is required (or give an encoding to count it)".into(),
+                ))
+            }
+        };
+        let quality = match get("quality") {
+            None => return Err(at.error(Some(&path(".quality")), "is required".into())),
+            Some(v) => v.as_f64().ok_or_else(|| wrong("quality", v, "a number"))?,
+        };
+        let variant = Variant::unchecked(content.to_owned(), tokens, quality);
+        if let Some((field, problem)) = variant_problem(&variant) {
+            return Err(at.error(Some(&path(&format!(".{field}"))), problem));
+        }
+        b = b.variant(content, tokens, quality);
+    }
+    Ok(b)
+}
+
+const VARIANT_KEYS: [&str; 3] = ["content", "tokens", "quality"];
+
+const KNOWN_KEYS: [&str; 15] = [
     "content",
     "tokens",
     "kind",
@@ -274,6 +367,7 @@ const KNOWN_KEYS: [&str; 14] = [
     "original_tokens",
     "originalTokens",
     "group",
+    "variants",
 ];
 
 struct ItemFields<'a> {
@@ -406,6 +500,106 @@ mod tests {
         assert!(e.message.contains("expected an item object"));
         let e = read_items("{\"content\":\"a\",\"tokens\":99999999999999999999}").unwrap_err();
         assert_eq!(e.field.as_deref(), Some("tokens"));
+    }
+
+    #[test]
+    fn reads_variants_and_names_their_fields() {
+        let items = read_items(
+            "{\"content\":\"long\",\"tokens\":90,\"variants\":[\
+             {\"content\":\"short\",\"tokens\":9,\"quality\":0.5},\
+             {\"content\":\"stub\",\"tokens\":0,\"quality\":0.01}]}\n\
+             {\"content\":\"b\",\"tokens\":1,\"variants\":null}\n\
+             {\"content\":\"c\",\"tokens\":1,\"variants\":[]}",
+        )
+        .unwrap();
+        assert_eq!(items[0].form_count(), 3);
+        assert_eq!(
+            (
+                items[0].form_content(1),
+                items[0].form_tokens(1),
+                items[0].form_quality(1)
+            ),
+            ("short", 9, 0.5)
+        );
+        assert_eq!(items[0].form_tokens(2), 0);
+        assert!(!items[1].has_variants() && !items[2].has_variants());
+        let err = |variant: &str| {
+            read_items(&format!(
+                "{{\"content\":\"a\",\"tokens\":9,\"variants\":[{{\"content\":\"ok\",\
+                 \"tokens\":1,\"quality\":1}},{variant}]}}"
+            ))
+            .unwrap_err()
+            .to_string()
+        };
+        let at = "line 1, item 0, field 'variants[1]";
+        assert_eq!(
+            err("{\"content\":\"s\",\"tokens\":1,\"quality\":0}"),
+            format!("{at}.quality': must be in (0, 1], got 0")
+        );
+        assert_eq!(
+            err("{\"content\":\"s\",\"tokens\":1,\"quality\":1.25}"),
+            format!("{at}.quality': must be in (0, 1], got 1.25")
+        );
+        assert_eq!(
+            err("{\"content\":\"s\",\"tokens\":-2,\"quality\":0.5}"),
+            format!("{at}.tokens': must be >= 0, got -2")
+        );
+        assert_eq!(
+            err("{\"content\":\"\",\"tokens\":2,\"quality\":0.5}"),
+            format!("{at}.content': must not be empty")
+        );
+        assert_eq!(
+            err("{\"content\":\"s\",\"quality\":0.5}"),
+            format!("{at}.tokens': is required (or give an encoding to count it)")
+        );
+        assert_eq!(
+            err("{\"content\":\"s\",\"tokens\":2}"),
+            format!("{at}.quality': is required")
+        );
+        assert_eq!(
+            err("{\"content\":\"s\",\"tokens\":2,\"quality\":\"high\"}"),
+            format!("{at}.quality': must be a number, found a string")
+        );
+        assert_eq!(
+            err("{\"content\":\"s\",\"tokens\":2,\"quality\":0.5,\"score\":1}"),
+            format!("{at}.score': unknown field")
+        );
+        assert_eq!(
+            err("7"),
+            format!("{at}': must be an object, found an integer")
+        );
+        let e = read_items("{\"content\":\"a\",\"tokens\":1,\"variants\":{}}").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 1, item 0, field 'variants': must be an array, found an object"
+        );
+    }
+
+    #[cfg(feature = "tokenizer")]
+    #[test]
+    fn counts_variant_tokens_and_adds_head_tail_forms_on_request() {
+        let enc = Encoding::by_name("o200k_base").unwrap();
+        let options = ItemReadOptions {
+            encoding: Some(enc),
+            head_tail: None,
+        };
+        let text = "{\"content\":\"a\",\"tokens\":50,\"variants\":[\
+                    {\"content\":\"hello world\",\"quality\":0.5}]}";
+        let items = read_items_with(text, &options).unwrap();
+        assert_eq!(items[0].form_tokens(1), 2);
+        let long = "x ".repeat(500);
+        let spec = HeadTail::new(10, 10).unwrap();
+        let options = ItemReadOptions {
+            encoding: None,
+            head_tail: Some((enc, &spec)),
+        };
+        let line = format!(
+            "{{\"content\":\"{long}\",\"tokens\":500}}\n{{\"content\":\"b\",\"tokens\":1}}"
+        );
+        let items = read_items_with(&line, &options).unwrap();
+        assert_eq!(items[0].form_count(), 2);
+        assert!(items[0].form_tokens(1) < 40);
+        assert_eq!(items[1].form_count(), 1);
     }
 
     #[test]

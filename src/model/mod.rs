@@ -1,24 +1,32 @@
 //! The data model (spec chapter 01): items, budgets, kinds and sources, overflow strategy,
-//! scored items; and the item-group extension's value modes and units (`docs/groups.md`).
+//! scored items; the item-group extension's value modes and units (`docs/groups.md`); and
+//! the variant extension's alternative forms (`docs/variants.md`).
 
 mod budget;
 mod group;
+mod head_tail;
 mod item;
 mod json;
 mod kind;
+mod levels;
 mod timestamp;
+mod variant;
 
 pub(crate) use budget::BudgetRule;
 pub use budget::ContextBudget;
 pub(crate) use group::{check_len as check_unit_count, Accumulator};
 pub use group::{GroupValue, Units};
+pub use head_tail::{HeadTail, HeadTailCut, DEFAULT_HEAD_TAIL_MARKER};
 pub(crate) use item::ItemFields;
 pub use item::{ContextItem, ContextItemBuilder};
 pub(crate) use json::type_name;
-pub use json::{read_items, read_items_counted, ItemReadError};
+pub use json::{read_items, read_items_counted, read_items_with, ItemReadError, ItemReadOptions};
 pub(crate) use kind::fold_ascii;
 pub use kind::{ContextKind, ContextSource};
+pub(crate) use levels::{LevelSource, Levels};
 pub use timestamp::{format_rfc3339, parse_rfc3339};
+pub(crate) use variant::{check as check_variants, kept_forms, kept_forms_with, PruneScratch};
+pub use variant::{PrunedForm, Variant};
 
 /// What the Place stage does when the merged selection exceeds `target_tokens`
 /// (spec 01 §5, 02 §7.3). The C ABI numbers the values 0, 1, 2 in this order.

@@ -2,11 +2,13 @@
 //! check pinned tokens against `max_tokens - output_reserve`.
 //!
 //! With groups (`docs/groups.md`): a member with negative tokens excludes its whole group,
-//! and a pinned member pins its whole group.
+//! and a pinned member pins its whole group. With variants (`docs/variants.md`): each
+//! scoreable candidate's dominated variants are pruned here, before anything is scored.
 
 use crate::diagnostics::{Collector, ExclusionReason, PipelineStage};
 use crate::error::{checked_token_sum, Error, Result};
 use crate::model::{ContextBudget, ContextItem, GroupValue};
+use crate::pipeline::forms::RunForms;
 use crate::pipeline::groups::{member_reason, GroupIds, RunGroups, NO_GROUP};
 
 /// The partitions of the input, as input positions in input order, and the run's groups.
@@ -16,12 +18,15 @@ pub(super) struct Classified<'a> {
     pub pinned_tokens: i64,
     /// `None` when no item has a group key.
     pub groups: Option<RunGroups<'a>>,
+    /// `None` when no scoreable candidate has variants, or the pipeline does not use them.
+    pub forms: Option<RunForms>,
 }
 
 pub(super) fn classify<'a, C: Collector>(
     items: &'a [ContextItem],
     budget: &ContextBudget,
     group_value: GroupValue,
+    use_variants: bool,
     collector: &mut C,
 ) -> Result<Classified<'a>> {
     collector.begin_stage();
@@ -29,11 +34,13 @@ pub(super) fn classify<'a, C: Collector>(
     let mut scoreable = Vec::with_capacity(items.len());
     let mut negative = Vec::new();
     let mut ids = GroupIds::new(items.len());
+    let mut variants = false;
     for (index, item) in items.iter().enumerate() {
-        if item.has_group() {
+        if item.has_extension() {
             if let Some(key) = item.group() {
                 ids.add(index, key, item);
             }
+            variants |= item.has_variants();
         }
         if item.tokens() < 0 {
             negative.push(index);
@@ -76,12 +83,17 @@ pub(super) fn classify<'a, C: Collector>(
             available,
         });
     }
+    let forms = match variants && use_variants {
+        true => RunForms::new(items, &scoreable)?,
+        false => None,
+    };
     collector.end_stage(PipelineStage::Classify, pinned.len() + scoreable.len());
     Ok(Classified {
         pinned,
         scoreable,
         pinned_tokens,
         groups,
+        forms,
     })
 }
 

@@ -7,11 +7,16 @@
 //! is measured against, the anchor-level selection that admits what may be appended, the
 //! tail after the prefix, the watermark search); the chosen plan's Slice is then recorded
 //! (when traced) and Place runs once.
+//!
+//! Variants (`docs/variants.md`) are not supported with a prefix state yet, in either mode:
+//! the state records each item by its full form, so a window carrying cheaper forms would be
+//! recorded and compared wrongly. A run with a prefix state whose items carry variants fails
+//! with `InvalidArgument` unless the pipeline does not use variants.
 
 use crate::cancel::check as check_cancelled;
 use crate::diagnostics::TraceDetail;
 use crate::diagnostics::{Collector, ExclusionReason, NullCollector, PipelineStage, Recorder};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hash::FastMap;
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::classify::classify;
@@ -19,7 +24,7 @@ use crate::pipeline::deduplicate::deduplicate;
 use crate::pipeline::groups::{exclude_member, RunGroups};
 use crate::pipeline::place::{place, PlaceContext, Placed};
 use crate::pipeline::score::{score, Candidate};
-use crate::pipeline::slice::{slice, slice_within, PinnedContext};
+use crate::pipeline::slice::{slice, slice_within, Extensions, PinnedContext};
 use crate::pipeline::sort::sort_by_score;
 use crate::pipeline::{Pipeline, RunOptions, Selection};
 use crate::prefix::{
@@ -36,6 +41,7 @@ pub(super) fn run_prefix(
 ) -> Result<PrefixRun> {
     check_cancelled("before it started")?;
     prefix.validate(items.len())?;
+    reject_variants(pipeline, items)?;
     let conversation = prefix.conversation_hash();
     if let Some(previous) = prefix.previous {
         check_conversation(previous, conversation)?;
@@ -68,11 +74,23 @@ pub(super) fn run_prefix(
     })
 }
 
+/// Fails when the pipeline uses variants and an item carries some (see the module docs).
+fn reject_variants(pipeline: &Pipeline, items: &[ContextItem]) -> Result<()> {
+    match items.iter().position(ContextItem::has_variants) {
+        Some(index) if pipeline.use_variants => Err(Error::InvalidArgument(format!(
+            "variants are not supported with a prefix state (Hold or Measure) yet: item {index} \
+             carries variants; switch variants off or run without the prefix state"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn selection(placed: Placed, report: Option<crate::diagnostics::SelectionReport>) -> Selection {
     Selection {
         indices: placed.indices,
         scores: placed.scores,
         reasons: placed.reasons,
+        forms: placed.forms,
         overflow: placed.overflow,
         report,
     }
@@ -141,7 +159,13 @@ impl<'a> Turn<'_, 'a> {
         collector: &mut C,
     ) -> Result<(Placed, ReuseReport, PrefixState)> {
         let (pipeline, items, budget) = (self.pipeline, self.items, self.budget);
-        let mut classified = classify(items, budget, pipeline.group_value, collector)?;
+        let mut classified = classify(
+            items,
+            budget,
+            pipeline.group_value,
+            pipeline.use_variants,
+            collector,
+        )?;
         check_cancelled("before scoring")?;
         let scored = score(
             pipeline.scorer.as_ref(),
@@ -223,6 +247,7 @@ impl<'a> Turn<'_, 'a> {
             items,
             budget,
             pinned_first: pipeline.pinned_first,
+            mode: pipeline.group_value,
             held: match (&plan, self.prefix.order) {
                 (Plan::Held(kept, _), PrefixOrder::Placed) => Some(&kept.order),
                 _ => None,
@@ -233,6 +258,7 @@ impl<'a> Turn<'_, 'a> {
             &ranked.pinned,
             sliced,
             ranked.groups.as_mut(),
+            None,
             collector,
         )?;
         if C::ENABLED {
@@ -283,6 +309,15 @@ impl<'a> Turn<'_, 'a> {
             .collect()
     }
 
+    /// What Slice receives: the groups only (a run with a prefix state has no forms).
+    fn extensions<'r, 'g>(&self, groups: Option<&'r mut RunGroups<'g>>) -> Extensions<'r, 'g> {
+        Extensions {
+            groups,
+            forms: None,
+            mode: self.pipeline.group_value,
+        }
+    }
+
     /// A Slice run that records nothing, over `candidates` (Sort order, whole units).
     fn side_slice(
         &self,
@@ -303,7 +338,7 @@ impl<'a> Turn<'_, 'a> {
             self.budget,
             effective,
             &pinned,
-            groups.as_mut(),
+            self.extensions(groups.as_mut()),
             &mut NullCollector,
         )
     }
@@ -535,7 +570,7 @@ impl<'a> Turn<'_, 'a> {
             &ranked.sorted,
             budget,
             &pinned,
-            ranked.groups.as_mut(),
+            self.extensions(ranked.groups.as_mut()),
             collector,
         )
     }
@@ -573,7 +608,7 @@ impl<'a> Turn<'_, 'a> {
                         self.budget,
                         &hold.budget,
                         &pinned,
-                        ranked.groups.as_mut(),
+                        self.extensions(ranked.groups.as_mut()),
                         collector,
                     )?
                 } else {

@@ -13,6 +13,7 @@ use crate::slicer::Slicer;
 
 mod classify;
 mod deduplicate;
+mod forms;
 mod groups;
 mod hold;
 mod place;
@@ -71,6 +72,7 @@ pub struct Pipeline {
     overflow_strategy: OverflowStrategy,
     group_value: GroupValue,
     pinned_first: bool,
+    use_variants: bool,
 }
 
 impl fmt::Debug for Pipeline {
@@ -83,6 +85,7 @@ impl fmt::Debug for Pipeline {
             .field("overflow_strategy", &self.overflow_strategy)
             .field("group_value", &self.group_value)
             .field("pinned_first", &self.pinned_first)
+            .field("use_variants", &self.use_variants)
             .finish()
     }
 }
@@ -96,8 +99,8 @@ pub struct RunOptions<'a> {
     pub on_overflow: Option<&'a (dyn Fn(&OverflowEvent) + 'a)>,
 }
 
-/// The outcome of a run: the placed window as input positions, with parallel scores and
-/// inclusion reasons.
+/// The outcome of a run: the placed window as input positions, with parallel scores,
+/// inclusion reasons and forms.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Selection {
     /// Input positions of the placed items, in placed order.
@@ -106,10 +109,52 @@ pub struct Selection {
     pub scores: Vec<f64>,
     /// Inclusion reason of each placed item.
     pub reasons: Vec<InclusionReason>,
+    /// The form of each placed item: the index into its forms (0 = the item itself, `f`
+    /// = its variant `f`; `docs/variants.md`). Parallel to `indices` when some candidate
+    /// of the run has variants (and the pipeline uses them), empty otherwise — every item
+    /// is then placed in full. [`Selection::form`] reads either way.
+    pub forms: Vec<usize>,
     /// The overflow event of a Proceed run that went over target.
     pub overflow: Option<OverflowEvent>,
     /// The report, when the run was traced.
     pub report: Option<SelectionReport>,
+}
+
+impl Selection {
+    /// The form of the `rank`-th placed item (0 when `forms` is empty).
+    pub fn form(&self, rank: usize) -> usize {
+        self.forms.get(rank).copied().unwrap_or(0)
+    }
+
+    /// The text of the `rank`-th placed item as it goes into the window — the content of
+    /// its placed form — looked up in `items`, the run's input. Panics when `rank` is out
+    /// of range or `items` is not the run's input.
+    pub fn content<'a>(&self, items: &'a [ContextItem], rank: usize) -> &'a str {
+        items[self.indices[rank]].form_content(self.form(rank))
+    }
+
+    /// The tokens of the `rank`-th placed item's placed form, looked up in `items`.
+    pub fn tokens(&self, items: &[ContextItem], rank: usize) -> i64 {
+        items[self.indices[rank]].form_tokens(self.form(rank))
+    }
+
+    /// The selection a traced run's report describes: its included items in placed order,
+    /// with their scores, reasons and forms, and its overflow event.
+    pub(crate) fn from_report(report: SelectionReport) -> Selection {
+        let forms = if report.included.iter().any(|x| x.reason.form() != 0) {
+            report.included.iter().map(|x| x.reason.form()).collect()
+        } else {
+            Vec::new()
+        };
+        Selection {
+            indices: report.included.iter().map(|x| x.index).collect(),
+            scores: report.included.iter().map(|x| x.score).collect(),
+            reasons: report.included.iter().map(|x| x.reason).collect(),
+            forms,
+            overflow: report.overflow.clone(),
+            report: Some(report),
+        }
+    }
 }
 
 impl Pipeline {
@@ -231,6 +276,11 @@ impl Pipeline {
     pub fn pinned_first(&self) -> bool {
         self.pinned_first
     }
+    /// Whether the items' variants are used (the default) or every item is selected in
+    /// full only (`docs/variants.md`).
+    pub fn use_variants(&self) -> bool {
+        self.use_variants
+    }
 }
 
 /// Builder for [`Pipeline`]. Scorer, slicer and placer are required; deduplication
@@ -269,6 +319,7 @@ pub struct PipelineBuilder {
     overflow_strategy: OverflowStrategy,
     group_value: GroupValue,
     pinned_first: bool,
+    use_variants: bool,
 }
 
 impl Default for PipelineBuilder {
@@ -281,6 +332,7 @@ impl Default for PipelineBuilder {
             overflow_strategy: OverflowStrategy::Throw,
             group_value: GroupValue::Sum,
             pinned_first: false,
+            use_variants: true,
         }
     }
 }
@@ -325,6 +377,13 @@ impl PipelineBuilder {
         self.pinned_first = on;
         self
     }
+    /// Whether the items' variants are used (default true). Off, every item is selected in
+    /// full or not at all, as without variants — the "drop instead of degrade" baseline
+    /// (`docs/variants.md`).
+    pub fn use_variants(mut self, on: bool) -> Self {
+        self.use_variants = on;
+        self
+    }
     /// Builds; a missing component fails with `PipelineConfig` (scorer, slicer, placer order).
     pub fn build(self) -> Result<Pipeline> {
         let missing = |what: &str| Error::PipelineConfig(format!("{what} is required"));
@@ -336,6 +395,7 @@ impl PipelineBuilder {
             overflow_strategy: self.overflow_strategy,
             group_value: self.group_value,
             pinned_first: self.pinned_first,
+            use_variants: self.use_variants,
         })
     }
 }

@@ -5,22 +5,29 @@
 //! With groups (`docs/groups.md`), Truncate keeps or drops whole groups (a group is met
 //! at its first member in the merged list), and the placer places each group as one unit
 //! whose members then follow one another in input order. The pinned-first option moves the
-//! pinned items (and pinned groups) to the front, in input order.
+//! pinned items (and pinned groups) to the front, in input order. With variants
+//! (`docs/variants.md`), every token count is the chosen form's, Truncate moves a unit to a
+//! cheaper level before it drops it, and an item placed below its full form is
+//! `Downgraded`.
 
 use crate::diagnostics::{
-    Collector, ExclusionReason, InclusionReason, OverflowEvent, PipelineStage,
+    Collector, DowngradeCause, ExclusionReason, InclusionReason, OverflowEvent, PipelineStage,
 };
 use crate::error::{checked_token_sum, Error, Result};
-use crate::model::{ContextBudget, ContextItem, OverflowStrategy, ScoredItem, Units};
+use crate::model::{ContextBudget, ContextItem, GroupValue, OverflowStrategy, ScoredItem, Units};
+use crate::pipeline::forms::RunForms;
 use crate::pipeline::groups::{exclude_member, RunGroups};
 use crate::pipeline::score::Candidate;
 use crate::placer::{check_permutation, Placer};
 
-/// The placed window: input positions with their scores and reasons, plus any overflow.
+/// The placed window: input positions with their scores, reasons and forms, plus any
+/// overflow.
 pub(super) struct Placed {
     pub indices: Vec<usize>,
     pub scores: Vec<f64>,
     pub reasons: Vec<InclusionReason>,
+    /// The form of each placed item; empty when the run has no forms.
+    pub forms: Vec<usize>,
     pub overflow: Option<OverflowEvent>,
 }
 
@@ -33,6 +40,8 @@ pub(super) struct PlaceContext<'a> {
     pub items: &'a [ContextItem],
     pub budget: &'a ContextBudget,
     pub pinned_first: bool,
+    /// How group values (and group level values) are computed.
+    pub mode: GroupValue,
     /// The prefix extension's kept prefix (input positions, in its previous order), placed
     /// first; the placer orders the rest after it. `None` outside Hold runs.
     pub held: Option<&'a [usize]>,
@@ -52,6 +61,7 @@ pub(super) fn place<C: Collector>(
     pinned: &[usize],
     sliced: Vec<Candidate>,
     mut groups: Option<&mut RunGroups<'_>>,
+    mut forms: Option<&mut RunForms>,
     collector: &mut C,
 ) -> Result<Placed> {
     let PlaceContext {
@@ -73,10 +83,16 @@ pub(super) fn place<C: Collector>(
     let mut units = groups.as_deref().map(|t| merged_units(t, &merged));
 
     let target = budget.target_tokens();
-    let merged_tokens = checked_token_sum(
-        merged.list.iter().map(|c| items[c.index].tokens()),
-        "merged tokens",
-    )?;
+    let merged_tokens = match forms.as_deref() {
+        None => checked_token_sum(
+            merged.list.iter().map(|c| items[c.index].tokens()),
+            "merged tokens",
+        )?,
+        Some(f) => checked_token_sum(
+            merged.list.iter().map(|c| f.tokens(items, c.index)),
+            "merged tokens",
+        )?,
+    };
     let mut overflow = None;
     if merged_tokens > target {
         match strategy {
@@ -87,6 +103,17 @@ pub(super) fn place<C: Collector>(
                 })
             }
             OverflowStrategy::Truncate => match (&mut groups, &units) {
+                (table, all) if forms.is_some() => {
+                    let f = forms.as_deref_mut().expect("checked");
+                    let walk = LevelWalk {
+                        context: &context,
+                        merged: &merged,
+                        target,
+                    };
+                    let kept = walk.truncate(all.as_ref(), table.as_deref_mut(), f, collector)?;
+                    units = all.as_ref().map(|all| all.subset(&kept));
+                    merged.list = kept.iter().map(|&p| merged.list[p]).collect();
+                }
                 (Some(table), Some(all)) => {
                     let kept = truncate_units(items, &merged, all, target, table, collector);
                     units = Some(all.subset(&kept));
@@ -113,11 +140,22 @@ pub(super) fn place<C: Collector>(
         indices: Vec::with_capacity(order.len()),
         scores: Vec::with_capacity(order.len()),
         reasons: Vec::with_capacity(order.len()),
+        forms: Vec::new(),
         overflow,
     };
+    if forms.is_some() {
+        placed.forms.reserve(order.len());
+    }
     for pos in order {
         let Candidate { index, score } = merged.list[pos];
-        let reason = inclusion_reason(&items[index], pos < merged.pinned);
+        let pinned = pos < merged.pinned;
+        let reason = match forms.as_deref() {
+            None => inclusion_reason(&items[index], pinned),
+            Some(f) => {
+                placed.forms.push(f.chosen(index));
+                form_reason(&items[index], pinned, f, index)
+            }
+        };
         collector.include(index, score, reason);
         placed.indices.push(index);
         placed.scores.push(score);
@@ -326,6 +364,116 @@ fn truncate_units<C: Collector>(
         }
     }
     kept
+}
+
+/// What the Truncate walk over units with levels needs from Place.
+struct LevelWalk<'w, 'a> {
+    context: &'w PlaceContext<'a>,
+    merged: &'w Merged,
+    target: i64,
+}
+
+impl LevelWalk<'_, '_> {
+    /// D3 over units with levels (`docs/variants.md`): the walk meets each unit at its
+    /// first position in the merged list; a pinned unit stays in full; another stays at
+    /// the richest level, from the one the slicer chose down, whose tokens still fit, or is
+    /// dropped whole. Units that moved down record the cause `Truncated`; a dropped unit's
+    /// first member (input order) carries `BudgetExceeded` with the tokens of the unit's
+    /// cheapest level, the others `GroupExcluded`. `units` are the merged list's group
+    /// units (`None` without groups). Returns the kept positions in merged order.
+    fn truncate<C: Collector>(
+        &self,
+        units: Option<&Units>,
+        mut table: Option<&mut RunGroups<'_>>,
+        forms: &mut RunForms,
+        collector: &mut C,
+    ) -> Result<Vec<usize>> {
+        let (items, list) = (self.context.items, &self.merged.list);
+        let mut levels = match units {
+            Some(units) => units.clone(),
+            None => Units::singles(list.len(), |p| list[p].score),
+        };
+        let (index, score) = (|p: usize| list[p].index, |p: usize| list[p].score);
+        forms.set_levels(&mut levels, index, score, self.context.mode)?;
+        let tokens = |u: usize, l: usize| levels.level_tokens(u, l).expect("levels set above");
+        // The level each unit keeps (`None`: dropped), and whether it moved down.
+        let mut keep: Vec<Option<(usize, bool)>> = vec![None; levels.len()];
+        let mut seen = vec![false; levels.len()];
+        let mut used: i64 = 0;
+        for (p, c) in list.iter().enumerate() {
+            let u = levels.unit_of(p);
+            if std::mem::replace(&mut seen[u], true) {
+                continue;
+            }
+            let current = forms.level(c.index);
+            // Every token count here is >= 0 and their total fits in i64 (checked by the
+            // caller); lower levels only have fewer tokens.
+            let fits = if p < self.merged.pinned {
+                Some(current)
+            } else {
+                (current..levels.level_count(u)).find(|&l| used + tokens(u, l) <= self.target)
+            };
+            if let Some(l) = fits {
+                used += tokens(u, l);
+                keep[u] = Some((l, l != current));
+            }
+        }
+        let available_tokens = self.target - used;
+        forms.set_available(true, available_tokens);
+        for (p, c) in list.iter().enumerate() {
+            let u = levels.unit_of(p);
+            match keep[u] {
+                Some((level, true)) => {
+                    let form = levels.form_at(p, level);
+                    forms.choose(c.index, form, level);
+                    if form != 0 {
+                        forms.set_downgrade(c.index, DowngradeCause::Truncated);
+                    }
+                }
+                Some((_, false)) => {}
+                None if C::ENABLED => {
+                    let lead = list[levels.members(u)[0] as usize].index;
+                    let cheapest = levels.level_count(u) - 1;
+                    let reason = ExclusionReason::BudgetExceeded {
+                        item_tokens: tokens(u, cheapest),
+                        available_tokens,
+                    };
+                    let stage = PipelineStage::Place;
+                    match table.as_deref_mut() {
+                        Some(table) => exclude_member(
+                            collector, table, items, stage, c.index, c.score, lead, &reason,
+                        ),
+                        None => collector.exclude(stage, c.index, c.score, reason),
+                    }
+                }
+                None => {}
+            }
+        }
+        Ok((0..list.len())
+            .filter(|&p| keep[levels.unit_of(p)].is_some())
+            .collect())
+    }
+}
+
+/// [`inclusion_reason`] in a run with forms: an item placed below its full form is
+/// `Downgraded` (unless pinned, which never happens: pinned items stay in full).
+fn form_reason(
+    item: &ContextItem,
+    pinned: bool,
+    forms: &RunForms,
+    index: usize,
+) -> InclusionReason {
+    let form = forms.chosen(index);
+    match forms.downgrade(index) {
+        Some((cause, available_tokens)) if form != 0 && !pinned => InclusionReason::Downgraded {
+            form,
+            full_tokens: item.tokens(),
+            chosen_tokens: item.form_tokens(form),
+            available_tokens,
+            cause,
+        },
+        _ => inclusion_reason(item, pinned),
+    }
 }
 
 /// Pinned (the item, or its group), zero tokens, scored — in that order.

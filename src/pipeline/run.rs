@@ -9,7 +9,7 @@ use crate::pipeline::classify::classify;
 use crate::pipeline::deduplicate::deduplicate;
 use crate::pipeline::place::{place, PlaceContext, Placed};
 use crate::pipeline::score::score;
-use crate::pipeline::slice::{slice, PinnedContext};
+use crate::pipeline::slice::{slice, Extensions, PinnedContext};
 use crate::pipeline::sort::sort_by_score;
 use crate::pipeline::{Pipeline, RunOptions, Selection};
 
@@ -37,6 +37,7 @@ fn selection(placed: Placed, report: Option<crate::diagnostics::SelectionReport>
         indices: placed.indices,
         scores: placed.scores,
         reasons: placed.reasons,
+        forms: placed.forms,
         overflow: placed.overflow,
         report,
     }
@@ -50,7 +51,13 @@ fn run_stages<C: Collector>(
     collector: &mut C,
 ) -> Result<Placed> {
     check_cancelled("before it started")?;
-    let mut classified = classify(items, budget, pipeline.group_value, collector)?;
+    let mut classified = classify(
+        items,
+        budget,
+        pipeline.group_value,
+        pipeline.use_variants,
+        collector,
+    )?;
     check_cancelled("before scoring")?;
     let scored = score(
         pipeline.scorer.as_ref(),
@@ -74,6 +81,11 @@ fn run_stages<C: Collector>(
         tokens: classified.pinned_tokens,
         first_content: classified.pinned.first().map(|&i| items[i].content()),
     };
+    let extensions = Extensions {
+        groups: classified.groups.as_mut(),
+        forms: classified.forms.as_mut(),
+        mode: pipeline.group_value,
+    };
     check_cancelled("before slicing")?;
     let sliced = slice(
         pipeline.slicer.as_ref(),
@@ -81,7 +93,7 @@ fn run_stages<C: Collector>(
         &sorted,
         budget,
         &pinned,
-        classified.groups.as_mut(),
+        extensions,
         collector,
     )?;
     check_cancelled("before placing")?;
@@ -92,6 +104,7 @@ fn run_stages<C: Collector>(
         items,
         budget,
         pinned_first: pipeline.pinned_first,
+        mode: pipeline.group_value,
         held: None,
     };
     let placed = place(
@@ -99,11 +112,15 @@ fn run_stages<C: Collector>(
         &classified.pinned,
         sliced,
         classified.groups.as_mut(),
+        classified.forms.as_mut(),
         collector,
     )?;
     if C::ENABLED {
         if let Some(table) = &classified.groups {
             collector.groups(table.report(items));
+        }
+        if let Some(forms) = &mut classified.forms {
+            collector.pruned_forms(forms.take_pruned());
         }
     }
     Ok(placed)

@@ -5,13 +5,16 @@
 //! With groups (`docs/groups.md`) the slicer receives the candidates' units and selects
 //! whole units; the exclusion rule of 02 §6.4 is applied to a unit as one candidate (its
 //! tokens, its members' kinds), and the first member of an excluded group (input order)
-//! carries that reason while the others name it.
+//! carries that reason while the others name it. With variants (`docs/variants.md`) the
+//! units have levels, the slicer chooses one per selected unit, and the cause of every
+//! downgrade is recorded for Place.
 
 use std::collections::HashMap;
 
 use crate::diagnostics::{Collector, ExclusionReason, PipelineStage};
 use crate::error::{Error, Result};
-use crate::model::{ContextBudget, ContextItem, ContextKind, ScoredItem, Units};
+use crate::model::{ContextBudget, ContextItem, ContextKind, GroupValue, ScoredItem, Units};
+use crate::pipeline::forms::{slice_cause, RunForms};
 use crate::pipeline::groups::{exclude_member, RunGroups};
 use crate::pipeline::score::Candidate;
 use crate::slicer::{SliceOutcome, Slicer};
@@ -22,19 +25,27 @@ pub(super) struct PinnedContext<'a> {
     pub first_content: Option<&'a str>,
 }
 
+/// What the extensions of a run bring to Slice: its groups and its forms.
+pub(super) struct Extensions<'r, 'a> {
+    pub groups: Option<&'r mut RunGroups<'a>>,
+    pub forms: Option<&'r mut RunForms>,
+    /// How group values (and group level values) are computed.
+    pub mode: GroupValue,
+}
+
 pub(super) fn slice<C: Collector>(
     slicer: &dyn Slicer,
     items: &[ContextItem],
     sorted: &[Candidate],
     budget: &ContextBudget,
     pinned: &PinnedContext<'_>,
-    groups: Option<&mut RunGroups<'_>>,
+    extensions: Extensions<'_, '_>,
     collector: &mut C,
 ) -> Result<Vec<Candidate>> {
     collector.begin_stage();
     let effective = budget.effective(pinned.tokens);
     let sliced = slice_within(
-        slicer, items, sorted, budget, &effective, pinned, groups, collector,
+        slicer, items, sorted, budget, &effective, pinned, extensions, collector,
     )?;
     collector.end_stage(PipelineStage::Slice, sliced.len());
     Ok(sliced)
@@ -50,7 +61,7 @@ pub(super) fn slice_within<C: Collector>(
     budget: &ContextBudget,
     effective: &ContextBudget,
     pinned: &PinnedContext<'_>,
-    groups: Option<&mut RunGroups<'_>>,
+    extensions: Extensions<'_, '_>,
     collector: &mut C,
 ) -> Result<Vec<Candidate>> {
     let view: Vec<ScoredItem<'_>> = sorted
@@ -60,11 +71,19 @@ pub(super) fn slice_within<C: Collector>(
             score: c.score,
         })
         .collect();
-    let sliced = match groups {
-        None => slice_items(
+    let sliced = match extensions {
+        Extensions {
+            groups: None,
+            forms: None,
+            ..
+        } => slice_items(
             slicer, items, sorted, &view, budget, effective, pinned, collector,
         )?,
-        Some(table) => {
+        Extensions {
+            groups,
+            forms,
+            mode,
+        } => {
             let run = SliceRun {
                 slicer,
                 items,
@@ -74,7 +93,7 @@ pub(super) fn slice_within<C: Collector>(
                 effective,
                 pinned,
             };
-            run.units(table, collector)?
+            run.units(groups, forms, mode, collector)?
         }
     };
     Ok(sliced)
@@ -100,7 +119,9 @@ fn slice_items<C: Collector>(
     let selected = selection_mask(&outcome.selected, sorted.len())?;
     let sliced = kept(sorted, &selected);
     if C::ENABLED {
-        let explainer = SliceExplainer::new(slicer, items, &sliced, budget, effective, pinned);
+        let tokens = |index: usize| items[index].tokens();
+        let explainer =
+            SliceExplainer::new(slicer, items, &sliced, tokens, budget, effective, pinned);
         for (candidate, _) in sorted.iter().zip(&selected).filter(|(_, &keep)| !keep) {
             let reason = explainer.reason(&items[candidate.index]);
             collector.exclude(
@@ -127,89 +148,201 @@ struct SliceRun<'r, 'a> {
 }
 
 impl SliceRun<'_, '_> {
-    /// The Slice stage with groups: the slicer selects whole units; a group it returned in
-    /// part is dropped (and noted); every left-out member is explained.
+    /// The Slice stage with groups or variants: the slicer selects whole units, each at
+    /// one of its levels; a group it returned in part is dropped (and noted); every
+    /// left-out member is explained, every downgrade's cause recorded.
     fn units<C: Collector>(
         &self,
-        table: &mut RunGroups<'_>,
+        mut table: Option<&mut RunGroups<'_>>,
+        mut forms: Option<&mut RunForms>,
+        mode: GroupValue,
         collector: &mut C,
     ) -> Result<Vec<Candidate>> {
         let sorted = self.sorted;
-        let units = table.units(
-            sorted.len(),
-            |p| sorted[p].index,
-            |p| sorted[p].score,
-            |g| table.value(g),
-        );
+        let mut units = match table.as_deref() {
+            Some(t) => t.units(
+                sorted.len(),
+                |p| sorted[p].index,
+                |p| sorted[p].score,
+                |g| t.value(g),
+            ),
+            None => Units::singles(sorted.len(), |p| sorted[p].score),
+        };
+        if let Some(f) = forms.as_deref() {
+            let (index, score) = (|p: usize| sorted[p].index, |p: usize| sorted[p].score);
+            f.set_levels(&mut units, index, score, mode)?;
+        }
         let mut outcome = if self.view.is_empty() {
             SliceOutcome::default()
         } else {
             self.slicer
                 .slice_grouped(self.view, &units, self.effective)?
         };
+        if !outcome.forms.is_empty() && outcome.forms.len() != outcome.selected.len() {
+            return Err(Error::Callback(format!(
+                "slicer returned {} forms for {} positions",
+                outcome.forms.len(),
+                outcome.selected.len()
+            )));
+        }
         // Whatever the slicer, only whole groups go on.
-        let split = units.keep_whole(&mut outcome.selected);
+        let split = units.keep_whole(&mut outcome.selected, &mut outcome.forms);
         outcome.partial_groups.extend(split);
         let selected = selection_mask(&outcome.selected, sorted.len())?;
         let mut dropped = vec![false; sorted.len()];
         for &p in &outcome.partial_groups {
             if let Some(flag) = dropped.get_mut(p) {
                 *flag = true;
-                if let Some(g) = table.group_of(sorted[p].index) {
-                    table.set_partial(g);
+                if let Some(table) = table.as_deref_mut() {
+                    if let Some(g) = table.group_of(sorted[p].index) {
+                        table.set_partial(g);
+                    }
                 }
             }
         }
         let sliced = kept(sorted, &selected);
+        match forms.as_deref_mut() {
+            Some(f) => self.record_forms(&units, &outcome, &sliced, f)?,
+            None => reject_forms(&outcome, sorted)?,
+        }
         if C::ENABLED {
-            self.explain(&units, &selected, &dropped, &sliced, table, collector);
+            let run_forms = forms.as_deref();
+            let explain = Explain {
+                units: &units,
+                selected: &selected,
+                dropped: &dropped,
+                sliced: &sliced,
+                forms: run_forms,
+            };
+            self.explain(&explain, table, collector);
             collector.shortfalls(outcome.shortfalls);
         }
         Ok(sliced)
     }
 
+    /// Checks the forms the slicer chose (each a kept form of its item, the members of a
+    /// group at one level), records them, and records the cause of every downgrade.
+    fn record_forms(
+        &self,
+        units: &Units,
+        outcome: &SliceOutcome,
+        sliced: &[Candidate],
+        forms: &mut RunForms,
+    ) -> Result<()> {
+        let sorted = self.sorted;
+        let levels = units
+            .levels()
+            .expect("units of a run with forms have levels");
+        // The index of each selected position's form among its kept forms.
+        let kept_index = |i: usize, p: usize| -> Result<usize> {
+            let (index, form) = (sorted[p].index, outcome.form(i));
+            if let Some(k) = levels.level_of(p, form) {
+                return Ok(k);
+            }
+            let count = self.items[index].form_count();
+            Err(Error::Callback(if form >= count {
+                format!("slicer chose form {form} of item {index}, which has {count} forms")
+            } else {
+                format!(
+                    "slicer chose form {form} of item {index}, which was pruned (another form \
+                     has no more tokens and at least its quality)"
+                )
+            }))
+        };
+        if units.all_single() {
+            // An item's level is the index of its form.
+            for (i, &p) in outcome.selected.iter().enumerate() {
+                let level = kept_index(i, p)?;
+                forms.choose(sorted[p].index, outcome.form(i), level);
+            }
+        } else {
+            // A unit's level is the highest of its members' indices; each member must then
+            // use its form at that level.
+            let mut unit_level: Vec<usize> = vec![0; units.len()];
+            for (i, &p) in outcome.selected.iter().enumerate() {
+                let u = units.unit_of(p);
+                unit_level[u] = unit_level[u].max(kept_index(i, p)?);
+            }
+            for (i, &p) in outcome.selected.iter().enumerate() {
+                let level = unit_level[units.unit_of(p)];
+                let form = outcome.form(i);
+                if units.form_at(p, level) != form {
+                    return Err(Error::Callback(format!(
+                        "slicer chose forms for the members of item {}'s group that are not \
+                         one level (a group degrades as one)",
+                        sorted[p].index
+                    )));
+                }
+                forms.choose(sorted[p].index, form, level);
+            }
+        }
+        // One `available` for the run (D5), from the chosen forms' tokens.
+        let used = sliced.iter().fold(0i64, |acc, c| {
+            acc.saturating_add(forms.tokens(self.items, c.index))
+        });
+        let available = self.effective.target_tokens().saturating_sub(used);
+        forms.set_available(false, available);
+        for &p in &outcome.selected {
+            let index = sorted[p].index;
+            let level = forms.level(index);
+            if level > 0 && forms.chosen(index) != 0 {
+                let u = units.unit_of(p);
+                let (full, chosen) = (levels.tokens(u, 0), levels.tokens(u, level));
+                forms.set_downgrade(index, slice_cause(full, chosen, available));
+            }
+        }
+        Ok(())
+    }
+
     /// Records a reason for every position not selected, in Sort order. A unit's lead is
     /// its first member in input order, or — for a group the slicer returned in part — its
     /// first member the slicer left out; the lead gets the 02 §6.4 reason (of the unit, or
-    /// of that item for a partial group), the other members `GroupExcluded`.
+    /// of that item for a partial group), the other members `GroupExcluded`. With variants
+    /// the rule reads the tokens of the unit's cheapest level: the least it could cost.
     fn explain<C: Collector>(
         &self,
-        units: &Units,
-        selected: &[bool],
-        dropped: &[bool],
-        sliced: &[Candidate],
-        table: &mut RunGroups<'_>,
+        e: &Explain<'_>,
+        mut table: Option<&mut RunGroups<'_>>,
         collector: &mut C,
     ) {
         let items = self.items;
+        let tokens = |index: usize| match e.forms {
+            Some(f) => f.tokens(items, index),
+            None => items[index].tokens(),
+        };
         let explainer = SliceExplainer::new(
             self.slicer,
             items,
-            sliced,
+            e.sliced,
+            tokens,
             self.budget,
             self.effective,
             self.pinned,
         );
+        let units = e.units;
         let mut leads: Vec<Option<(usize, ExclusionReason)>> = vec![None; units.len()];
         for (p, c) in self.sorted.iter().enumerate() {
-            if selected[p] {
+            if e.selected[p] {
                 continue;
             }
             let u = units.unit_of(p);
             if leads[u].is_none() {
                 let members = units.members(u);
-                let partial = members.iter().any(|&m| dropped[m as usize]);
+                let partial = members.iter().any(|&m| e.dropped[m as usize]);
                 let lead_pos = if partial {
-                    let left_out = members.iter().find(|&&m| !dropped[m as usize]);
+                    let left_out = members.iter().find(|&&m| !e.dropped[m as usize]);
                     *left_out.unwrap_or(&members[0]) as usize
                 } else {
                     members[0] as usize
                 };
-                let reason = if partial || members.len() == 1 {
+                let cheapest = units.level_count(u) - 1;
+                let reason = if partial || (members.len() == 1 && cheapest == 0) {
                     explainer.reason(&items[self.sorted[lead_pos].index])
                 } else {
-                    let tokens = members.iter().fold(0i64, |acc, &m| {
-                        acc.saturating_add(self.view[m as usize].item.tokens())
+                    let tokens = units.level_tokens(u, cheapest).unwrap_or_else(|| {
+                        members.iter().fold(0i64, |acc, &m| {
+                            acc.saturating_add(self.view[m as usize].item.tokens())
+                        })
                     });
                     let kinds: Vec<&ContextKind> = members
                         .iter()
@@ -221,10 +354,39 @@ impl SliceRun<'_, '_> {
             }
             let (lead, reason) = leads[u].as_ref().expect("set above");
             let stage = PipelineStage::Slice;
-            exclude_member(
-                collector, table, items, stage, c.index, c.score, *lead, reason,
-            );
+            match table.as_deref_mut() {
+                Some(table) => exclude_member(
+                    collector, table, items, stage, c.index, c.score, *lead, reason,
+                ),
+                None => collector.exclude(stage, c.index, c.score, reason.clone()),
+            }
         }
+    }
+}
+
+/// What [`SliceRun::explain`] reads about the slicer's outcome.
+struct Explain<'e> {
+    units: &'e Units,
+    /// Per Sort position: selected, and dropped as part of a partial group.
+    selected: &'e [bool],
+    dropped: &'e [bool],
+    sliced: &'e [Candidate],
+    forms: Option<&'e RunForms>,
+}
+
+/// Without forms in the run, a slicer may only choose full forms.
+fn reject_forms(outcome: &SliceOutcome, sorted: &[Candidate]) -> Result<()> {
+    match outcome
+        .forms
+        .iter()
+        .zip(&outcome.selected)
+        .find(|(&f, _)| f != 0)
+    {
+        None => Ok(()),
+        Some((&form, &p)) => Err(Error::Callback(format!(
+            "slicer chose form {form} of item {}, but this run uses every item in full",
+            sorted[p].index
+        ))),
     }
 }
 
@@ -271,10 +433,12 @@ struct SliceExplainer<'a> {
 }
 
 impl<'a> SliceExplainer<'a> {
+    /// `tokens(index)` is the tokens of the form selected for input position `index`.
     fn new(
         slicer: &'a dyn Slicer,
         items: &'a [ContextItem],
         sliced: &[Candidate],
+        tokens: impl Fn(usize) -> i64,
         budget: &ContextBudget,
         effective: &ContextBudget,
         pinned: &'a PinnedContext<'a>,
@@ -285,7 +449,7 @@ impl<'a> SliceExplainer<'a> {
         // an untraced run does; diagnostics must not fail the run first with another error.
         let sliced_tokens = sliced
             .iter()
-            .fold(0i64, |acc, c| acc.saturating_add(items[c.index].tokens()));
+            .fold(0i64, |acc, c| acc.saturating_add(tokens(c.index)));
         let caps = slicer.count_caps();
         let mut kind_counts = HashMap::new();
         if !caps.is_empty() {

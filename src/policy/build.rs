@@ -32,6 +32,7 @@ pub(super) fn pipeline(policy: &Policy) -> Result<Pipeline> {
         .overflow_strategy(policy.overflow_strategy)
         .group_value(policy.group_value)
         .pinned_first(policy.pinned_first)
+        .use_variants(policy.use_variants)
         .build()
 }
 

@@ -260,6 +260,7 @@ pub(super) const POLICY_PROPS: &[&str] = &[
     "innerSlicer",
     "groupValue",
     "pinnedFirst",
+    "useVariants",
     "name",
     "description",
 ];

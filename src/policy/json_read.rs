@@ -57,6 +57,13 @@ pub(super) fn policy(json: &str, options: &JsonReadOptions<'_>) -> Result<JsonRe
             .as_bool()
             .ok_or_else(|| type_error(v, "pinnedFirst", "a boolean"))?,
     };
+    // Extension of the variant feature (docs/variants.md); `null` counts as absent.
+    let use_variants = match optional(obj, "useVariants") {
+        None => true,
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| type_error(v, "useVariants", "a boolean"))?,
+    };
     let text = |prop: &str| optional(obj, prop).map(|v| string(v, prop)).transpose();
     let policy = Policy {
         scorers,
@@ -66,6 +73,7 @@ pub(super) fn policy(json: &str, options: &JsonReadOptions<'_>) -> Result<JsonRe
         overflow_strategy,
         group_value,
         pinned_first,
+        use_variants,
         name: text("name")?,
         description: text("description")?,
     };

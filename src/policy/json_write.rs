@@ -37,6 +37,10 @@ pub(super) fn policy(policy: &Policy, pretty: bool) -> Result<String> {
     if policy.pinned_first {
         members.push(("pinnedFirst", Json::Raw("true".into())));
     }
+    // Extension of the variant feature (docs/variants.md), written only when off.
+    if !policy.use_variants {
+        members.push(("useVariants", Json::Raw("false".into())));
+    }
     let text = [("name", &policy.name), ("description", &policy.description)];
     members.extend(
         text.into_iter()

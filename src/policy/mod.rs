@@ -70,6 +70,9 @@ pub struct Policy {
     pub group_value: GroupValue,
     /// Place pinned items first, in input order (extension, default off).
     pub pinned_first: bool,
+    /// Use the items' variants (extension, default on; `docs/variants.md`). Off, every item
+    /// is selected in full or not at all.
+    pub use_variants: bool,
     /// Optional name, free text.
     pub name: Option<String>,
     /// Optional description, free text.
@@ -240,7 +243,7 @@ impl ScorerEntry {
 impl Policy {
     /// A policy with `scorers` and every other field at its default: greedy slicer,
     /// chronological placer, deduplication on, overflow Throw, group value sum, pinned
-    /// items placed like the others, no name or description.
+    /// items placed like the others, variants used, no name or description.
     pub fn new(scorers: Vec<ScorerEntry>) -> Self {
         Self {
             scorers,
@@ -250,6 +253,7 @@ impl Policy {
             overflow_strategy: OverflowStrategy::Throw,
             group_value: GroupValue::Sum,
             pinned_first: false,
+            use_variants: true,
             name: None,
             description: None,
         }

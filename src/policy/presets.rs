@@ -146,6 +146,7 @@ impl Preset {
             overflow_strategy: OverflowStrategy::Throw,
             group_value: GroupValue::Sum,
             pinned_first: false,
+            use_variants: true,
             name: Some(self.name().to_string()),
             description: Some(self.description().to_string()),
         }

@@ -35,6 +35,7 @@ pub(super) fn policy(pipeline: &Pipeline) -> Result<Policy> {
         overflow_strategy: pipeline.overflow_strategy(),
         group_value: pipeline.group_value(),
         pinned_first: pipeline.pinned_first(),
+        use_variants: pipeline.use_variants(),
         name: None,
         description: None,
     };

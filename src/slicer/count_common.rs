@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use crate::diagnostics::CountRequirementShortfall;
 use crate::error::{checked_token_sum, Error, Result};
-use crate::model::{ContextBudget, ContextKind, ScoredItem, Units};
+use crate::model::{ContextBudget, ContextKind, Levels, ScoredItem, Units};
 use crate::slicer::shared::{append_mapped, reject_duplicate_kinds, score_desc};
 use crate::slicer::{CountQuotaEntry, ScarcityBehavior, SliceOutcome};
 
@@ -22,6 +22,10 @@ pub(crate) struct CountQuotas {
 struct Commits {
     /// Committed positions: entries in configuration order, each kind by score.
     selected: Vec<usize>,
+    /// Their forms (units with levels only; otherwise empty: every item in full).
+    forms: Vec<usize>,
+    /// Tokens of the committed forms so far (units with levels only).
+    tokens: i64,
     /// Items of each entry's kind in the result so far; seeds Phase 3 (spec 04 §7.1).
     counts: Vec<usize>,
     /// Requirements not met (Degrade).
@@ -137,22 +141,33 @@ impl CountQuotas {
             quotas: self,
             entry_of: &entry_of,
         };
-        let mut commits = self.commit(slicer, scarcity, items, units, &counter)?;
-        let inner = delegate(items, &commits.selected, target, phase2)?;
+        let mut commits = self.commit(slicer, scarcity, items, units, &counter, target)?;
+        let inner = delegate(items, &commits.selected, &commits.forms, target, phase2)?;
         let mut out = SliceOutcome {
             selected: std::mem::take(&mut commits.selected),
             shortfalls: std::mem::take(&mut commits.shortfalls),
             cap_excluded: inner.cap_excluded,
             partial_groups: inner.partial_groups,
+            forms: std::mem::take(&mut commits.forms),
         };
         out.shortfalls.extend(inner.shortfalls);
-        counter.enforce_caps(units, &inner.selected, &mut commits.counts, &mut out);
+        let phase2 = Phase2 {
+            selected: &inner.selected,
+            forms: &inner.forms,
+        };
+        counter.enforce_caps(units, phase2, items.len(), &mut commits.counts, &mut out);
+        if out.forms.iter().all(|&f| f == 0) {
+            out.forms.clear();
+        }
         Ok(out)
     }
 
     /// Phase 1: walks the entries in configuration order; for each, commits the units
     /// holding members of its kind by value (ties in unit order) until the entry's count
     /// reaches its requirement, skipping a unit that would take a capped kind over its cap.
+    /// A unit with levels is committed at its richest level that fits what is left of
+    /// `target` after the commits so far, or at its cheapest level when none does (Phase 1
+    /// commits regardless of the budget).
     fn commit<U: UnitSet>(
         &self,
         slicer: &'static str,
@@ -160,10 +175,13 @@ impl CountQuotas {
         items: &[ScoredItem<'_>],
         units: &U,
         counter: &Counter<'_>,
+        target: i64,
     ) -> Result<Commits> {
         let mut members = self.required_units(units, counter.entry_of);
         let mut commits = Commits {
             selected: Vec::new(),
+            forms: Vec::new(),
+            tokens: 0,
             counts: vec![0; self.entries.len()],
             shortfalls: Vec::new(),
         };
@@ -184,7 +202,10 @@ impl CountQuotas {
                     continue; // committed for an earlier entry
                 }
                 if counter.admit(units, u, &mut commits.counts) {
-                    units.for_members(u, |m| commits.selected.push(m));
+                    match units.levels() {
+                        None => units.for_members(u, |m| commits.selected.push(m)),
+                        Some(levels) => commits.push_at_fitting_level(units, levels, u, target)?,
+                    }
                     if !U::SINGLE {
                         committed[u] = true;
                     }
@@ -231,6 +252,39 @@ impl CountQuotas {
     }
 }
 
+impl Commits {
+    /// Commits unit `u` at its richest level whose tokens fit `target` minus the tokens
+    /// committed so far, or at its cheapest level.
+    fn push_at_fitting_level<U: UnitSet>(
+        &mut self,
+        units: &U,
+        levels: &Levels,
+        u: usize,
+        target: i64,
+    ) -> Result<()> {
+        let room = target.saturating_sub(self.tokens);
+        let count = levels.count(u);
+        let level = (0..count)
+            .find(|&l| levels.tokens(u, l) <= room)
+            .unwrap_or(count - 1);
+        self.tokens = checked_token_sum(
+            [self.tokens, levels.tokens(u, level)],
+            "count-quota committed tokens",
+        )?;
+        units.for_members(u, |m| {
+            self.selected.push(m);
+            self.forms.push(levels.form_at(m, level));
+        });
+        Ok(())
+    }
+}
+
+/// The inner slicer's selection in Phase 3: positions and their forms (empty or parallel).
+struct Phase2<'a> {
+    selected: &'a [usize],
+    forms: &'a [usize],
+}
+
 /// Counts members per entry kind and applies the caps.
 struct Counter<'a> {
     quotas: &'a CountQuotas,
@@ -266,12 +320,24 @@ impl Counter<'_> {
     fn enforce_caps<U: UnitSet>(
         &self,
         units: &U,
-        phase2: &[usize],
+        phase2: Phase2<'_>,
+        n: usize,
         counts: &mut [usize],
         out: &mut SliceOutcome,
     ) {
         let mut seen = vec![false; if U::SINGLE { 0 } else { units.count() }];
-        for &pos in phase2 {
+        // The form of each position the inner slicer chose (when it chose any but full).
+        let mut form_of = Vec::new();
+        if !phase2.forms.is_empty() {
+            form_of = vec![0; n];
+            for (&p, &f) in phase2.selected.iter().zip(phase2.forms) {
+                form_of[p] = f;
+            }
+            if out.forms.is_empty() {
+                out.forms.resize(out.selected.len(), 0);
+            }
+        }
+        for &pos in phase2.selected {
             let u = units.unit_of(pos);
             if !U::SINGLE {
                 if seen[u] {
@@ -279,12 +345,18 @@ impl Counter<'_> {
                 }
                 seen[u] = true;
             }
-            let target = if self.admit(units, u, counts) {
-                &mut out.selected
+            if self.admit(units, u, counts) {
+                units.for_members(u, |m| {
+                    out.selected.push(m);
+                    if !form_of.is_empty() {
+                        out.forms.push(form_of[m]);
+                    } else if !out.forms.is_empty() {
+                        out.forms.push(0);
+                    }
+                });
             } else {
-                &mut out.cap_excluded
-            };
-            units.for_members(u, |m| target.push(m));
+                units.for_members(u, |m| out.cap_excluded.push(m));
+            }
         }
     }
 }
@@ -316,6 +388,10 @@ pub(crate) trait UnitSet {
     fn for_members(&self, unit: usize, f: impl FnMut(usize));
     /// The unit's value: the item's score, or its group's value.
     fn value(&self, unit: usize, items: &[ScoredItem<'_>]) -> f64;
+    /// The levels of the units, when items have variants.
+    fn levels(&self) -> Option<&Levels> {
+        None
+    }
 }
 
 /// Every position its own unit.
@@ -353,22 +429,31 @@ impl UnitSet for Units {
     fn value(&self, unit: usize, _: &[ScoredItem<'_>]) -> f64 {
         Units::value(self, unit)
     }
+    fn levels(&self) -> Option<&Levels> {
+        Units::levels(self)
+    }
 }
 
 /// Phase 2: runs `phase2` on the items not `committed` (input order) with
-/// `Budget(room, room)`, `room = max(0, target − committed tokens)`, unless the room is 0 or
+/// `Budget(room, room)`, `room = max(0, target − committed tokens)` (the tokens of the
+/// committed forms: `forms` is empty or parallel to `committed`), unless the room is 0 or
 /// nothing is left. The returned positions index `items`.
 fn delegate<F>(
     items: &[ScoredItem<'_>],
     committed: &[usize],
+    forms: &[usize],
     target: i64,
     phase2: F,
 ) -> Result<SliceOutcome>
 where
     F: FnOnce(&[ScoredItem<'_>], &[usize], &ContextBudget) -> Result<SliceOutcome>,
 {
+    let form = |i: usize| forms.get(i).copied().unwrap_or(0);
     let committed_tokens = checked_token_sum(
-        committed.iter().map(|&p| items[p].item.tokens()),
+        committed
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| items[p].item.form_tokens(form(i))),
         "count-quota committed tokens",
     )?;
     let room = target

@@ -21,7 +21,8 @@ use crate::slicer::{CountQuotaEntry, KnapsackSlice, ScarcityBehavior, SliceOutco
 ///
 /// With groups (`docs/groups.md`), Phases 1 and 3 work on units as in CountQuotaSlice, the
 /// knapsack is exact over units and the re-sort orders units by value, keeping each unit's
-/// members together.
+/// members together. With variants (`docs/variants.md`) the knapsack chooses levels and the
+/// re-sort still ranks units by their full value.
 ///
 /// A [`crate::Error::TableTooLarge`] from the knapsack propagates. It is not a
 /// [`KnapsackSlice`] itself: CountQuotaSlice accepts it as an inner slicer.
@@ -94,7 +95,21 @@ impl CountConstrainedKnapsackSlice {
             }
         }
         picked.sort_by(|&a, &b| score_desc(units.value(a), units.value(b)));
+        let forms_by_position: Vec<(usize, usize)> = outcome
+            .forms
+            .iter()
+            .zip(&outcome.selected)
+            .map(|(&f, &p)| (p, f))
+            .collect();
         outcome.selected = units.expand(picked);
+        if !forms_by_position.is_empty() {
+            // Each member keeps the form the knapsack chose for it.
+            let mut form_of = vec![0; rest.len()];
+            for (p, f) in forms_by_position {
+                form_of[p] = f;
+            }
+            outcome.forms = outcome.selected.iter().map(|&p| form_of[p]).collect();
+        }
         Ok(outcome)
     }
 }

@@ -91,7 +91,10 @@ const KNAPSACK_INNER_MESSAGE: &str = "CountQuotaSlice does not support KnapsackS
 /// With groups (`docs/groups.md`), every phase works on units: a unit counts toward each
 /// entry with one per member of that entry's kind; Phase 1 ranks units by value; a unit
 /// that would take any capped kind over its cap is never committed or kept, so no cap is
-/// exceeded for any member's kind.
+/// exceeded for any member's kind. With variants (`docs/variants.md`), counts do not
+/// depend on the form; Phase 1 commits a unit at its richest level that fits what the
+/// commits left of the target (its cheapest level when none fits), Phase 2's room is the
+/// target minus the committed forms' tokens, and the inner slicer chooses the other forms.
 #[derive(Debug, Clone)]
 pub struct CountQuotaSlice {
     quotas: CountQuotas,

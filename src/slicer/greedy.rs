@@ -1,7 +1,7 @@
 //! GreedySlice (spec 04 §2): value-density greedy fill in a single pass.
 
 use crate::error::{Error, Result};
-use crate::model::{ContextBudget, ScoredItem, Units};
+use crate::model::{ContextBudget, Levels, ScoredItem, Units};
 use crate::radix::{f64_order_key, stable_sort_by_key};
 use crate::slicer::shared::select_units;
 use crate::slicer::{SliceOutcome, Slicer};
@@ -16,7 +16,9 @@ use crate::slicer::{SliceOutcome, Slicer};
 /// positions in that visiting order.
 ///
 /// With groups, the candidates are units (a group's tokens are its members' sum, its
-/// score the group value), ties by the unit's earliest position.
+/// score the group value), ties by the unit's earliest position. With variants
+/// (`docs/variants.md`), units are visited by the density of their full form and each is
+/// taken at the richest level that still fits.
 ///
 /// Negative-token items never reach a slicer through the pipeline (Classify removes them);
 /// on a direct call they always fit and *grow* the remaining budget, as the specification
@@ -56,11 +58,41 @@ impl Slicer for GreedySlice {
         units: &Units,
         budget: &ContextBudget,
     ) -> Result<SliceOutcome> {
-        select_units(items, units, budget, |tokens, target| {
-            let order = density_order(tokens, |u| units.value(u));
-            fill(tokens, &order, target)
-        })
+        select_units(
+            items,
+            units,
+            budget,
+            |tokens, target| {
+                let order = density_order(tokens, |u| units.value(u));
+                fill(tokens, &order, target)
+            },
+            |levels, target| fill_levels(levels, units.len(), target),
+        )
     }
+}
+
+/// The greedy pass over units with levels (`docs/variants.md`): units in order of their
+/// full level's density (as [`density_order`]), each taken at its richest level that fits
+/// the room left (a zero-token level always fits); a unit with no fitting level is skipped.
+/// Returns (unit, level) in visiting order.
+fn fill_levels(levels: &Levels, n: usize, target: i64) -> Result<Vec<(usize, usize)>> {
+    let full: Vec<i64> = (0..n).map(|u| levels.tokens(u, 0)).collect();
+    let order = density_order(&full, |u| levels.value(u, 0));
+    let mut room = target;
+    let mut picks = Vec::new();
+    for u in order {
+        let fitting = (0..levels.count(u)).find(|&l| {
+            let t = levels.tokens(u, l);
+            t == 0 || t <= room
+        });
+        if let Some(level) = fitting {
+            picks.push((u, level));
+            room = room.checked_sub(levels.tokens(u, level)).ok_or_else(|| {
+                Error::TokenOverflow("GreedySlice remaining budget does not fit in 64 bits".into())
+            })?;
+        }
+    }
+    Ok(picks)
 }
 
 /// Value density of one item: `score / tokens` as an f64 division, `f64::MAX` for zero tokens.

@@ -6,6 +6,7 @@ use std::cell::Cell;
 use crate::alloc;
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, ScoredItem, Units};
+use crate::slicer::multiple_choice;
 use crate::slicer::shared::select_units;
 use crate::slicer::{SliceOutcome, Slicer};
 
@@ -26,6 +27,12 @@ const VALUE_SCALE: f64 = 10000.0;
 /// selected when the target is positive; negative-token items are ignored.
 ///
 /// Output order: zero-token items in input order, then the picks in reverse input order.
+///
+/// With groups, the candidates are units (a group weighs its members' summed tokens and is
+/// worth its group value) and the optimum is exact over units. With variants
+/// (`docs/variants.md`), each unit may be taken at one of its levels: the selection solves
+/// the multiple-choice knapsack exactly (at most one level per unit), with the same guard
+/// counting the bits of a level number per cell.
 ///
 /// Memory guard (decision D11 in docs/decisions.md): the keep table is a bitset of `candidates ×
 /// (capacity + 1)` bits, where `candidates` counts every positive-token item, and the DP keeps one
@@ -83,9 +90,23 @@ impl KnapsackSlice {
     /// capacity `cap`, plus the DP row, would need more bytes than the limit, or more bits
     /// than the address space can index (reachable only with a limit near `u64::MAX`).
     fn check_table_size(&self, candidates: usize, cap: i64) -> Result<()> {
+        self.check_choice_table(candidates, candidates as u128, cap)
+    }
+
+    /// The guard for a table of `candidates` rows whose cells take `row_bits` bits in all
+    /// (one per row for the 0/1 knapsack; the multiple-choice knapsack's rows store a level
+    /// number in each cell): `row_bits × (cap + 1)` bits plus the DP row, against the limit.
+    /// `cells` in the error is `candidates × (cap + 1)`.
+    pub(super) fn check_choice_table(
+        &self,
+        candidates: usize,
+        row_bits: u128,
+        cap: i64,
+    ) -> Result<()> {
         let cells = candidates as u128 * (cap as u128 + 1);
-        let bytes = dp_bytes(cells, cap);
-        if bytes <= u128::from(self.table_limit_bytes) && cells <= usize::MAX as u128 {
+        let bits = row_bits.saturating_mul(cap as u128 + 1);
+        let bytes = dp_bytes(bits, cap);
+        if bytes <= u128::from(self.table_limit_bytes) && bits <= usize::MAX as u128 {
             return Ok(());
         }
         let saturate = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
@@ -99,7 +120,7 @@ impl KnapsackSlice {
     }
 
     /// Discretised weight: `ceil(tokens / bucket_size)` for `tokens > 0`, without overflow.
-    fn weight(&self, tokens: i64) -> i64 {
+    pub(super) fn weight(&self, tokens: i64) -> i64 {
         tokens / self.bucket_size + i64::from(tokens % self.bucket_size != 0)
     }
 }
@@ -137,9 +158,13 @@ impl Slicer for KnapsackSlice {
         units: &Units,
         budget: &ContextBudget,
     ) -> Result<SliceOutcome> {
-        select_units(items, units, budget, |tokens, target| {
-            self.select(units.len(), |u| tokens[u], |u| units.value(u), target)
-        })
+        select_units(
+            items,
+            units,
+            budget,
+            |tokens, target| self.select(units.len(), |u| tokens[u], |u| units.value(u), target),
+            |levels, target| multiple_choice::select(self, levels, units.len(), target),
+        )
     }
 }
 
@@ -168,7 +193,7 @@ impl KnapsackSlice {
 
 /// Knapsack value of a score: `max(0, floor(score * 10000))` in f64, converted with `as`
 /// semantics (NaN becomes 0, +inf saturates to `i64::MAX`).
-fn value(score: f64) -> i64 {
+pub(super) fn value(score: f64) -> i64 {
     ((score * VALUE_SCALE).floor() as i64).max(0)
 }
 
@@ -400,9 +425,10 @@ fn backtrack(active: &[Candidate], keep: &KeepTable, cap: usize) -> Vec<usize> {
     picks
 }
 
-/// Bytes a DP run needs: the keep bitset plus one row of `capacity + 1` i64 values.
-fn dp_bytes(cells: u128, cap: i64) -> u128 {
-    BitTable::bytes_for(cells) + 8 * (cap as u128 + 1)
+/// Bytes a DP run needs: the keep table of `bits` bits plus one row of `capacity + 1` i64
+/// values.
+fn dp_bytes(bits: u128, cap: i64) -> u128 {
+    BitTable::bytes_for(bits) + 8 * (cap as u128 + 1)
 }
 
 /// Row-major bitset of `rows × width` keep bits, packed into 64-bit words.

@@ -9,6 +9,11 @@
 //! selects whole units (a group is one unit: its members' tokens, its value from its
 //! members' scores); any other slicer sees the items alone, and a group it returns only in
 //! part is dropped whole.
+//!
+//! When items have variants (`docs/variants.md`), the pipeline calls
+//! [`Slicer::slice_grouped`] too, with units that have **levels**: every built-in slicer
+//! chooses at most one level per unit and says which form each selected position uses in
+//! [`SliceOutcome::forms`]. The multiple-choice knapsack lives in its own module.
 
 use std::fmt;
 
@@ -21,6 +26,7 @@ mod count_constrained_knapsack;
 mod count_quota;
 mod greedy;
 mod knapsack;
+mod multiple_choice;
 mod quota;
 mod shared;
 #[cfg(test)]
@@ -45,6 +51,16 @@ pub struct SliceOutcome {
     /// Grouped runs only: positions the slicer selected from a group it did not select
     /// whole, which were dropped (a group is taken whole or not at all).
     pub partial_groups: Vec<usize>,
+    /// The form each selected position uses (0 = the item itself; `docs/variants.md`):
+    /// empty when every selected item is used in full, otherwise parallel to `selected`.
+    pub forms: Vec<usize>,
+}
+
+impl SliceOutcome {
+    /// The form of the `i`-th selected position (0 when `forms` is empty).
+    pub fn form(&self, i: usize) -> usize {
+        self.forms.get(i).copied().unwrap_or(0)
+    }
 }
 
 /// Chooses which scored items fit the budget.
@@ -63,11 +79,14 @@ pub trait Slicer: crate::downcast::AsAny + Send + Sync + fmt::Debug {
     /// Selects whole units of `items` within `budget`: `units` partitions the positions of
     /// `items` into ungrouped items and groups, and a unit is selected whole or not at all.
     ///
-    /// Called instead of [`Slicer::slice`] when the items contain groups. Every built-in
-    /// slicer treats a unit as one candidate. The default, for every other slicer, calls
-    /// `slice` (which sees the items alone) and then drops each group it returned only in
-    /// part, listing the dropped positions in [`SliceOutcome::partial_groups`]; it never
-    /// adds the members a slicer left out, which could break the budget.
+    /// Called instead of [`Slicer::slice`] when the items contain groups or variants. Every
+    /// built-in slicer treats a unit as one candidate and, when the units have levels,
+    /// chooses at most one level per unit (reported in [`SliceOutcome::forms`]). The
+    /// default, for every other slicer, calls `slice` (which sees the items alone, so every
+    /// item is used in full unless it sets `forms` itself) and then drops each group it
+    /// returned only in part, listing the dropped positions in
+    /// [`SliceOutcome::partial_groups`]; it never adds the members a slicer left out, which
+    /// could break the budget.
     fn slice_grouped(
         &self,
         items: &[ScoredItem<'_>],
@@ -75,7 +94,7 @@ pub trait Slicer: crate::downcast::AsAny + Send + Sync + fmt::Debug {
         budget: &ContextBudget,
     ) -> Result<SliceOutcome> {
         let mut outcome = self.slice(items, budget)?;
-        let dropped = units.keep_whole(&mut outcome.selected);
+        let dropped = units.keep_whole(&mut outcome.selected, &mut outcome.forms);
         outcome.partial_groups.extend(dropped);
         Ok(outcome)
     }

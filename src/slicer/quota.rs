@@ -256,6 +256,9 @@ impl Slicer for QuotaSlice {
     /// it has members of, those members' tokens fit what is left of that kind's budget,
     /// which they then use up; later partitions run with what is left. So no kind's
     /// selected tokens exceed its budget, and no cap is exceeded for any member's kind.
+    /// With variants, the inner slicer chooses the levels within the kind's budget, and a
+    /// mixed unit charges the later kinds its members' chosen forms' tokens; the kind
+    /// masses are the items' full tokens.
     fn slice_grouped(
         &self,
         items: &[ScoredItem<'_>],
@@ -339,6 +342,18 @@ impl Homes {
     ) -> Result<()> {
         let mut verdict: Vec<Option<bool>> = vec![None; sub_units.len()];
         let mut charges: Vec<(usize, i64)> = Vec::new();
+        // The form the inner slicer chose for each of its positions (variants).
+        let mut form_of = vec![
+            0usize;
+            if inner.forms.is_empty() {
+                0
+            } else {
+                offered.len()
+            }
+        ];
+        for (&p, &f) in inner.selected.iter().zip(&inner.forms) {
+            form_of[p] = f;
+        }
         for &p in &inner.selected {
             let u = sub_units.unit_of(p);
             if verdict[u].is_some() {
@@ -351,7 +366,8 @@ impl Homes {
                 if k == home {
                     continue;
                 }
-                let tokens = items[outer].item.tokens();
+                let form = form_of.get(m as usize).copied().unwrap_or(0);
+                let tokens = items[outer].item.form_tokens(form);
                 match charges.iter_mut().find(|(kind, _)| *kind == k) {
                     Some((_, sum)) => {
                         *sum = checked_token_sum([*sum, tokens], "QuotaSlice group tokens")?
@@ -367,9 +383,12 @@ impl Homes {
             }
             verdict[u] = Some(fits);
         }
-        inner
-            .selected
-            .retain(|&p| verdict[sub_units.unit_of(p)] != Some(false));
+        let keep = |p: usize| verdict[sub_units.unit_of(p)] != Some(false);
+        if !inner.forms.is_empty() {
+            let forms = inner.selected.iter().zip(&inner.forms);
+            inner.forms = forms.filter(|(&p, _)| keep(p)).map(|(_, &f)| f).collect();
+        }
+        inner.selected.retain(|&p| keep(p));
         Ok(())
     }
 }

@@ -6,7 +6,9 @@
 
 use std::collections::HashSet;
 
-use crate::engine::{Engine, EngineError, EngineResult, ExcludedRecord, GroupRecord, ReportRecord};
+use crate::engine::{
+    Engine, EngineError, EngineResult, ExcludedRecord, GroupRecord, IncludedRecord, ReportRecord,
+};
 use crate::spec::{
     Case, Component, DiagnosticsExpectation, ExcludedExpectation, FieldValue, GroupExpectation,
     IncludedExpectation, ItemSpec, OverflowExpectation, PipelineCase, PipelineExpectation,
@@ -173,6 +175,7 @@ fn check_slicing(c: &SlicingCase, engine: &dyn Engine) -> Check {
         contents,
         shortfall_count,
         cap_excluded_count,
+        forms,
     } = &c.expected
     else {
         return expect_run_error(result);
@@ -188,6 +191,7 @@ fn check_slicing(c: &SlicingCase, engine: &dyn Engine) -> Check {
             "selected (as multisets): expected {expected:?}, got {actual:?}"
         ));
     }
+    check_selected_forms(forms, &result.selected, &result.forms, &names)?;
     contents_at("cap_excluded", &result.cap_excluded, &names)?;
     compare_count("shortfall_count", *shortfall_count, result.shortfalls.len())?;
     compare_count(
@@ -195,6 +199,37 @@ fn check_slicing(c: &SlicingCase, engine: &dyn Engine) -> Check {
         *cap_excluded_count,
         result.cap_excluded.len(),
     )
+}
+
+/// The variant extension: each selected item's form is the one `expected` names for its
+/// content, or 0; `forms` is empty (all full) or parallel to `selected`.
+fn check_selected_forms(
+    expected: &[(String, usize)],
+    selected: &[usize],
+    forms: &[usize],
+    names: &[&str],
+) -> Check {
+    if !forms.is_empty() && forms.len() != selected.len() {
+        return Err(format!(
+            "slicer returned {} forms for {} positions",
+            forms.len(),
+            selected.len()
+        ));
+    }
+    for (i, &p) in selected.iter().enumerate() {
+        let name = names[p];
+        let got = forms.get(i).copied().unwrap_or(0);
+        let want = expected
+            .iter()
+            .find(|(c, _)| c == name)
+            .map_or(0, |&(_, f)| f);
+        if got != want {
+            return Err(format!(
+                "selected_forms: {name:?} expected form {want}, got form {got}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// 08 §7.3: exact placed order; the result must be a permutation of the input.
@@ -220,6 +255,7 @@ fn check_pipeline(c: &PipelineCase, engine: &dyn Engine) -> Check {
     let untraced = engine.pipeline(&c.pipeline, &c.items, &c.budget, false);
     let PipelineExpectation::Output {
         contents,
+        forms,
         diagnostics,
         overflow,
     } = &c.expected
@@ -230,6 +266,21 @@ fn check_pipeline(c: &PipelineCase, engine: &dyn Engine) -> Check {
     let names: Vec<&str> = c.items.iter().map(|i| i.content.as_str()).collect();
     let placed = contents_at("output", &untraced.placed, &names)?;
     compare_sequence("expected_output", contents, &placed)?;
+    let placed_forms: Vec<usize> = (0..placed.len())
+        .map(|i| untraced.forms.get(i).copied().unwrap_or(0))
+        .collect();
+    if !untraced.forms.is_empty() && untraced.forms.len() != placed.len() {
+        return Err(format!(
+            "the run returned {} forms for {} placed items",
+            untraced.forms.len(),
+            placed.len()
+        ));
+    }
+    if &placed_forms != forms {
+        return Err(format!(
+            "expected_output forms: expected {forms:?}, got {placed_forms:?} (for {placed:?})"
+        ));
+    }
     if let Some(expected) = overflow {
         check_overflow(expected, untraced.overflow.as_ref(), &names)?;
     }
@@ -239,7 +290,7 @@ fn check_pipeline(c: &PipelineCase, engine: &dyn Engine) -> Check {
     let traced = engine
         .pipeline(&c.pipeline, &c.items, &c.budget, true)
         .map_err(|e| e.to_string())?;
-    if traced.placed != untraced.placed {
+    if traced.placed != untraced.placed || traced.forms != untraced.forms {
         let traced_placed = contents_at("traced output", &traced.placed, &names)?;
         return Err(format!(
             "traced run placed {traced_placed:?} but the untraced run {placed:?}"
@@ -306,9 +357,21 @@ fn check_diagnostics(
         let actual = report
             .included
             .iter()
-            .map(|r| Ok((content(r.index)?, r.score, r.reason.as_str())))
+            .map(|r| Ok((content(r.index)?, r)))
             .collect::<Result<Vec<_>, String>>()?;
         check_included(included, &actual, epsilon)?;
+    }
+    if let Some(pruned) = &expected.pruned_forms {
+        let actual = report
+            .pruned_forms
+            .iter()
+            .map(|&(i, f, by)| Ok((content(i)?.to_string(), f, by)))
+            .collect::<Result<Vec<_>, String>>()?;
+        if &actual != pruned {
+            return Err(format!(
+                "diagnostics.pruned_forms: expected {pruned:?}, got {actual:?}"
+            ));
+        }
     }
     if let Some(excluded) = &expected.excluded {
         let actual = report
@@ -414,18 +477,19 @@ fn compare_lengths<E, A>(
 
 fn check_included(
     expected: &[IncludedExpectation],
-    actual: &[(&str, f64, &str)],
+    actual: &[(&str, &IncludedRecord)],
     epsilon: f64,
 ) -> Check {
     compare_lengths("diagnostics.included", expected, actual, |a| {
         format!(
             "got {:?}",
             a.iter()
-                .map(|(c, _, r)| format!("{c}:{r}"))
+                .map(|(c, r)| format!("{c}:{}", r.reason))
                 .collect::<Vec<_>>()
         )
     })?;
-    for (pos, (e, &(content, score, reason))) in expected.iter().zip(actual).enumerate() {
+    for (pos, (e, &(content, record))) in expected.iter().zip(actual).enumerate() {
+        let (score, reason) = (record.score, record.reason.as_str());
         let at = format!("diagnostics.included[{pos}]");
         if e.content != content {
             return Err(format!(
@@ -446,9 +510,38 @@ fn check_included(
                 "{at}.inclusion_reason ({content:?}): expected {r}, got {reason}"
             ));
         }
+        // The Downgraded reason's fields (extension); other keys are ignored.
+        for (key, want) in e
+            .fields
+            .iter()
+            .filter(|(k, _)| DOWNGRADED_FIELDS.contains(&k.as_str()))
+        {
+            let got = record
+                .fields
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v)
+                .ok_or_else(|| {
+                    format!("{at}.{key}: expected {want}, but the reason has no such field")
+                })?;
+            if !field_matches(want, got, epsilon) {
+                return Err(format!(
+                    "{at}.{key} ({content:?}): expected {want}, got {got}"
+                ));
+            }
+        }
     }
     Ok(())
 }
+
+/// Wire fields of the `Downgraded` inclusion reason (the variant extension).
+const DOWNGRADED_FIELDS: [&str; 5] = [
+    "form",
+    "full_tokens",
+    "chosen_tokens",
+    "available_tokens",
+    "cause",
+];
 
 fn check_excluded(
     expected: &[ExcludedExpectation],

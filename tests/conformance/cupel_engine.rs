@@ -281,6 +281,10 @@ impl Engine for CupelEngine {
         Some(GROUPS_UNSUPPORTED)
     }
 
+    fn variants_unsupported(&self) -> Option<&'static str> {
+        Some("the reference crate has no variants")
+    }
+
     fn name(&self) -> &'static str {
         "cupel (reference crate)"
     }
@@ -377,7 +381,7 @@ impl Engine for CupelEngine {
         Ok(PipelineResult {
             placed,
             report: Some(report_record(&collector.into_report(), items)),
-            overflow: None,
+            ..PipelineResult::default()
         })
     }
 }
@@ -395,6 +399,7 @@ fn report_record(report: &SelectionReport, items: &[ItemSpec]) -> ReportRecord {
                 index: included_positions.of(&i.item),
                 score: i.score,
                 reason: format!("{:?}", i.reason),
+                fields: Vec::new(),
             })
             .collect(),
         excluded: report
@@ -408,6 +413,7 @@ fn report_record(report: &SelectionReport, items: &[ItemSpec]) -> ReportRecord {
             .collect(),
         shortfalls: Vec::new(),
         groups: Vec::new(),
+        pruned_forms: Vec::new(),
     }
 }
 

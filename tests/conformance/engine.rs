@@ -44,6 +44,8 @@ pub struct SliceResult {
     pub shortfalls: Vec<ShortfallSpec>,
     /// Positions removed by count caps.
     pub cap_excluded: Vec<usize>,
+    /// The form of each selected position (extension): empty, or parallel to `selected`.
+    pub forms: Vec<usize>,
 }
 
 /// An exclusion reason in wire form: variant name plus its fields (snake_case names).
@@ -71,6 +73,8 @@ pub struct IncludedRecord {
     pub score: f64,
     /// Inclusion reason name.
     pub reason: String,
+    /// Fields of the reason (extension: the `Downgraded` reason's).
+    pub fields: Vec<(String, FieldValue)>,
 }
 
 /// An excluded entry of the report.
@@ -99,6 +103,8 @@ pub struct ReportRecord {
     pub shortfalls: Vec<ShortfallSpec>,
     /// The group listing (extension).
     pub groups: Vec<GroupRecord>,
+    /// The pruned forms (extension): (input position, form, dominated by).
+    pub pruned_forms: Vec<(usize, usize, usize)>,
 }
 
 /// One entry of the report's group listing.
@@ -136,6 +142,8 @@ pub struct OverflowRecord {
 pub struct PipelineResult {
     /// Input positions in placed order.
     pub placed: Vec<usize>,
+    /// The form of each placed item (extension): empty, or parallel to `placed`.
+    pub forms: Vec<usize>,
     /// The report, for traced runs.
     pub report: Option<ReportRecord>,
     /// The overflow event, if one was produced.
@@ -149,6 +157,11 @@ pub trait Engine {
     /// Why this engine cannot run vectors that use the item-group extension, or `None`
     /// when it can; such vectors are then reported as skipped.
     fn groups_unsupported(&self) -> Option<&'static str> {
+        None
+    }
+    /// Why this engine cannot run vectors that use the variant extension, or `None` when
+    /// it can; such vectors are then reported as skipped.
+    fn variants_unsupported(&self) -> Option<&'static str> {
         None
     }
     /// Builds the component (all three for a pipeline) and discards it.

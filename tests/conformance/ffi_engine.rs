@@ -309,7 +309,8 @@ fn build_pipeline(spec: &PipelineSpec) -> Result<Owned<ctxpack_pipeline>, String
         struct_size: std::mem::size_of::<ctxpack_pipeline_options>(),
         overflow_strategy: strategy as i32,
         deduplication: spec.deduplication.into(),
-        reserved: [0; 3],
+        no_variants: (!spec.use_variants).into(),
+        reserved: [0; 2],
         group_value: group_value(spec.group_value),
         pinned_first: spec.pinned_first.into(),
         reserved2: [0; 3],
@@ -351,10 +352,24 @@ fn build_items<'a>(
                 .collect()
         })
         .collect();
+    let variants: Vec<Vec<ctxpack_variant_desc>> = specs
+        .iter()
+        .map(|s| {
+            s.variants
+                .iter()
+                .map(|v| ctxpack_variant_desc {
+                    struct_size: std::mem::size_of::<ctxpack_variant_desc>(),
+                    content: cstr(&v.content),
+                    tokens: v.tokens,
+                    quality: v.quality,
+                })
+                .collect()
+        })
+        .collect();
     let descs: Vec<ctxpack_item_desc> = specs
         .iter()
-        .zip(tags.iter().zip(&metadata))
-        .map(|(s, (t, m))| ctxpack_item_desc {
+        .zip(tags.iter().zip(&metadata).zip(&variants))
+        .map(|(s, ((t, m), v))| ctxpack_item_desc {
             struct_size: std::mem::size_of::<ctxpack_item_desc>(),
             content: cstr(&s.content),
             tokens: s.tokens,
@@ -388,6 +403,8 @@ fn build_items<'a>(
             reserved: [0; 3],
             group: s.group.as_deref().map_or(ctxpack_str::EMPTY, cstr),
             encoding: ctxpack_str::EMPTY,
+            variants: v.as_ptr(),
+            variant_count: v.len(),
         })
         .collect();
     // SAFETY: out-parameters only, then a live handle and the array above.
@@ -504,6 +521,11 @@ impl Engine for FfiEngine {
             )?;
             let cap_excluded = owned_array(p, n);
             access(
+                ctxpack_slice_result_forms(result.ptr, &mut p, &mut n),
+                "forms",
+            )?;
+            let forms = owned_array(p, n);
+            access(
                 ctxpack_slice_result_shortfall_count(result.ptr, &mut n),
                 "shortfall_count",
             )?;
@@ -521,6 +543,7 @@ impl Engine for FfiEngine {
                 selected,
                 shortfalls,
                 cap_excluded,
+                forms,
             })
         }
     }
@@ -615,8 +638,11 @@ impl Engine for FfiEngine {
             } else {
                 None
             };
+            access(ctxpack_result_forms(result.ptr, &mut p, &mut n), "forms")?;
+            let forms = owned_array(p, n);
             Ok(PipelineResult {
                 placed,
+                forms,
                 report,
                 overflow,
             })
@@ -668,16 +694,23 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
                 r if r == ctxpack_inclusion_reason::Scored as i32 => "Scored",
                 r if r == ctxpack_inclusion_reason::Pinned as i32 => "Pinned",
                 r if r == ctxpack_inclusion_reason::ZeroToken as i32 => "ZeroToken",
+                r if r == ctxpack_inclusion_reason::Downgraded as i32 => "Downgraded",
                 other => {
                     return Err(EngineError::Run(format!(
                         "unknown inclusion reason {other}"
                     )))
                 }
             };
+            let fields = if reason == "Downgraded" {
+                downgrade_fields(&e)?
+            } else {
+                Vec::new()
+            };
             record.included.push(IncludedRecord {
                 index: e.index,
                 score: e.score,
                 reason: reason.to_string(),
+                fields,
             });
         }
         for i in 0..summary.excluded_count {
@@ -692,6 +725,15 @@ unsafe fn report_record(result: *const ctxpack_result) -> EngineResult<ReportRec
                 score: e.score,
                 reason: reason_record(&e),
             });
+        }
+        for i in 0..summary.pruned_form_count {
+            let mut f: ctxpack_pruned_form = std::mem::zeroed();
+            f.struct_size = std::mem::size_of::<ctxpack_pruned_form>();
+            access(
+                ctxpack_result_report_pruned_form(result, i, &mut f, ptr::null_mut()),
+                "report_pruned_form",
+            )?;
+            record.pruned_forms.push((f.index, f.form, f.dominated_by));
         }
         for i in 0..summary.shortfall_count {
             let mut s: ctxpack_shortfall = std::mem::zeroed();
@@ -757,6 +799,30 @@ fn stage_name(stage: i32) -> EngineResult<&'static str> {
     .find(|(s, _)| *s as i32 == stage)
     .map(|(_, name)| name)
     .ok_or_else(|| EngineError::Run(format!("unknown pipeline stage {stage}")))
+}
+
+/// The fields of a DOWNGRADED entry, as the wire form names them.
+fn downgrade_fields(e: &ctxpack_included_entry) -> EngineResult<Vec<(String, FieldValue)>> {
+    use ctxpack_downgrade_cause as C;
+    let cause = match e.cause {
+        c if c == C::BudgetExceeded as i32 => "BudgetExceeded",
+        c if c == C::SlicerChoice as i32 => "SlicerChoice",
+        c if c == C::Truncated as i32 => "Truncated",
+        other => return Err(EngineError::Run(format!("unknown downgrade cause {other}"))),
+    };
+    Ok(vec![
+        ("form".to_string(), FieldValue::Int(e.form as i64)),
+        ("full_tokens".to_string(), FieldValue::Int(e.full_tokens)),
+        (
+            "chosen_tokens".to_string(),
+            FieldValue::Int(e.chosen_tokens),
+        ),
+        (
+            "available_tokens".to_string(),
+            FieldValue::Int(e.available_tokens),
+        ),
+        ("cause".to_string(), FieldValue::Str(cause.to_string())),
+    ])
 }
 
 /// The wire form of an exclusion reason, from the entry's code and fields.

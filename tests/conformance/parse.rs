@@ -10,7 +10,7 @@ use crate::spec::{
     ExcludedExpectation, FieldValue, GroupExpectation, GroupValueSpec, IncludedExpectation,
     ItemSpec, OverflowExpectation, OverflowSpec, PipelineCase, PipelineExpectation, PipelineSpec,
     PlacerSpec, PlacingCase, QuotaSpec, Scarcity, ScoredItemSpec, ScorerSpec, ScoringCase,
-    ShortfallSpec, SliceExpectation, SlicerSpec, SlicingCase, Vector,
+    ShortfallSpec, SliceExpectation, SlicerSpec, SlicingCase, VariantSpec, Vector,
 };
 use crate::toml_read::{empty_table, seconds_to_nanos, SpecError, SpecResult, Tbl};
 
@@ -191,6 +191,18 @@ fn item(t: &Tbl) -> SpecResult<ItemSpec> {
         metadata: metadata(t)?,
         original_tokens: t.i64("original_tokens")?,
         group: t.str("group")?.map(str::to_string),
+        variants: t
+            .tables("variants")?
+            .unwrap_or_default()
+            .iter()
+            .map(|v| {
+                Ok(VariantSpec {
+                    content: v.req_str("content")?.to_string(),
+                    tokens: v.req_i64("tokens")?,
+                    quality: v.req_f64("quality")?,
+                })
+            })
+            .collect::<SpecResult<_>>()?,
     })
 }
 
@@ -498,6 +510,7 @@ fn pipeline_spec(cfg: &Tbl) -> SpecResult<PipelineSpec> {
         overflow,
         group_value: group_value(cfg)?,
         pinned_first: cfg.bool("pinned_first")?.unwrap_or(false),
+        use_variants: cfg.bool("use_variants")?.unwrap_or(true),
     })
 }
 
@@ -543,10 +556,18 @@ fn slicing_expectation(root: &Tbl, expect_error: bool) -> SpecResult<SliceExpect
         return Ok(SliceExpectation::Error);
     }
     let e = expected_table(root)?;
+    let forms = match e.table("selected_forms")? {
+        None => Vec::new(),
+        Some(t) => t
+            .entries()
+            .map(|(k, _)| Ok((k.clone(), form_number(&t, k)?)))
+            .collect::<SpecResult<_>>()?,
+    };
     Ok(SliceExpectation::Selected {
         contents: e.req_strings("selected_contents")?,
         shortfall_count: e.i64("shortfall_count")?,
         cap_excluded_count: e.i64("cap_excluded_count")?,
+        forms,
     })
 }
 
@@ -555,11 +576,17 @@ fn pipeline_expectation(root: &Tbl, expect_error: bool) -> SpecResult<PipelineEx
     if expect_error {
         return Ok(PipelineExpectation::Error);
     }
-    let contents = root
-        .tables("expected_output")?
-        .unwrap_or_default()
+    let outputs = root.tables("expected_output")?.unwrap_or_default();
+    let contents = outputs
         .iter()
         .map(|e| Ok(e.req_str("content")?.to_string()))
+        .collect::<SpecResult<_>>()?;
+    let forms = outputs
+        .iter()
+        .map(|e| match e.has("form") {
+            true => form_number(e, "form"),
+            false => Ok(0),
+        })
         .collect::<SpecResult<_>>()?;
     let expected = root.table("expected")?;
     let sub = |key: &str| {
@@ -571,7 +598,10 @@ fn pipeline_expectation(root: &Tbl, expect_error: bool) -> SpecResult<PipelineEx
     };
     Ok(PipelineExpectation::Output {
         contents,
-        diagnostics: sub("diagnostics")?.map(|d| diagnostics(&d)).transpose()?,
+        forms,
+        diagnostics: sub("diagnostics")?
+            .map(|d| diagnostics(&d).map(Box::new))
+            .transpose()?,
         overflow: sub("overflow")?.map(|o| overflow(&o)).transpose()?,
     })
 }
@@ -593,7 +623,21 @@ fn diagnostics(d: &Tbl) -> SpecResult<DiagnosticsExpectation> {
         excluded: list(d, "excluded", excluded)?,
         shortfalls: list(d, "shortfalls", shortfall)?,
         groups: list(d, "groups", group_expectation)?,
+        pruned_forms: list(d, "pruned_forms", |e| {
+            Ok((
+                e.req_str("content")?.to_string(),
+                form_number(e, "form")?,
+                form_number(e, "dominated_by")?,
+            ))
+        })?,
     })
+}
+
+/// A form number (an integer >= 0) under `key`.
+fn form_number(t: &Tbl, key: &str) -> SpecResult<usize> {
+    let v = t.req_i64(key)?;
+    usize::try_from(v)
+        .map_err(|_| SpecError::Malformed(format!("`{}` must be >= 0", t.key_path(key))))
 }
 
 /// One `[[expected.diagnostics.groups]]` entry (extension).
@@ -629,16 +673,20 @@ fn included(e: &Tbl) -> SpecResult<IncludedExpectation> {
         content: e.req_str("content")?.to_string(),
         score: e.f64("score_approx")?,
         reason: e.str("inclusion_reason")?.map(str::to_string),
+        fields: reason_fields(e, &INCLUDED_FIXED_KEYS),
     })
 }
+
+/// Keys of an included entry that are not reason fields.
+const INCLUDED_FIXED_KEYS: [&str; 3] = ["content", "score_approx", "inclusion_reason"];
 
 /// Keys of an excluded entry that are not variant fields.
 const EXCLUDED_FIXED_KEYS: [&str; 3] = ["content", "score_approx", "exclusion_reason"];
 
-fn excluded(e: &Tbl) -> SpecResult<ExcludedExpectation> {
-    let fields = e
-        .entries()
-        .filter(|(k, _)| !EXCLUDED_FIXED_KEYS.contains(&k.as_str()))
+/// The keys of `e` other than `fixed`, as reason fields (integers, floats, strings).
+fn reason_fields(e: &Tbl, fixed: &[&str]) -> Vec<(String, FieldValue)> {
+    e.entries()
+        .filter(|(k, _)| !fixed.contains(&k.as_str()))
         .filter_map(|(k, v)| {
             let value = match v {
                 Value::Integer(i) => FieldValue::Int(*i),
@@ -648,7 +696,11 @@ fn excluded(e: &Tbl) -> SpecResult<ExcludedExpectation> {
             };
             Some((k.clone(), value))
         })
-        .collect();
+        .collect()
+}
+
+fn excluded(e: &Tbl) -> SpecResult<ExcludedExpectation> {
+    let fields = reason_fields(e, &EXCLUDED_FIXED_KEYS);
     Ok(ExcludedExpectation {
         content: e.req_str("content")?.to_string(),
         score: e.req_f64("score_approx")?,

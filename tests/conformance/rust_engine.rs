@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ctxpack::diagnostics::{
     CountRequirementShortfall, ExcludedItem, ExclusionReason, GroupDecision, GroupReport,
-    IncludedItem, OverflowEvent, SelectionReport, TraceDetail,
+    IncludedItem, InclusionReason, OverflowEvent, SelectionReport, TraceDetail,
 };
 use ctxpack::model::{GroupValue, Units};
 use ctxpack::placer::{ChronologicalPlacer, Placer, UShapedPlacer};
@@ -183,6 +183,7 @@ fn build_pipeline(spec: &PipelineSpec) -> Built<Pipeline> {
         .overflow_strategy(overflow)
         .group_value(group_value(spec.group_value))
         .pinned_first(spec.pinned_first)
+        .use_variants(spec.use_variants)
         .build()
 }
 
@@ -213,6 +214,9 @@ fn build_item(spec: &ItemSpec) -> Built<ContextItem> {
     if let Some(g) = &spec.group {
         b = b.group(g.clone());
     }
+    for v in &spec.variants {
+        b = b.variant(v.content.clone(), v.tokens, v.quality);
+    }
     b.build()
 }
 
@@ -224,9 +228,12 @@ fn group_value(spec: GroupValueSpec) -> GroupValue {
     }
 }
 
-/// The units of `items` when some item has a group key.
+/// The units of `items` when some item has a group key or variants.
 fn units(items: &[ScoredItem<'_>], spec: GroupValueSpec) -> EngineResult<Option<Units>> {
-    if !items.iter().any(|s| s.item.group().is_some()) {
+    if !items
+        .iter()
+        .any(|s| s.item.group().is_some() || s.item.has_variants())
+    {
         return Ok(None);
     }
     Units::new(items, group_value(spec))
@@ -326,6 +333,7 @@ impl Engine for RustEngine {
             selected: outcome.selected,
             shortfalls: outcome.shortfalls.iter().map(shortfall).collect(),
             cap_excluded: outcome.cap_excluded,
+            forms: outcome.forms,
         })
     }
 
@@ -373,6 +381,7 @@ impl Engine for RustEngine {
         )?;
         Ok(PipelineResult {
             placed: selection.indices,
+            forms: selection.forms,
             report: selection.report.as_ref().map(report_record),
             overflow: selection.overflow.as_ref().map(|e| OverflowRecord {
                 tokens_over_budget: e.tokens_over_budget,
@@ -417,6 +426,11 @@ fn report_record(report: &SelectionReport) -> ReportRecord {
             .map(shortfall)
             .collect(),
         groups: report.groups.iter().map(group_record).collect(),
+        pruned_forms: report
+            .pruned_forms
+            .iter()
+            .map(|p| (p.index, p.form, p.dominated_by))
+            .collect(),
     }
 }
 
@@ -441,10 +455,28 @@ fn group_record(g: &GroupReport) -> GroupRecord {
 }
 
 fn included_record(i: &IncludedItem) -> IncludedRecord {
+    use FieldValue::{Int, Str};
+    let fields = match i.reason {
+        InclusionReason::Downgraded {
+            form,
+            full_tokens,
+            chosen_tokens,
+            available_tokens,
+            cause,
+        } => vec![
+            ("form".to_string(), Int(form as i64)),
+            ("full_tokens".to_string(), Int(full_tokens)),
+            ("chosen_tokens".to_string(), Int(chosen_tokens)),
+            ("available_tokens".to_string(), Int(available_tokens)),
+            ("cause".to_string(), Str(cause.name().to_string())),
+        ],
+        _ => Vec::new(),
+    };
     IncludedRecord {
         index: i.index,
         score: i.score,
         reason: i.reason.name().to_string(),
+        fields,
     }
 }
 

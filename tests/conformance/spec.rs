@@ -49,6 +49,20 @@ pub struct VectorFile {
 }
 
 impl Case {
+    /// True when the vector uses the variant extension (an item with variants, or the
+    /// `use_variants` option of the pipeline); engines without it skip such vectors.
+    pub fn uses_variants(&self) -> bool {
+        let scored = |items: &[ScoredItemSpec]| items.iter().any(|s| !s.item.variants.is_empty());
+        match self {
+            Case::ConstructionError(_) | Case::Scoring(_) => false,
+            Case::Slicing(c) => scored(&c.items),
+            Case::Placing(c) => scored(&c.items),
+            Case::Pipeline(c) => {
+                c.items.iter().any(|i| !i.variants.is_empty()) || !c.pipeline.use_variants
+            }
+        }
+    }
+
     /// True when the vector uses the item-group extension (a group key on an item, or a
     /// group option of the pipeline); engines without it skip such vectors.
     pub fn uses_groups(&self) -> bool {
@@ -121,6 +135,19 @@ pub struct ItemSpec {
     pub original_tokens: Option<i64>,
     /// `group` (extension: the item-group key).
     pub group: Option<String>,
+    /// `variants` (extension: cheaper alternative forms), in file order.
+    pub variants: Vec<VariantSpec>,
+}
+
+/// One variant of an item (extension).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariantSpec {
+    /// Its content.
+    pub content: String,
+    /// Its tokens.
+    pub tokens: i64,
+    /// Its quality.
+    pub quality: f64,
 }
 
 /// An item with a pre-computed score (slicing and placing inputs).
@@ -341,6 +368,8 @@ pub struct PipelineSpec {
     pub group_value: GroupValueSpec,
     /// Pinned items first (extension `pinned_first`).
     pub pinned_first: bool,
+    /// Whether the items' variants are used (extension `use_variants`, default true).
+    pub use_variants: bool,
 }
 
 impl PipelineSpec {
@@ -389,6 +418,9 @@ pub enum SliceExpectation {
         shortfall_count: Option<i64>,
         /// Expected number of cap exclusions, when given.
         cap_excluded_count: Option<i64>,
+        /// Expected form of selected items (extension `selected_forms`): content → form;
+        /// every selected item not listed is expected in full (form 0).
+        forms: Vec<(String, usize)>,
     },
     /// The slice fails (extension `expect_run_error`).
     Error,
@@ -429,8 +461,10 @@ pub enum PipelineExpectation {
     Output {
         /// Contents in placed order.
         contents: Vec<String>,
-        /// `[expected.diagnostics]`, when present.
-        diagnostics: Option<DiagnosticsExpectation>,
+        /// The form of each placed item (extension `form`, default 0), parallel.
+        forms: Vec<usize>,
+        /// `[expected.diagnostics]`, when present (boxed: most vectors have none).
+        diagnostics: Option<Box<DiagnosticsExpectation>>,
         /// `[expected.overflow]` (extension), when present.
         overflow: Option<OverflowExpectation>,
     },
@@ -453,6 +487,8 @@ pub struct DiagnosticsExpectation {
     pub shortfalls: Option<Vec<ShortfallSpec>>,
     /// `[[expected.diagnostics.groups]]` (extension).
     pub groups: Option<Vec<GroupExpectation>>,
+    /// `[[expected.diagnostics.pruned_forms]]` (extension): (content, form, dominated_by).
+    pub pruned_forms: Option<Vec<(String, usize, usize)>>,
 }
 
 /// One expected entry of the report's group listing (extension).
@@ -485,6 +521,9 @@ pub struct IncludedExpectation {
     pub score: Option<f64>,
     /// Inclusion reason name, when given.
     pub reason: Option<String>,
+    /// Reason fields given in the vector (extension: the `Downgraded` reason's), in file
+    /// order.
+    pub fields: Vec<(String, FieldValue)>,
 }
 
 /// One expected excluded entry.

@@ -155,6 +155,16 @@ enum class InclusionReason : int32_t {
     Scored = CTXPACK_INCLUSION_REASON_SCORED,
     Pinned = CTXPACK_INCLUSION_REASON_PINNED,
     ZeroToken = CTXPACK_INCLUSION_REASON_ZERO_TOKEN,
+    // Placed as one of its cheaper variants (docs/variants.md): see IncludedEntry.
+    Downgraded = CTXPACK_INCLUSION_REASON_DOWNGRADED,
+};
+
+// Why an item is in the window as a cheaper variant (IncludedEntry::cause).
+enum class DowngradeCause : int32_t {
+    None = CTXPACK_DOWNGRADE_CAUSE_NONE,
+    BudgetExceeded = CTXPACK_DOWNGRADE_CAUSE_BUDGET_EXCEEDED,
+    SlicerChoice = CTXPACK_DOWNGRADE_CAUSE_SLICER_CHOICE,
+    Truncated = CTXPACK_DOWNGRADE_CAUSE_TRUNCATED,
 };
 
 enum class ExclusionReason : int32_t {
@@ -490,6 +500,16 @@ inline void copy_positions(const std::vector<std::size_t> &from, std::size_t *to
 
 // ------------------------------------------------------------------ items and budget
 
+// A cheaper alternative form of an item: a summary, an excerpt or a stub, placed instead
+// of the item (never in addition). `tokens` >= 0; `quality` in (0, 1] is the share of the
+// item's value the form keeps. A variant with as many tokens as its item or more is
+// accepted and pruned (Result::pruned_forms()).
+struct Variant {
+    std::string content;
+    int64_t tokens = 0;
+    double quality = 1.0;
+};
+
 // One candidate item. Every field of the data model; `kind` and `source` empty mean the
 // defaults (`Message`, `Chat`). The library copies everything on push.
 struct Item {
@@ -512,6 +532,9 @@ struct Item {
     // A built-in encoding ("o200k_base", "cl100k_base") with which the library counts
     // `content` (then `tokens` must be 0); empty: `tokens` is the caller's count.
     std::string encoding = {};
+    // Cheaper alternative forms, richest first by convention (docs/variants.md): a run may
+    // place one of them instead of the item (Result::forms() says which).
+    std::vector<Variant> variants = {};
 };
 
 namespace detail {
@@ -541,6 +564,15 @@ public:
         desc_.original_tokens = item.original_tokens.value_or(0);
         desc_.group = str(item.group);
         desc_.encoding = str(item.encoding);
+        for (const Variant &v : item.variants) {
+            auto d = sized<ctxpack_variant_desc>();
+            d.content = str(v.content);
+            d.tokens = v.tokens;
+            d.quality = v.quality;
+            variants_.push_back(d);
+        }
+        desc_.variants = variants_.data();
+        desc_.variant_count = variants_.size();
     }
     // The arrays are owned here and the descriptor points into them.
     Descriptor(const Descriptor &) = delete;
@@ -551,6 +583,7 @@ public:
 private:
     std::vector<ctxpack_str> tags_;
     std::vector<ctxpack_metadata_entry> metadata_;
+    std::vector<ctxpack_variant_desc> variants_;
     ctxpack_item_desc desc_;
 };
 
@@ -1028,6 +1061,21 @@ struct IncludedEntry {
     std::size_t index = 0;  // position in the caller's item list
     double score = 0.0;
     InclusionReason reason = InclusionReason::Scored;
+    std::size_t form = 0;  // the form placed: 0 in full, f >= 1 the item's variants[f - 1]
+    // Downgraded: the item's own tokens, the placed form's, the tokens left unused when
+    // the form was chosen, and why.
+    int64_t full_tokens = 0;
+    int64_t chosen_tokens = 0;
+    int64_t available_tokens = 0;
+    DowngradeCause cause = DowngradeCause::None;
+};
+
+// A variant no selection could need: another form of the item has no more tokens and at
+// least its quality.
+struct PrunedForm {
+    std::size_t index = 0;  // the item's position
+    std::size_t form = 0;   // the pruned form (>= 1)
+    std::size_t dominated_by = 0;
 };
 
 // An excluded item with its reason and every field of the reason (the fields of other
@@ -1107,6 +1155,12 @@ public:
         }
         return out;
     }
+    // The form of each placed item, parallel to `indices()`: 0 in full, f >= 1 its
+    // variants[f - 1] (whose content and tokens go into the window).
+    Span<const std::size_t> forms() const & {
+        return array<std::size_t>(ctxpack_result_forms, "ctxpack_result_forms");
+    }
+    Span<const std::size_t> forms() const && = delete;
     std::optional<Overflow> overflow() const & {
         bool present = false;
         Overflow o;
@@ -1135,7 +1189,9 @@ public:
 
     IncludedEntry included(std::size_t i) const {
         auto e = entry<ctxpack_included_entry>(ctxpack_result_report_included, i, "ctxpack_result_report_included");
-        return IncludedEntry{e.index, e.score, static_cast<InclusionReason>(e.reason)};
+        return IncludedEntry{e.index,         e.score,         static_cast<InclusionReason>(e.reason),
+                             e.form,          e.full_tokens,   e.chosen_tokens,
+                             e.available_tokens, static_cast<DowngradeCause>(e.cause)};
     }
     ExcludedEntry excluded(std::size_t i) const {
         auto e = entry<ctxpack_excluded_entry>(ctxpack_result_report_excluded, i, "ctxpack_result_report_excluded");
@@ -1194,6 +1250,15 @@ public:
             entry<ctxpack_shortfall>(ctxpack_result_report_shortfall, i, "ctxpack_result_report_shortfall"));
     }
 
+    PrunedForm pruned_form(std::size_t i) const {
+        auto p = entry<ctxpack_pruned_form>(ctxpack_result_report_pruned_form, i, "ctxpack_result_report_pruned_form");
+        return PrunedForm{p.index, p.form, p.dominated_by};
+    }
+    std::vector<PrunedForm> pruned_forms() const {
+        auto s = detail::sized<ctxpack_report_summary>();
+        detail::call([&](ctxpack_error **e) { return ctxpack_result_report_summary(native(), &s, e); });
+        return all(s.pruned_form_count, &Result::pruned_form);
+    }
     std::vector<IncludedEntry> included() const { return all(summary().included_count, &Result::included); }
     std::vector<ExcludedEntry> excluded() const { return all(summary().excluded_count, &Result::excluded); }
     std::vector<TraceEvent> events() const { return all(summary().event_count, &Result::event); }
@@ -1242,6 +1307,8 @@ struct PipelineOptions {
     GroupValue group_value = GroupValue::Sum;
     // Place the pinned items first, in input order, before everything the placer orders.
     bool pinned_first = false;
+    // Use the items' variants (docs/variants.md); false: every item in full or not at all.
+    bool use_variants = true;
 };
 
 // A cancellation flag for runs (`ctxpack_cancel_token`): put its address in
@@ -1457,6 +1524,7 @@ public:
               o.overflow_strategy = static_cast<int32_t>(options.overflow_strategy);
               o.group_value = static_cast<int32_t>(options.group_value);
               o.pinned_first = options.pinned_first;
+              o.no_variants = !options.use_variants;
               return ctxpack_pipeline_new(scorer.native(), slicer.native(), placer.native(), &o, out, e);
           })) {}
 

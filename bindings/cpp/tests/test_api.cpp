@@ -996,6 +996,92 @@ TEST(budget_fields_by_name) {
     CHECK_THROWS_STATUS(Budget{spec}, Status::InvalidBudget);
 }
 
+// ------------------------------------------------------------------ item variants
+
+namespace {
+
+// Greedy takes the 10-token question first (density 0.05 against 0.009), leaving 40 of
+// 50: the 100-token log does not fit, its 20-token summary does.
+std::vector<Item> log_and_question() {
+    Item log{"<100 tokens of test log>", 100};
+    log.future_relevance_hint = 0.9;
+    log.variants = {Variant{"3 tests fail: rounding off by one cent", 20, 0.5}};
+    Item question{"why did the build fail?", 10};
+    question.future_relevance_hint = 0.5;
+    return {log, question};
+}
+
+}  // namespace
+
+TEST(variants_a_long_item_is_placed_as_its_summary) {
+    Items items(log_and_question());
+    Budget budget(50, 50);
+    Pipeline pipeline = simple_pipeline(Scorer::reflexive());
+    Result r = pipeline.run(items, budget, RunOptions{TraceDetail::Stage});
+    CHECK(r.indices().to_vector() == (std::vector<std::size_t>{0, 1}));
+    CHECK(r.forms().to_vector() == (std::vector<std::size_t>{1, 0}));
+    CHECK(r.reasons() == (std::vector<InclusionReason>{InclusionReason::Downgraded, InclusionReason::Scored}));
+    IncludedEntry e = r.included(0);
+    CHECK(e.reason == InclusionReason::Downgraded);
+    CHECK_EQ(e.form, std::size_t{1});
+    CHECK_EQ(e.full_tokens, int64_t{100});
+    CHECK_EQ(e.chosen_tokens, int64_t{20});
+    CHECK_EQ(e.available_tokens, int64_t{20});  // 50 - (20 + 10); the full form needs 80 more
+    CHECK(e.cause == DowngradeCause::BudgetExceeded);
+    CHECK(r.included(1).cause == DowngradeCause::None && r.included(1).form == 0);
+    CHECK(r.json().find("\"reason\":\"Downgraded\",\"form\":1,\"full_tokens\":100") != std::string_view::npos);
+
+    PipelineOptions off;
+    off.use_variants = false;
+    Result dropped = simple_pipeline(Scorer::reflexive(), off).run(items, budget);
+    CHECK(dropped.indices().to_vector() == (std::vector<std::size_t>{1}));
+    CHECK(dropped.forms().to_vector() == (std::vector<std::size_t>{0}));
+}
+
+TEST(variants_not_cheaper_than_the_item_are_pruned) {
+    Item item{"the item", 100};
+    item.future_relevance_hint = 0.5;
+    item.variants = {Variant{"longer", 150, 0.9}, Variant{"summary", 20, 0.5}, Variant{"same length, less", 100, 0.7}};
+    Result r = simple_pipeline(Scorer::reflexive()).run(Items({item}), Budget(500, 500), RunOptions{TraceDetail::Stage});
+    std::vector<PrunedForm> pruned = r.pruned_forms();
+    REQUIRE(pruned.size() == 2);
+    CHECK(pruned[0].index == 0 && pruned[0].form == 1 && pruned[0].dominated_by == 0);
+    CHECK(pruned[1].index == 0 && pruned[1].form == 3 && pruned[1].dominated_by == 0);
+    CHECK_THROWS_STATUS(r.pruned_form(2), Status::OutOfRange);
+    CHECK(r.forms().to_vector() == (std::vector<std::size_t>{0}));
+}
+
+TEST(variants_invalid_ones_are_rejected) {
+    struct Row {
+        Variant variant;
+        Status status;
+        const char *message;
+    };
+    const Row rows[] = {
+        {Variant{"stub", 2, std::nan("")}, Status::InvalidArgument, "form 1: quality must be in (0, 1], got NaN"},
+        {Variant{"stub", 2, 0.0}, Status::InvalidArgument, "quality must be in (0, 1], got 0"},
+        {Variant{"", 2, 0.5}, Status::InvalidArgument, "form 1: content must not be empty"},
+        {Variant{"stub", -1, 0.5}, Status::InvalidArgument, "tokens must be >= 0, got -1"},
+        {Variant{"ok\xff", 2, 0.5}, Status::InvalidUtf8, "variants[0].content is not valid UTF-8"},
+    };
+    for (const Row &row : rows) {
+        Item log{"log", 100};
+        log.variants = {row.variant};
+        Items items;
+        try {
+            items.push_many({Item{"fine", 5}, log});
+            check::fail(__FILE__, __LINE__, std::string(row.message) + ": accepted");
+        } catch (const Error &e) {
+            CHECK(e.status() == row.status);
+            CHECK(std::string(e.what()).find(row.message) != std::string::npos);
+            CHECK(std::string(e.what()).find("item 1:") != std::string::npos);
+        }
+        CHECK_EQ(items.size(), std::size_t{0});
+    }
+}
+
+// ------------------------------------------------------------------ prefix states
+
 // n messages of 20 tokens, one a minute.
 Items messages(int n, const std::string &edit_first = "") {
     std::vector<Item> v;

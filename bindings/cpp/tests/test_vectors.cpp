@@ -229,6 +229,7 @@ const char *inclusion_name(InclusionReason r) {
     case InclusionReason::Scored: return "Scored";
     case InclusionReason::Pinned: return "Pinned";
     case InclusionReason::ZeroToken: return "ZeroToken";
+    case InclusionReason::Downgraded: return "Downgraded";
     }
     return "?";
 }

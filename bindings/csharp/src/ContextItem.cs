@@ -6,6 +6,18 @@ namespace Ctxpack
 {
     /// <summary>One candidate for the context window (a ContextItem of the specification).
     /// Optional fields are null when absent.</summary>
+    /// <summary>A cheaper alternative form of an item (docs/variants.md): a summary, an excerpt
+    /// or a stub placed instead of the item, never in addition. Tokens &gt;= 0; Quality in
+    /// (0, 1] is the share of the item's value the form keeps. A variant with as many tokens
+    /// as its item or more is accepted and pruned (SelectionReport.PrunedForms).</summary>
+    public sealed class Variant
+    {
+        public Variant(string content, long tokens, double quality) { Content = content; Tokens = tokens; Quality = quality; }
+        public string Content { get; }
+        public long Tokens { get; }
+        public double Quality { get; }
+    }
+
     public sealed class ContextItem
     {
         static readonly long UnixEpochTicks = new DateTime(1970, 1, 1, 0, 0, 0, DateTimeKind.Utc).Ticks;
@@ -69,6 +81,9 @@ namespace Ctxpack
         /// counts Content's tokens (Tokens must then be 0). Null or empty: Tokens is the
         /// caller's count (docs/tokenizer.md).</summary>
         public string Encoding { get; set; }
+        /// <summary>Cheaper alternative forms, richest first by convention (docs/variants.md): a
+        /// run may place one of them instead of the item (RunResult.Forms says which).</summary>
+        public IList<Variant> Variants { get; set; } = new List<Variant>();
 
         public override string ToString() => $"ContextItem({Content}, {Tokens})";
 
@@ -112,6 +127,20 @@ namespace Ctxpack
                 if (it.OriginalTokens is long o) { d->OriginalTokens = o; d->HasOriginalTokens = 1; }
                 d->Group = arena.Str(it.Group);
                 d->Encoding = arena.Str(it.Encoding);
+                if (it.Variants != null && it.Variants.Count > 0)
+                {
+                    var vs = (Native.VariantDesc*)arena.Array<Native.VariantDesc>(it.Variants.Count);
+                    for (int k = 0; k < it.Variants.Count; k++)
+                    {
+                        var v = it.Variants[k] ?? throw new ArgumentNullException(nameof(items), $"item {i}: variant {k} is null");
+                        Native.ctxpack_variant_desc_init((IntPtr)(&vs[k]), Native.Size<Native.VariantDesc>());
+                        vs[k].Content = arena.Str(v.Content);
+                        vs[k].Tokens = v.Tokens;
+                        vs[k].Quality = v.Quality;
+                    }
+                    d->Variants = (IntPtr)vs;
+                    d->VariantCount = (UIntPtr)it.Variants.Count;
+                }
             }
             return (IntPtr)descs;
         }

@@ -67,6 +67,8 @@ namespace Ctxpack
             public fixed byte Reserved[3];
             public Str Group;
             public Str Encoding;
+            public IntPtr Variants;
+            public UIntPtr VariantCount;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -110,7 +112,8 @@ namespace Ctxpack
             public UIntPtr StructSize;
             public int OverflowStrategy;
             public byte Deduplication;
-            public fixed byte Reserved[3];
+            public byte NoVariants;
+            public fixed byte Reserved[2];
             public int GroupValue;
             public byte PinnedFirst;
             public fixed byte Reserved2[3];
@@ -186,6 +189,7 @@ namespace Ctxpack
             public long TotalTokensConsidered;
             public byte TotalTokensSaturated;
             public UIntPtr GroupCount;
+            public UIntPtr PrunedFormCount;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -195,6 +199,29 @@ namespace Ctxpack
             public UIntPtr Index;
             public double Score;
             public int Reason;
+            public UIntPtr Form;
+            public long FullTokens;
+            public long ChosenTokens;
+            public long AvailableTokens;
+            public int Cause;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct PrunedForm
+        {
+            public UIntPtr StructSize;
+            public UIntPtr Index;
+            public UIntPtr Form;
+            public UIntPtr DominatedBy;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct VariantDesc
+        {
+            public UIntPtr StructSize;
+            public Str Content;
+            public long Tokens;
+            public double Quality;
         }
 
         [StructLayout(LayoutKind.Sequential)]
@@ -421,6 +448,8 @@ namespace Ctxpack
         [DllImport(Lib)] internal static extern int ctxpack_trace_event_init(ref TraceEvent ev, UIntPtr size);
         [DllImport(Lib)] internal static extern int ctxpack_shortfall_init(ref Shortfall shortfall, UIntPtr size);
         [DllImport(Lib)] internal static extern int ctxpack_group_entry_init(ref GroupEntry entry, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_pruned_form_init(ref PrunedForm form, UIntPtr size);
+        [DllImport(Lib)] internal static extern int ctxpack_variant_desc_init(IntPtr desc, UIntPtr size);
         [DllImport(Lib)]
         internal static extern int ctxpack_kind_quota_utilization_init(ref KindQuotaUtilization entry, UIntPtr size);
 
@@ -528,6 +557,10 @@ namespace Ctxpack
         [DllImport(Lib)] internal static extern void ctxpack_cancel_token_free(IntPtr token);
 
         [DllImport(Lib)] internal static extern int ctxpack_result_indices(ResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib)] internal static extern int ctxpack_result_forms(ResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib)]
+        internal static extern int ctxpack_result_report_pruned_form(ResultHandle result, UIntPtr i, ref PrunedForm form,
+            out IntPtr error);
         [DllImport(Lib)] internal static extern int ctxpack_result_scores(ResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib)] internal static extern int ctxpack_result_reasons(ResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib)]

@@ -27,7 +27,7 @@ namespace Ctxpack
         /// everything the placer orders.</summary>
         public Pipeline(Scorer scorer, Slicer slicer, Placer placer, bool deduplication = true,
             OverflowStrategy overflow = OverflowStrategy.Throw, GroupValue groupValue = GroupValue.Sum,
-            bool pinnedFirst = false)
+            bool pinnedFirst = false, bool useVariants = true)
         {
             var options = new Native.PipelineOptions();
             Native.ctxpack_pipeline_options_init(ref options, Native.Size<Native.PipelineOptions>());
@@ -35,6 +35,7 @@ namespace Ctxpack
             options.OverflowStrategy = (int)overflow;
             options.GroupValue = (int)groupValue;
             options.PinnedFirst = pinnedFirst ? (byte)1 : (byte)0;
+            options.NoVariants = useVariants ? (byte)0 : (byte)1;
             Handle = Component.Create((out PipelineHandle h, out IntPtr e) =>
                 Native.ctxpack_pipeline_new(Arg.NotNull(scorer, nameof(scorer)).Handle, Arg.NotNull(slicer, nameof(slicer)).Handle,
                     Arg.NotNull(placer, nameof(placer)).Handle, ref options, out h, out e));

@@ -6,7 +6,10 @@ using System.Runtime.InteropServices;
 namespace Ctxpack
 {
     /// <summary>Why an item is in the final window.</summary>
-    public enum InclusionReason { Scored = 1, Pinned = 2, ZeroToken = 3 }
+    public enum InclusionReason { Scored = 1, Pinned = 2, ZeroToken = 3, Downgraded = 4 }
+
+    /// <summary>Why an item is in the window as a cheaper variant (IncludedEntry.Cause).</summary>
+    public enum DowngradeCause { None = 0, BudgetExceeded = 1, SlicerChoice = 2, Truncated = 3 }
 
     /// <summary>Why an item is not in the final window (spec 06 §7); the wire name is in
     /// ExcludedEntry.Name.</summary>
@@ -47,6 +50,10 @@ namespace Ctxpack
         /// <summary>Inclusion reasons parallel to Indices.</summary>
         public IReadOnlyList<InclusionReason> Reasons { get; private set; }
 
+        /// <summary>The form of each placed item, parallel to Indices: 0 in full, f &gt;= 1 its
+        /// Variants[f - 1] (whose content and tokens go into the window).</summary>
+        public IReadOnlyList<int> Forms { get; private set; }
+
         /// <summary>The overflow event of a Proceed run over target, else null.</summary>
         public OverflowEvent Overflow { get; private set; }
 
@@ -82,6 +89,8 @@ namespace Ctxpack
                 Scores = scores,
                 Reasons = reasons.Select(x => (InclusionReason)x).ToArray(),
             };
+            Errors.Check(Native.ctxpack_result_forms(result, out var fs, out var nf));
+            r.Forms = Slicer.Positions(fs, nf);
             Errors.Check(Native.ctxpack_result_overflow(result, out bool present, out long over, out var items, out var ni));
             if (present) r.Overflow = new OverflowEvent(over, Slicer.Positions(items, ni));
             return r;
@@ -126,6 +135,8 @@ namespace Ctxpack
         /// <summary>The item groups of the input, in order of their first member (none when
         /// no item has a Group).</summary>
         public IReadOnlyList<GroupEntry> Groups { get; private set; }
+        /// <summary>The variants no selection could need, input order then form order.</summary>
+        public IReadOnlyList<PrunedForm> PrunedForms { get; private set; }
 
         /// <summary>The report in the JSON wire form of spec 06 §10.</summary>
         public string Json { get; private set; }
@@ -148,8 +159,23 @@ namespace Ctxpack
                 Events = ReadEvents(result, sum.EventCount),
                 Shortfalls = ReadShortfalls(result, sum.ShortfallCount),
                 Groups = ReadGroups(result, sum.GroupCount),
+                PrunedForms = ReadPrunedForms(result, sum.PrunedFormCount),
                 Json = ReadJson(result),
             };
+        }
+
+        internal static List<PrunedForm> ReadPrunedForms(ResultHandle result, UIntPtr count)
+        {
+            var pruned = new List<PrunedForm>();
+            for (ulong i = 0; i < count.ToUInt64(); i++)
+            {
+                var p = new Native.PrunedForm();
+                Native.ctxpack_pruned_form_init(ref p, Native.Size<Native.PrunedForm>());
+                Errors.Check(Native.ctxpack_result_report_pruned_form(result, (UIntPtr)i, ref p, out var error), error);
+                pruned.Add(new PrunedForm(checked((int)p.Index.ToUInt64()), checked((int)p.Form.ToUInt64()),
+                    checked((int)p.DominatedBy.ToUInt64())));
+            }
+            return pruned;
         }
 
         internal static Native.ReportSummary ReadSummary(ResultHandle result)
@@ -235,10 +261,43 @@ namespace Ctxpack
     /// <summary>An item in the final window.</summary>
     public sealed class IncludedEntry
     {
-        internal IncludedEntry(int index, double score, InclusionReason reason) { Index = index; Score = score; Reason = reason; }
+        internal IncludedEntry(Native.IncludedEntry e)
+        {
+            Index = checked((int)e.Index.ToUInt64());
+            Score = e.Score;
+            Reason = (InclusionReason)e.Reason;
+            Form = checked((int)e.Form.ToUInt64());
+            FullTokens = e.FullTokens;
+            ChosenTokens = e.ChosenTokens;
+            AvailableTokens = e.AvailableTokens;
+            Cause = (DowngradeCause)e.Cause;
+        }
         public int Index { get; }
         public double Score { get; }
         public InclusionReason Reason { get; }
+        /// <summary>The form placed: 0 in full, f &gt;= 1 the item's Variants[f - 1].</summary>
+        public int Form { get; }
+        /// <summary>Downgraded: the item's own tokens.</summary>
+        public long FullTokens { get; }
+        /// <summary>Downgraded: the placed form's tokens.</summary>
+        public long ChosenTokens { get; }
+        /// <summary>Downgraded: the tokens left unused when the form was chosen.</summary>
+        public long AvailableTokens { get; }
+        /// <summary>Downgraded: why the full form is not in the window.</summary>
+        public DowngradeCause Cause { get; }
+    }
+
+    /// <summary>A variant no selection could need: another form of the item has no more
+    /// tokens and at least its quality.</summary>
+    public sealed class PrunedForm
+    {
+        internal PrunedForm(int index, int form, int dominatedBy) { Index = index; Form = form; DominatedBy = dominatedBy; }
+        /// <summary>The item's position in the input.</summary>
+        public int Index { get; }
+        /// <summary>The pruned form (&gt;= 1).</summary>
+        public int Form { get; }
+        /// <summary>The form that makes it unnecessary.</summary>
+        public int DominatedBy { get; }
     }
 
     /// <summary>An item left out, with its reason and the reason's fields (fields of other

@@ -29,6 +29,8 @@ namespace Ctxpack.Tests
             ["ctxpack_trace_event"] = typeof(Native.TraceEvent),
             ["ctxpack_shortfall"] = typeof(Native.Shortfall),
             ["ctxpack_group_entry"] = typeof(Native.GroupEntry),
+            ["ctxpack_pruned_form"] = typeof(Native.PrunedForm),
+            ["ctxpack_variant_desc"] = typeof(Native.VariantDesc),
             ["ctxpack_kind_weight"] = typeof(Native.KindWeight),
             ["ctxpack_tag_weight"] = typeof(Native.TagWeight),
             ["ctxpack_composite_child"] = typeof(Native.CompositeChild),

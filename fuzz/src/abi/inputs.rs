@@ -12,9 +12,10 @@ use std::ptr;
 
 use ctxpack::ffi::{
     ctxpack_budget_desc, ctxpack_count_quota_entry, ctxpack_decay_window, ctxpack_excluded_entry,
+    ctxpack_included_entry,
     ctxpack_item_desc, ctxpack_kind_weight, ctxpack_metadata_entry, ctxpack_pipeline_options,
     ctxpack_quota_entry, ctxpack_report_summary, ctxpack_reserved_slot, ctxpack_str,
-    ctxpack_tag_weight,
+    ctxpack_tag_weight, ctxpack_variant_desc,
 };
 
 use crate::generate::{self, CONTENTS, KINDS, TRUST_VALUES, WORDS};
@@ -132,12 +133,48 @@ impl Arena {
             } else {
                 ctxpack_str::EMPTY
             },
+            variants: ptr::null(),
+            variant_count: 0,
         };
         let mut desc = desc;
+        if r.one_in(3) {
+            (desc.variants, desc.variant_count) = self.variant_descs(r);
+        }
         if desc.encoding.len > 0 && !r.one_in(8) {
             desc.tokens = 0;
         }
         (desc, bad)
+    }
+
+    /// Up to four variant descriptors (docs/variants.md), with the usual NULL-array case of
+    /// [`Self::array`]: contents from the pool (with its invalid UTF-8 and NULL cases),
+    /// tokens from small to huge and negative, qualities mostly valid but also 0, NaN,
+    /// above 1 and negative; one time in sixteen an element with another `struct_size`.
+    pub fn variant_descs(
+        &mut self,
+        r: &mut ByteReader<'_>,
+    ) -> (*const ctxpack_variant_desc, usize) {
+        let (ptr, count) = self.array(r, 4, |a, r| ctxpack_variant_desc {
+            struct_size: size_of::<ctxpack_variant_desc>(),
+            content: a.str(r, CONTENTS),
+            tokens: match r.u8() % 8 {
+                0 => r.i64(),
+                1 => -1,
+                _ => i64::from(r.u8()),
+            },
+            quality: match r.u8() % 8 {
+                0 => r.f64(),
+                1 => 0.0,
+                2 => f64::NAN,
+                3 => 1.0,
+                _ => f64::from(1 + r.u8() % 100) / 100.0,
+            },
+        });
+        if count > 1 && !ptr.is_null() && r.one_in(16) {
+            // SAFETY: the arena keeps the array alive; element 1 exists.
+            unsafe { (*ptr.cast_mut().add(1)).struct_size += 8 };
+        }
+        (ptr, count)
     }
 
     /// A budget descriptor with every field chosen by the input.
@@ -260,6 +297,8 @@ pub fn first_version_size<T: 'static>() -> usize {
         offset_of!(ctxpack_report_summary, group_count)
     } else if t == TypeId::of::<ctxpack_excluded_entry>() {
         offset_of!(ctxpack_excluded_entry, group)
+    } else if t == TypeId::of::<ctxpack_included_entry>() {
+        offset_of!(ctxpack_included_entry, form)
     } else {
         size_of::<T>()
     }

@@ -817,6 +817,7 @@ impl Session<'_> {
                 n => i32::from(n % 3),
             },
             deduplication: flag_byte(&mut self.r),
+            no_variants: flag_byte(&mut self.r),
             reserved: reserved_bytes(&mut self.r),
             group_value: match self.r.u8() % 8 {
                 7 => i32::from(self.r.u8()) - 128,
@@ -825,7 +826,9 @@ impl Session<'_> {
             pinned_first: flag_byte(&mut self.r),
             reserved2: reserved_bytes(&mut self.r),
         };
-        let mut bad = options.deduplication > 1 || options.reserved.iter().any(|&b| b != 0);
+        let mut bad = options.deduplication > 1
+            || options.no_variants > 1
+            || options.reserved.iter().any(|&b| b != 0);
         let options_buf = VersionedBuf::input(&mut self.r, options);
         // The fields appended after the first version are read only when the caller's
         // struct has them.
@@ -955,10 +958,19 @@ impl Session<'_> {
             let (mut pr, mut nr) = (ptr::null(), 0);
             assert_eq!(ctxpack_result_reasons(result, &mut pr, &mut nr), CTXPACK_OK);
             assert_eq!((ns, nr), (n, n), "parallel result arrays differ in length");
-            assert!(
-                out_array(pr, nr).iter().all(|r| (1..=3).contains(r)),
-                "bad reason"
-            );
+            let reasons = out_array(pr, nr);
+            assert!(reasons.iter().all(|r| (1..=4).contains(r)), "bad reason");
+            let (mut pf, mut nf) = (ptr::null(), 0);
+            assert_eq!(ctxpack_result_forms(result, &mut pf, &mut nf), CTXPACK_OK);
+            assert_eq!(nf, n, "forms and indices differ in length");
+            for (form, reason) in out_array(pf, nf).iter().zip(&reasons) {
+                // A form other than the full one exactly when the item is downgraded.
+                assert_eq!(
+                    *form != 0,
+                    *reason == ctxpack_inclusion_reason::Downgraded as i32,
+                    "form {form} with reason {reason}"
+                );
+            }
             let mut distinct = indices.clone();
             distinct.sort_unstable();
             distinct.dedup();
@@ -1092,6 +1104,14 @@ impl Session<'_> {
                         "bad group decision {}",
                         g.decision
                     );
+                }
+            }
+            for i in 0..=s.pruned_form_count {
+                if let Some(p) = self.entry::<ctxpack_pruned_form>(i, s.pruned_form_count, |out, err| {
+                    ctxpack_result_report_pruned_form(result, i, out, err)
+                }) {
+                    assert!(p.index < s.total_candidates, "pruned form of item {}", p.index);
+                    assert!(p.form >= 1 && p.dominated_by != p.form, "pruned form {p:?}");
                 }
             }
             for i in 0..=s.event_count {
@@ -1359,7 +1379,7 @@ impl Session<'_> {
                 })
             };
         }
-        match self.r.below(12) {
+        match self.r.below(14) {
             0 => init!(ctxpack_item_desc, ctxpack_item_desc_init),
             1 => init!(ctxpack_budget_desc, ctxpack_budget_desc_init),
             2 => init!(ctxpack_pipeline_options, ctxpack_pipeline_options_init),
@@ -1371,6 +1391,8 @@ impl Session<'_> {
             8 => init!(ctxpack_trace_event, ctxpack_trace_event_init),
             9 => init!(ctxpack_shortfall, ctxpack_shortfall_init),
             10 => init!(ctxpack_group_entry, ctxpack_group_entry_init),
+            11 => init!(ctxpack_pruned_form, ctxpack_pruned_form_init),
+            12 => init!(ctxpack_variant_desc, ctxpack_variant_desc_init),
             _ => init!(
                 ctxpack_kind_quota_utilization,
                 ctxpack_kind_quota_utilization_init

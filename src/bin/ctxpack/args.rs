@@ -74,11 +74,18 @@ pub struct Args {
     pub pinned_first: bool,
     /// `--group-value`: how a group's value is computed (overrides the policy when given).
     pub group_value: Option<GroupValue>,
-    /// `--encoding`: the encoding that counts items without `tokens` and chat requests
-    /// (one of `ctxpack::tokenizer::ENCODING_NAMES`, as spelled there).
+    /// `--no-variants`: select every item in full or not at all (overrides the policy).
+    pub no_variants: bool,
+    /// `--encoding`: the encoding that counts items and variants without `tokens` and chat
+    /// requests, and cuts `--head-tail` forms (one of `ctxpack::tokenizer::ENCODING_NAMES`,
+    /// as spelled there).
     pub encoding: Option<&'static str>,
     /// `false` with `--no-pin-last-turn` (chat requests only).
     pub pin_last_turn: bool,
+    /// `--head-tail HEAD[:TAIL]`: add a head-and-tail form to long items.
+    pub head_tail: Option<(usize, usize)>,
+    /// `--head-tail-quality Q`: the quality of those forms (default: the share kept).
+    pub head_tail_quality: Option<f64>,
     /// `--state FILE` and its companions: a prefix state carried across runs.
     pub prefix: Option<PrefixArgs>,
 }
@@ -114,7 +121,8 @@ impl fmt::Display for UsageError {
 pub const USAGE: &str = "\
 usage: ctxpack [FILE] (--max N [--target N] [--reserve N] | --budget FILE.json)
                [--preset NAME | --policy FILE.json] [--strict] [--pinned-first]
-               [--group-value V] [--explain | --report json] [--format items|openai|anthropic]
+               [--group-value V] [--no-variants] [--head-tail HEAD[:TAIL] [--head-tail-quality Q]]
+               [--explain | --report json] [--format items|openai|anthropic]
                [--state FILE [--prefix measure|hold] [--conversation KEY] [--cache RULE]
                 [--max-value-loss X] [--watermark X]]
                [--encoding o200k_base|cl100k_base] [--no-pin-last-turn]
@@ -135,6 +143,15 @@ prints it trimmed to the budget (tool calls kept with their results; docs/chat.m
   --pinned-first   place pinned items first, in input order (e.g. an undated system prompt)
   --group-value V  how a group's value is computed from its members' scores: sum (default),
                    max or mean (items with equal \"group\" keys are kept or dropped together)
+  --no-variants    select every item in full or not at all: ignore the \"variants\" of
+                   the items (cheaper forms used instead of an item that does not fit)
+  --head-tail HEAD[:TAIL]
+                   add to every item with more than HEAD + TAIL tokens (by the encoding)
+                   a form made of its first HEAD and last TAIL tokens (TAIL defaults to
+                   HEAD) with a marker between (docs/variants.md)
+  --head-tail-quality Q
+                   the quality of those forms, in (0, 1] (default: the share of the
+                   item's tokens they keep)
   --strict         treat as errors what policy and budget files are otherwise read
                    past with a warning on standard error, as .NET reads them: unknown
                    properties, a scorer without type (recency), a kind repeated in
@@ -154,9 +171,9 @@ prints it trimmed to the budget (tool calls kept with their results; docs/chat.m
                    anthropic[:MIN], vllm, blocks:N
   --max-value-loss X  the share of a fresh selection's value a held run may give up (0.05)
   --watermark X    the share of the target a re-anchor selects to, at least (0.8)
-  --encoding E     o200k_base or cl100k_base: items without \"tokens\" are counted with it
-                   (items with \"tokens\" keep theirs); chat requests are counted with it
-                   (default: o200k_base)
+  --encoding E     o200k_base or cl100k_base: items and variants without \"tokens\" are
+                   counted with it (those with \"tokens\" keep theirs); so are chat
+                   requests and the --head-tail forms (default: o200k_base)
   --no-pin-last-turn
                    chat requests: let the last turn (and the question it works on) be
                    dropped like any other message (default: always kept)
@@ -179,6 +196,7 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
     let (mut state, mut mode, mut conversation, mut cache) = (None, None, None, None);
     let (mut max_value_loss, mut low_watermark) = (None, None);
     let (mut encoding, mut pin_last_turn) = (None, true);
+    let (mut no_variants, mut head_tail, mut head_tail_quality) = (false, None, None);
     let mut it = argv.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| {
@@ -207,6 +225,21 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                     UsageError(format!("--group-value expects sum, max or mean, got '{v}'"))
                 })?;
                 group_value = Some(parsed);
+            }
+            "--no-variants" => no_variants = true,
+            "--head-tail" => head_tail = Some(head_tail_sizes(&value("--head-tail")?)?),
+            "--head-tail-quality" => {
+                let v = value("--head-tail-quality")?;
+                let q: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|q: &f64| *q > 0.0 && *q <= 1.0)
+                    .ok_or_else(|| {
+                        UsageError(format!(
+                            "--head-tail-quality expects a number in (0, 1], got '{v}'"
+                        ))
+                    })?;
+                head_tail_quality = Some(q);
             }
             "--report" => match value("--report")?.as_str() {
                 "json" => set_output(&mut output, OutputMode::ReportJson)?,
@@ -254,6 +287,9 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
                 }
             }
         }
+    }
+    if head_tail_quality.is_some() && head_tail.is_none() {
+        return Err(UsageError("--head-tail-quality needs --head-tail".into()));
     }
     if !pin_last_turn && format == InputFormat::Items {
         return Err(UsageError(
@@ -305,8 +341,11 @@ pub fn parse(argv: &[String]) -> Result<Option<Args>, UsageError> {
         format,
         pinned_first,
         group_value,
+        no_variants,
         encoding,
         pin_last_turn,
+        head_tail,
+        head_tail_quality,
         prefix,
     }))
 }
@@ -317,6 +356,25 @@ fn share(flag: &str, text: &str) -> Result<f64, UsageError> {
         .ok()
         .filter(|v| (0.0..=1.0).contains(v))
         .ok_or_else(|| UsageError(format!("{flag} expects a number from 0 to 1, got '{text}'")))
+}
+
+/// `HEAD` or `HEAD:TAIL` (token counts; not both 0).
+fn head_tail_sizes(text: &str) -> Result<(usize, usize), UsageError> {
+    let bad = || {
+        UsageError(format!(
+            "--head-tail expects HEAD or HEAD:TAIL token counts, got '{text}'"
+        ))
+    };
+    let (head, tail) = match text.split_once(':') {
+        Some((h, t)) => (h, t),
+        None => (text, text),
+    };
+    let head: usize = head.parse().map_err(|_| bad())?;
+    let tail: usize = tail.parse().map_err(|_| bad())?;
+    if head == 0 && tail == 0 {
+        return Err(bad());
+    }
+    Ok((head, tail))
 }
 
 /// The encoding's name as the library spells it; the check does not need the tokenizer
@@ -450,6 +508,56 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!((a.encoding, a.pin_last_turn), (Some("cl100k_base"), false));
+    }
+
+    #[test]
+    fn parses_the_variant_flags() {
+        let a = args("--max 10").unwrap().unwrap();
+        assert_eq!(
+            (a.no_variants, a.encoding, a.head_tail, a.head_tail_quality),
+            (false, None, None, None)
+        );
+        let a = args("--max 10 --no-variants --encoding cl100k_base --head-tail 64:32")
+            .unwrap()
+            .unwrap();
+        assert!(a.no_variants);
+        assert_eq!(a.encoding, Some("cl100k_base"));
+        assert_eq!(a.head_tail, Some((64, 32)));
+        let a = args("--max 10 --head-tail 50 --head-tail-quality 0.4")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (a.head_tail, a.head_tail_quality),
+            (Some((50, 50)), Some(0.4))
+        );
+        assert_eq!(
+            args("--max 10 --head-tail 0:7").unwrap().unwrap().head_tail,
+            Some((0, 7))
+        );
+        for (line, msg) in [
+            (
+                "--max 1 --head-tail 0",
+                "--head-tail expects HEAD or HEAD:TAIL token counts, got '0'",
+            ),
+            (
+                "--max 1 --head-tail 5:x",
+                "--head-tail expects HEAD or HEAD:TAIL token counts, got '5:x'",
+            ),
+            (
+                "--max 1 --head-tail 5 --head-tail-quality 0",
+                "--head-tail-quality expects a number in (0, 1], got '0'",
+            ),
+            (
+                "--max 1 --head-tail 5 --head-tail-quality NaN",
+                "--head-tail-quality expects a number in (0, 1], got 'NaN'",
+            ),
+            (
+                "--max 1 --head-tail-quality 0.5",
+                "--head-tail-quality needs --head-tail",
+            ),
+        ] {
+            assert_eq!(args(line).unwrap_err().0, msg, "{line}");
+        }
     }
 
     #[test]

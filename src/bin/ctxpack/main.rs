@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use args::{Args, BudgetSource, InputFormat, OutputMode, PolicySource};
 use ctxpack::diagnostics::TraceDetail;
-use ctxpack::model::{read_items, read_items_counted};
+use ctxpack::model::{read_items_with, HeadTail, ItemReadOptions};
 use ctxpack::policy::{JsonRead, JsonReadOptions, Policy};
 use ctxpack::tokenizer::Encoding;
 use ctxpack::{ContextBudget, ContextItem, Pipeline, RunOptions};
@@ -166,16 +166,32 @@ fn run_chat(args: &Args, warnings: &mut Vec<String>) -> Result<String, Failure> 
     })
 }
 
-/// Reads the items; with `--encoding`, those without `tokens` are counted with it.
+/// Reads the items; with `--encoding`, items and variants without `tokens` are counted with
+/// it; with `--head-tail`, long items get a head-and-tail form cut by that encoding (default
+/// `o200k_base`).
 fn load_items(args: &Args) -> Result<Vec<ContextItem>, Failure> {
-    let encoding = args.encoding.map(load_encoding).transpose()?;
-    let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
-    let items = match encoding {
-        Some(encoding) => read_items_counted(&text, encoding),
-        None => read_items(&text),
+    // The encoding is loaded only when a flag needs it.
+    let encoding = match (args.encoding, args.head_tail) {
+        (None, None) => None,
+        (name, _) => Some(load_encoding(name.unwrap_or("o200k_base"))?),
     };
-    items.map_err(|e| {
-        let hint = if encoding.is_none()
+    let head_tail = match args.head_tail {
+        None => None,
+        Some((head, tail)) => {
+            let spec = HeadTail::new(head, tail).map_err(|e| Failure::input(e.to_string()))?;
+            Some(match args.head_tail_quality {
+                Some(q) => spec.with_quality(q),
+                None => spec,
+            })
+        }
+    };
+    let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
+    let options = ItemReadOptions {
+        encoding: args.encoding.and(encoding),
+        head_tail: encoding.zip(head_tail.as_ref()),
+    };
+    read_items_with(&text, &options).map_err(|e| {
+        let hint = if options.encoding.is_none()
             && e.field.as_deref() == Some("tokens")
             && e.message == "is required"
         {
@@ -217,6 +233,7 @@ fn load_pipeline(args: &Args, warnings: &mut Vec<String>) -> Result<Pipeline, Fa
     let adjust = |policy: Policy| Policy {
         pinned_first: policy.pinned_first || args.pinned_first,
         group_value: args.group_value.unwrap_or(policy.group_value),
+        use_variants: policy.use_variants && !args.no_variants,
         ..policy
     };
     match &args.policy {

@@ -5,15 +5,16 @@
 use std::fmt::Write;
 
 use ctxpack::diagnostics::{
-    item_to_json, report_to_json_with_positions, InclusionReason, SelectionReport,
+    placed_item_to_json, report_to_json_with_positions, InclusionReason, SelectionReport,
 };
 use ctxpack::{ContextItem, Selection};
 
-/// The selected items as JSON Lines, in placed order.
+/// The selected items as JSON Lines, in placed order, each in the form placed (an item
+/// placed as one of its variants shows that variant's content and tokens and its `form`).
 pub fn window_jsonl(items: &[ContextItem], selection: &Selection) -> String {
     let mut out = String::new();
-    for &i in &selection.indices {
-        out.push_str(&item_to_json(&items[i]));
+    for (rank, &i) in selection.indices.iter().enumerate() {
+        out.push_str(&placed_item_to_json(&items[i], selection.form(rank)));
         out.push('\n');
     }
     out
@@ -35,7 +36,7 @@ pub fn explain_table(items: &[ContextItem], report: &SelectionReport) -> String 
         rows[e.index] = Some((
             format!("included #{}", rank + 1),
             e.score,
-            e.reason.name().to_owned(),
+            describe_inclusion(e.reason),
         ));
     }
     for e in &report.excluded {
@@ -76,7 +77,7 @@ pub fn explain_table(items: &[ContextItem], report: &SelectionReport) -> String 
     let used: i64 = report
         .included
         .iter()
-        .map(|e| items[e.index].tokens())
+        .map(|e| items[e.index].form_tokens(e.reason.form()))
         .sum();
     let _ = writeln!(
         out,
@@ -111,6 +112,22 @@ fn negative_note(items: &[ContextItem]) -> String {
         " (the sum of every candidate's tokens, including {which} adding {sum}; such items \
          are never selected)"
     )
+}
+
+fn describe_inclusion(reason: InclusionReason) -> String {
+    match reason {
+        InclusionReason::Downgraded {
+            form,
+            full_tokens,
+            chosen_tokens,
+            cause,
+            ..
+        } => format!(
+            "Downgraded (form {form}: {chosen_tokens} of {full_tokens}; {})",
+            cause.name()
+        ),
+        other => other.name().to_owned(),
+    }
 }
 
 fn describe_exclusion(reason: &ctxpack::diagnostics::ExclusionReason) -> String {

@@ -94,6 +94,12 @@ extension ctxpack_report_summary: GrowingCStruct {
 extension ctxpack_included_entry: GrowingCStruct {
     static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_included_entry_init(v, n) }
 }
+extension ctxpack_pruned_form: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_pruned_form_init(v, n) }
+}
+extension ctxpack_variant_desc: GrowingCStruct {
+    static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_variant_desc_init(v, n) }
+}
 extension ctxpack_excluded_entry: GrowingCStruct {
     static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_excluded_entry_init(v, n) }
 }

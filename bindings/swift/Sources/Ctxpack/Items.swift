@@ -1,5 +1,21 @@
 import CCtxpack
 
+/// A cheaper alternative form of an item (docs/variants.md): a summary, an excerpt or a
+/// stub placed instead of the item, never in addition. `tokens` >= 0; `quality` in (0, 1]
+/// is the share of the item's value the form keeps. A variant with as many tokens as its
+/// item or more is accepted and pruned (`Report.prunedForms`).
+public struct Variant: Sendable, Equatable {
+    public var content: String
+    public var tokens: Int64
+    public var quality: Double
+
+    public init(content: String, tokens: Int64, quality: Double) {
+        self.content = content
+        self.tokens = tokens
+        self.quality = quality
+    }
+}
+
 /// One candidate item: every field of the data model. An empty `kind` or `source` means
 /// the default (`Message`, `Chat`). The library copies everything when it is appended.
 public struct Item: Sendable {
@@ -21,12 +37,16 @@ public struct Item: Sendable {
     /// A built-in encoding ("o200k_base", "cl100k_base") with which the library counts
     /// `content` (`tokens` must then be 0). Empty: `tokens` is the caller's count.
     public var encoding: String
+    /// Cheaper alternative forms, richest first by convention: a run may place one of them
+    /// instead of the item (`RunResult.forms` says which).
+    public var variants: [Variant]
 
     public init(
         content: String, tokens: Int64, kind: String = "", source: String = "", priority: Int64? = nil,
         tags: [String] = [], metadata: [String: String] = [:], timestampNs: Int64? = nil,
         futureRelevanceHint: Double? = nil, pinned: Bool = false, originalTokens: Int64? = nil,
-        group: String = "", encoding: String = ""
+        group: String = "", encoding: String = "",
+        variants: [Variant] = []
     ) {
         self.content = content
         self.tokens = tokens
@@ -41,6 +61,7 @@ public struct Item: Sendable {
         self.originalTokens = originalTokens
         self.group = group
         self.encoding = encoding
+        self.variants = variants
     }
 
     /// The C descriptor; its strings and arrays live in `arena`.
@@ -68,6 +89,15 @@ public struct Item: Sendable {
         d.original_tokens = originalTokens ?? 0
         d.group = arena.str(group)
         d.encoding = arena.str(encoding)
+        let forms: [ctxpack_variant_desc] = variants.map {
+            var v = ctxpack_variant_desc.sized()
+            v.content = arena.str($0.content)
+            v.tokens = $0.tokens
+            v.quality = $0.quality
+            return v
+        }
+        d.variants = arena.array(forms)
+        d.variant_count = forms.count
         return d
     }
 }

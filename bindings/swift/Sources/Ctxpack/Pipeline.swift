@@ -18,6 +18,24 @@ public enum InclusionReason: Int32, Sendable {
     case scored = 1
     case pinned = 2
     case zeroToken = 3
+    /// Placed as one of its cheaper variants (docs/variants.md); see `IncludedEntry`.
+    case downgraded = 4
+}
+
+/// Why an item is in the window as a cheaper variant (`IncludedEntry.cause`).
+public enum DowngradeCause: Int32, Sendable {
+    case none = 0
+    case budgetExceeded = 1
+    case slicerChoice = 2
+    case truncated = 3
+}
+
+/// A variant no selection could need: another form of the item has no more tokens and at
+/// least its quality.
+public struct PrunedForm: Sendable, Equatable {
+    public let index: Int  // the item's position
+    public let form: Int  // the pruned form (>= 1)
+    public let dominatedBy: Int
 }
 
 public enum ExclusionReason: Int32, Sendable {
@@ -83,6 +101,14 @@ public struct IncludedEntry: Sendable {
     public let index: Int  // position in the caller's item list
     public let score: Double
     public let reason: InclusionReason
+    /// The form placed: 0 in full, f >= 1 the item's `variants[f - 1]`.
+    public let form: Int
+    /// Downgraded: the item's own tokens, the placed form's, the tokens left unused when
+    /// the form was chosen, and why (`.none` for other reasons).
+    public let fullTokens: Int64
+    public let chosenTokens: Int64
+    public let availableTokens: Int64
+    public let cause: DowngradeCause?
 }
 
 /// An excluded item with its reason and every field of the reason (fields of other
@@ -147,6 +173,8 @@ public struct Report: Sendable {
     public let shortfalls: [Shortfall]
     /// The item groups of the input (none when no item has a group).
     public let groups: [GroupEntry]
+    /// The variants no selection could need, input order then form order.
+    public let prunedForms: [PrunedForm]
     /// The spec 06 §10 wire form.
     public let json: String
 }
@@ -158,6 +186,9 @@ public struct RunResult: Sendable {
     /// Their scores (1.0 for pinned items), parallel to `indices`.
     public let scores: [Double]
     public let reasons: [InclusionReason]
+    /// The form of each placed item, parallel to `indices`: 0 in full, f >= 1 its
+    /// `variants[f - 1]` (whose content and tokens go into the window).
+    public let forms: [Int]
     /// The overflow event of a Proceed run over target: excess tokens and merged items.
     public let overflow: (tokensOverBudget: Int64, items: [Int])?
     /// Present when the run was traced.
@@ -174,10 +205,12 @@ public final class Pipeline: @unchecked Sendable {
     /// order, before everything the placer orders.
     public init(
         scorer: Scorer, slicer: Slicer, placer: Placer, deduplication: Bool = true,
-        overflowStrategy: OverflowStrategy = .throw, groupValue: GroupValue = .sum, pinnedFirst: Bool = false
+        overflowStrategy: OverflowStrategy = .throw, groupValue: GroupValue = .sum, pinnedFirst: Bool = false,
+        useVariants: Bool = true
     ) throws {
         var options = ctxpack_pipeline_options.sized()
         options.deduplication = flag(deduplication)
+        options.no_variants = flag(!useVariants)
         options.overflow_strategy = overflowStrategy.rawValue
         options.group_value = groupValue.rawValue
         options.pinned_first = flag(pinnedFirst)
@@ -301,6 +334,7 @@ func readResult(_ r: OpaquePointer) throws -> RunResult {
     let indices: [Int] = try copyArray("ctxpack_result_indices") { ctxpack_result_indices(r, $0, $1) }
     let scores: [Double] = try copyArray("ctxpack_result_scores") { ctxpack_result_scores(r, $0, $1) }
     let reasons: [Int32] = try copyArray("ctxpack_result_reasons") { ctxpack_result_reasons(r, $0, $1) }
+    let forms: [Int] = try copyArray("ctxpack_result_forms") { ctxpack_result_forms(r, $0, $1) }
 
     var present = false
     var over: Int64 = 0
@@ -318,7 +352,7 @@ func readResult(_ r: OpaquePointer) throws -> RunResult {
     if traced { report = try readReport(r) }
     return RunResult(
         indices: indices, scores: scores, reasons: reasons.map { InclusionReason(rawValue: $0) ?? .unknown },
-        overflow: overflow, report: report)
+        forms: forms, overflow: overflow, report: report)
 }
 
 private func readReport(_ r: OpaquePointer) throws -> Report {
@@ -327,7 +361,10 @@ private func readReport(_ r: OpaquePointer) throws -> Report {
         let e: ctxpack_included_entry = try entry("ctxpack_result_report_included") {
             ctxpack_result_report_included(r, i, $0, $1)
         }
-        return IncludedEntry(index: e.index, score: e.score, reason: InclusionReason(rawValue: e.reason) ?? .unknown)
+        return IncludedEntry(
+            index: e.index, score: e.score, reason: InclusionReason(rawValue: e.reason) ?? .unknown, form: e.form,
+            fullTokens: e.full_tokens, chosenTokens: e.chosen_tokens, availableTokens: e.available_tokens,
+            cause: DowngradeCause(rawValue: e.cause))
     }
     let excluded: [ExcludedEntry] = try (0..<s.excluded_count).map { i in
         let e: ctxpack_excluded_entry = try entry("ctxpack_result_report_excluded") {
@@ -364,6 +401,12 @@ private func readReport(_ r: OpaquePointer) throws -> Report {
             stage: excluded ? PipelineStage(rawValue: g.stage) : nil, memberIndex: excluded ? g.member_index : nil,
             pinnedBy: g.has_pinned_by ? g.pinned_by : nil, partialSelection: g.partial_selection)
     }
+    let prunedForms: [PrunedForm] = try (0..<s.pruned_form_count).map { i in
+        let p: ctxpack_pruned_form = try entry("ctxpack_result_report_pruned_form") {
+            ctxpack_result_report_pruned_form(r, i, $0, $1)
+        }
+        return PrunedForm(index: p.index, form: p.form, dominatedBy: p.dominated_by)
+    }
     var json = ctxpack_str(ptr: nil, len: 0)
     try check(ctxpack_result_report_json(r, &json), nil, "ctxpack_result_report_json")
     return Report(
@@ -371,5 +414,6 @@ private func readReport(_ r: OpaquePointer) throws -> Report {
             totalCandidates: s.total_candidates, totalTokensConsidered: s.total_tokens_considered,
             totalTokensSaturated: s.total_tokens_saturated),
         included: included, excluded: excluded, events: events, shortfalls: shortfalls, groups: groups,
+        prunedForms: prunedForms,
         json: string(json))
 }
