@@ -194,7 +194,7 @@ namespace Ctxpack
                 var e = new Native.IncludedEntry();
                 Native.ctxpack_included_entry_init(ref e, Native.Size<Native.IncludedEntry>());
                 Errors.Check(Native.ctxpack_result_report_included(result, (UIntPtr)i, ref e, out var error), error);
-                included.Add(new IncludedEntry(checked((int)e.Index.ToUInt64()), e.Score, (InclusionReason)e.Reason));
+                included.Add(new IncludedEntry(e));
             }
             return included;
         }
