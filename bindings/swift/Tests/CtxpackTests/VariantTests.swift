@@ -82,7 +82,7 @@ final class VariantTests: XCTestCase {
                 XCTAssertTrue(e?.message.contains(message) == true, "\(String(describing: e))")
                 XCTAssertTrue(e?.message.contains("item 1:") == true, "\(String(describing: e))")
             }
-            XCTAssertEqual(items.count, 0)
+            XCTAssertEqual(try items.count, 0)
         }
     }
 }
