@@ -19,13 +19,11 @@ use crate::diagnostics::{Collector, ExclusionReason, NullCollector, PipelineStag
 use crate::error::{Error, Result};
 use crate::hash::FastMap;
 use crate::model::{ContextBudget, ContextItem};
-use crate::pipeline::classify::classify;
-use crate::pipeline::deduplicate::deduplicate;
 use crate::pipeline::groups::{exclude_member, RunGroups};
 use crate::pipeline::place::{place, PlaceContext, Placed};
-use crate::pipeline::score::{score, Candidate};
+use crate::pipeline::run::rank;
+use crate::pipeline::score::Candidate;
 use crate::pipeline::slice::{slice, slice_within, Extensions, PinnedContext};
-use crate::pipeline::sort::sort_by_score;
 use crate::pipeline::{Pipeline, RunOptions, Selection};
 use crate::prefix::{
     check_conversation, check_not_foreign, compare, hash_bytes, Catalog, EntryKey, PrefixMode,
@@ -159,32 +157,7 @@ impl<'a> Turn<'_, 'a> {
         collector: &mut C,
     ) -> Result<(Placed, ReuseReport, PrefixState)> {
         let (pipeline, items, budget) = (self.pipeline, self.items, self.budget);
-        let mut classified = classify(
-            items,
-            budget,
-            pipeline.group_value,
-            pipeline.use_variants,
-            collector,
-        )?;
-        check_cancelled("before scoring")?;
-        let scored = score(
-            pipeline.scorer.as_ref(),
-            items,
-            &classified.scoreable,
-            collector,
-        )?;
-        if let Some(table) = &mut classified.groups {
-            table.set_values(&scored);
-        }
-        check_cancelled("before deduplication")?;
-        let mut sorted = deduplicate(
-            pipeline.deduplication,
-            items,
-            scored,
-            classified.groups.as_mut(),
-            collector,
-        );
-        sort_by_score(&mut sorted);
+        let (classified, sorted) = rank(pipeline, items, budget, collector)?;
         check_cancelled("before slicing")?;
         let mut is_pinned = vec![false; items.len()];
         for &i in &classified.pinned {

@@ -5,10 +5,10 @@ use crate::cancel::check as check_cancelled;
 use crate::diagnostics::{Collector, NullCollector, Recorder, TraceDetail};
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextItem};
-use crate::pipeline::classify::classify;
+use crate::pipeline::classify::{classify, Classified};
 use crate::pipeline::deduplicate::deduplicate;
 use crate::pipeline::place::{place, PlaceContext, Placed};
-use crate::pipeline::score::score;
+use crate::pipeline::score::{score, Candidate};
 use crate::pipeline::slice::{slice, Extensions, PinnedContext};
 use crate::pipeline::sort::sort_by_score;
 use crate::pipeline::{Pipeline, RunOptions, Selection};
@@ -43,14 +43,15 @@ fn selection(placed: Placed, report: Option<crate::diagnostics::SelectionReport>
     }
 }
 
-fn run_stages<C: Collector>(
+/// The stages every run starts with — Classify, Score, Deduplicate, Sort — shared by the
+/// plain run and the prefix run: the classification (pinned items, groups, forms) and the
+/// scored candidates, best first. Checks for cancellation between the stages.
+pub(super) fn rank<'a, C: Collector>(
     pipeline: &Pipeline,
-    items: &[ContextItem],
+    items: &'a [ContextItem],
     budget: &ContextBudget,
-    options: &RunOptions<'_>,
     collector: &mut C,
-) -> Result<Placed> {
-    check_cancelled("before it started")?;
+) -> Result<(Classified<'a>, Vec<Candidate>)> {
     let mut classified = classify(
         items,
         budget,
@@ -77,6 +78,18 @@ fn run_stages<C: Collector>(
         collector,
     );
     sort_by_score(&mut sorted);
+    Ok((classified, sorted))
+}
+
+fn run_stages<C: Collector>(
+    pipeline: &Pipeline,
+    items: &[ContextItem],
+    budget: &ContextBudget,
+    options: &RunOptions<'_>,
+    collector: &mut C,
+) -> Result<Placed> {
+    check_cancelled("before it started")?;
+    let (mut classified, sorted) = rank(pipeline, items, budget, collector)?;
     let pinned = PinnedContext {
         tokens: classified.pinned_tokens,
         first_content: classified.pinned.first().map(|&i| items[i].content()),
