@@ -81,6 +81,33 @@ impl Text<'_> {
         at
     }
 
+    /// The end of `\p{N}{1,3}` after its first digit, which ends at `at`: up to two more.
+    #[inline]
+    fn digits_end(&self, mut at: usize) -> usize {
+        for _ in 0..2 {
+            match self.class_at(at) {
+                Some(Class::Number) => at += self.char_at(at).1,
+                _ => break,
+            }
+        }
+        at
+    }
+
+    /// The end of `' '?[^\s\p{L}\p{N}]+[trailing]*` at `at`, whose character has `class`,
+    /// or `None` when no punctuation starts there (after an optional space).
+    #[inline]
+    fn punctuation_end(&self, at: usize, class: Class, trailing: &[u8]) -> Option<usize> {
+        let start =
+            if self.bytes[at] == b' ' && self.class_at(at + 1).is_some_and(Class::is_punctuation) {
+                at + 1
+            } else if class.is_punctuation() {
+                at
+            } else {
+                return None;
+            };
+        Some(self.bytes_end(self.run_end(start, Class::is_punctuation), trailing))
+    }
+
     /// The byte at `at`, or 0 at the end of the text.
     #[inline]
     fn byte(&self, at: usize) -> u8 {
@@ -193,26 +220,11 @@ fn cl100k_piece_end(text: &Text, at: usize) -> usize {
     }
     // \p{N}{1,3}+
     if class == Class::Number {
-        let mut end = at + len;
-        for _ in 0..2 {
-            match text.class_at(end) {
-                Some(Class::Number) => end += text.char_at(end).1,
-                _ => break,
-            }
-        }
-        return end;
+        return text.digits_end(at + len);
     }
     // ' '?[^\s\p{L}\p{N}]++[\r\n]*+
-    let punct_start = if b == b' ' && text.class_at(at + 1).is_some_and(Class::is_punctuation) {
-        Some(at + 1)
-    } else if class.is_punctuation() {
-        Some(at)
-    } else {
-        None
-    };
-    if let Some(start) = punct_start {
-        let end = text.run_end(start, Class::is_punctuation);
-        return text.bytes_end(end, b"\r\n");
+    if let Some(end) = text.punctuation_end(at, class, b"\r\n") {
+        return end;
     }
     text.space(at, true)
 }
@@ -252,26 +264,11 @@ fn o200k_piece_end(text: &Text, at: usize) -> usize {
     }
     // \p{N}{1,3}
     if class == Class::Number {
-        let mut end = at + len;
-        for _ in 0..2 {
-            match text.class_at(end) {
-                Some(Class::Number) => end += text.char_at(end).1,
-                _ => break,
-            }
-        }
-        return end;
+        return text.digits_end(at + len);
     }
     // ' '?[^\s\p{L}\p{N}]+[\r\n/]*
-    let punct_start = if b == b' ' && text.class_at(at + 1).is_some_and(Class::is_punctuation) {
-        Some(at + 1)
-    } else if class.is_punctuation() {
-        Some(at)
-    } else {
-        None
-    };
-    if let Some(start) = punct_start {
-        let end = text.run_end(start, Class::is_punctuation);
-        return text.bytes_end(end, b"\r\n/");
+    if let Some(end) = text.punctuation_end(at, class, b"\r\n/") {
+        return end;
     }
     text.space(at, false)
 }
