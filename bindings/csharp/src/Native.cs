@@ -694,14 +694,13 @@ namespace Ctxpack
 
         internal static UIntPtr Size<T>() where T : struct => (UIntPtr)Marshal.SizeOf(typeof(T));
 
-        /// Copies a UTF-8 string owned by the library (an error, a result).
-        internal static string ToManaged(Str s)
+        /// Copies a UTF-8 string owned by the library (an error, a result, a callback's
+        /// view), decoding it in place (no intermediate byte array).
+        internal static unsafe string ToManaged(Str s)
         {
             var len = checked((int)s.Len.ToUInt64());
             if (len == 0) return "";
-            var bytes = new byte[len];
-            Marshal.Copy(s.Ptr, bytes, 0, len);
-            return System.Text.Encoding.UTF8.GetString(bytes);
+            return System.Text.Encoding.UTF8.GetString((byte*)s.Ptr, len);
         }
     }
 }
