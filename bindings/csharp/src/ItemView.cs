@@ -95,6 +95,23 @@ namespace Ctxpack
         /// <summary>The length of the text in UTF-8 bytes, without copying it.</summary>
         public int ContentByteCount => checked((int)V->Content.Len.ToUInt64());
 
+#if NETCOREAPP
+        /// <summary>The text's UTF-8 bytes in the library's memory (no copy), valid only during
+        /// the callback like the view.</summary>
+        public ReadOnlySpan<byte> ContentUtf8 => Bytes(V->Content);
+
+        /// <summary>The UTF-8 bytes of the tag at <paramref name="index"/> (no copy), valid
+        /// only during the callback.</summary>
+        public ReadOnlySpan<byte> TagUtf8(int index)
+        {
+            var v = V;
+            if ((uint)index >= v->TagCount.ToUInt64()) throw new ArgumentOutOfRangeException(nameof(index));
+            return Bytes(((Native.Str*)v->Tags)[index]);
+        }
+
+        static ReadOnlySpan<byte> Bytes(Native.Str s) => new ReadOnlySpan<byte>((void*)s.Ptr, checked((int)s.Len.ToUInt64()));
+#endif
+
         /// <summary>The token count.</summary>
         public long Tokens => V->Tokens;
 
