@@ -114,7 +114,9 @@ namespace Ctxpack
                 d->Tokens = it.Tokens;
                 d->Kind = arena.Str(it.Kind);
                 d->Source = arena.Str(it.Source);
-                if (it.Priority is long p) { d->Priority = p; d->HasPriority = 1; }
+                // Nullable fields are read through HasValue (a pattern match may box them).
+                var priority = it.Priority;
+                if (priority.HasValue) { d->Priority = priority.Value; d->HasPriority = 1; }
                 var tags = it.tags;
                 if (tags != null && tags.Count > 0)
                 {
@@ -136,10 +138,13 @@ namespace Ctxpack
                     d->Metadata = (IntPtr)entries;
                     d->MetadataCount = (UIntPtr)k;
                 }
-                if (it.TimestampUnixNanos is long ts) { d->TimestampNs = ts; d->HasTimestamp = 1; }
-                if (it.FutureRelevanceHint is double h) { d->FutureRelevanceHint = h; d->HasFutureRelevanceHint = 1; }
+                var timestamp = it.TimestampUnixNanos;
+                if (timestamp.HasValue) { d->TimestampNs = timestamp.Value; d->HasTimestamp = 1; }
+                var hint = it.FutureRelevanceHint;
+                if (hint.HasValue) { d->FutureRelevanceHint = hint.Value; d->HasFutureRelevanceHint = 1; }
                 d->Pinned = it.Pinned ? (byte)1 : (byte)0;
-                if (it.OriginalTokens is long o) { d->OriginalTokens = o; d->HasOriginalTokens = 1; }
+                var original = it.OriginalTokens;
+                if (original.HasValue) { d->OriginalTokens = original.Value; d->HasOriginalTokens = 1; }
                 d->Group = arena.Str(it.Group);
                 d->Encoding = arena.Str(it.Encoding);
                 var variants = it.variants;

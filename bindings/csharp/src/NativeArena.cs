@@ -64,16 +64,28 @@ namespace Ctxpack
             count == 0 ? IntPtr.Zero : Alloc(checked(Marshal.SizeOf(typeof(T)) * count));
 
         /// A string as UTF-8 {ptr, len}; null or "" is {NULL, 0}. The string is encoded
-        /// straight into the arena (no intermediate byte array).
+        /// straight into the arena (no intermediate byte array): ASCII, the common case of
+        /// kinds, tags and most contents, by a copy loop; anything else by the encoder. (An
+        /// ASCII attempt that meets another character leaves its bytes unused in the arena:
+        /// handing them back would break the zeroed-memory promise of Alloc.)
         internal Native.Str Str(string s)
         {
             if (string.IsNullOrEmpty(s)) return default(Native.Str);
             fixed (char* chars = s)
             {
-                int n = Utf8.GetByteCount(chars, s.Length);
-                var p = Alloc(n);
-                Utf8.GetBytes(chars, s.Length, (byte*)p, n);
-                return new Native.Str { Ptr = p, Len = (UIntPtr)n };
+                int n = s.Length;
+                var ascii = (byte*)Alloc(n);
+                int i = 0;
+                while (i < n && chars[i] < 0x80)
+                {
+                    ascii[i] = (byte)chars[i];
+                    i++;
+                }
+                if (i == n) return new Native.Str { Ptr = (IntPtr)ascii, Len = (UIntPtr)n };
+                int count = Utf8.GetByteCount(chars, n);
+                var p = Alloc(count);
+                Utf8.GetBytes(chars, n, (byte*)p, count);
+                return new Native.Str { Ptr = p, Len = (UIntPtr)count };
             }
         }
 
