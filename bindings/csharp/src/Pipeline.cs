@@ -164,12 +164,21 @@ namespace Ctxpack
             var options = new Native.RunOptions();
             Native.ctxpack_run_options_init(ref options, Native.Size<Native.RunOptions>());
             options.TraceDetail = (int)trace;
-            if (!cancellation.CanBeCanceled)
+            return WithCancellation(cancellation, token =>
             {
+                options.Cancel = token;
                 Errors.Check(Native.ctxpack_pipeline_run(Handle, items.Handle, budget.Handle, ref options,
-                    out var plain, out var plainError), plainError);
-                return plain;
-            }
+                    out var result, out var error), error);
+                return result;
+            });
+        }
+
+        /// Runs `call` with the pointer of a library cancel token that is cancelled when
+        /// `cancellation` is (IntPtr.Zero, no token, when it can never be), and turns the
+        /// library's Status.Cancelled into OperationCanceledException for that token.
+        internal static T WithCancellation<T>(CancellationToken cancellation, Func<IntPtr, T> call)
+        {
+            if (!cancellation.CanBeCanceled) return call(IntPtr.Zero);
             Errors.Check(Native.ctxpack_cancel_token_new(out var token, out var tokenError), tokenError);
             using (token)
             // Cancels the library's token when the caller's is cancelled (at once if it
@@ -178,18 +187,14 @@ namespace Ctxpack
             {
                 return token.WithPointer(ptr =>
                 {
-                    options.Cancel = ptr;
-                    int status = Native.ctxpack_pipeline_run(Handle, items.Handle, budget.Handle, ref options,
-                        out var result, out var error);
                     try
                     {
-                        Errors.Check(status, error);
+                        return call(ptr);
                     }
                     catch (CtxpackException e) when (e.Status == Status.Cancelled && cancellation.IsCancellationRequested)
                     {
                         throw new OperationCanceledException(e.Message, e, cancellation);
                     }
-                    return result;
                 });
             }
         }

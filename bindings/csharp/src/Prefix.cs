@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Runtime.InteropServices;
+using System.Threading;
 
 namespace Ctxpack
 {
@@ -153,6 +154,24 @@ namespace Ctxpack
 
         /// <summary>RunPrefix over an item list; result indices are positions in it.</summary>
         public PrefixRun RunPrefix(ItemList items, Budget budget, PrefixOptions options = null,
+            PrefixState previous = null, TraceDetail trace = TraceDetail.None) =>
+            RunPrefix(items, budget, CancellationToken.None, options, previous, trace);
+
+        /// <summary>RunPrefix that stops when <paramref name="cancellation"/> is cancelled, as
+        /// the cancellable <c>Run</c> does (OperationCanceledException for that token); a
+        /// cancelled run returns no state, so <paramref name="previous"/> stays the
+        /// conversation's state.</summary>
+        public PrefixRun RunPrefix(IReadOnlyList<ContextItem> items, Budget budget, CancellationToken cancellation,
+            PrefixOptions options = null, PrefixState previous = null, TraceDetail trace = TraceDetail.None)
+        {
+            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
+            {
+                return RunPrefix(list, budget, cancellation, options, previous, trace);
+            }
+        }
+
+        /// <summary>The cancellable RunPrefix over an item list.</summary>
+        public PrefixRun RunPrefix(ItemList items, Budget budget, CancellationToken cancellation, PrefixOptions options = null,
             PrefixState previous = null, TraceDetail trace = TraceDetail.None)
         {
             Arg.NotNull(items, nameof(items));
@@ -189,8 +208,12 @@ namespace Ctxpack
                         throw;
                     }
                 };
-                // The previous state stays referenced for the call (a null one is a first turn).
-                return previous == null ? call(IntPtr.Zero) : previous.Handle.WithPointer(call);
+                return WithCancellation(cancellation, token =>
+                {
+                    run.Cancel = token;
+                    // The previous state stays referenced for the call (a null one is a first turn).
+                    return previous == null ? call(IntPtr.Zero) : previous.Handle.WithPointer(call);
+                });
             }
         }
 
