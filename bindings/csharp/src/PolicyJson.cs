@@ -103,6 +103,14 @@ namespace Ctxpack
             using (var scorer = Scorer.Custom(score)) Register(name, scorer);
         }
 
+        /// <summary>Registers a scorer written in C# over item views (see Scorer.CustomViews)
+        /// under the type name name, kept alive as the Register overload taking a
+        /// ScoreFunction.</summary>
+        public void RegisterViews(string name, ScoreViewFunction score)
+        {
+            using (var scorer = Scorer.CustomViews(score)) Register(name, scorer);
+        }
+
         /// <summary>The registered names, in registration order.</summary>
         public IReadOnlyList<string> Names
         {
