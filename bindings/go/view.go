@@ -13,9 +13,9 @@ import (
 
 // ItemViews are the items a custom component receives, read in place from the library's
 // item views: nothing is copied until a field is read, and only that field. They are
-// valid only during the callback: using one after it returned panics (the memory
+// valid only during the callback: reading an item after it returned panics (the memory
 // belongs to the library and is gone), so copy what must outlive the call (Item, or a
-// field's value).
+// field's value). Len stays readable.
 type ItemViews struct {
 	first *C.ctxpack_item_view
 	n     int
