@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
 using System.Linq;
 
 namespace Ctxpack
@@ -35,10 +36,10 @@ namespace Ctxpack
         public long Tokens { get; set; }
 
         /// <summary>The kind; null or empty means "Message".</summary>
-        public string Kind { get; set; }
+        [AllowNull, MaybeNull] public string Kind { get; set; }
 
         /// <summary>The source; null or empty means "Chat".</summary>
-        public string Source { get; set; }
+        [AllowNull, MaybeNull] public string Source { get; set; }
 
         /// <summary>Priority, higher is more important.</summary>
         public long? Priority { get; set; }
@@ -50,11 +51,11 @@ namespace Ctxpack
         IList<Variant> variants;
 
         /// <summary>Tags, order and duplicates kept (an empty list until set or added to).</summary>
-        public IList<string> Tags { get => tags ?? (tags = new List<string>()); set => tags = value; }
+        [AllowNull] public IList<string> Tags { get => tags ?? (tags = new List<string>()); set => tags = value; }
 
         /// <summary>Metadata key/value pairs (keys are case-sensitive; an empty dictionary
         /// until set or added to).</summary>
-        public IDictionary<string, string> Metadata
+        [AllowNull] public IDictionary<string, string> Metadata
         {
             get => metadata ?? (metadata = new Dictionary<string, string>());
             set => metadata = value;
@@ -86,15 +87,15 @@ namespace Ctxpack
 
         /// <summary>The group key (docs/groups.md): items with equal keys are selected or
         /// dropped together and placed next to each other. Null or empty: no group.</summary>
-        public string Group { get; set; }
+        [AllowNull, MaybeNull] public string Group { get; set; }
 
         /// <summary>A built-in encoding ("o200k_base", "cl100k_base") with which the library
         /// counts Content's tokens (Tokens must then be 0). Null or empty: Tokens is the
         /// caller's count (docs/tokenizer.md).</summary>
-        public string Encoding { get; set; }
+        [AllowNull, MaybeNull] public string Encoding { get; set; }
         /// <summary>Cheaper alternative forms, richest first by convention (docs/variants.md): a
         /// run may place one of them instead of the item (RunResult.Forms says which).</summary>
-        public IList<Variant> Variants { get => variants ?? (variants = new List<Variant>()); set => variants = value; }
+        [AllowNull] public IList<Variant> Variants { get => variants ?? (variants = new List<Variant>()); set => variants = value; }
 
         public override string ToString() => $"ContextItem({Content}, {Tokens})";
 
@@ -175,7 +176,7 @@ namespace Ctxpack
     {
         internal readonly ItemsHandle Handle;
 
-        public ItemList(IEnumerable<ContextItem> items = null)
+        public ItemList([AllowNull] IEnumerable<ContextItem> items = null)
         {
             Errors.Check(Native.ctxpack_items_new(out Handle, out var error), error);
             if (items != null)

@@ -1,6 +1,7 @@
 using System;
 using System.Collections;
 using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
 using System.Text;
 using System.Threading;
 
@@ -195,7 +196,7 @@ namespace Ctxpack
         }
 
         /// <summary>Looks a metadata key up (ordinal); only the value found is copied.</summary>
-        public bool TryGetMetadata(string key, out string value)
+        public bool TryGetMetadata(string key, [MaybeNullWhen(false)] out string value)
         {
             var v = V;
             var entries = (Native.MetadataEntry*)v->Metadata;

@@ -3,6 +3,7 @@
 // and the JSON form of budgets.
 using System;
 using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
 #if NET7_0_OR_GREATER
 using System.Runtime.CompilerServices;
 #endif
@@ -61,7 +62,7 @@ namespace Ctxpack
 
         /// <summary>The host scorer types a policy may name (null: only the built-in types).
         /// Budgets ignore it.</summary>
-        public ScorerRegistry Registry { get; set; }
+        [AllowNull, MaybeNull] public ScorerRegistry Registry { get; set; }
     }
 
     /// <summary>Host scorers registered under type names, so that a policy entry
@@ -135,7 +136,7 @@ namespace Ctxpack
         /// for a clean document). Errors are those of FromPolicyJson(string); in strict mode
         /// each warning case is Status.InvalidPolicy instead. An unknown scorer type's message
         /// lists the built-in and then the registered names.</summary>
-        public static Pipeline FromPolicyJson(string json, JsonReadOptions options, out IReadOnlyList<JsonWarning> warnings)
+        public static Pipeline FromPolicyJson(string json, [AllowNull] JsonReadOptions options, out IReadOnlyList<JsonWarning> warnings)
         {
             using (var arena = new NativeArena())
             using (var refs = new HandleRefs())
@@ -171,7 +172,7 @@ namespace Ctxpack
         /// read with options (null: lenient; the registry is not used); warnings receives what
         /// a lenient read reported. Every failure is Status.InvalidBudget, with a message that
         /// starts with the JSON path.</summary>
-        public static Budget FromJson(string json, JsonReadOptions options, out IReadOnlyList<JsonWarning> warnings)
+        public static Budget FromJson(string json, [AllowNull] JsonReadOptions options, out IReadOnlyList<JsonWarning> warnings)
         {
             using (var arena = new NativeArena())
             {

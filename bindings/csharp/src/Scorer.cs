@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
 using System.Linq;
 
 namespace Ctxpack
@@ -72,7 +73,7 @@ namespace Ctxpack
 
         /// <summary>Kind weights, the defaults (SystemPrompt 1.0, Memory 0.8, ToolOutput 0.6,
         /// Document 0.4, Message 0.2) or a table replacing them (KindScorer).</summary>
-        public static unsafe Scorer Kind(IDictionary<string, double> weights = null)
+        public static unsafe Scorer Kind([AllowNull] IDictionary<string, double> weights = null)
         {
             if (weights == null) return Make(Native.ctxpack_scorer_new_kind);
             using (var arena = new NativeArena())
