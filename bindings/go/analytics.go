@@ -88,15 +88,22 @@ func readAnalytics(res *C.ctxpack_result) (Analytics, error) {
 }
 
 // DryRun runs the pipeline traced at item detail (spec 07 §4): the Result always has a
-// Report. Safe for concurrent use.
+// Report. The items are copied into a temporary list; DryRunList takes a list. Safe for
+// concurrent use.
 func (p *Pipeline) DryRun(items []Item, budget *Budget) (Result, error) {
-	defer runtime.KeepAlive(p)
-	defer runtime.KeepAlive(budget)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return Result{}, err
 	}
 	defer list.Close()
+	return p.DryRunList(list, budget)
+}
+
+// DryRunList is DryRun over an item list; result indices are positions in it.
+func (p *Pipeline) DryRunList(list *ItemList, budget *Budget) (Result, error) {
+	defer runtime.KeepAlive(p)
+	defer runtime.KeepAlive(list)
+	defer runtime.KeepAlive(budget)
 	var res *C.ctxpack_result
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_pipeline_dry_run(p.ptr(), list.ptr(), budget.ptr(), &res, &cerr)
@@ -109,20 +116,31 @@ func (p *Pipeline) DryRun(items []Item, budget *Budget) (Result, error) {
 
 // MarginalItems returns the items included under budget that drop out when it shrinks
 // by slack tokens (spec 07 §5.1), in placed order. A percentage quota slicer is
-// StatusPipelineConfig (the inclusion is not monotonic).
+// StatusPipelineConfig (the inclusion is not monotonic). The items are copied into a
+// temporary list; MarginalItemsList takes a list.
 func (p *Pipeline) MarginalItems(items []Item, budget *Budget, slack int64) ([]int, error) {
-	defer runtime.KeepAlive(p)
-	defer runtime.KeepAlive(budget)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return nil, err
 	}
 	defer list.Close()
-	positions := make([]C.size_t, len(items))
+	return p.MarginalItemsList(list, budget, slack)
+}
+
+// MarginalItemsList is MarginalItems over an item list (positions in it).
+func (p *Pipeline) MarginalItemsList(list *ItemList, budget *Budget, slack int64) ([]int, error) {
+	defer runtime.KeepAlive(p)
+	defer runtime.KeepAlive(list)
+	defer runtime.KeepAlive(budget)
+	var capacity C.size_t
+	if err := check(C.ctxpack_items_len(list.ptr(), &capacity)); err != nil {
+		return nil, err
+	}
+	positions := make([]C.size_t, int(capacity))
 	var n C.size_t
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_pipeline_marginal_items(p.ptr(), list.ptr(), budget.ptr(), C.int64_t(slack),
-		firstOf(positions), C.size_t(len(positions)), &n, &cerr)
+		firstOf(positions), capacity, &n, &cerr)
 	if err := takeError(status, cerr); err != nil {
 		return nil, err
 	}
@@ -132,14 +150,24 @@ func (p *Pipeline) MarginalItems(items []Item, budget *Budget, slack int64) ([]i
 // MinBudgetFor returns the smallest budget (max = target = b, no reserve) in
 // [tokens of items[target], ceiling] that includes items[target] (spec 07 §5.2), and
 // whether there is one. Quota slicers are StatusPipelineConfig; a target outside items
-// or a ceiling below its tokens is StatusInvalidArgument.
+// or a ceiling below its tokens is StatusInvalidArgument. The items are copied into a
+// temporary list; MinBudgetForList takes a list.
 func (p *Pipeline) MinBudgetFor(items []Item, target int, ceiling int64) (budget int64, found bool, err error) {
-	defer runtime.KeepAlive(p)
+	if target < 0 {
+		return 0, false, &Error{Status: StatusInvalidArgument, Message: "target is negative"}
+	}
 	list, err := NewItemList(items...)
 	if err != nil {
 		return 0, false, err
 	}
 	defer list.Close()
+	return p.MinBudgetForList(list, target, ceiling)
+}
+
+// MinBudgetForList is MinBudgetFor over an item list; target is a position in it.
+func (p *Pipeline) MinBudgetForList(list *ItemList, target int, ceiling int64) (budget int64, found bool, err error) {
+	defer runtime.KeepAlive(p)
+	defer runtime.KeepAlive(list)
 	if target < 0 {
 		return 0, false, &Error{Status: StatusInvalidArgument, Message: "target is negative"}
 	}
@@ -185,15 +213,23 @@ type Swing struct {
 }
 
 // CompareSensitivity dry-runs two or more labelled pipelines over the same items and
-// budget (spec 07 §6) and lists the items whose inclusion swings between them.
+// budget (spec 07 §6) and lists the items whose inclusion swings between them. The
+// items are copied into a temporary list; CompareSensitivityList takes a list.
 func CompareSensitivity(items []Item, budget *Budget, variants ...SensitivityVariant) (Sensitivity, error) {
-	defer runtime.KeepAlive(budget)
-	defer runtime.KeepAlive(variants)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return Sensitivity{}, err
 	}
 	defer list.Close()
+	return CompareSensitivityList(list, budget, variants...)
+}
+
+// CompareSensitivityList is CompareSensitivity over an item list (Swing.Index is a
+// position in it).
+func CompareSensitivityList(list *ItemList, budget *Budget, variants ...SensitivityVariant) (Sensitivity, error) {
+	defer runtime.KeepAlive(list)
+	defer runtime.KeepAlive(budget)
+	defer runtime.KeepAlive(variants)
 	var a arena
 	defer a.free()
 	cv := cArray[C.ctxpack_sensitivity_variant](&a, len(variants))

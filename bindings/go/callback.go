@@ -1,8 +1,9 @@
 package ctxpack
 
 // The Go side of the custom components' callbacks (the C side is shim.c). Each exported
-// function receives the component's cgo.Handle, copies the library's views into Go
-// values, calls the user's function, and copies the answer back. No panic may unwind
+// function receives the component's cgo.Handle, wraps the library's views in ItemViews
+// (read in place, nothing copied up front), calls the user's function, and copies the
+// answer back. No panic may unwind
 // into the library: invoke recovers it and fails the callback with a message instead.
 
 /*
@@ -85,21 +86,25 @@ func storePositions(what string, positions []int, out *C.size_t, capacity C.size
 	return nil
 }
 
+// callViews runs one callback body over the library's views and ends their scope when
+// it returns, so that a view the user kept panics instead of reading freed memory.
+func callViews(views *C.ctxpack_item_view, count C.size_t, body func(ItemViews) error) error {
+	vs := newViews(views, count)
+	defer vs.end()
+	return body(vs)
+}
+
 //export goScoreAll
 func goScoreAll(h C.uintptr_t, views *C.ctxpack_item_view, count C.size_t, out *C.double, cerr *C.ctxpack_callback_error) C.int {
 	return invoke(cerr, func() error {
-		fn := cgo.Handle(h).Value().(ScoreFunc)
-		scores := goFloats(out, count) // pre-filled with NaN by the library
-		if err := fn(itemsFromViews(views, count), scores); err != nil {
-			return err
-		}
+		fn := cgo.Handle(h).Value().(ScoreViewFunc)
+		// The scores are written straight into the library's array (pre-filled with NaN),
+		// which a Go slice may address since it is C memory.
+		var scores []float64
 		if count > 0 {
-			dst := unsafe.Slice(out, int(count))
-			for i := range dst {
-				dst[i] = C.double(scores[i])
-			}
+			scores = unsafe.Slice((*float64)(unsafe.Pointer(out)), int(count))
 		}
-		return nil
+		return callViews(views, count, func(vs ItemViews) error { return fn(vs, scores) })
 	})
 }
 
@@ -107,31 +112,35 @@ func goScoreAll(h C.uintptr_t, views *C.ctxpack_item_view, count C.size_t, out *
 func goSlice(h C.uintptr_t, views *C.ctxpack_item_view, scores *C.double, count C.size_t, target, max C.int64_t,
 	out *C.size_t, outCount *C.size_t, cerr *C.ctxpack_callback_error) C.int {
 	return invoke(cerr, func() error {
-		fn := cgo.Handle(h).Value().(SliceFunc)
-		positions, err := fn(itemsFromViews(views, count), goFloats(scores, count), int64(target), int64(max))
-		if err != nil {
-			return err
-		}
-		if err := storePositions("slicer", positions, out, count); err != nil {
-			return err
-		}
-		*outCount = C.size_t(len(positions))
-		return nil
+		fn := cgo.Handle(h).Value().(SliceViewFunc)
+		return callViews(views, count, func(vs ItemViews) error {
+			positions, err := fn(vs, goFloats(scores, count), int64(target), int64(max))
+			if err != nil {
+				return err
+			}
+			if err := storePositions("slicer", positions, out, count); err != nil {
+				return err
+			}
+			*outCount = C.size_t(len(positions))
+			return nil
+		})
 	})
 }
 
 //export goPlace
 func goPlace(h C.uintptr_t, views *C.ctxpack_item_view, scores *C.double, count C.size_t, out *C.size_t, cerr *C.ctxpack_callback_error) C.int {
 	return invoke(cerr, func() error {
-		fn := cgo.Handle(h).Value().(PlaceFunc)
-		order, err := fn(itemsFromViews(views, count), goFloats(scores, count))
-		if err != nil {
-			return err
-		}
-		if len(order) != int(count) {
-			return fmt.Errorf("custom placer returned %d positions for %d items", len(order), count)
-		}
-		return storePositions("placer", order, out, count)
+		fn := cgo.Handle(h).Value().(PlaceViewFunc)
+		return callViews(views, count, func(vs ItemViews) error {
+			order, err := fn(vs, goFloats(scores, count))
+			if err != nil {
+				return err
+			}
+			if len(order) != int(count) {
+				return fmt.Errorf("custom placer returned %d positions for %d items", len(order), count)
+			}
+			return storePositions("placer", order, out, count)
+		})
 	})
 }
 

@@ -166,3 +166,56 @@ func TestRunListTracedContextCancelled(t *testing.T) {
 		t.Fatalf("want a cancelled run, got %v, %v", r, err)
 	}
 }
+
+func TestRunPrefixContextCancelledBeforeTheRunKeepsNoState(t *testing.T) {
+	p := newPipeline(t, recency(t))
+	b := newBudget(t, 100, 100)
+	first := must(p.RunPrefix(messages(4), b, nil, nil, nil))
+	defer first.State.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	run, err := p.RunPrefixContext(ctx, messages(5), b, nil, nil, first.State)
+	if !errors.Is(err, ctxpack.StatusCancelled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("want StatusCancelled and context.Canceled, got %v", err)
+	}
+	if run.State != nil {
+		t.Fatal("a cancelled prefix run returned a state")
+	}
+	// The previous state is untouched: the next turn continues from it.
+	next := must(p.RunPrefixListContext(context.Background(), must(ctxpack.NewItemList(messages(5)...)), b, nil, nil, first.State))
+	defer next.State.Close()
+	if next.Reuse.Turn != 2 {
+		t.Fatalf("the turn after a cancelled one is %d, want 2", next.Reuse.Turn)
+	}
+}
+
+func TestRunPrefixContextDeadlineStopsALongKnapsackRun(t *testing.T) {
+	p, list, budget := longKnapsack(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	_, err := p.RunPrefixListContext(ctx, list, budget, nil, &ctxpack.PrefixOptions{Mode: ctxpack.PrefixMeasure}, nil)
+	returned := time.Now()
+	deadline, _ := ctx.Deadline()
+	if !errors.Is(err, ctxpack.StatusCancelled) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want StatusCancelled and context.DeadlineExceeded, got %v", err)
+	}
+	if late := returned.Sub(deadline); late > time.Second {
+		t.Fatalf("the prefix run returned %v after the deadline", late)
+	}
+}
+
+func TestRunPrefixContextThatIsNeverDoneChangesNothing(t *testing.T) {
+	p := newPipeline(t, recency(t))
+	b := newBudget(t, 100, 60)
+	want := must(p.RunPrefix(messages(6), b, &ctxpack.RunOptions{Trace: ctxpack.TraceStage}, nil, nil))
+	defer want.State.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, c := range []context.Context{context.Background(), ctx} {
+		got := must(p.RunPrefixContext(c, messages(6), b, &ctxpack.RunOptions{Trace: ctxpack.TraceStage}, nil, nil))
+		got.State.Close()
+		if !reflect.DeepEqual(got.Result.Indices, want.Result.Indices) || got.Reuse.JSON != want.Reuse.JSON {
+			t.Fatalf("got %v / %s, want %v / %s", got.Result.Indices, got.Reuse.JSON, want.Result.Indices, want.Reuse.JSON)
+		}
+	}
+}

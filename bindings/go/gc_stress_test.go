@@ -212,6 +212,48 @@ func gcStressOps(items []ctxpack.Item, list *ctxpack.ItemList) []gcStressOp {
 		{"Placer.Place", func() (interface{}, error) {
 			return must(ctxpack.NewUShapedPlacer()).Place(items, scores)
 		}},
+		// The list calls, each over a list nothing but the call references.
+		{"Pipeline.DryRunList", func() (interface{}, error) {
+			r, err := must(quotaPipeline()).DryRunList(must(ctxpack.NewItemList(items...)), must(gcStressBudget()))
+			return traced(r), err
+		}},
+		{"CompareSensitivityList", func() (interface{}, error) {
+			s, err := ctxpack.CompareSensitivityList(must(ctxpack.NewItemList(items...)), must(gcStressBudget()),
+				ctxpack.SensitivityVariant{Label: "quota", Pipeline: must(quotaPipeline())},
+				ctxpack.SensitivityVariant{Label: "rag", Pipeline: must(ctxpack.NewPresetPipeline("rag"))})
+			for i := range s.Results {
+				s.Results[i] = traced(s.Results[i])
+			}
+			return s, err
+		}},
+		{"Pipeline.MarginalItemsList", func() (interface{}, error) {
+			return must(ctxpack.NewPresetPipeline("chat")).MarginalItemsList(must(ctxpack.NewItemList(items...)), must(gcStressBudget()), 200)
+		}},
+		{"Pipeline.MinBudgetForList", func() (interface{}, error) {
+			b, found, err := must(ctxpack.NewPresetPipeline("chat")).MinBudgetForList(must(ctxpack.NewItemList(items...)), 7, 5000)
+			return [2]interface{}{b, found}, err
+		}},
+		{"Scorer.ScoreList", func() (interface{}, error) {
+			return must(ctxpack.NewScaledScorer(must(ctxpack.NewPriorityScorer()))).ScoreList(must(ctxpack.NewItemList(items...)))
+		}},
+		{"Slicer.SliceList", func() (interface{}, error) {
+			s := must(ctxpack.NewCountQuotaSlicer(must(ctxpack.NewGreedySlicer()), ctxpack.ScarcityDegrade,
+				ctxpack.CountQuotaEntry{Kind: "Memory", RequireCount: 2, CapCount: 10}))
+			return s.SliceList(must(ctxpack.NewItemList(items...)), scores, must(gcStressBudget()))
+		}},
+		{"Placer.PlaceList", func() (interface{}, error) {
+			return must(ctxpack.NewUShapedPlacer()).PlaceList(must(ctxpack.NewItemList(items...)), scores)
+		}},
+		{"view scorer", func() (interface{}, error) {
+			s := must(ctxpack.NewCustomViewScorer(func(vs ctxpack.ItemViews, out []float64) error {
+				for i := range out {
+					out[i] = float64(vs.At(i).Tokens())
+				}
+				return nil
+			}))
+			return must(ctxpack.NewPipeline(s, must(ctxpack.NewGreedySlicer()), must(ctxpack.NewChronologicalPlacer()))).
+				RunList(must(ctxpack.NewItemList(items...)), must(gcStressBudget()), nil)
+		}},
 		{"ItemList.Len", func() (interface{}, error) {
 			return must(ctxpack.NewItemList(items[:50]...)).Len()
 		}},

@@ -119,13 +119,49 @@ func (l *ItemList) Close() error { return l.h.close() }
 
 // itemDescs builds the descriptor array of items in the arena. ctxpack_items_push_many
 // takes descs[0].struct_size as the stride, so every element carries
-// sizeof(ctxpack_item_desc), set by ctxpack_item_desc_init with every other field zero.
+// sizeof(ctxpack_item_desc) with every field it does not set zero.
+//
+// The arena first reserves one block for the whole batch (descriptors, tag and metadata
+// arrays, string bytes), so a batch costs one C allocation, and each byte of the items
+// is copied once, into that block.
 func itemDescs(a *arena, items []Item) *C.ctxpack_item_desc {
+	a.reserve(batchBytes(items))
 	descs := cArray[C.ctxpack_item_desc](a, len(items))
 	for i := range items {
 		fillDesc(a, &descs[i], &items[i])
 	}
 	return &descs[0]
+}
+
+// batchBytes is an upper bound of the arena bytes itemDescs uses for items (every
+// allocation rounded up to the arena's alignment).
+func batchBytes(items []Item) uintptr {
+	const pad = arenaAlign - 1
+	str := func(s string) uintptr { return uintptr(len(s)) + pad }
+	n := uintptr(len(items))*unsafe.Sizeof(C.ctxpack_item_desc{}) + pad
+	for i := range items {
+		it := &items[i]
+		n += str(it.Content) + str(it.Kind) + str(it.Source) + str(it.Group) + str(it.Encoding)
+		if len(it.Tags) > 0 {
+			n += uintptr(len(it.Tags))*unsafe.Sizeof(C.ctxpack_str{}) + pad
+			for _, t := range it.Tags {
+				n += str(t)
+			}
+		}
+		if len(it.Metadata) > 0 {
+			n += uintptr(len(it.Metadata))*unsafe.Sizeof(C.ctxpack_metadata_entry{}) + pad
+			for k, v := range it.Metadata {
+				n += str(k) + str(v)
+			}
+		}
+		if len(it.Variants) > 0 {
+			n += uintptr(len(it.Variants))*unsafe.Sizeof(C.ctxpack_variant_desc{}) + pad
+			for _, v := range it.Variants {
+				n += str(v.Content)
+			}
+		}
+	}
+	return n
 }
 
 // flag is a flag byte of the C structs: 0 or 1.
@@ -137,7 +173,9 @@ func flag(b bool) C.uint8_t {
 }
 
 func fillDesc(a *arena, d *C.ctxpack_item_desc, it *Item) {
-	C.ctxpack_item_desc_init(d, C.size_t(unsafe.Sizeof(*d)))
+	// What ctxpack_item_desc_init does (the arena's memory is zeroed), without a C call
+	// per item.
+	d.struct_size = C.size_t(unsafe.Sizeof(*d))
 	d.content = a.str(it.Content)
 	d.tokens = C.int64_t(it.Tokens)
 	d.kind = a.str(it.Kind)
@@ -177,55 +215,4 @@ func fillDesc(a *arena, d *C.ctxpack_item_desc, it *Item) {
 	d.group = a.str(it.Group)
 	d.encoding = a.str(it.Encoding)
 	fillVariants(a, d, it.Variants)
-}
-
-// itemsFromViews copies the item views a callback receives (valid only during the
-// call) into Go values.
-func itemsFromViews(views *C.ctxpack_item_view, count C.size_t) []Item {
-	if count == 0 {
-		return nil
-	}
-	vs := unsafe.Slice(views, int(count))
-	items := make([]Item, len(vs))
-	for i := range vs {
-		items[i] = itemFromView(&vs[i])
-	}
-	return items
-}
-
-func itemFromView(v *C.ctxpack_item_view) Item {
-	it := Item{
-		Content: goString(v.content),
-		Tokens:  int64(v.tokens),
-		Kind:    goString(v.kind),
-		Source:  goString(v.source),
-		Pinned:  bool(v.pinned),
-	}
-	if v.has_priority {
-		it.Priority = Int64(int64(v.priority))
-	}
-	if v.tag_count > 0 {
-		tags := unsafe.Slice(v.tags, int(v.tag_count))
-		it.Tags = make([]string, len(tags))
-		for i, t := range tags {
-			it.Tags[i] = goString(t)
-		}
-	}
-	if v.metadata_count > 0 {
-		entries := unsafe.Slice(v.metadata, int(v.metadata_count))
-		it.Metadata = make(map[string]string, len(entries))
-		for _, e := range entries {
-			it.Metadata[goString(e.key)] = goString(e.value)
-		}
-	}
-	if v.has_timestamp {
-		it.Timestamp = time.Unix(0, int64(v.timestamp_ns)).UTC()
-	}
-	if v.has_future_relevance_hint {
-		it.FutureRelevanceHint = Float64(float64(v.future_relevance_hint))
-	}
-	if v.has_original_tokens {
-		it.OriginalTokens = Int64(int64(v.original_tokens))
-	}
-	return it
 }

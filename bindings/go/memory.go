@@ -77,19 +77,37 @@ type arena struct {
 	block  unsafe.Pointer
 	used   uintptr
 	size   uintptr
+	// next is the size of the next block when larger than arenaBlockSize (reserve).
+	next uintptr
 }
 
-const arenaBlockSize = 16 << 10
+const (
+	arenaBlockSize = 16 << 10
+	// arenaAlign aligns every allocation for any C type (the ABI's structs need at most 8).
+	arenaAlign = 16
+)
 
-// alloc returns n zeroed bytes aligned for any C type (the ABI's structs need at most 8).
+// reserve makes the next block hold at least n bytes, so that n bytes of allocations
+// (each counted rounded up to arenaAlign) fit in one block when the current one is full.
+func (a *arena) reserve(n uintptr) {
+	if a.block != nil && a.size-a.used >= n+arenaAlign {
+		return
+	}
+	a.next = n
+}
+
+// alloc returns n zeroed bytes aligned for any C type.
 func (a *arena) alloc(n uintptr) unsafe.Pointer {
-	const align = 16
 	if n == 0 {
 		n = 1
 	}
-	start := (a.used + align - 1) &^ (align - 1)
+	start := (a.used + arenaAlign - 1) &^ (arenaAlign - 1)
 	if a.block == nil || start+n > a.size {
 		size := uintptr(arenaBlockSize)
+		if a.next > size {
+			size = a.next
+		}
+		a.next = 0
 		if n > size {
 			size = n
 		}

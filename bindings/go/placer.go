@@ -53,11 +53,26 @@ func NewUShapedPlacer() (*Placer, error) {
 
 // PlaceFunc is a custom placer: it returns a permutation of 0..len(items)-1, where
 // element k is the position placed k-th. Errors and panics fail the run with
-// StatusCallback; the function must be safe for concurrent use (see ScoreFunc).
+// StatusCallback; the function must be safe for concurrent use (see ScoreFunc). Every
+// call copies every item; PlaceViewFunc reads only the fields it uses.
 type PlaceFunc func(items []Item, scores []float64) ([]int, error)
 
-// NewCustomPlacer creates a placer that calls fn.
+// PlaceViewFunc is PlaceFunc over views of the items, valid only during the call (see
+// ItemViews).
+type PlaceViewFunc func(items ItemViews, scores []float64) ([]int, error)
+
+// NewCustomPlacer creates a placer that calls fn with the items copied into Items.
 func NewCustomPlacer(fn PlaceFunc) (*Placer, error) {
+	if fn == nil {
+		return nil, &Error{Status: StatusNullArgument, Message: "place function is nil"}
+	}
+	return NewCustomViewPlacer(func(items ItemViews, scores []float64) ([]int, error) {
+		return fn(items.Items(), scores)
+	})
+}
+
+// NewCustomViewPlacer creates a placer that calls fn with views of the items.
+func NewCustomViewPlacer(fn PlaceViewFunc) (*Placer, error) {
 	if fn == nil {
 		return nil, &Error{Status: StatusNullArgument, Message: "place function is nil"}
 	}
@@ -73,19 +88,32 @@ func NewCustomPlacer(fn PlaceFunc) (*Placer, error) {
 
 // Place runs the placer alone over items with the given scores (one per item) and
 // returns the placement order as positions in items. The members of a group end up
-// together, in input order; a group is worth the sum of its members' scores.
+// together, in input order; a group is worth the sum of its members' scores. The items
+// are copied into a temporary list; PlaceList takes a list.
 func (p *Placer) Place(items []Item, scores []float64) ([]int, error) {
 	return p.PlaceWithGroupValue(items, scores, GroupValueSum)
 }
 
 // PlaceWithGroupValue is Place with another rule for a group's value.
 func (p *Placer) PlaceWithGroupValue(items []Item, scores []float64, value GroupValue) ([]int, error) {
-	defer runtime.KeepAlive(p)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return nil, err
 	}
 	defer list.Close()
+	return p.PlaceListWithGroupValue(list, scores, value)
+}
+
+// PlaceList is Place over an item list (one score per item of the list; the order is
+// positions in it).
+func (p *Placer) PlaceList(list *ItemList, scores []float64) ([]int, error) {
+	return p.PlaceListWithGroupValue(list, scores, GroupValueSum)
+}
+
+// PlaceListWithGroupValue is PlaceList with another rule for a group's value.
+func (p *Placer) PlaceListWithGroupValue(list *ItemList, scores []float64, value GroupValue) ([]int, error) {
+	defer runtime.KeepAlive(p)
+	defer runtime.KeepAlive(list)
 	order := make([]C.size_t, len(scores))
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_placer_place_with_group_value(p.ptr(), list.ptr(), (*C.double)(firstOf(scores)), C.size_t(len(scores)), C.int32_t(value), firstOf(order), &cerr)

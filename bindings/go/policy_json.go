@@ -111,6 +111,17 @@ func (r *ScorerRegistry) RegisterFunc(name string, fn ScoreFunc) error {
 	return r.Register(name, s)
 }
 
+// RegisterViewFunc registers a custom scorer over item views (see NewCustomViewScorer)
+// under the type name name.
+func (r *ScorerRegistry) RegisterViewFunc(name string, fn ScoreViewFunc) error {
+	s, err := NewCustomViewScorer(fn)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return r.Register(name, s)
+}
+
 // Names returns the registered names, in registration order.
 func (r *ScorerRegistry) Names() []string {
 	defer runtime.KeepAlive(r)

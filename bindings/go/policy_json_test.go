@@ -156,6 +156,34 @@ func TestScorerRegistryRejectsBadNames(t *testing.T) {
 	}
 }
 
+// A registered view scorer scores what the copying one does.
+func TestScorerRegistryRunsHostViewScorer(t *testing.T) {
+	reg := must(ctxpack.NewScorerRegistry())
+	defer reg.Close()
+	if err := reg.RegisterViewFunc("x", nil); !errors.Is(err, ctxpack.StatusNullArgument) {
+		t.Errorf("nil function: %v", err)
+	}
+	err := reg.RegisterViewFunc("byLength", func(items ctxpack.ItemViews, scores []float64) error {
+		for i := range scores {
+			scores[i] = float64(items.At(i).ContentLen()) / 100
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := ctxpack.NewPipelineFromPolicyJSONWith(`{"scorers": [{"type": "byLength", "weight": 1}]}`, ctxpack.JSONReadOptions{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	items := []ctxpack.Item{day("short", 10, 2), day("a much longer one", 10, 0), day("middling", 10, 1)}
+	res := must(p.Run(items, newBudget(t, 20, 20), nil))
+	if want := []float64{0.17, 0.08}; !reflect.DeepEqual(res.Indices, []int{1, 2}) || !reflect.DeepEqual(res.Scores, want) {
+		t.Errorf("indices %v scores %v, want [1 2] %v", res.Indices, res.Scores, want)
+	}
+}
+
 // The host scorer lives while the registry or a pipeline built from a policy naming it
 // holds it, and is destroyed when the last of them goes.
 func TestRegisteredScorerLifetime(t *testing.T) {

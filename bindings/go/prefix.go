@@ -8,6 +8,7 @@ package ctxpack
 import "C"
 
 import (
+	"context"
 	"runtime"
 	"unsafe"
 )
@@ -232,6 +233,34 @@ func (p *Pipeline) RunPrefix(items []Item, budget *Budget, opts *RunOptions, pre
 // nil: Hold with the defaults), and returns the result, the reuse report and this turn's
 // state. Safe for concurrent use.
 func (p *Pipeline) RunPrefixList(list *ItemList, budget *Budget, opts *RunOptions, prefix *PrefixOptions, previous *PrefixState) (PrefixRun, error) {
+	return p.runPrefix(list, budget, opts, prefix, previous, nil)
+}
+
+// RunPrefixContext is RunPrefix that stops when ctx is done (see RunContext): a
+// cancelled run returns no state, so the previous one stays the conversation's state.
+func (p *Pipeline) RunPrefixContext(ctx context.Context, items []Item, budget *Budget, opts *RunOptions, prefix *PrefixOptions, previous *PrefixState) (PrefixRun, error) {
+	list, err := NewItemList(items...)
+	if err != nil {
+		return PrefixRun{}, err
+	}
+	defer list.Close()
+	return p.RunPrefixListContext(ctx, list, budget, opts, prefix, previous)
+}
+
+// RunPrefixListContext is RunPrefixList that stops when ctx is done (see
+// RunPrefixContext).
+func (p *Pipeline) RunPrefixListContext(ctx context.Context, list *ItemList, budget *Budget, opts *RunOptions, prefix *PrefixOptions, previous *PrefixState) (PrefixRun, error) {
+	var out PrefixRun
+	err := withCancel(ctx, func(token *C.ctxpack_cancel_token) (err error) {
+		out, err = p.runPrefix(list, budget, opts, prefix, previous, token)
+		return err
+	})
+	return out, err
+}
+
+// runPrefix is RunPrefixList, cancellable when token is not nil.
+func (p *Pipeline) runPrefix(list *ItemList, budget *Budget, opts *RunOptions, prefix *PrefixOptions, previous *PrefixState,
+	token *C.ctxpack_cancel_token) (PrefixRun, error) {
 	defer runtime.KeepAlive(p)
 	defer runtime.KeepAlive(list)
 	defer runtime.KeepAlive(budget)
@@ -247,6 +276,7 @@ func (p *Pipeline) RunPrefixList(list *ItemList, budget *Budget, opts *RunOption
 	if opts != nil {
 		copts[0].trace_detail = C.int32_t(opts.Trace)
 	}
+	copts[0].cancel = token // C memory
 	o := cPrefixOptions(&a, prefix)
 	var res *C.ctxpack_result
 	var state *C.ctxpack_prefix_state

@@ -231,11 +231,28 @@ func NewMetadataKeyScorer(key, value string, boost float64) (*Scorer, error) {
 // The items are copies; items and scores must not be retained after the call. A
 // pipeline may run on many goroutines at once, and then calls the function
 // concurrently: it must be safe for concurrent use.
+//
+// Every call copies every item (tags and metadata included); ScoreViewFunc reads only
+// the fields it uses.
 type ScoreFunc func(items []Item, scores []float64) error
 
+// ScoreViewFunc is ScoreFunc over views of the items: fields are read from the
+// library's memory when asked, so a run copies nothing it does not use. The views and
+// scores are valid only during the call (see ItemViews).
+type ScoreViewFunc func(items ItemViews, scores []float64) error
+
 // NewCustomScorer creates a scorer that calls fn once per run with every scoreable item
-// (a batch scorer).
+// (a batch scorer), copied into Items.
 func NewCustomScorer(fn ScoreFunc) (*Scorer, error) {
+	if fn == nil {
+		return nil, &Error{Status: StatusNullArgument, Message: "score function is nil"}
+	}
+	return NewCustomViewScorer(func(items ItemViews, scores []float64) error { return fn(items.Items(), scores) })
+}
+
+// NewCustomViewScorer creates a scorer that calls fn once per run with views of every
+// scoreable item (a batch scorer).
+func NewCustomViewScorer(fn ScoreViewFunc) (*Scorer, error) {
 	if fn == nil {
 		return nil, &Error{Status: StatusNullArgument, Message: "score function is nil"}
 	}
@@ -250,17 +267,28 @@ func NewCustomScorer(fn ScoreFunc) (*Scorer, error) {
 }
 
 // Score scores every item against the whole list, in list order (the scorer contract:
-// pinned and negative-token items are scored like any other here).
+// pinned and negative-token items are scored like any other here). The items are
+// copied into a temporary list; ScoreList takes a list.
 func (s *Scorer) Score(items []Item) ([]float64, error) {
-	defer runtime.KeepAlive(s)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return nil, err
 	}
 	defer list.Close()
-	scores := make([]float64, len(items))
+	return s.ScoreList(list)
+}
+
+// ScoreList is Score over an item list: one score per item, in list order.
+func (s *Scorer) ScoreList(list *ItemList) ([]float64, error) {
+	defer runtime.KeepAlive(s)
+	defer runtime.KeepAlive(list)
+	var n C.size_t
+	if err := check(C.ctxpack_items_len(list.ptr(), &n)); err != nil {
+		return nil, err
+	}
+	scores := make([]float64, int(n))
 	var cerr *C.ctxpack_error
-	status := C.ctxpack_scorer_score(s.ptr(), list.ptr(), (*C.double)(firstOf(scores)), C.size_t(len(scores)), &cerr)
+	status := C.ctxpack_scorer_score(s.ptr(), list.ptr(), (*C.double)(firstOf(scores)), n, &cerr)
 	if err := takeError(status, cerr); err != nil {
 		return nil, err
 	}

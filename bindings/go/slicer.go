@@ -133,11 +133,26 @@ func NewCountConstrainedKnapsackSlicer(bucketSize int64, tableLimitBytes uint64,
 // SliceFunc is a custom slicer: given the candidates sorted by score (descending), their
 // scores and the effective budget, it returns the chosen positions (indices into items,
 // each at most once, any order). Errors and panics fail the run with StatusCallback; the
-// function must be safe for concurrent use (see ScoreFunc).
+// function must be safe for concurrent use (see ScoreFunc). Every call copies every
+// item; SliceViewFunc reads only the fields it uses.
 type SliceFunc func(items []Item, scores []float64, targetTokens, maxTokens int64) ([]int, error)
 
-// NewCustomSlicer creates a slicer that calls fn.
+// SliceViewFunc is SliceFunc over views of the items, valid only during the call (see
+// ItemViews).
+type SliceViewFunc func(items ItemViews, scores []float64, targetTokens, maxTokens int64) ([]int, error)
+
+// NewCustomSlicer creates a slicer that calls fn with the items copied into Items.
 func NewCustomSlicer(fn SliceFunc) (*Slicer, error) {
+	if fn == nil {
+		return nil, &Error{Status: StatusNullArgument, Message: "slice function is nil"}
+	}
+	return NewCustomViewSlicer(func(items ItemViews, scores []float64, target, max int64) ([]int, error) {
+		return fn(items.Items(), scores, target, max)
+	})
+}
+
+// NewCustomViewSlicer creates a slicer that calls fn with views of the items.
+func NewCustomViewSlicer(fn SliceViewFunc) (*Slicer, error) {
 	if fn == nil {
 		return nil, &Error{Status: StatusNullArgument, Message: "slice function is nil"}
 	}
@@ -163,20 +178,33 @@ type SliceResult struct {
 
 // Slice runs the slicer alone over items with the given scores (one per item), against
 // budget exactly as given (no pinned-item or reserve adjustment). Items with a Group are
-// selected whole or not at all, a group being worth the sum of its members' scores.
+// selected whole or not at all, a group being worth the sum of its members' scores. The
+// items are copied into a temporary list; SliceList takes a list.
 func (s *Slicer) Slice(items []Item, scores []float64, budget *Budget) (SliceResult, error) {
 	return s.SliceWithGroupValue(items, scores, budget, GroupValueSum)
 }
 
 // SliceWithGroupValue is Slice with another rule for a group's value.
 func (s *Slicer) SliceWithGroupValue(items []Item, scores []float64, budget *Budget, value GroupValue) (SliceResult, error) {
-	defer runtime.KeepAlive(s)
-	defer runtime.KeepAlive(budget)
 	list, err := NewItemList(items...)
 	if err != nil {
 		return SliceResult{}, err
 	}
 	defer list.Close()
+	return s.SliceListWithGroupValue(list, scores, budget, value)
+}
+
+// SliceList is Slice over an item list (one score per item of the list; positions are
+// positions in it).
+func (s *Slicer) SliceList(list *ItemList, scores []float64, budget *Budget) (SliceResult, error) {
+	return s.SliceListWithGroupValue(list, scores, budget, GroupValueSum)
+}
+
+// SliceListWithGroupValue is SliceList with another rule for a group's value.
+func (s *Slicer) SliceListWithGroupValue(list *ItemList, scores []float64, budget *Budget, value GroupValue) (SliceResult, error) {
+	defer runtime.KeepAlive(s)
+	defer runtime.KeepAlive(list)
+	defer runtime.KeepAlive(budget)
 	var res *C.ctxpack_slice_result
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_slicer_slice_with_group_value(s.ptr(), list.ptr(), (*C.double)(firstOf(scores)), C.size_t(len(scores)), budget.ptr(), C.int32_t(value), &res, &cerr)

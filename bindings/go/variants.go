@@ -85,7 +85,7 @@ func fillVariants(a *arena, d *C.ctxpack_item_desc, variants []Variant) {
 	}
 	vs := cArray[C.ctxpack_variant_desc](a, n)
 	for i, v := range variants {
-		C.ctxpack_variant_desc_init(&vs[i], C.size_t(unsafe.Sizeof(vs[i])))
+		vs[i].struct_size = C.size_t(unsafe.Sizeof(vs[i])) // as ctxpack_variant_desc_init (zeroed arena)
 		vs[i].content = a.str(v.Content)
 		vs[i].tokens = C.int64_t(v.Tokens)
 		vs[i].quality = C.double(v.Quality)

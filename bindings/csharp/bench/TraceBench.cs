@@ -1,9 +1,12 @@
-// The cost of a report (issue 20, item 3) at 2 000 items with kinds, tags, priorities and
-// timestamps, through one item list and the Chat preset. Not a test: run by hand with
+// The cost of a report (issue 20, item 3) and of copying items (issue 20, item 4) at
+// 2 000 items with kinds, tags, priorities and timestamps, with the Chat preset. Not a
+// test: run by hand with
 //   bindings/csharp/bench/run.sh
-// Untraced is Run without a trace; Eager is Run traced at Item detail (every report part,
-// the JSON and the analytics copied); Lazy is RunTraced with nothing read; LazyJson
-// reads the JSON only.
+// Untraced is Run over an item list without a trace; Eager is Run traced at Item detail
+// (every report part, the JSON and the analytics copied); Lazy is RunTraced with nothing
+// read; LazyJson reads the JSON only. "Run(items)" copies the items into a temporary list
+// on every run. The custom-scorer cases run a batch scorer reading the tokens, the kind and
+// a tag, once over copied ContextItems and once over views.
 using System;
 using System.Diagnostics;
 using System.Linq;
@@ -31,6 +34,34 @@ static class TraceBench
             Measure("eager (Run traced)", runs, () => p.Run(list, budget, TraceDetail.Item));
             Measure("lazy (RunTraced, nothing read)", runs, () => p.RunTraced(list, budget).Dispose());
             Measure("lazy + Json", runs, () => { using (var r = p.RunTraced(list, budget)) { var _ = r.Json; } });
+            Measure("Run(items), untraced", runs, () => p.Run(items, budget));
+            Measure("ItemList(items) + Dispose", runs, () => new ItemList(items).Dispose());
+        }
+        using (var slicer = Slicer.Greedy())
+        using (var placer = Placer.Chronological())
+        using (var list = new ItemList(items))
+        using (var budget = new Budget(100000, 50000))
+        {
+            using (var scorer = Scorer.Custom(its => its.Select(it =>
+                       it.Tokens + (it.Kind == "Memory" && it.Tags.Contains("t1") ? 1.0 : 0.0)).ToArray()))
+            using (var p = new Pipeline(scorer, slicer, placer))
+            {
+                Measure("custom scorer, ContextItem copies", runs, () => p.Run(list, budget));
+            }
+            using (var scorer = Scorer.CustomViews(its =>
+                   {
+                       var scores = new double[its.Count];
+                       for (int i = 0; i < scores.Length; i++)
+                       {
+                           var v = its[i];
+                           scores[i] = v.Tokens + (v.IsKind("Memory") && v.HasTag("t1") ? 1.0 : 0.0);
+                       }
+                       return scores;
+                   }))
+            using (var p = new Pipeline(scorer, slicer, placer))
+            {
+                Measure("custom scorer, views", runs, () => p.Run(list, budget));
+            }
         }
     }
 

@@ -105,10 +105,24 @@ namespace Ctxpack
         /// <summary>The swinging items, in the order of the item list.</summary>
         public IReadOnlyList<Swing> Swings { get; private set; }
 
-        public static unsafe Sensitivity Compare(IReadOnlyList<ContextItem> items, Budget budget, params SensitivityVariant[] variants)
+        /// <summary>Compares the variants over items (copied into a temporary list; the
+        /// ItemList overload takes a list).</summary>
+        public static Sensitivity Compare(IReadOnlyList<ContextItem> items, Budget budget, params SensitivityVariant[] variants)
         {
             Arg.NotNull(budget, nameof(budget));
             using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
+            {
+                return Compare(list, budget, variants);
+            }
+        }
+
+        /// <summary>Compares the variants over an item list (Swing indices are positions in it).</summary>
+        public static unsafe Sensitivity Compare(ItemList items, Budget budget, params SensitivityVariant[] variants)
+        {
+            Arg.NotNull(items, nameof(items));
+            Arg.NotNull(budget, nameof(budget));
+            Arg.NotNull(variants, nameof(variants));
+            var list = items;
             using (var arena = new NativeArena())
             using (var refs = new HandleRefs())
             {

@@ -22,6 +22,18 @@ namespace Ctxpack
     /// position placed k-th). Same failure and threading rules as ScoreFunction.</summary>
     public delegate IReadOnlyList<int> PlaceFunction(IReadOnlyList<ContextItem> items, IReadOnlyList<double> scores);
 
+    /// <summary>ScoreFunction over views of the items (<see cref="ItemViews"/>, valid only during
+    /// the call): members are read from the library's memory when asked, so a run copies
+    /// nothing the function does not use.</summary>
+    public delegate IReadOnlyList<double> ScoreViewFunction(ItemViews items);
+
+    /// <summary>SliceFunction over views of the items (valid only during the call).</summary>
+    public delegate IEnumerable<int> SliceViewFunction(ItemViews items, IReadOnlyList<double> scores,
+        long targetTokens, long maxTokens);
+
+    /// <summary>PlaceFunction over views of the items (valid only during the call).</summary>
+    public delegate IReadOnlyList<int> PlaceViewFunction(ItemViews items, IReadOnlyList<double> scores);
+
     /// The native side of custom components.
     ///
     /// Lifetime: the user's delegate is held by a GCHandle whose IntPtr is the component's
@@ -71,10 +83,25 @@ namespace Ctxpack
 
         static T Target<T>(IntPtr userData) => (T)GCHandle.FromIntPtr(userData).Target;
 
+        /// Runs `body` over the views of one callback and ends their lifetime when it returns,
+        /// so that views kept by the user throw instead of reading freed memory.
+        static T WithViews<T>(IntPtr items, UIntPtr count, Func<ItemViews, T> body)
+        {
+            var views = new ItemViews(items, count);
+            try
+            {
+                return body(views);
+            }
+            finally
+            {
+                views.End();
+            }
+        }
+
         static int ScoreAll(IntPtr userData, IntPtr items, UIntPtr count, IntPtr outScores, IntPtr error) =>
             Invoke(error, () =>
             {
-                var scores = Target<ScoreFunction>(userData)(ContextItem.FromViews(items, count));
+                var scores = WithViews(items, count, Target<ScoreViewFunction>(userData).Invoke);
                 int n = checked((int)count.ToUInt64());
                 if (scores == null || scores.Count != n)
                 {
@@ -88,8 +115,9 @@ namespace Ctxpack
             IntPtr outPositions, IntPtr outCount, IntPtr error) =>
             Invoke(error, () =>
             {
-                var positions = Target<SliceFunction>(userData)(
-                    ContextItem.FromViews(items, count), Doubles(scores, count), targetTokens, maxTokens)?.ToList() ?? new List<int>();
+                var slice = Target<SliceViewFunction>(userData);
+                var positions = WithViews(items, count, views =>
+                    slice(views, Doubles(scores, count), targetTokens, maxTokens)?.ToList()) ?? new List<int>();
                 StorePositions("slicer", positions, outPositions, count);
                 *(UIntPtr*)outCount = (UIntPtr)positions.Count;
             });
@@ -97,7 +125,8 @@ namespace Ctxpack
         static int Place(IntPtr userData, IntPtr items, IntPtr scores, UIntPtr count, IntPtr outOrder, IntPtr error) =>
             Invoke(error, () =>
             {
-                var order = Target<PlaceFunction>(userData)(ContextItem.FromViews(items, count), Doubles(scores, count));
+                var place = Target<PlaceViewFunction>(userData);
+                var order = WithViews(items, count, views => place(views, Doubles(scores, count)));
                 if (order == null || (ulong)order.Count != count.ToUInt64())
                 {
                     throw new InvalidOperationException($"custom placer returned {order?.Count ?? 0} positions for {count} items");

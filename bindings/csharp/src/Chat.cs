@@ -2,6 +2,7 @@
 // (docs/tokenizer.md, docs/chat.md).
 using System;
 using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.InteropServices;
 
 namespace Ctxpack
@@ -110,20 +111,20 @@ namespace Ctxpack
     {
         /// <summary>The encoding that counts the texts, by name; null or "": o200k_base (or the
         /// built-in estimate in a library built without the tokenizer feature).</summary>
-        public string Encoding { get; set; }
+        [AllowNull, MaybeNull] public string Encoding { get; set; }
         /// <summary>Not None: ChatResult.Selection.Report is available.</summary>
         public TraceDetail Trace { get; set; }
         /// <summary>Keep the last turn (and the user message it answers) whatever the budget
         /// (default true).</summary>
         public bool PinLastTurn { get; set; } = true;
         /// <summary>Instead of the provider's overheads when not null.</summary>
-        public ChatOverheads Overheads { get; set; }
+        [AllowNull, MaybeNull] public ChatOverheads Overheads { get; set; }
         /// <summary>Not null: keep the start of the trimmed request stable across turns
         /// (docs/prefix-cache.md); ChatResult.Reuse and ChatResult.State are then set.</summary>
-        public PrefixOptions Prefix { get; set; }
+        [AllowNull, MaybeNull] public PrefixOptions Prefix { get; set; }
         /// <summary>The previous turn's ChatResult.State (null on a first turn); needs
         /// Prefix.</summary>
-        public PrefixState PreviousState { get; set; }
+        [AllowNull, MaybeNull] public PrefixState PreviousState { get; set; }
     }
 
     /// <summary>A unit dropped after the run to satisfy a provider rule.</summary>
@@ -158,10 +159,10 @@ namespace Ctxpack
         public RunResult Selection { get; private set; }
         /// <summary>With ChatOptions.Prefix: how much of the previous turn's trimmed request
         /// this one starts with; otherwise null.</summary>
-        public Reuse Reuse { get; private set; }
+        [MaybeNull] public Reuse Reuse { get; private set; }
         /// <summary>With ChatOptions.Prefix: this turn's state, for the next turn's
         /// ChatOptions.PreviousState (dispose it when done); otherwise null.</summary>
-        public PrefixState State { get; private set; }
+        [MaybeNull] public PrefixState State { get; private set; }
 
         internal static ChatResult Read(ChatResultHandle r)
         {
@@ -228,7 +229,7 @@ namespace Ctxpack
         /// pipeline's own failures keep their statuses (Status.PinnedExceedsBudget, ...).
         /// Thread-safe.</summary>
         public static ChatResult Trim(ChatFormat format, string request, Budget budget, Pipeline pipeline,
-            ChatOptions options = null)
+            [AllowNull] ChatOptions options = null)
         {
             Arg.NotNull(request, nameof(request));
             Arg.NotNull(budget, nameof(budget));
@@ -273,11 +274,11 @@ namespace Ctxpack
         }
 
         /// <summary>Trim for an OpenAI Chat Completions request.</summary>
-        public static ChatResult TrimOpenAi(string request, Budget budget, Pipeline pipeline, ChatOptions options = null) =>
+        public static ChatResult TrimOpenAi(string request, Budget budget, Pipeline pipeline, [AllowNull] ChatOptions options = null) =>
             Trim(ChatFormat.OpenAi, request, budget, pipeline, options);
 
         /// <summary>Trim for an Anthropic Messages request.</summary>
-        public static ChatResult TrimAnthropic(string request, Budget budget, Pipeline pipeline, ChatOptions options = null) =>
+        public static ChatResult TrimAnthropic(string request, Budget budget, Pipeline pipeline, [AllowNull] ChatOptions options = null) =>
             Trim(ChatFormat.Anthropic, request, budget, pipeline, options);
     }
 }

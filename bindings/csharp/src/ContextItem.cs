@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
 using System.Linq;
 
 namespace Ctxpack
@@ -35,19 +36,30 @@ namespace Ctxpack
         public long Tokens { get; set; }
 
         /// <summary>The kind; null or empty means "Message".</summary>
-        public string Kind { get; set; }
+        [AllowNull, MaybeNull] public string Kind { get; set; }
 
         /// <summary>The source; null or empty means "Chat".</summary>
-        public string Source { get; set; }
+        [AllowNull, MaybeNull] public string Source { get; set; }
 
         /// <summary>Priority, higher is more important.</summary>
         public long? Priority { get; set; }
 
-        /// <summary>Tags, order and duplicates kept.</summary>
-        public IList<string> Tags { get; set; } = new List<string>();
+        // The collections are created on first read of the property, so an item that has
+        // none costs no empty list or dictionary; the binding reads the fields.
+        IList<string> tags;
+        IDictionary<string, string> metadata;
+        IList<Variant> variants;
 
-        /// <summary>Metadata key/value pairs (keys are case-sensitive).</summary>
-        public IDictionary<string, string> Metadata { get; set; } = new Dictionary<string, string>();
+        /// <summary>Tags, order and duplicates kept (an empty list until set or added to).</summary>
+        [AllowNull] public IList<string> Tags { get => tags ?? (tags = new List<string>()); set => tags = value; }
+
+        /// <summary>Metadata key/value pairs (keys are case-sensitive; an empty dictionary
+        /// until set or added to).</summary>
+        [AllowNull] public IDictionary<string, string> Metadata
+        {
+            get => metadata ?? (metadata = new Dictionary<string, string>());
+            set => metadata = value;
+        }
 
         /// <summary>The timestamp in nanoseconds since the Unix epoch (UTC), the ABI's unit.</summary>
         public long? TimestampUnixNanos { get; set; }
@@ -75,104 +87,84 @@ namespace Ctxpack
 
         /// <summary>The group key (docs/groups.md): items with equal keys are selected or
         /// dropped together and placed next to each other. Null or empty: no group.</summary>
-        public string Group { get; set; }
+        [AllowNull, MaybeNull] public string Group { get; set; }
 
         /// <summary>A built-in encoding ("o200k_base", "cl100k_base") with which the library
         /// counts Content's tokens (Tokens must then be 0). Null or empty: Tokens is the
         /// caller's count (docs/tokenizer.md).</summary>
-        public string Encoding { get; set; }
+        [AllowNull, MaybeNull] public string Encoding { get; set; }
         /// <summary>Cheaper alternative forms, richest first by convention (docs/variants.md): a
         /// run may place one of them instead of the item (RunResult.Forms says which).</summary>
-        public IList<Variant> Variants { get; set; } = new List<Variant>();
+        [AllowNull] public IList<Variant> Variants { get => variants ?? (variants = new List<Variant>()); set => variants = value; }
 
         public override string ToString() => $"ContextItem({Content}, {Tokens})";
 
         /// Builds the descriptor array of `items` in the arena. push_many takes
-        /// descs[0].struct_size as the stride, so every element carries sizeof(ItemDesc), set
-        /// by ctxpack_item_desc_init with every other byte zero.
+        /// descs[0].struct_size as the stride, so every element carries sizeof(ItemDesc) with
+        /// every other byte zero (the arena's memory is zeroed: what ctxpack_item_desc_init
+        /// does, without a native call per item). Strings are encoded straight into the arena.
         internal static unsafe IntPtr Descriptors(NativeArena arena, IReadOnlyList<ContextItem> items)
         {
-            var descs = (Native.ItemDesc*)arena.Array<Native.ItemDesc>(items.Count);
+            var descs = (Native.ItemDesc*)arena.Alloc(checked(sizeof(Native.ItemDesc) * items.Count));
             for (int i = 0; i < items.Count; i++)
             {
                 var it = items[i] ?? throw new ArgumentNullException(nameof(items), $"item {i} is null");
                 var d = &descs[i];
-                Native.ctxpack_item_desc_init((IntPtr)d, Native.Size<Native.ItemDesc>());
+                d->StructSize = (UIntPtr)sizeof(Native.ItemDesc);
                 d->Content = arena.Str(it.Content);
                 d->Tokens = it.Tokens;
                 d->Kind = arena.Str(it.Kind);
                 d->Source = arena.Str(it.Source);
-                if (it.Priority is long p) { d->Priority = p; d->HasPriority = 1; }
-                if (it.Tags != null && it.Tags.Count > 0)
+                // Nullable fields are read through HasValue (a pattern match may box them).
+                var priority = it.Priority;
+                if (priority.HasValue) { d->Priority = priority.Value; d->HasPriority = 1; }
+                var tags = it.tags;
+                if (tags != null && tags.Count > 0)
                 {
-                    var tags = (Native.Str*)arena.Array<Native.Str>(it.Tags.Count);
-                    for (int k = 0; k < it.Tags.Count; k++) tags[k] = arena.Str(it.Tags[k]);
-                    d->Tags = (IntPtr)tags;
-                    d->TagCount = (UIntPtr)it.Tags.Count;
+                    var array = (Native.Str*)arena.Alloc(checked(sizeof(Native.Str) * tags.Count));
+                    for (int k = 0; k < tags.Count; k++) array[k] = arena.Str(tags[k]);
+                    d->Tags = (IntPtr)array;
+                    d->TagCount = (UIntPtr)tags.Count;
                 }
-                if (it.Metadata != null && it.Metadata.Count > 0)
+                var metadata = it.metadata;
+                if (metadata != null && metadata.Count > 0)
                 {
-                    var entries = (Native.MetadataEntry*)arena.Array<Native.MetadataEntry>(it.Metadata.Count);
+                    var entries = (Native.MetadataEntry*)arena.Alloc(checked(sizeof(Native.MetadataEntry) * metadata.Count));
                     int k = 0;
-                    foreach (var kv in it.Metadata.OrderBy(kv => kv.Key, StringComparer.Ordinal))
+                    foreach (var kv in metadata)
                     {
+                        if (k == metadata.Count) break; // a dictionary whose Count lies
                         entries[k++] = new Native.MetadataEntry { Key = arena.Str(kv.Key), Value = arena.Str(kv.Value) };
                     }
                     d->Metadata = (IntPtr)entries;
                     d->MetadataCount = (UIntPtr)k;
                 }
-                if (it.TimestampUnixNanos is long ts) { d->TimestampNs = ts; d->HasTimestamp = 1; }
-                if (it.FutureRelevanceHint is double h) { d->FutureRelevanceHint = h; d->HasFutureRelevanceHint = 1; }
+                var timestamp = it.TimestampUnixNanos;
+                if (timestamp.HasValue) { d->TimestampNs = timestamp.Value; d->HasTimestamp = 1; }
+                var hint = it.FutureRelevanceHint;
+                if (hint.HasValue) { d->FutureRelevanceHint = hint.Value; d->HasFutureRelevanceHint = 1; }
                 d->Pinned = it.Pinned ? (byte)1 : (byte)0;
-                if (it.OriginalTokens is long o) { d->OriginalTokens = o; d->HasOriginalTokens = 1; }
+                var original = it.OriginalTokens;
+                if (original.HasValue) { d->OriginalTokens = original.Value; d->HasOriginalTokens = 1; }
                 d->Group = arena.Str(it.Group);
                 d->Encoding = arena.Str(it.Encoding);
-                if (it.Variants != null && it.Variants.Count > 0)
+                var variants = it.variants;
+                if (variants != null && variants.Count > 0)
                 {
-                    var vs = (Native.VariantDesc*)arena.Array<Native.VariantDesc>(it.Variants.Count);
-                    for (int k = 0; k < it.Variants.Count; k++)
+                    var vs = (Native.VariantDesc*)arena.Alloc(checked(sizeof(Native.VariantDesc) * variants.Count));
+                    for (int k = 0; k < variants.Count; k++)
                     {
-                        var v = it.Variants[k] ?? throw new ArgumentNullException(nameof(items), $"item {i}: variant {k} is null");
-                        Native.ctxpack_variant_desc_init((IntPtr)(&vs[k]), Native.Size<Native.VariantDesc>());
+                        var v = variants[k] ?? throw new ArgumentNullException(nameof(items), $"item {i}: variant {k} is null");
+                        vs[k].StructSize = (UIntPtr)sizeof(Native.VariantDesc);
                         vs[k].Content = arena.Str(v.Content);
                         vs[k].Tokens = v.Tokens;
                         vs[k].Quality = v.Quality;
                     }
                     d->Variants = (IntPtr)vs;
-                    d->VariantCount = (UIntPtr)it.Variants.Count;
+                    d->VariantCount = (UIntPtr)variants.Count;
                 }
             }
             return (IntPtr)descs;
-        }
-
-        /// Copies the views a callback receives (valid only during the call).
-        internal static unsafe ContextItem[] FromViews(IntPtr views, UIntPtr count)
-        {
-            var vs = (Native.ItemView*)views;
-            var items = new ContextItem[checked((int)count.ToUInt64())];
-            for (int i = 0; i < items.Length; i++)
-            {
-                var v = &vs[i];
-                var it = new ContextItem(Native.ToManaged(v->Content), v->Tokens)
-                {
-                    Kind = Native.ToManaged(v->Kind),
-                    Source = Native.ToManaged(v->Source),
-                    Pinned = v->Pinned != 0,
-                };
-                if (v->HasPriority != 0) it.Priority = v->Priority;
-                var tags = (Native.Str*)v->Tags;
-                for (ulong k = 0; k < v->TagCount.ToUInt64(); k++) it.Tags.Add(Native.ToManaged(tags[k]));
-                var md = (Native.MetadataEntry*)v->Metadata;
-                for (ulong k = 0; k < v->MetadataCount.ToUInt64(); k++)
-                {
-                    it.Metadata[Native.ToManaged(md[k].Key)] = Native.ToManaged(md[k].Value);
-                }
-                if (v->HasTimestamp != 0) it.TimestampUnixNanos = v->TimestampNs;
-                if (v->HasFutureRelevanceHint != 0) it.FutureRelevanceHint = v->FutureRelevanceHint;
-                if (v->HasOriginalTokens != 0) it.OriginalTokens = v->OriginalTokens;
-                items[i] = it;
-            }
-            return items;
         }
     }
 
@@ -184,7 +176,7 @@ namespace Ctxpack
     {
         internal readonly ItemsHandle Handle;
 
-        public ItemList(IEnumerable<ContextItem> items = null)
+        public ItemList([AllowNull] IEnumerable<ContextItem> items = null)
         {
             Errors.Check(Native.ctxpack_items_new(out Handle, out var error), error);
             if (items != null)

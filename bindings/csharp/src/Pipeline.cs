@@ -164,12 +164,21 @@ namespace Ctxpack
             var options = new Native.RunOptions();
             Native.ctxpack_run_options_init(ref options, Native.Size<Native.RunOptions>());
             options.TraceDetail = (int)trace;
-            if (!cancellation.CanBeCanceled)
+            return WithCancellation(cancellation, token =>
             {
+                options.Cancel = token;
                 Errors.Check(Native.ctxpack_pipeline_run(Handle, items.Handle, budget.Handle, ref options,
-                    out var plain, out var plainError), plainError);
-                return plain;
-            }
+                    out var result, out var error), error);
+                return result;
+            });
+        }
+
+        /// Runs `call` with the pointer of a library cancel token that is cancelled when
+        /// `cancellation` is (IntPtr.Zero, no token, when it can never be), and turns the
+        /// library's Status.Cancelled into OperationCanceledException for that token.
+        internal static T WithCancellation<T>(CancellationToken cancellation, Func<IntPtr, T> call)
+        {
+            if (!cancellation.CanBeCanceled) return call(IntPtr.Zero);
             Errors.Check(Native.ctxpack_cancel_token_new(out var token, out var tokenError), tokenError);
             using (token)
             // Cancels the library's token when the caller's is cancelled (at once if it
@@ -178,59 +187,77 @@ namespace Ctxpack
             {
                 return token.WithPointer(ptr =>
                 {
-                    options.Cancel = ptr;
-                    int status = Native.ctxpack_pipeline_run(Handle, items.Handle, budget.Handle, ref options,
-                        out var result, out var error);
                     try
                     {
-                        Errors.Check(status, error);
+                        return call(ptr);
                     }
                     catch (CtxpackException e) when (e.Status == Status.Cancelled && cancellation.IsCancellationRequested)
                     {
                         throw new OperationCanceledException(e.Message, e, cancellation);
                     }
-                    return result;
                 });
             }
         }
 
-        /// <summary>A run traced at item detail (spec 07 §4): the result always has a report.</summary>
+        /// <summary>A run traced at item detail (spec 07 §4): the result always has a report.
+        /// The items are copied into a temporary list; the ItemList overload takes a list.</summary>
         public RunResult DryRun(IReadOnlyList<ContextItem> items, Budget budget)
         {
             using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
-                Errors.Check(Native.ctxpack_pipeline_dry_run(Handle, list.Handle, Arg.NotNull(budget, nameof(budget)).Handle,
-                    out var result, out var error), error);
-                using (result) return RunResult.Read(result);
+                return DryRun(list, budget);
             }
         }
 
+        /// <summary>DryRun over an item list; result indices are positions in it.</summary>
+        public RunResult DryRun(ItemList items, Budget budget)
+        {
+            Errors.Check(Native.ctxpack_pipeline_dry_run(Handle, Arg.NotNull(items, nameof(items)).Handle,
+                Arg.NotNull(budget, nameof(budget)).Handle, out var result, out var error), error);
+            using (result) return RunResult.Read(result);
+        }
+
         /// <summary>The items included under budget that drop out when it shrinks by slack tokens
-        /// (spec 07 §5.1), in placed order. A percentage quota slicer is Status.PipelineConfig.</summary>
+        /// (spec 07 §5.1), in placed order. A percentage quota slicer is Status.PipelineConfig.
+        /// The items are copied into a temporary list; the ItemList overload takes a list.</summary>
         public int[] MarginalItems(IReadOnlyList<ContextItem> items, Budget budget, long slack)
         {
             using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
-                var positions = new UIntPtr[items.Count];
-                Errors.Check(Native.ctxpack_pipeline_marginal_items(Handle, list.Handle, Arg.NotNull(budget, nameof(budget)).Handle,
-                    slack, positions, (UIntPtr)positions.Length, out var count, out var error), error);
-                return positions.Take(checked((int)count.ToUInt64())).Select(p => checked((int)p.ToUInt64())).ToArray();
+                return MarginalItems(list, budget, slack);
             }
+        }
+
+        /// <summary>MarginalItems over an item list (positions in it).</summary>
+        public int[] MarginalItems(ItemList items, Budget budget, long slack)
+        {
+            var positions = new UIntPtr[Arg.NotNull(items, nameof(items)).Count];
+            Errors.Check(Native.ctxpack_pipeline_marginal_items(Handle, items.Handle, Arg.NotNull(budget, nameof(budget)).Handle,
+                slack, positions, (UIntPtr)positions.Length, out var count, out var error), error);
+            return positions.Take(checked((int)count.ToUInt64())).Select(p => checked((int)p.ToUInt64())).ToArray();
         }
 
         /// <summary>The smallest budget (max = target, no reserve) in [tokens of items[target],
         /// ceiling] that includes items[target] (spec 07 §5.2), or null when even the ceiling
         /// does not. Quota slicers are Status.PipelineConfig; a target outside items or a
-        /// ceiling below its tokens is Status.InvalidArgument.</summary>
+        /// ceiling below its tokens is Status.InvalidArgument. The items are copied into a
+        /// temporary list; the ItemList overload takes a list.</summary>
         public long? MinBudgetFor(IReadOnlyList<ContextItem> items, int target, long ceiling)
         {
             if (target < 0) throw new ArgumentOutOfRangeException(nameof(target));
             using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
-                Errors.Check(Native.ctxpack_pipeline_min_budget_for(Handle, list.Handle, (UIntPtr)target, ceiling,
-                    out bool found, out long budget, out var error), error);
-                return found ? budget : (long?)null;
+                return MinBudgetFor(list, target, ceiling);
             }
+        }
+
+        /// <summary>MinBudgetFor over an item list; target is a position in it.</summary>
+        public long? MinBudgetFor(ItemList items, int target, long ceiling)
+        {
+            if (target < 0) throw new ArgumentOutOfRangeException(nameof(target));
+            Errors.Check(Native.ctxpack_pipeline_min_budget_for(Handle, Arg.NotNull(items, nameof(items)).Handle, (UIntPtr)target,
+                ceiling, out bool found, out long budget, out var error), error);
+            return found ? budget : (long?)null;
         }
     }
 }

@@ -3,6 +3,10 @@
 // and the JSON form of budgets.
 using System;
 using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
+#if NET7_0_OR_GREATER
+using System.Runtime.CompilerServices;
+#endif
 using System.Runtime.InteropServices;
 
 namespace Ctxpack
@@ -58,7 +62,7 @@ namespace Ctxpack
 
         /// <summary>The host scorer types a policy may name (null: only the built-in types).
         /// Budgets ignore it.</summary>
-        public ScorerRegistry Registry { get; set; }
+        [AllowNull, MaybeNull] public ScorerRegistry Registry { get; set; }
     }
 
     /// <summary>Host scorers registered under type names, so that a policy entry
@@ -100,6 +104,14 @@ namespace Ctxpack
             using (var scorer = Scorer.Custom(score)) Register(name, scorer);
         }
 
+        /// <summary>Registers a scorer written in C# over item views (see Scorer.CustomViews)
+        /// under the type name name, kept alive as the Register overload taking a
+        /// ScoreFunction.</summary>
+        public void RegisterViews(string name, ScoreViewFunction score)
+        {
+            using (var scorer = Scorer.CustomViews(score)) Register(name, scorer);
+        }
+
         /// <summary>The registered names, in registration order.</summary>
         public IReadOnlyList<string> Names
         {
@@ -124,7 +136,7 @@ namespace Ctxpack
         /// for a clean document). Errors are those of FromPolicyJson(string); in strict mode
         /// each warning case is Status.InvalidPolicy instead. An unknown scorer type's message
         /// lists the built-in and then the registered names.</summary>
-        public static Pipeline FromPolicyJson(string json, JsonReadOptions options, out IReadOnlyList<JsonWarning> warnings)
+        public static Pipeline FromPolicyJson(string json, [AllowNull] JsonReadOptions options, out IReadOnlyList<JsonWarning> warnings)
         {
             using (var arena = new NativeArena())
             using (var refs = new HandleRefs())
@@ -160,7 +172,7 @@ namespace Ctxpack
         /// read with options (null: lenient; the registry is not used); warnings receives what
         /// a lenient read reported. Every failure is Status.InvalidBudget, with a message that
         /// starts with the JSON path.</summary>
-        public static Budget FromJson(string json, JsonReadOptions options, out IReadOnlyList<JsonWarning> warnings)
+        public static Budget FromJson(string json, [AllowNull] JsonReadOptions options, out IReadOnlyList<JsonWarning> warnings)
         {
             using (var arena = new NativeArena())
             {
@@ -243,32 +255,117 @@ namespace Ctxpack
 
     /// The C functions of the JSON reading options, registries and budget JSON (the
     /// structs are in Native, with the others, for the layout check).
-    internal static class NativePolicyJson
+    internal static partial class NativePolicyJson
     {
         const string Lib = Native.Lib;
 
-        [DllImport(Lib)] internal static extern int ctxpack_scorer_registry_new(out ScorerRegistryHandle registry, out IntPtr error);
-        [DllImport(Lib)]
-        internal static extern int ctxpack_scorer_registry_add(ScorerRegistryHandle registry, Native.Str name, ScorerHandle scorer, out IntPtr error);
-        [DllImport(Lib)] internal static extern int ctxpack_scorer_registry_count(ScorerRegistryHandle registry, out UIntPtr count);
-        [DllImport(Lib)]
-        internal static extern int ctxpack_scorer_registry_name(ScorerRegistryHandle registry, UIntPtr index, out Native.Str name);
-        [DllImport(Lib)] internal static extern void ctxpack_scorer_registry_free(IntPtr registry);
-        [DllImport(Lib)] internal static extern int ctxpack_json_read_options_init(ref Native.JsonReadOptions options, UIntPtr size);
-        [DllImport(Lib)] internal static extern int ctxpack_json_warning_init(ref Native.JsonWarning warning, UIntPtr size);
-        [DllImport(Lib)] internal static extern int ctxpack_json_warnings_count(JsonWarningsHandle warnings, out UIntPtr count);
-        [DllImport(Lib)]
-        internal static extern int ctxpack_json_warnings_entry(JsonWarningsHandle warnings, UIntPtr index, ref Native.JsonWarning warning,
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        int ctxpack_scorer_registry_new(out ScorerRegistryHandle registry, out IntPtr error);
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        int ctxpack_scorer_registry_add(ScorerRegistryHandle registry, Native.Str name, ScorerHandle scorer, out IntPtr error);
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        int ctxpack_scorer_registry_count(ScorerRegistryHandle registry, out UIntPtr count);
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        int ctxpack_scorer_registry_name(ScorerRegistryHandle registry, UIntPtr index, out Native.Str name);
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        void ctxpack_scorer_registry_free(IntPtr registry);
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        int ctxpack_json_read_options_init(ref Native.JsonReadOptions options, UIntPtr size);
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        int ctxpack_json_warning_init(ref Native.JsonWarning warning, UIntPtr size);
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        int ctxpack_json_warnings_count(JsonWarningsHandle warnings, out UIntPtr count);
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        int ctxpack_json_warnings_entry(JsonWarningsHandle warnings, UIntPtr index, ref Native.JsonWarning warning,
             out IntPtr error);
-        [DllImport(Lib)] internal static extern void ctxpack_json_warnings_free(IntPtr warnings);
-        [DllImport(Lib)]
-        internal static extern int ctxpack_pipeline_new_policy_json_with(Native.Str json, ref Native.JsonReadOptions options,
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        void ctxpack_json_warnings_free(IntPtr warnings);
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        int ctxpack_pipeline_new_policy_json_with(Native.Str json, ref Native.JsonReadOptions options,
             out PipelineHandle pipeline, out JsonWarningsHandle warnings, out IntPtr error);
-        [DllImport(Lib)]
-        internal static extern int ctxpack_budget_new_json(Native.Str json, ref Native.JsonReadOptions options, out BudgetHandle budget,
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        int ctxpack_budget_new_json(Native.Str json, ref Native.JsonReadOptions options, out BudgetHandle budget,
             out JsonWarningsHandle warnings, out IntPtr error);
-        [DllImport(Lib)]
-        internal static extern int ctxpack_budget_json(BudgetHandle budget, [MarshalAs(UnmanagedType.U1)] bool pretty, out StringHandle json,
+#if NET7_0_OR_GREATER
+        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
+        internal static partial
+#else
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern
+#endif
+        int ctxpack_budget_json(BudgetHandle budget, [MarshalAs(UnmanagedType.U1)] bool pretty, out StringHandle json,
             out IntPtr error);
     }
 }

@@ -1,6 +1,8 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.InteropServices;
+using System.Threading;
 
 namespace Ctxpack
 {
@@ -83,9 +85,9 @@ namespace Ctxpack
     {
         public PrefixMode Mode { get; set; } = PrefixMode.Hold;
         /// <summary>Names the conversation (any bytes; null or empty for none).</summary>
-        public byte[] Conversation { get; set; }
+        [AllowNull, MaybeNull] public byte[] Conversation { get; set; }
         /// <summary>"" or "none", "openai", "anthropic", "anthropic:MIN", "vllm", "blocks:N".</summary>
-        public string CacheRule { get; set; }
+        [AllowNull, MaybeNull] public string CacheRule { get; set; }
         /// <summary>Hold: the largest share of a fresh selection's value a turn may give up
         /// (null: 0.05).</summary>
         public double? MaxValueLoss { get; set; }
@@ -122,7 +124,7 @@ namespace Ctxpack
         public double Value { get; internal set; }
         public double ValueGivenUp { get; internal set; }
         /// <summary>Null when the previous window is a prefix of the new one (or there was none).</summary>
-        public Difference Difference { get; internal set; }
+        [MaybeNull] public Difference Difference { get; internal set; }
         /// <summary>The report's JSON form.</summary>
         public string Json { get; internal set; }
     }
@@ -142,8 +144,8 @@ namespace Ctxpack
     {
         /// <summary>Runs the pipeline with the previous turn's state (null on a first turn), in
         /// Measure or Hold mode (options null: Hold with the defaults). Thread-safe.</summary>
-        public PrefixRun RunPrefix(IReadOnlyList<ContextItem> items, Budget budget, PrefixOptions options = null,
-            PrefixState previous = null, TraceDetail trace = TraceDetail.None)
+        public PrefixRun RunPrefix(IReadOnlyList<ContextItem> items, Budget budget, [AllowNull] PrefixOptions options = null,
+            [AllowNull] PrefixState previous = null, TraceDetail trace = TraceDetail.None)
         {
             using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
@@ -152,8 +154,26 @@ namespace Ctxpack
         }
 
         /// <summary>RunPrefix over an item list; result indices are positions in it.</summary>
-        public PrefixRun RunPrefix(ItemList items, Budget budget, PrefixOptions options = null,
-            PrefixState previous = null, TraceDetail trace = TraceDetail.None)
+        public PrefixRun RunPrefix(ItemList items, Budget budget, [AllowNull] PrefixOptions options = null,
+            [AllowNull] PrefixState previous = null, TraceDetail trace = TraceDetail.None) =>
+            RunPrefix(items, budget, CancellationToken.None, options, previous, trace);
+
+        /// <summary>RunPrefix that stops when <paramref name="cancellation"/> is cancelled, as
+        /// the cancellable <c>Run</c> does (OperationCanceledException for that token); a
+        /// cancelled run returns no state, so <paramref name="previous"/> stays the
+        /// conversation's state.</summary>
+        public PrefixRun RunPrefix(IReadOnlyList<ContextItem> items, Budget budget, CancellationToken cancellation,
+            [AllowNull] PrefixOptions options = null, [AllowNull] PrefixState previous = null, TraceDetail trace = TraceDetail.None)
+        {
+            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
+            {
+                return RunPrefix(list, budget, cancellation, options, previous, trace);
+            }
+        }
+
+        /// <summary>The cancellable RunPrefix over an item list.</summary>
+        public PrefixRun RunPrefix(ItemList items, Budget budget, CancellationToken cancellation, [AllowNull] PrefixOptions options = null,
+            [AllowNull] PrefixState previous = null, TraceDetail trace = TraceDetail.None)
         {
             Arg.NotNull(items, nameof(items));
             Arg.NotNull(budget, nameof(budget));
@@ -189,8 +209,12 @@ namespace Ctxpack
                         throw;
                     }
                 };
-                // The previous state stays referenced for the call (a null one is a first turn).
-                return previous == null ? call(IntPtr.Zero) : previous.Handle.WithPointer(call);
+                return WithCancellation(cancellation, token =>
+                {
+                    run.Cancel = token;
+                    // The previous state stays referenced for the call (a null one is a first turn).
+                    return previous == null ? call(IntPtr.Zero) : previous.Handle.WithPointer(call);
+                });
             }
         }
 

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
 using System.Linq;
 using System.Runtime.InteropServices;
 
@@ -55,10 +56,10 @@ namespace Ctxpack
         public IReadOnlyList<int> Forms { get; private set; }
 
         /// <summary>The overflow event of a Proceed run over target, else null.</summary>
-        public OverflowEvent Overflow { get; private set; }
+        [MaybeNull] public OverflowEvent Overflow { get; private set; }
 
         /// <summary>The report of a traced run, else null.</summary>
-        public SelectionReport Report { get; private set; }
+        [MaybeNull] public SelectionReport Report { get; private set; }
 
         /// Copies a result; the pipeline and budget of the run feed the report's analytics.
         internal static RunResult Read(ResultHandle result)

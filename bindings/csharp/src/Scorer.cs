@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
 using System.Linq;
 
 namespace Ctxpack
@@ -72,7 +73,7 @@ namespace Ctxpack
 
         /// <summary>Kind weights, the defaults (SystemPrompt 1.0, Memory 0.8, ToolOutput 0.6,
         /// Document 0.4, Message 0.2) or a table replacing them (KindScorer).</summary>
-        public static unsafe Scorer Kind(IDictionary<string, double> weights = null)
+        public static unsafe Scorer Kind([AllowNull] IDictionary<string, double> weights = null)
         {
             if (weights == null) return Make(Native.ctxpack_scorer_new_kind);
             using (var arena = new NativeArena())
@@ -170,22 +171,38 @@ namespace Ctxpack
         }
 
         /// <summary>A scorer written in C#: score is called once per run with every scoreable
-        /// item. The delegate is kept alive until the library drops its last reference to
-        /// the scorer (which may be when a pipeline using it is disposed).</summary>
-        public static Scorer Custom(ScoreFunction score) =>
+        /// item, copied into ContextItems. The delegate is kept alive until the library drops
+        /// its last reference to the scorer (which may be when a pipeline using it is
+        /// disposed). <see cref="CustomViews"/> reads only the members it uses.</summary>
+        public static Scorer Custom(ScoreFunction score)
+        {
+            Arg.NotNull(score, nameof(score));
+            return CustomViews(items => score(items.ToContextItems()));
+        }
+
+        /// <summary>A scorer written in C# over views of the items (valid only during the
+        /// call), kept alive as <see cref="Custom"/>.</summary>
+        public static Scorer CustomViews(ScoreViewFunction score) =>
             new Scorer(Callbacks.Create<ScorerHandle>(score, userData => (out ScorerHandle h, out IntPtr e) =>
                 Native.ctxpack_scorer_new_custom_batch(Callbacks.ScoreAllThunk, userData, Callbacks.DestroyThunk, out h, out e)));
 
         /// <summary>Scores every item against the whole list, in list order (pinned and
-        /// negative-token items are scored like any other here).</summary>
+        /// negative-token items are scored like any other here). The items are copied into a
+        /// temporary list; the ItemList overload takes a list.</summary>
         public double[] Score(IReadOnlyList<ContextItem> items)
         {
             using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
-                var scores = new double[items.Count];
-                Errors.Check(Native.ctxpack_scorer_score(Handle, list.Handle, scores, (UIntPtr)scores.Length, out var error), error);
-                return scores;
+                return Score(list);
             }
+        }
+
+        /// <summary>Scores every item of an item list, in list order.</summary>
+        public double[] Score(ItemList items)
+        {
+            var scores = new double[Arg.NotNull(items, nameof(items)).Count];
+            Errors.Check(Native.ctxpack_scorer_score(Handle, items.Handle, scores, (UIntPtr)scores.Length, out var error), error);
+            return scores;
         }
     }
 }

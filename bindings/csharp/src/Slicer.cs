@@ -132,40 +132,56 @@ namespace Ctxpack
             return (IntPtr)array;
         }
 
-        /// <summary>A slicer written in C#; the delegate is kept alive until the library drops
-        /// its last reference to the slicer.</summary>
-        public static Slicer Custom(SliceFunction slice) =>
+        /// <summary>A slicer written in C# over items copied into ContextItems; the delegate is
+        /// kept alive until the library drops its last reference to the slicer.
+        /// <see cref="CustomViews"/> reads only the members it uses.</summary>
+        public static Slicer Custom(SliceFunction slice)
+        {
+            Arg.NotNull(slice, nameof(slice));
+            return CustomViews((items, scores, target, max) => slice(items.ToContextItems(), scores, target, max));
+        }
+
+        /// <summary>A slicer written in C# over views of the items (valid only during the
+        /// call).</summary>
+        public static Slicer CustomViews(SliceViewFunction slice) =>
             new Slicer(Callbacks.Create<SlicerHandle>(slice, userData => (out SlicerHandle h, out IntPtr e) =>
                 Native.ctxpack_slicer_new_custom(Callbacks.SliceThunk, userData, Callbacks.DestroyThunk, out h, out e)));
 
         /// <summary>Runs the slicer alone over items with the given scores (one per item)
         /// against budget exactly as given (no pinned-item or reserve adjustment).</summary>
         /// Items with a Group are selected whole or not at all, a group being worth its
-        /// members' scores combined by groupValue.
+        /// members' scores combined by groupValue. The items are copied into a temporary
+        /// list; the ItemList overload takes a list.
         public SliceResult Slice(IReadOnlyList<ContextItem> items, double[] scores, Budget budget,
             GroupValue groupValue = GroupValue.Sum)
         {
             using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
-                Errors.Check(Native.ctxpack_slicer_slice_with_group_value(Handle, list.Handle, scores,
-                    (UIntPtr)Arg.NotNull(scores, nameof(scores)).Length, Arg.NotNull(budget, nameof(budget)).Handle,
-                    (int)groupValue, out var result, out var error), error);
-                using (result)
+                return Slice(list, scores, budget, groupValue);
+            }
+        }
+
+        /// <summary>Slice over an item list (one score per item; positions in the list).</summary>
+        public SliceResult Slice(ItemList items, double[] scores, Budget budget, GroupValue groupValue = GroupValue.Sum)
+        {
+            Errors.Check(Native.ctxpack_slicer_slice_with_group_value(Handle, Arg.NotNull(items, nameof(items)).Handle, scores,
+                (UIntPtr)Arg.NotNull(scores, nameof(scores)).Length, Arg.NotNull(budget, nameof(budget)).Handle,
+                (int)groupValue, out var result, out var error), error);
+            using (result)
+            {
+                Errors.Check(Native.ctxpack_slice_result_selected(result, out var sel, out var nsel));
+                Errors.Check(Native.ctxpack_slice_result_cap_excluded(result, out var cap, out var ncap));
+                Errors.Check(Native.ctxpack_slice_result_shortfall_count(result, out var nshort));
+                var shortfalls = new List<Shortfall>();
+                for (ulong i = 0; i < nshort.ToUInt64(); i++)
                 {
-                    Errors.Check(Native.ctxpack_slice_result_selected(result, out var sel, out var nsel));
-                    Errors.Check(Native.ctxpack_slice_result_cap_excluded(result, out var cap, out var ncap));
-                    Errors.Check(Native.ctxpack_slice_result_shortfall_count(result, out var nshort));
-                    var shortfalls = new List<Shortfall>();
-                    for (ulong i = 0; i < nshort.ToUInt64(); i++)
-                    {
-                        var s = new Native.Shortfall();
-                        Native.ctxpack_shortfall_init(ref s, Native.Size<Native.Shortfall>());
-                        Errors.Check(Native.ctxpack_slice_result_shortfall(result, (UIntPtr)i, ref s, out var shortfallError),
-                            shortfallError);
-                        shortfalls.Add(new Shortfall(s));
-                    }
-                    return new SliceResult(Positions(sel, nsel), Positions(cap, ncap), shortfalls);
+                    var s = new Native.Shortfall();
+                    Native.ctxpack_shortfall_init(ref s, Native.Size<Native.Shortfall>());
+                    Errors.Check(Native.ctxpack_slice_result_shortfall(result, (UIntPtr)i, ref s, out var shortfallError),
+                        shortfallError);
+                    shortfalls.Add(new Shortfall(s));
                 }
+                return new SliceResult(Positions(sel, nsel), Positions(cap, ncap), shortfalls);
             }
         }
 
@@ -194,24 +210,40 @@ namespace Ctxpack
         /// <summary>The highest scores at both edges, the lowest in the middle.</summary>
         public static Placer UShaped() => new Placer(Component.Create<PlacerHandle>(Native.ctxpack_placer_new_u_shaped));
 
-        /// <summary>A placer written in C#; the delegate is kept alive until the library drops
-        /// its last reference to the placer.</summary>
-        public static Placer Custom(PlaceFunction place) =>
+        /// <summary>A placer written in C# over items copied into ContextItems; the delegate is
+        /// kept alive until the library drops its last reference to the placer.
+        /// <see cref="CustomViews"/> reads only the members it uses.</summary>
+        public static Placer Custom(PlaceFunction place)
+        {
+            Arg.NotNull(place, nameof(place));
+            return CustomViews((items, scores) => place(items.ToContextItems(), scores));
+        }
+
+        /// <summary>A placer written in C# over views of the items (valid only during the
+        /// call).</summary>
+        public static Placer CustomViews(PlaceViewFunction place) =>
             new Placer(Callbacks.Create<PlacerHandle>(place, userData => (out PlacerHandle h, out IntPtr e) =>
                 Native.ctxpack_placer_new_custom(Callbacks.PlaceThunk, userData, Callbacks.DestroyThunk, out h, out e)));
 
         /// <summary>Runs the placer alone over items with the given scores (one per item) and
         /// returns the placement order as positions in items. The members of a group end up
-        /// next to each other, in input order.</summary>
+        /// next to each other, in input order. The items are copied into a temporary list;
+        /// the ItemList overload takes a list.</summary>
         public int[] Place(IReadOnlyList<ContextItem> items, double[] scores, GroupValue groupValue = GroupValue.Sum)
         {
             using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
             {
-                var order = new UIntPtr[Arg.NotNull(scores, nameof(scores)).Length];
-                Errors.Check(Native.ctxpack_placer_place_with_group_value(Handle, list.Handle, scores, (UIntPtr)scores.Length,
-                    (int)groupValue, order, out var error), error);
-                return order.Select(p => checked((int)p.ToUInt64())).ToArray();
+                return Place(list, scores, groupValue);
             }
+        }
+
+        /// <summary>Place over an item list (one score per item; positions in the list).</summary>
+        public int[] Place(ItemList items, double[] scores, GroupValue groupValue = GroupValue.Sum)
+        {
+            var order = new UIntPtr[Arg.NotNull(scores, nameof(scores)).Length];
+            Errors.Check(Native.ctxpack_placer_place_with_group_value(Handle, Arg.NotNull(items, nameof(items)).Handle, scores,
+                (UIntPtr)scores.Length, (int)groupValue, order, out var error), error);
+            return order.Select(p => checked((int)p.ToUInt64())).ToArray();
         }
     }
 }

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics.CodeAnalysis;
 using System.Threading;
 
 namespace Ctxpack
@@ -43,7 +44,7 @@ namespace Ctxpack
         public IReadOnlyList<InclusionReason> Reasons { get; }
 
         /// <summary>The overflow event of a Proceed run over target, else null.</summary>
-        public OverflowEvent Overflow { get; }
+        [MaybeNull] public OverflowEvent Overflow { get; }
 
         /// <summary>Number of input items.</summary>
         public int TotalCandidates => checked((int)Summary.TotalCandidates.ToUInt64());

@@ -70,5 +70,67 @@ namespace Ctxpack.Tests
                 Assert.Sequence(plain.Report.Excluded.Select(x => x.Index), with.Report.Excluded.Select(x => x.Index), "excluded");
             }
         }
+
+        static ContextItem[] Messages(int n) =>
+            Enumerable.Range(0, n).Select(i => Util.Day($"message {i}", 20, i)).ToArray();
+
+        [Test]
+        public static void APrefixRunCancelledBeforeItStartsKeepsThePreviousState()
+        {
+            using (var recency = Scorer.Recency())
+            using (var p = Util.Pipeline(recency))
+            using (var b = new Budget(100, 100))
+            {
+                var first = p.RunPrefix(Messages(4), b);
+                using (first.State)
+                {
+                    var token = new CancellationToken(true);
+                    var e = Assert.Throws<OperationCanceledException>(() =>
+                        p.RunPrefix(Messages(5), b, token, previous: first.State));
+                    Assert.Equal(token, e.CancellationToken, "the exception's token");
+                    Assert.Equal(Status.Cancelled, ((CtxpackException)e.InnerException).Status, "status");
+                    // The previous state is untouched: the next turn continues from it.
+                    var next = p.RunPrefix(Messages(5), b, CancellationToken.None, previous: first.State);
+                    using (next.State) Assert.Equal(2UL, next.Reuse.Turn, "the turn after a cancelled one");
+                }
+            }
+        }
+
+        [Test]
+        public static void CancellingStopsALongPrefixRunQuickly()
+        {
+            var (p, list, b) = LongKnapsack();
+            using (p)
+            using (list)
+            using (b)
+            using (var source = new CancellationTokenSource())
+            {
+                source.CancelAfter(50);
+                var watch = Stopwatch.StartNew();
+                var e = Assert.Throws<OperationCanceledException>(() =>
+                    p.RunPrefix(list, b, source.Token, new PrefixOptions { Mode = PrefixMode.Measure }));
+                Assert.Equal(Status.Cancelled, ((CtxpackException)e.InnerException).Status, "status");
+                Assert.True(watch.ElapsedMilliseconds < 1050, $"returned after {watch.ElapsedMilliseconds} ms");
+            }
+        }
+
+        [Test]
+        public static void APrefixRunWithATokenNeverCancelledChangesNothing()
+        {
+            using (var recency = Scorer.Recency())
+            using (var p = Util.Pipeline(recency))
+            using (var b = new Budget(100, 60))
+            using (var source = new CancellationTokenSource())
+            {
+                var want = p.RunPrefix(Messages(6), b, trace: TraceDetail.Stage);
+                var got = p.RunPrefix(Messages(6), b, source.Token, trace: TraceDetail.Stage);
+                using (want.State)
+                using (got.State)
+                {
+                    Assert.Sequence(want.Result.Indices, got.Result.Indices, "indices");
+                    Assert.Equal(want.Reuse.Json, got.Reuse.Json, "reuse report");
+                }
+            }
+        }
     }
 }

@@ -33,7 +33,7 @@ namespace Ctxpack.Tests
         static readonly double[] Scores = Enumerable.Range(0, Items.Length).Select(i => (i % 11) / 10.0).ToArray();
 
         /// Everything of a result but wall-clock durations (and the JSON, which holds them).
-        static string Digest(RunResult r)
+        internal static string Digest(RunResult r)
         {
             var parts = new List<string>
             {
@@ -92,6 +92,31 @@ namespace Ctxpack.Tests
                 return string.Join(",", r.Selected) + "/" + string.Join(",", r.CapExcluded) + "/" + string.Join(",", r.Shortfalls);
             }),
             new Operation("Placer.Place", _ => string.Join(",", Placer.UShaped().Place(Items, Scores))),
+            // The ItemList overloads, each over a list nothing but the call references.
+            new Operation("Pipeline.DryRun(ItemList)", _ => Digest(QuotaPipeline().DryRun(new ItemList(Items), NewBudget()))),
+            new Operation("Sensitivity.Compare(ItemList)", _ =>
+            {
+                var s = Sensitivity.Compare(new ItemList(Items), NewBudget(), new SensitivityVariant("quota", QuotaPipeline()),
+                    new SensitivityVariant("rag", Pipeline.FromPreset("rag")));
+                return string.Join("#", s.Results.Select(Digest)) + "#" +
+                       string.Join(",", s.Swings.Select(w => $"{w.Index}:{string.Join("/", w.Statuses)}"));
+            }),
+            new Operation("Pipeline.MarginalItems(ItemList)", _ =>
+                string.Join(",", Pipeline.FromPreset("chat").MarginalItems(new ItemList(Items), NewBudget(), 200))),
+            new Operation("Pipeline.MinBudgetFor(ItemList)", _ =>
+                Pipeline.FromPreset("chat").MinBudgetFor(new ItemList(Items), 7, 5000).ToString()),
+            new Operation("Scorer.Score(ItemList)", _ =>
+                string.Join(",", Scorer.Scaled(Scorer.Priority()).Score(new ItemList(Items)).Select(x => x.ToString("R")))),
+            new Operation("Slicer.Slice(ItemList)", _ =>
+            {
+                var r = Slicer.CountQuota(Slicer.Greedy(), Scarcity.Degrade, new CountQuotaEntry("Memory", 2, 10))
+                    .Slice(new ItemList(Items), Scores, NewBudget());
+                return string.Join(",", r.Selected) + "/" + string.Join(",", r.CapExcluded) + "/" + string.Join(",", r.Shortfalls);
+            }),
+            new Operation("Placer.Place(ItemList)", _ => string.Join(",", Placer.UShaped().Place(new ItemList(Items), Scores))),
+            new Operation("Scorer.CustomViews", _ => Digest(new Pipeline(
+                Scorer.CustomViews(views => views.Select(v => (double)v.Tokens + (v.HasTag("t1") ? 1 : 0)).ToArray()),
+                Slicer.Greedy(), Placer.Chronological()).Run(new ItemList(Items), NewBudget()))),
             new Operation("ItemList.Count", _ => new ItemList(Items.Take(50)).Count.ToString()),
         };
 

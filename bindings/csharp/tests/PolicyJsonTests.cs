@@ -99,6 +99,26 @@ namespace Ctxpack.Tests
             }
         }
 
+        /// A registered view scorer scores what the copying one does.
+        [Test]
+        public static void RegisteredViewScorer()
+        {
+            using (var registry = new ScorerRegistry())
+            {
+                Assert.Throws<ArgumentNullException>(() => registry.RegisterViews("x", null));
+                registry.RegisterViews("byLength", views => views.Select(v => v.ContentByteCount / 100.0).ToArray());
+                var options = new JsonReadOptions { Registry = registry };
+                using (var p = Pipeline.FromPolicyJson(@"{""scorers"": [{""type"": ""byLength"", ""weight"": 1}]}", options, out var _))
+                using (var budget = new Budget(20, 20))
+                {
+                    var items = new[] { Util.Day("short", 10, 2), Util.Day("a much longer one", 10, 0), Util.Day("middling", 10, 1) };
+                    var r = p.Run(items, budget);
+                    Assert.Sequence(new[] { 1, 2 }, r.Indices, "indices");
+                    Assert.Near(new[] { 0.17, 0.08 }, r.Scores);
+                }
+            }
+        }
+
         /// The delegate lives while the registry or a pipeline built from a policy naming it
         /// holds the scorer, and is released when the last of them is disposed.
         [Test]

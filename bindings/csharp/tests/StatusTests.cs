@@ -37,10 +37,10 @@ namespace Ctxpack.Tests
         }
 
         // Raw entry points with IntPtr handles, for the calls the typed API never makes.
-        [DllImport("ctxpack")] static extern int ctxpack_pipeline_new(IntPtr scorer, IntPtr slicer, IntPtr placer, IntPtr options, out IntPtr pipeline, out IntPtr error);
-        [DllImport("ctxpack")] static extern int ctxpack_items_len(IntPtr items, out UIntPtr len);
+        [DllImport("ctxpack", CallingConvention = CallingConvention.Cdecl)] static extern int ctxpack_pipeline_new(IntPtr scorer, IntPtr slicer, IntPtr placer, IntPtr options, out IntPtr pipeline, out IntPtr error);
+        [DllImport("ctxpack", CallingConvention = CallingConvention.Cdecl)] static extern int ctxpack_items_len(IntPtr items, out UIntPtr len);
         // Exported only by a library built with the ffi-test-hooks feature (not in the header).
-        [DllImport("ctxpack")] static extern int ctxpack_test_scorer_new_faulty(int code, out ScorerHandle scorer, out IntPtr error);
+        [DllImport("ctxpack", CallingConvention = CallingConvention.Cdecl)] static extern int ctxpack_test_scorer_new_faulty(int code, out ScorerHandle scorer, out IntPtr error);
 
         static void Run(IReadOnlyList<ContextItem> items, long max, long target, OverflowStrategy overflow = OverflowStrategy.Throw) =>
             Util.RunRecency(items, max, target, overflow);
