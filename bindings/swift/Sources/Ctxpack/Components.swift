@@ -1,4 +1,5 @@
 import CCtxpack
+import Foundation
 
 // Scorers, slicers and placers. Each class owns one reference to a reference-counted
 // component: a composite, scaled or quota component and a pipeline keep their own, so a
@@ -16,12 +17,37 @@ public enum Scarcity: Int32, Sendable {
     case `throw` = 1
 }
 
-/// The curve of a decay scorer. Durations are nanoseconds.
+/// The curve of a decay scorer. The library counts durations in whole nanoseconds
+/// (`.nanoseconds(n)` gives an exact one); a longer one than 64 bits hold is
+/// `Status.invalidArgument`.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public enum DecayCurve: Sendable {
-    case exponential(halfLifeNs: Int64)
-    case window(maxAgeNs: Int64)
-    /// Windows youngest first: the score of the first window with `age < maxAgeNs`.
-    case step([(maxAgeNs: Int64, score: Double)])
+    case exponential(halfLife: Duration)
+    case window(maxAge: Duration)
+    /// Windows youngest first: the score of the first window with `age < maxAge`.
+    case step([DecayWindow])
+}
+
+/// One window of a step decay curve.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+public struct DecayWindow: Sendable {
+    public var maxAge: Duration
+    public var score: Double
+    public init(maxAge: Duration, score: Double) {
+        self.maxAge = maxAge
+        self.score = score
+    }
+}
+
+/// A child of a composite scorer with its raw weight (the weights are normalised by their
+/// sum).
+public struct WeightedScorer: Sendable {
+    public var scorer: Scorer
+    public var weight: Double
+    public init(_ scorer: Scorer, weight: Double) {
+        self.scorer = scorer
+        self.weight = weight
+    }
 }
 
 public struct QuotaEntry: Sendable {
@@ -80,8 +106,9 @@ public final class Scorer: @unchecked Sendable {
         }
     }
 
-    /// The weighted sum of the children's scores (weights normalised by their sum).
-    public static func composite(_ children: [(scorer: Scorer, weight: Double)]) throws -> Scorer {
+    /// The weighted sum of the children's scores (weights normalised by their sum); the
+    /// composite keeps its own reference to each child.
+    public static func composite(_ children: [WeightedScorer]) throws -> Scorer {
         let table = children.map { ctxpack_composite_child(scorer: $0.scorer.handle, weight: $0.weight) }
         return try withExtendedLifetime(children) {
             try Scorer(create { ctxpack_scorer_new_composite(table, table.count, $0, $1) })
@@ -93,9 +120,20 @@ public final class Scorer: @unchecked Sendable {
         try withExtendedLifetime(inner) { try Scorer(create { ctxpack_scorer_new_scaled(inner.handle, $0, $1) }) }
     }
 
-    /// DecayScorer. `fixedNowNs` nil means the system clock; `nullTimestampScore` nil
-    /// means the library's default for undated items.
-    public static func decay(_ curve: DecayCurve, fixedNowNs: Int64? = nil, nullTimestampScore: Double? = nil)
+    /// DecayScorer. `fixedNow` nil means the system clock; `nullTimestampScore` nil means
+    /// the library's default for undated items.
+    @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+    public static func decay(_ curve: DecayCurve, fixedNow: Date? = nil, nullTimestampScore: Double? = nil)
+        throws -> Scorer
+    {
+        try decay(curve, fixedNowNs: fixedNow.map { try nanoseconds(since1970: $0) },
+                  nullTimestampScore: nullTimestampScore)
+    }
+
+    /// DecayScorer with "now" given exactly, in nanoseconds since the Unix epoch (UTC); nil
+    /// means the system clock.
+    @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+    public static func decay(_ curve: DecayCurve, fixedNowNs: Int64?, nullTimestampScore: Double? = nil)
         throws -> Scorer
     {
         let arena = CArena()
@@ -103,13 +141,15 @@ public final class Scorer: @unchecked Sendable {
         switch curve {
         case .exponential(let halfLife):
             config.curve = 0
-            config.half_life_ns = halfLife
+            config.half_life_ns = try halfLife.wholeNanoseconds()
         case .window(let maxAge):
             config.curve = 1
-            config.max_age_ns = maxAge
+            config.max_age_ns = try maxAge.wholeNanoseconds()
         case .step(let steps):
             config.curve = 2
-            let windows = steps.map { ctxpack_decay_window(max_age_ns: $0.maxAgeNs, score: $0.score) }
+            let windows = try steps.map {
+                ctxpack_decay_window(max_age_ns: try $0.maxAge.wholeNanoseconds(), score: $0.score)
+            }
             config.windows = arena.array(windows)
             config.window_count = windows.count
         }

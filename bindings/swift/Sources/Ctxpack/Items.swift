@@ -1,4 +1,5 @@
 import CCtxpack
+import Foundation
 
 /// A cheaper alternative form of an item (docs/variants.md): a summary, an excerpt or a
 /// stub placed instead of the item, never in addition. `tokens` >= 0; `quality` in (0, 1]
@@ -26,8 +27,8 @@ public struct Item: Sendable {
     public var priority: Int64?
     public var tags: [String]
     public var metadata: [String: String]
-    /// Nanoseconds since the Unix epoch, UTC.
-    public var timestampNs: Int64?
+    /// When the item was made (a `Date` or exact nanoseconds, as it was set).
+    var instant: Instant?
     public var futureRelevanceHint: Double?
     public var pinned: Bool
     public var originalTokens: Int64?
@@ -41,9 +42,12 @@ public struct Item: Sendable {
     /// instead of the item (`RunResult.forms` says which).
     public var variants: [Variant]
 
+    /// An item; `timestamp` is when it was made (the library counts whole nanoseconds
+    /// since 1970, so `append` refuses a date outside the years 1677 to 2262 with
+    /// `Status.invalidArgument`).
     public init(
         content: String, tokens: Int64, kind: String = "", source: String = "", priority: Int64? = nil,
-        tags: [String] = [], metadata: [String: String] = [:], timestampNs: Int64? = nil,
+        tags: [String] = [], metadata: [String: String] = [:], timestamp: Date? = nil,
         futureRelevanceHint: Double? = nil, pinned: Bool = false, originalTokens: Int64? = nil,
         group: String = "", encoding: String = "",
         variants: [Variant] = []
@@ -55,7 +59,7 @@ public struct Item: Sendable {
         self.priority = priority
         self.tags = tags
         self.metadata = metadata
-        self.timestampNs = timestampNs
+        self.instant = timestamp.map { .date($0) }
         self.futureRelevanceHint = futureRelevanceHint
         self.pinned = pinned
         self.originalTokens = originalTokens
@@ -64,8 +68,50 @@ public struct Item: Sendable {
         self.variants = variants
     }
 
+    /// The same item with its timestamp given exactly, in nanoseconds since the Unix epoch
+    /// (UTC), as the library counts it.
+    public init(
+        content: String, tokens: Int64, kind: String = "", source: String = "", priority: Int64? = nil,
+        tags: [String] = [], metadata: [String: String] = [:], timestampNs: Int64?,
+        futureRelevanceHint: Double? = nil, pinned: Bool = false, originalTokens: Int64? = nil,
+        group: String = "", encoding: String = "",
+        variants: [Variant] = []
+    ) {
+        self.init(
+            content: content, tokens: tokens, kind: kind, source: source, priority: priority, tags: tags,
+            metadata: metadata, timestamp: nil, futureRelevanceHint: futureRelevanceHint, pinned: pinned,
+            originalTokens: originalTokens, group: group, encoding: encoding, variants: variants)
+        self.timestampNs = timestampNs
+    }
+
+    /// When the item was made; nil for an undated item.
+    public var timestamp: Date? {
+        get {
+            switch instant {
+            case .date(let d): return d
+            case .nanoseconds(let ns): return date(nanoseconds: ns)
+            case nil: return nil
+            }
+        }
+        set { instant = newValue.map { .date($0) } }
+    }
+
+    /// The timestamp in nanoseconds since the Unix epoch, UTC, exactly as the library
+    /// receives it; nil for an undated item, or for a `Date` outside the years 1677 to
+    /// 2262 (which `append` refuses).
+    public var timestampNs: Int64? {
+        get {
+            switch instant {
+            case .date(let d): return try? nanoseconds(since1970: d)
+            case .nanoseconds(let ns): return ns
+            case nil: return nil
+            }
+        }
+        set { instant = newValue.map { .nanoseconds($0) } }
+    }
+
     /// The C descriptor; its strings and arrays live in `arena`.
-    func descriptor(in arena: CArena) -> ctxpack_item_desc {
+    func descriptor(in arena: CArena) throws -> ctxpack_item_desc {
         var d = ctxpack_item_desc.sized()
         d.content = arena.str(content)
         d.tokens = tokens
@@ -80,8 +126,16 @@ public struct Item: Sendable {
         }
         d.metadata = arena.array(entries)
         d.metadata_count = entries.count
-        d.has_timestamp = flag(timestampNs != nil)
-        d.timestamp_ns = timestampNs ?? 0
+        switch instant {
+        case .date(let date):
+            d.has_timestamp = 1
+            d.timestamp_ns = try nanoseconds(since1970: date)
+        case .nanoseconds(let ns):
+            d.has_timestamp = 1
+            d.timestamp_ns = ns
+        case nil:
+            break
+        }
         d.has_future_relevance_hint = flag(futureRelevanceHint != nil)
         d.future_relevance_hint = futureRelevanceHint ?? 0
         d.pinned = flag(pinned)
@@ -102,10 +156,17 @@ public struct Item: Sendable {
     }
 }
 
-/// The list of candidates; results identify items by their position here. Runs only
-/// read it (concurrent runs are fine); `append` and `removeAll` must not overlap
-/// anything else on the same list.
-public final class Items {
+/// How an item's timestamp was given.
+enum Instant: Sendable {
+    case date(Date)
+    case nanoseconds(Int64)
+}
+
+/// The list of candidates; results identify items by their position here. Usable from
+/// many threads at once, `append` and `removeAll` included: the library serialises
+/// changes, and each run works on the list as it was when the run started (hence
+/// `@unchecked Sendable`: its only stored property is a handle never reassigned).
+public final class Items: @unchecked Sendable {
     let handle: OpaquePointer
 
     public init() throws {
@@ -121,7 +182,7 @@ public final class Items {
 
     public func append(_ item: Item) throws {
         let arena = CArena()
-        var desc = item.descriptor(in: arena)
+        var desc = try item.descriptor(in: arena)
         try withExtendedLifetime(arena) {
             try call { ctxpack_items_push(handle, &desc, $0) }
         }
@@ -130,7 +191,14 @@ public final class Items {
     /// All or nothing: on error nothing is appended, and the message starts "item <i>:".
     public func append(contentsOf items: [Item]) throws {
         let arena = CArena()
-        let descs = items.map { $0.descriptor(in: arena) }
+        let descs = try items.enumerated().map { i, item in
+            do {
+                return try item.descriptor(in: arena)
+            } catch let error as CtxpackError {
+                // As the library words its errors for a batch.
+                throw CtxpackError(status: error.status, message: "item \(i): \(error.message)")
+            }
+        }
         try withExtendedLifetime(arena) {
             try call { ctxpack_items_push_many(handle, descs, descs.count, $0) }
         }
@@ -192,7 +260,9 @@ public struct ItemView {
     public var source: String { string(raw.source) }
     public var priority: Int64? { raw.has_priority ? raw.priority : nil }
     public var tags: [String] { (0..<raw.tag_count).map { string(raw.tags[$0]) } }
+    /// Nanoseconds since the Unix epoch, UTC.
     public var timestampNs: Int64? { raw.has_timestamp ? raw.timestamp_ns : nil }
+    public var timestamp: Date? { timestampNs.map { date(nanoseconds: $0) } }
     public var futureRelevanceHint: Double? { raw.has_future_relevance_hint ? raw.future_relevance_hint : nil }
     public var pinned: Bool { raw.pinned }
     public var originalTokens: Int64? { raw.has_original_tokens ? raw.original_tokens : nil }

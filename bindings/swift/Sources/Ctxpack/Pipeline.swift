@@ -152,7 +152,11 @@ public enum PipelineStage: Int32, Sendable {
 
 public struct TraceEvent: Sendable {
     public let stage: PipelineStage?  // nil: a stage this version does not know
+    /// How long the stage took, in milliseconds (as the report's JSON has it).
     public let durationMs: Double
+    /// How long the stage took.
+    @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+    public var duration: Duration { .nanoseconds(Int64((durationMs * 1e6).rounded())) }
     public let itemCount: Int
     public let message: String?
     public let itemIndex: Int?
@@ -179,6 +183,14 @@ public struct Report: Sendable {
     public let json: String
 }
 
+/// The overflow event of a Proceed run over target.
+public struct Overflow: Sendable, Equatable {
+    /// The tokens of the placed items beyond the budget's target.
+    public let tokensOverBudget: Int64
+    /// The items placed, as positions in the caller's list.
+    public let items: [Int]
+}
+
 /// The outcome of a run, copied out of the library's result (which is freed at once).
 public struct RunResult: Sendable {
     /// The selected items as positions in the caller's list, in placed order.
@@ -189,8 +201,8 @@ public struct RunResult: Sendable {
     /// The form of each placed item, parallel to `indices`: 0 in full, f >= 1 its
     /// `variants[f - 1]` (whose content and tokens go into the window).
     public let forms: [Int]
-    /// The overflow event of a Proceed run over target: excess tokens and merged items.
-    public let overflow: (tokensOverBudget: Int64, items: [Int])?
+    /// The overflow event of a Proceed run over target.
+    public let overflow: Overflow?
     /// Present when the run was traced.
     public let report: Report?
 }
@@ -341,9 +353,11 @@ func readResult(_ r: OpaquePointer) throws -> RunResult {
     var merged: UnsafePointer<Int>? = nil
     var mergedCount = 0
     try check(ctxpack_result_overflow(r, &present, &over, &merged, &mergedCount), nil, "ctxpack_result_overflow")
-    var overflow: (tokensOverBudget: Int64, items: [Int])? = nil
+    var overflow: Overflow? = nil
     if present {
-        overflow = (over, Array(UnsafeBufferPointer(start: mergedCount > 0 ? merged : nil, count: mergedCount)))
+        overflow = Overflow(
+            tokensOverBudget: over,
+            items: Array(UnsafeBufferPointer(start: mergedCount > 0 ? merged : nil, count: mergedCount)))
     }
 
     var traced = false
