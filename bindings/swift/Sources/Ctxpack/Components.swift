@@ -74,6 +74,8 @@ public struct CountQuotaEntry: Sendable {
 
 /// A per-item scorer: the score of `items[index]`, computed against all of `items`.
 public typealias ScoreItemClosure = @Sendable (_ items: ItemsView, _ index: Int) throws -> Double
+/// A batch scorer: one score per item of `items`, in order, computed in one call per run.
+public typealias ScoreAllClosure = @Sendable (_ items: ItemsView) throws -> [Double]
 /// A slicer: the positions in `items` to keep (each at most once, any order). `items`
 /// are the candidates sorted by score, highest first, with their `scores`; the budget is
 /// the run's effective one.
@@ -188,6 +190,16 @@ public final class Scorer: @unchecked Sendable {
         })
     }
 
+    /// A scorer implemented by a closure called once per run with every item, which returns
+    /// one finite score per item, in order. Another count, or a thrown error, fails the run
+    /// with `Status.callback`; so does a score that is not finite. Concurrent runs call it
+    /// concurrently.
+    public static func customBatch(_ score: @escaping ScoreAllClosure) throws -> Scorer {
+        try Scorer(createCustom(score) { userData, out, error in
+            ctxpack_scorer_new_custom_batch(scoreAllThunk, userData, releaseCallbackBox, out, error)
+        })
+    }
+
     /// Scores every item of `items` against the whole list, in list order.
     public func score(_ items: Items) throws -> [Double] {
         let count = try items.count
@@ -204,6 +216,27 @@ private let scoreItemThunk: ctxpack_score_item_fn = { userData, items, count, in
     return reportingFailure(failure) {
         outScore!.pointee = try score(ItemsView(items, count: count), index)
     }
+}
+
+private let scoreAllThunk: ctxpack_score_all_fn = { userData, items, count, outScores, failure in
+    let score = CallbackBox<ScoreAllClosure>.unbox(userData)
+    return reportingFailure(failure) {
+        let scores = try score(ItemsView(items, count: count))
+        guard scores.count == count else {
+            throw CallbackCountError(what: "batch scorer", returned: scores.count, limit: count, unit: "scores")
+        }
+        for (k, value) in scores.enumerated() { outScores![k] = value }
+    }
+}
+
+/// What a slicer run alone selected (`Slicer.slice`), as positions in its input.
+public struct SliceResult: Sendable {
+    /// The chosen positions, in the order the slicer returned them.
+    public let selected: [Int]
+    /// The positions a count-quota slicer left out because their kind was at its cap.
+    public let capExcluded: [Int]
+    /// The count requirements a count-quota slicer could not meet.
+    public let shortfalls: [Shortfall]
 }
 
 public final class Slicer: @unchecked Sendable {
@@ -261,6 +294,34 @@ public final class Slicer: @unchecked Sendable {
         })
     }
 
+    /// Runs the slicer alone over `items` with one score per item, against `budget` exactly
+    /// as given (no pinned-item or reserve adjustment). Items with a group are selected
+    /// whole or not at all, a group being worth its members' scores combined by
+    /// `groupValue`.
+    public func slice(_ items: Items, scores: [Double], budget: Budget, groupValue: GroupValue = .sum) throws
+        -> SliceResult
+    {
+        let result = try withExtendedLifetime((items, budget)) {
+            try create {
+                ctxpack_slicer_slice_with_group_value(handle, items.handle, scores, scores.count, budget.handle,
+                                                      groupValue.rawValue, $0, $1)
+            }
+        }
+        defer { ctxpack_slice_result_free(result) }
+        let selected: [Int] = try copyArray("ctxpack_slice_result_selected") { ctxpack_slice_result_selected(result, $0, $1) }
+        let capExcluded: [Int] = try copyArray("ctxpack_slice_result_cap_excluded") {
+            ctxpack_slice_result_cap_excluded(result, $0, $1)
+        }
+        var count = 0
+        try check(ctxpack_slice_result_shortfall_count(result, &count), nil, "ctxpack_slice_result_shortfall_count")
+        let shortfalls: [Shortfall] = try (0..<count).map { i in
+            var s = ctxpack_shortfall.sized()
+            try call { ctxpack_slice_result_shortfall(result, i, &s, $0) }
+            return Shortfall(kind: string(s.kind), requiredCount: s.required_count, satisfiedCount: s.satisfied_count)
+        }
+        return SliceResult(selected: selected, capExcluded: capExcluded, shortfalls: shortfalls)
+    }
+
     private static func countEntries(_ entries: [CountQuotaEntry], _ arena: CArena) -> [ctxpack_count_quota_entry] {
         entries.map {
             ctxpack_count_quota_entry(kind: arena.str($0.kind), require_count: $0.requireCount, cap_count: $0.capCount)
@@ -299,13 +360,29 @@ public final class Placer: @unchecked Sendable {
             ctxpack_placer_new_custom(placeThunk, userData, releaseCallbackBox, out, error)
         })
     }
+
+    /// Runs the placer alone: the placement order of `items` (a permutation of their
+    /// positions) given one score per item. The members of a group end up next to each
+    /// other, in list order.
+    public func place(_ items: Items, scores: [Double], groupValue: GroupValue = .sum) throws -> [Int] {
+        var order = [Int](repeating: 0, count: scores.count)
+        try withExtendedLifetime(items) {
+            try call {
+                ctxpack_placer_place_with_group_value(handle, items.handle, scores, scores.count, groupValue.rawValue,
+                                                      &order, $0)
+            }
+        }
+        return order
+    }
 }
+
 
 /// A closure that returned more positions than its buffer holds (a slicer), or not one
 /// per item (a placer).
 struct CallbackCountError: Error, CustomStringConvertible {
     let what: String, returned: Int, limit: Int
-    var description: String { "custom \(what) returned \(returned) positions for \(limit) items" }
+    var unit = "positions"
+    var description: String { "custom \(what) returned \(returned) \(unit) for \(limit) items" }
 }
 
 private let placeThunk: ctxpack_place_fn = { userData, items, scores, count, outOrder, failure in

@@ -321,8 +321,8 @@ public final class CancelToken: @unchecked Sendable {
 
 // MARK: - Reading a result
 
-/// Copies an array the result owns.
-private func copyArray<T>(_ function: String, _ get: (UnsafeMutablePointer<UnsafePointer<T>?>, UnsafeMutablePointer<Int>) -> Int32)
+/// Copies an array a library object owns.
+func copyArray<T>(_ function: String, _ get: (UnsafeMutablePointer<UnsafePointer<T>?>, UnsafeMutablePointer<Int>) -> Int32)
     throws -> [T]
 {
     var ptr: UnsafePointer<T>? = nil
