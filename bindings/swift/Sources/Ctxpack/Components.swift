@@ -214,14 +214,14 @@ public final class Scorer: @unchecked Sendable {
 private let scoreItemThunk: ctxpack_score_item_fn = { userData, items, count, index, outScore, failure in
     let score = CallbackBox<ScoreItemClosure>.unbox(userData)
     return reportingFailure(failure) {
-        outScore!.pointee = try score(ItemsView(items, count: count), index)
+        outScore!.pointee = try ViewScope.during { try score(ItemsView(items, count: count, scope: $0), index) }
     }
 }
 
 private let scoreAllThunk: ctxpack_score_all_fn = { userData, items, count, outScores, failure in
     let score = CallbackBox<ScoreAllClosure>.unbox(userData)
     return reportingFailure(failure) {
-        let scores = try score(ItemsView(items, count: count))
+        let scores = try ViewScope.during { try score(ItemsView(items, count: count, scope: $0)) }
         guard scores.count == count else {
             throw CallbackCountError(what: "batch scorer", returned: scores.count, limit: count, unit: "scores")
         }
@@ -333,7 +333,9 @@ private let sliceThunk: ctxpack_slice_fn = { userData, items, scores, count, tar
     failure in
     let slice = CallbackBox<SliceClosure>.unbox(userData)
     return reportingFailure(failure) {
-        let chosen = try slice(ItemsView(items, count: count), doubles(scores, count), target, max)
+        let chosen = try ViewScope.during {
+            try slice(ItemsView(items, count: count, scope: $0), doubles(scores, count), target, max)
+        }
         // The buffer holds `count` positions; the library checks the values.
         guard chosen.count <= count else { throw CallbackCountError(what: "slicer", returned: chosen.count, limit: count) }
         for (k, position) in chosen.enumerated() { outPositions![k] = position }
@@ -388,7 +390,7 @@ struct CallbackCountError: Error, CustomStringConvertible {
 private let placeThunk: ctxpack_place_fn = { userData, items, scores, count, outOrder, failure in
     let place = CallbackBox<PlaceClosure>.unbox(userData)
     return reportingFailure(failure) {
-        let order = try place(ItemsView(items, count: count), doubles(scores, count))
+        let order = try ViewScope.during { try place(ItemsView(items, count: count, scope: $0), doubles(scores, count)) }
         // The buffer holds exactly `count` positions; the library checks the values.
         guard order.count == count else { throw CallbackCountError(what: "placer", returned: order.count, limit: count) }
         for (k, position) in order.enumerated() { outOrder![k] = position }

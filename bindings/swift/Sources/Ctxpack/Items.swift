@@ -249,42 +249,90 @@ public final class Budget: @unchecked Sendable {
     deinit { ctxpack_budget_free(handle) }
 }
 
-/// One item as a callback sees it. Its properties copy out of the library's memory, which
-/// is valid only during the callback: do not keep an ItemView beyond it.
+/// Whether the callback that handed out item views is still running. The views check it
+/// on every access, so a view kept past its callback traps with a clear message instead
+/// of reading memory the library has reused.
+final class ViewScope {
+    private(set) var isOpen = true
+
+    /// Runs `body` with a scope that closes when it returns.
+    static func during<R>(_ body: (ViewScope) throws -> R) rethrows -> R {
+        let scope = ViewScope()
+        defer { scope.isOpen = false }
+        return try body(scope)
+    }
+
+    func checkOpen() {
+        precondition(isOpen, "an ItemView or ItemsView was used after the callback that received it returned")
+    }
+}
+
+/// One item as a callback sees it: a read-only view of the library's memory, which is
+/// valid only during the callback. Its properties copy out of that memory. It must not
+/// escape the callback: it is not `Sendable`, and using it after the callback returned
+/// stops the program with a precondition failure (`isValid` tells).
 public struct ItemView {
     let raw: ctxpack_item_view
+    let scope: ViewScope
 
-    public var content: String { string(raw.content) }
-    public var tokens: Int64 { raw.tokens }
-    public var kind: String { string(raw.kind) }
-    public var source: String { string(raw.source) }
-    public var priority: Int64? { raw.has_priority ? raw.priority : nil }
-    public var tags: [String] { (0..<raw.tag_count).map { string(raw.tags[$0]) } }
+    /// The view, after checking that its callback is still running.
+    private var item: ctxpack_item_view {
+        scope.checkOpen()
+        return raw
+    }
+
+    /// Whether the callback that received this view is still running.
+    public var isValid: Bool { scope.isOpen }
+
+    public var content: String { string(item.content) }
+    public var tokens: Int64 { item.tokens }
+    public var kind: String { string(item.kind) }
+    public var source: String { string(item.source) }
+    public var priority: Int64? { item.has_priority ? item.priority : nil }
+    public var tags: [String] {
+        let v = item
+        return (0..<v.tag_count).map { string(v.tags[$0]) }
+    }
     /// Nanoseconds since the Unix epoch, UTC.
-    public var timestampNs: Int64? { raw.has_timestamp ? raw.timestamp_ns : nil }
+    public var timestampNs: Int64? { item.has_timestamp ? item.timestamp_ns : nil }
     public var timestamp: Date? { timestampNs.map { date(nanoseconds: $0) } }
-    public var futureRelevanceHint: Double? { raw.has_future_relevance_hint ? raw.future_relevance_hint : nil }
-    public var pinned: Bool { raw.pinned }
-    public var originalTokens: Int64? { raw.has_original_tokens ? raw.original_tokens : nil }
+    public var futureRelevanceHint: Double? { item.has_future_relevance_hint ? item.future_relevance_hint : nil }
+    public var pinned: Bool { item.pinned }
+    public var originalTokens: Int64? { item.has_original_tokens ? item.original_tokens : nil }
 
     /// The value of a metadata key (exact, case-sensitive), if the item has it.
     public func metadata(_ key: String) -> String? {
-        for i in 0..<raw.metadata_count where string(raw.metadata[i].key) == key {
-            return string(raw.metadata[i].value)
+        let v = item
+        for i in 0..<v.metadata_count where string(v.metadata[i].key) == key {
+            return string(v.metadata[i].value)
         }
         return nil
     }
 }
 
-/// The items a callback receives.
+@available(*, unavailable, message: "an ItemView is valid only during its callback")
+extension ItemView: Sendable {}
+
+/// The items a callback receives, valid only during the callback (see `ItemView`).
 public struct ItemsView: RandomAccessCollection {
     let base: UnsafeBufferPointer<ctxpack_item_view>
+    let scope: ViewScope
 
-    init(_ items: UnsafePointer<ctxpack_item_view>?, count: Int) {
+    init(_ items: UnsafePointer<ctxpack_item_view>?, count: Int, scope: ViewScope) {
         base = UnsafeBufferPointer(start: count > 0 ? items : nil, count: count)
+        self.scope = scope
     }
+
+    /// Whether the callback that received these views is still running.
+    public var isValid: Bool { scope.isOpen }
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { base.count }
-    public subscript(position: Int) -> ItemView { ItemView(raw: base[position]) }
+    public subscript(position: Int) -> ItemView {
+        scope.checkOpen()
+        return ItemView(raw: base[position], scope: scope)
+    }
 }
+
+@available(*, unavailable, message: "an ItemsView is valid only during its callback")
+extension ItemsView: Sendable {}

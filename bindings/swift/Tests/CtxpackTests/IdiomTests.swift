@@ -108,6 +108,44 @@ final class IdiomTests: XCTestCase {
         XCTAssertEqual(try composite.score(items), [0.125, 0.875])
     }
 
+    func testItemViewsDoNotOutliveTheirCallback() throws {
+        // Views smuggled out of each kind of callback (through a lock that the compiler
+        // cannot see through) are valid inside and closed after it.
+        let kept = Locked<[ItemView]>([])
+        let keptLists = Locked<[ItemsView]>([])
+        @Sendable func keep(_ items: ItemsView) {
+            XCTAssertTrue(items.isValid)
+            XCTAssertTrue(items[0].isValid)
+            keptLists.withLock { $0.append(items) }
+            kept.withLock { $0.append(items[0]) }
+        }
+        let scorer = try Scorer.custom { items, index in
+            keep(items)
+            return Double(index)
+        }
+        let batch = try Scorer.customBatch { items in
+            keep(items)
+            return items.map { _ in 1 }
+        }
+        let slicer = try Slicer.custom { items, _, _, _ in
+            keep(items)
+            return Array(items.indices)
+        }
+        let placer = try Placer.custom { items, _ in
+            keep(items)
+            return Array(items.indices)
+        }
+        let items = try Items([dated("a", tokens: 1, days: 0), dated("b", tokens: 1, days: 1)])
+        let budget = try Budget(maxTokens: 10, targetTokens: 10)
+        _ = try Pipeline(scorer: scorer, slicer: slicer, placer: placer).run(items, budget: budget)
+        _ = try pipeline(batch).run(items, budget: budget)
+        // Two per-item scorer calls, one slicer, one placer, one batch call.
+        XCTAssertEqual(kept.current.count, 5)
+        XCTAssertTrue(kept.current.allSatisfy { !$0.isValid })
+        XCTAssertTrue(keptLists.current.allSatisfy { !$0.isValid })
+        // Reading one now would stop the program (a precondition), not read freed memory.
+    }
+
     func testItemsAreSharedByTasks() async throws {
         let items = try Items()
         // Appends from many tasks at once: the library serialises them.
