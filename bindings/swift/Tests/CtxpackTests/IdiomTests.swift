@@ -143,7 +143,42 @@ final class IdiomTests: XCTestCase {
         XCTAssertEqual(kept.current.count, 5)
         XCTAssertTrue(kept.current.allSatisfy { !$0.isValid })
         XCTAssertTrue(keptLists.current.allSatisfy { !$0.isValid })
-        // Reading one now would stop the program (a precondition), not read freed memory.
+        // Reading one now would stop the program (a precondition), not read freed memory:
+        // `testReadingAnEscapedViewStopsTheProgram` runs that in a child process.
+    }
+
+    /// Reads a view inside its callback, then, in the child process that
+    /// `testReadingAnEscapedViewStopsTheProgram` starts (CTXPACK_READ_ESCAPED_VIEW=1), once
+    /// more after the callback returned, which must stop the process.
+    func testEscapedViewRead() throws {
+        let kept = Locked<ItemView?>(nil)
+        let scorer = try Scorer.custom { items, _ in
+            XCTAssertEqual(items[0].content, "a")
+            kept.withLock { $0 = items[0] }
+            return 1
+        }
+        _ = try pipeline(scorer).run(Items([dated("a", tokens: 1, days: 0)]), budget: Budget(maxTokens: 5, targetTokens: 5))
+        let view = try XCTUnwrap(kept.current)
+        XCTAssertFalse(view.isValid)
+        if ProcessInfo.processInfo.environment["CTXPACK_READ_ESCAPED_VIEW"] == "1" {
+            print("escaped view content: \(view.content)")  // must not be reached
+        }
+    }
+
+    func testReadingAnEscapedViewStopsTheProgram() throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        child.arguments = ["CtxpackTests.IdiomTests/testEscapedViewRead"]
+        child.environment = ProcessInfo.processInfo.environment.merging(["CTXPACK_READ_ESCAPED_VIEW": "1"]) { $1 }
+        let output = Pipe()
+        child.standardOutput = output
+        child.standardError = output
+        try child.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        XCTAssertEqual(child.terminationReason, .uncaughtSignal, text)
+        XCTAssertTrue(text.contains("used after the callback that received it returned"), text)
+        XCTAssertFalse(text.contains("escaped view content"), text)
     }
 
     func testItemsAreSharedByTasks() async throws {
