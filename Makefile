@@ -2,8 +2,9 @@
 #   make test          every test (the README's test command; CI runs it)
 #   make demo          the main job: a real selection on the bundled sample data
 #   make test-c        the C ABI: C/C++ tests plain, under ASan+UBSan and valgrind (docs/ffi.md)
-#   make install       the shared and static library, header, pkg-config and CMake files and
-#                      the `ctxpack` tool under PREFIX (docs/packaging.md)
+#   make install       the shared and static library, the C header and the C++ binding's
+#                      header, pkg-config and CMake files and the `ctxpack` tool under
+#                      PREFIX (docs/packaging.md)
 #   make uninstall     removes what `make install` installs (same variables)
 #   make test-install  installs into a temporary tree and builds examples/*.c against it
 #
@@ -141,6 +142,7 @@ install: $(ARTIFACTS)
 	ln -sfn $(REAL_LIB) $(DESTDIR)$(LIBDIR)/libctxpack.so
 	$(call install_file,644,$(RELEASE_DIR)/libctxpack.a,$(LIBDIR)/libctxpack.a)
 	$(call install_file,644,include/ctxpack.h,$(INCLUDEDIR)/ctxpack.h)
+	$(call install_file,644,bindings/cpp/include/ctxpack.hpp,$(INCLUDEDIR)/ctxpack.hpp)
 	$(call install_file,755,$(RELEASE_DIR)/ctxpack,$(BINDIR)/ctxpack)
 	@$(call install_template,ctxpack.pc,$(PKGCONFIGDIR)/ctxpack.pc)
 	@$(call install_template,ctxpackConfig.cmake,$(CMAKEDIR)/ctxpackConfig.cmake)
@@ -150,7 +152,7 @@ install: $(ARTIFACTS)
 	fi
 
 INSTALLED := $(addprefix $(LIBDIR)/,$(REAL_LIB) $(SONAME) libctxpack.so libctxpack.a) \
-             $(INCLUDEDIR)/ctxpack.h $(PKGCONFIGDIR)/ctxpack.pc \
+             $(INCLUDEDIR)/ctxpack.h $(INCLUDEDIR)/ctxpack.hpp $(PKGCONFIGDIR)/ctxpack.pc \
              $(CMAKEDIR)/ctxpackConfig.cmake $(CMAKEDIR)/ctxpackConfigVersion.cmake \
              $(BINDIR)/ctxpack
 

@@ -8,6 +8,9 @@
 #   * every examples/*.c built with `pkg-config --cflags --libs ctxpack` (run against the
 #     installed libctxpack.so) and with `pkg-config --static --cflags --libs ctxpack`
 #     linking libctxpack.a (no dependency on libctxpack.so), and run;
+#   * the C++ binding: the C++ quickstart built with `pkg-config --cflags --libs ctxpack`,
+#     and as a CMake project (tests/packaging/cxx) through find_package and ctxpack::cxx,
+#     printing what the C quickstart prints;
 #   * the CMake package: tests/packaging/cmake builds the examples against both targets
 #     (cmake is installed with apt-get when missing and possible, otherwise skipped);
 #   * a second install with LIBDIR/INCLUDEDIR/BINDIR overridden, and `make uninstall`
@@ -16,7 +19,8 @@
 #     libctxpack.so.MAJOR there).
 # The last line is "N passed, M failed"; the exit status is non-zero on any failure.
 #
-# Environment: CARGO_TARGET_DIR (default ./target), CC (default cc), MAKE (default make),
+# Environment: CARGO_TARGET_DIR (default ./target), CC (default cc), CXX (default c++),
+# MAKE (default make),
 # CTXPACK_KEEP_TMP=1 keeps the temporary tree (it is kept anyway when a check fails).
 set -euo pipefail
 
@@ -103,6 +107,7 @@ layout() {
     expected=$(LC_ALL=C sort <<EOF
 bin/ctxpack 755
 include/ctxpack.h 644
+include/ctxpack.hpp 644
 lib/$REAL_LIB 644
 lib/$SONAME -> $REAL_LIB
 lib/libctxpack.so -> $REAL_LIB
@@ -153,6 +158,7 @@ check exported_symbols exports || true
 
 header() {
     cmp "$ROOT/include/ctxpack.h" "$DEST$PREFIX/include/ctxpack.h" &&
+        cmp "$ROOT/bindings/cpp/include/ctxpack.hpp" "$DEST$PREFIX/include/ctxpack.hpp" &&
         expect "CTXPACK_VERSION_STRING" \
             "$(sed -n 's/^#define CTXPACK_VERSION_STRING "\(.*\)"/\1/p' "$DEST$PREFIX/include/ctxpack.h")" \
             "$VERSION"
@@ -245,6 +251,35 @@ for src in "$ROOT"/examples/*.c; do
     fi
 done
 
+# What every binding's quickstart must print: the C quickstart's output, from the
+# installed library.
+QUICKSTART_C="$OUT/quickstart_c.txt"
+LD_LIBRARY_PATH="$LIB" "$OUT/quickstart_shared" >"$QUICKSTART_C" 2>/dev/null || : >"$QUICKSTART_C"
+
+# same_as_c_quickstart OUTPUT_FILE: the file holds exactly the C quickstart's lines.
+same_as_c_quickstart() {
+    [[ -s "$QUICKSTART_C" ]] || { echo "no output of the C quickstart to compare with"; return 1; }
+    diff -u "$QUICKSTART_C" "$1"
+}
+
+# A copy of each consumer's sources outside the checkout, so that nothing beside them
+# (a quoted #include, a go.mod) can come from the source tree.
+CONSUMERS="$TMP/consumers"
+mkdir -p "$CONSUMERS/cxx"
+cp "$ROOT/bindings/cpp/examples/quickstart.cpp" "$CONSUMERS/cxx/quickstart.cpp"
+
+# --- C++: ctxpack.hpp through pkg-config -----------------------------------------------
+
+CXX="${CXX:-c++}"
+cxx_pkgconfig() {
+    # shellcheck disable=SC2046  # pkg-config output is a list of flags
+    "$CXX" -std=c++17 -Wall -Wextra -Werror -pedantic "$CONSUMERS/cxx/quickstart.cpp" \
+        $(pc --cflags --libs) -o "$OUT/quickstart_cxx" &&
+        LD_LIBRARY_PATH="$LIB" "$OUT/quickstart_cxx" >"$OUT/quickstart_cxx.txt" &&
+        same_as_c_quickstart "$OUT/quickstart_cxx.txt"
+}
+check cxx_pkg_config cxx_pkgconfig || true
+
 # --- the CMake package --------------------------------------------------------------------
 
 # cmake is not needed by anything else; it is installed here (Debian package `cmake`) when
@@ -290,12 +325,22 @@ cmake_run() {
     done
 }
 
+# The C++ binding through find_package(ctxpack) and ctxpack::cxx (tests/packaging/cxx).
+cmake_cxx() {
+    cmake -S "$ROOT/tests/packaging/cxx" -B "$TMP/cmake-cxx" -DCMAKE_PREFIX_PATH="$DEST$PREFIX" \
+        -DCMAKE_CXX_COMPILER="$CXX" -DCTXPACK_CXX_SOURCE="$CONSUMERS/cxx/quickstart.cpp" &&
+        cmake --build "$TMP/cmake-cxx" &&
+        env -u LD_LIBRARY_PATH "$TMP/cmake-cxx/quickstart_cxx" >"$TMP/cmake-cxx/out.txt" &&
+        same_as_c_quickstart "$TMP/cmake-cxx/out.txt"
+}
+
 CMAKE=0
 if have_cmake; then
     CMAKE=1
     if check cmake_build cmake_build; then
         check cmake_run cmake_run || true
     fi
+    check cmake_cxx cmake_cxx || true
 else
     skip cmake "no cmake and apt-get could not install it"
 fi
@@ -317,6 +362,7 @@ overrides() {
     expected=$(LC_ALL=C sort <<EOF
 opt/ctxpack/bin/ctxpack 755
 usr/include/ctxpack/ctxpack.h 644
+usr/include/ctxpack/ctxpack.hpp 644
 usr/$LIBDIR2/$REAL_LIB 644
 usr/$LIBDIR2/$SONAME -> $REAL_LIB
 usr/$LIBDIR2/libctxpack.so -> $REAL_LIB
