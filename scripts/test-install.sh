@@ -11,6 +11,10 @@
 #   * the C++ binding: the C++ quickstart built with `pkg-config --cflags --libs ctxpack`,
 #     and as a CMake project (tests/packaging/cxx) through find_package and ctxpack::cxx,
 #     printing what the C quickstart prints;
+#   * the Go binding as a module: published into a file-system module proxy, fetched
+#     with `go get` by a new module outside the checkout (tests/packaging/go), built
+#     through `#cgo pkg-config: ctxpack` with no run path, and run; the binding's Example
+#     runs from the module cache;
 #   * the CMake package: tests/packaging/cmake builds the examples against both targets
 #     (cmake is installed with apt-get when missing and possible, otherwise skipped);
 #   * a second install with LIBDIR/INCLUDEDIR/BINDIR overridden, and `make uninstall`
@@ -20,7 +24,7 @@
 # The last line is "N passed, M failed"; the exit status is non-zero on any failure.
 #
 # Environment: CARGO_TARGET_DIR (default ./target), CC (default cc), CXX (default c++),
-# MAKE (default make),
+# GO (default go), MAKE (default make),
 # CTXPACK_KEEP_TMP=1 keeps the temporary tree (it is kept anyway when a check fails).
 set -euo pipefail
 
@@ -343,6 +347,84 @@ if have_cmake; then
     check cmake_cxx cmake_cxx || true
 else
     skip cmake "no cmake and apt-get could not install it"
+fi
+
+# --- Go: the binding as a module dependency -------------------------------------------
+
+# The binding is published as version v$VERSION into a module proxy on the file system
+# (the GOPROXY protocol: @v/list, .info, .mod, and a .zip whose files lie under
+# MODULE@VERSION/), a new module outside the checkout gets it with `go get` from there
+# (offline: no other proxy, no checksum database), and builds against the installed
+# library through the binding's `#cgo pkg-config: ctxpack`.
+GO="${GO:-go}"
+GO_MODULE=github.com/ctxpack/ctxpack/bindings/go
+GO_VERSION="v$VERSION"
+GO_PROXY="$TMP/goproxy"
+
+# go_publish: the files of bindings/go that git tracks or would track, as the proxy's zip.
+go_publish() {
+    expect "module path in bindings/go/go.mod" \
+        "$(sed -n 's/^module //p' "$ROOT/bindings/go/go.mod")" "$GO_MODULE" || return 1
+    local at="$GO_PROXY/$GO_MODULE/@v" stage="$TMP/go-zip/$GO_MODULE@$GO_VERSION" file
+    mkdir -p "$at" "$stage"
+    (cd "$ROOT/bindings/go" && git ls-files -co --exclude-standard .) >"$TMP/go-files" || return 1
+    while IFS= read -r file; do
+        [[ ! -f "$ROOT/bindings/go/$file" ]] || install -D -m 644 "$ROOT/bindings/go/$file" "$stage/$file"
+    done <"$TMP/go-files"
+    [[ -f "$stage/go.mod" && -f "$stage/ctxpack.go" ]] || { echo "nothing to publish"; return 1; }
+    (cd "$TMP/go-zip" && zip -qr -X -D "$at/$GO_VERSION.zip" "$GO_MODULE@$GO_VERSION") &&
+        cp "$stage/go.mod" "$at/$GO_VERSION.mod" &&
+        printf '{"Version":"%s","Time":"%s"}\n' "$GO_VERSION" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+            >"$at/$GO_VERSION.info" &&
+        echo "$GO_VERSION" >"$at/list"
+}
+
+# go_env COMMAND...: COMMAND with only the proxy, a fresh module cache, and pkg-config
+# reading only the installed tree (as pc does); no cgo flags or library path from outside.
+go_env() {
+    env -u CGO_CFLAGS -u CGO_LDFLAGS -u GOFLAGS -u LD_LIBRARY_PATH -u GOROOT \
+        GOPROXY="file://$GO_PROXY" GOSUMDB=off GONOSUMDB= GOPRIVATE= GOWORK=off \
+        GO111MODULE=on CGO_ENABLED=1 GOPATH="$TMP/gopath" GOFLAGS=-modcacherw \
+        PKG_CONFIG_LIBDIR="$LIB/pkgconfig" PKG_CONFIG_PATH="" PKG_CONFIG_SYSROOT_DIR="$DEST" "$@"
+}
+
+GO_APP="$CONSUMERS/go"
+go_get_build() {
+    mkdir -p "$GO_APP" && cp "$ROOT/tests/packaging/go/main.go" "$GO_APP/" &&
+        (cd "$GO_APP" && go_env "$GO" mod init example.com/ctxpack-consumer &&
+            go_env "$GO" get "$GO_MODULE@$GO_VERSION" && go_env "$GO" mod tidy &&
+            go_env "$GO" build -o "$OUT/go_consumer" .) || return 1
+    # The binding came from the module cache, at the published version.
+    expect "$GO_MODULE in the consumer" \
+        "$(cd "$GO_APP" && go_env "$GO" list -m -f '{{.Version}} {{.Dir}}' "$GO_MODULE")" \
+        "$GO_VERSION $TMP/gopath/pkg/mod/$GO_MODULE@$GO_VERSION" || return 1
+    if ! needed "$OUT/go_consumer" | grep -qx "$SONAME"; then
+        echo "the Go program does not need $SONAME"
+        return 1
+    fi
+    if readelf -d "$OUT/go_consumer" | grep -E '\((RPATH|RUNPATH)\)'; then
+        echo "the Go program records a run path"
+        return 1
+    fi
+}
+
+go_run() {
+    expect "the Go program's output" "$(LD_LIBRARY_PATH="$LIB" "$OUT/go_consumer")" \
+        "ctxpack $VERSION: 3 of 3 items selected"
+}
+
+# The binding's own Example (the quickstart, whose output it states) from the module cache.
+go_example() {
+    (cd "$GO_APP" &&
+        go_env env LD_LIBRARY_PATH="$LIB" "$GO" test -count=1 -run '^Example$' -v "$GO_MODULE") |
+        tee "$OUT/go_example.txt" && grep -q '^--- PASS: Example ' "$OUT/go_example.txt"
+}
+
+if ! command -v "$GO" >/dev/null; then
+    skip go "no $GO"
+elif check go_publish go_publish && check go_get_build go_get_build; then
+    check go_run go_run || true
+    check go_example go_example || true
 fi
 
 # --- overridden directories -------------------------------------------------------------
