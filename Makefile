@@ -6,13 +6,15 @@
 #                      header, pkg-config and CMake files and the `ctxpack` tool under
 #                      PREFIX (docs/packaging.md)
 #   make uninstall     removes what `make install` installs (same variables)
-#   make test-install  installs into a temporary tree and builds examples/*.c against it
+#   make test-install  installs into a temporary tree and builds examples/*.c and a consumer
+#                      of each binding against it
+#   make csharp-package  the C# binding's NuGet package (target/nuget; bindings/csharp/README.md)
 #
 # Needs GNU make 4.3 or later (grouped targets).
 
 CARGO ?= cargo
 
-.PHONY: all build test test-rust test-c test-bindings test-fuzz-build lint demo deps install uninstall test-install
+.PHONY: all build test test-rust test-c test-bindings test-fuzz-build lint demo deps install uninstall test-install csharp-package
 
 all: build
 
@@ -162,3 +164,9 @@ uninstall:
 
 test-install:
 	scripts/test-install.sh
+
+# The NuGet package of the C# binding with the release build's libctxpack.so, in
+# $(CARGO_TARGET_DIR)/nuget (bindings/csharp/pack.sh says what it holds and what cannot be
+# built here).
+csharp-package: $(ARTIFACTS)
+	bindings/csharp/pack.sh --lib $(RELEASE_DIR)/libctxpack.so --out $(CARGO_TARGET_DIR)/nuget

@@ -15,6 +15,9 @@
 #     with `go get` by a new module outside the checkout (tests/packaging/go), built
 #     through `#cgo pkg-config: ctxpack` with no run path, and run; the binding's Example
 #     runs from the module cache;
+#   * the C# binding's NuGet package layout (bindings/csharp/pack.sh) of the installed
+#     library, and a program compiled with mcs against it (tests/packaging/csharp) that
+#     runs with no LD_LIBRARY_PATH;
 #   * the CMake package: tests/packaging/cmake builds the examples against both targets
 #     (cmake is installed with apt-get when missing and possible, otherwise skipped);
 #   * a second install with LIBDIR/INCLUDEDIR/BINDIR overridden, and `make uninstall`
@@ -24,7 +27,7 @@
 # The last line is "N passed, M failed"; the exit status is non-zero on any failure.
 #
 # Environment: CARGO_TARGET_DIR (default ./target), CC (default cc), CXX (default c++),
-# GO (default go), MAKE (default make),
+# GO (default go), MCS (default mcs), MONO (default mono), MAKE (default make),
 # CTXPACK_KEEP_TMP=1 keeps the temporary tree (it is kept anyway when a check fails).
 set -euo pipefail
 
@@ -425,6 +428,65 @@ if ! command -v "$GO" >/dev/null; then
 elif check go_publish go_publish && check go_get_build go_get_build; then
     check go_run go_run || true
     check go_example go_example || true
+fi
+
+# --- C#: the NuGet package layout -------------------------------------------------------
+
+# bindings/csharp/pack.sh packs the installed library (not the build tree's) with the
+# binding compiled by mcs. A program compiled against the package's assembly is deployed as
+# a build of a linux-x64 application is (the assembly and the native library of
+# runtimes/linux-x64/native/ in its folder) and run by mono with no LD_LIBRARY_PATH: mono
+# finds libctxpack.so beside Ctxpack.dll.
+MCS="${MCS:-mcs}"
+MONO="${MONO:-mono}"
+NUGET="$TMP/nuget"
+CS_APP="$CONSUMERS/csharp"
+
+csharp_pack() {
+    "$ROOT/bindings/csharp/pack.sh" --lib "$LIB/$REAL_LIB" --out "$NUGET" || return 1
+    local expected
+    expected=$(LC_ALL=C sort <<EOF
+Ctxpack.nuspec
+[Content_Types].xml
+lib/netstandard2.0/Ctxpack.dll
+lib/netstandard2.0/Ctxpack.xml
+runtimes/linux-x64/native/libctxpack.so
+EOF
+    )
+    diff -u <(echo "$expected") <(unzip -Z1 "$NUGET/Ctxpack.$VERSION.nupkg" | LC_ALL=C sort) || return 1
+    grep -qF "<version>$VERSION</version>" "$NUGET/package/Ctxpack.nuspec" ||
+        { echo "the .nuspec does not name version $VERSION"; return 1; }
+    expect "soname of the packed library" \
+        "$(readelf -d "$NUGET/package/runtimes/linux-x64/native/libctxpack.so" |
+            sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" "$SONAME"
+}
+
+csharp_build() {
+    mkdir -p "$CS_APP/bin" &&
+        "$MCS" -nologo -warnaserror -r:"$NUGET/package/lib/netstandard2.0/Ctxpack.dll" \
+            -out:"$CS_APP/bin/App.exe" "$ROOT/tests/packaging/csharp/App.cs" &&
+        cp "$NUGET/package/lib/netstandard2.0/Ctxpack.dll" "$CS_APP/bin/"
+}
+
+csharp_run() {
+    # Without the native library beside the assembly the program must fail: nothing else
+    # (a library path, an installed ctxpack) may be what it loads.
+    if (cd / && env -u LD_LIBRARY_PATH -u MONO_PATH "$MONO" "$CS_APP/bin/App.exe") 2>"$CS_APP/alone.txt" ||
+        ! grep -q 'DllNotFoundException: ctxpack' "$CS_APP/alone.txt"; then
+        echo "App.exe without libctxpack.so beside Ctxpack.dll did not fail to find it:"
+        cat "$CS_APP/alone.txt"
+        return 1
+    fi
+    cp "$NUGET/package/runtimes/linux-x64/native/libctxpack.so" "$CS_APP/bin/" &&
+        expect "the C# program's output" \
+            "$(cd / && env -u LD_LIBRARY_PATH -u MONO_PATH "$MONO" "$CS_APP/bin/App.exe")" \
+            "ctxpack $VERSION: 3 of 3 items selected"
+}
+
+if ! command -v "$MCS" >/dev/null || ! command -v "$MONO" >/dev/null; then
+    skip csharp "no $MCS or $MONO (Debian: mono-devel)"
+elif check csharp_pack csharp_pack && check csharp_build csharp_build; then
+    check csharp_run csharp_run || true
 fi
 
 # --- overridden directories -------------------------------------------------------------
