@@ -18,6 +18,8 @@
 #   * the C# binding's NuGet package layout (bindings/csharp/pack.sh) of the installed
 #     library, and a program compiled with mcs against it (tests/packaging/csharp) that
 #     runs with no LD_LIBRARY_PATH;
+#   * the Swift package as a dependency of another package (tests/packaging/swift), built
+#     and run in the Swift root against the installed tree, when that root exists;
 #   * the CMake package: tests/packaging/cmake builds the examples against both targets
 #     (cmake is installed with apt-get when missing and possible, otherwise skipped);
 #   * a second install with LIBDIR/INCLUDEDIR/BINDIR overridden, and `make uninstall`
@@ -487,6 +489,24 @@ if ! command -v "$MCS" >/dev/null || ! command -v "$MONO" >/dev/null; then
     skip csharp "no $MCS or $MONO (Debian: mono-devel)"
 elif check csharp_pack csharp_pack && check csharp_build csharp_build; then
     check csharp_run csharp_run || true
+fi
+
+# --- Swift: the package as a dependency ---------------------------------------------------
+
+# tests/packaging/swift/consumer.sh builds a package that depends on the repository (its
+# root Package.swift) inside the Swift root, with this installed tree at /usr/local there.
+# Creating the root takes minutes and 2.6 GB, so this runs only when bindings/swift/run.sh
+# has created it already; run.sh runs the same consumer itself, so a fresh machine (CI)
+# still builds it once.
+swift_consumer() {
+    mkdir -p "$TMP/swift" && "$ROOT/tests/packaging/swift/consumer.sh" "$DEST$PREFIX" "$TMP/swift"
+}
+
+SWIFT_ROOT="$("$ROOT/bindings/swift/swift-root.sh" path)"
+if [[ -f "$SWIFT_ROOT/.ctxpack-swift-root" ]]; then
+    check swift_consumer swift_consumer || true
+else
+    skip swift_consumer "no Swift root at $SWIFT_ROOT yet; bindings/swift/run.sh creates it and runs this consumer"
 fi
 
 # --- overridden directories -------------------------------------------------------------
