@@ -366,13 +366,18 @@ GO_MODULE=github.com/ctxpack/ctxpack/bindings/go
 GO_VERSION="v$VERSION"
 GO_PROXY="$TMP/goproxy"
 
-# go_publish: the files of bindings/go that git tracks or would track, as the proxy's zip.
+# go_publish: the files of bindings/go that git tracks or would track (every file, outside
+# a git checkout), as the proxy's zip.
 go_publish() {
     expect "module path in bindings/go/go.mod" \
         "$(sed -n 's/^module //p' "$ROOT/bindings/go/go.mod")" "$GO_MODULE" || return 1
     local at="$GO_PROXY/$GO_MODULE/@v" stage="$TMP/go-zip/$GO_MODULE@$GO_VERSION" file
     mkdir -p "$at" "$stage"
-    (cd "$ROOT/bindings/go" && git ls-files -co --exclude-standard .) >"$TMP/go-files" || return 1
+    if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        (cd "$ROOT/bindings/go" && git ls-files -co --exclude-standard .) >"$TMP/go-files"
+    else
+        (cd "$ROOT/bindings/go" && find . -type f -printf '%P\n') >"$TMP/go-files"
+    fi || return 1
     while IFS= read -r file; do
         [[ ! -f "$ROOT/bindings/go/$file" ]] || install -D -m 644 "$ROOT/bindings/go/$file" "$stage/$file"
     done <"$TMP/go-files"
@@ -389,7 +394,7 @@ go_publish() {
 go_env() {
     env -u CGO_CFLAGS -u CGO_LDFLAGS -u GOFLAGS -u LD_LIBRARY_PATH -u GOROOT \
         GOPROXY="file://$GO_PROXY" GOSUMDB=off GONOSUMDB= GOPRIVATE= GOWORK=off \
-        GO111MODULE=on CGO_ENABLED=1 GOPATH="$TMP/gopath" GOFLAGS=-modcacherw \
+        GO111MODULE=on GOTOOLCHAIN=local CGO_ENABLED=1 GOPATH="$TMP/gopath" GOFLAGS=-modcacherw \
         PKG_CONFIG_LIBDIR="$LIB/pkgconfig" PKG_CONFIG_PATH="" PKG_CONFIG_SYSROOT_DIR="$DEST" "$@"
 }
 
