@@ -2,16 +2,19 @@
 #   make test          every test (the README's test command; CI runs it)
 #   make demo          the main job: a real selection on the bundled sample data
 #   make test-c        the C ABI: C/C++ tests plain, under ASan+UBSan and valgrind (docs/ffi.md)
-#   make install       the shared and static library, header, pkg-config and CMake files and
-#                      the `ctxpack` tool under PREFIX (docs/packaging.md)
+#   make install       the shared and static library, the C header and the C++ binding's
+#                      header, pkg-config and CMake files and the `ctxpack` tool under
+#                      PREFIX (docs/packaging.md)
 #   make uninstall     removes what `make install` installs (same variables)
-#   make test-install  installs into a temporary tree and builds examples/*.c against it
+#   make test-install  installs into a temporary tree and builds examples/*.c and a consumer
+#                      of each binding against it
+#   make csharp-package  the C# binding's NuGet package (target/nuget; bindings/csharp/README.md)
 #
 # Needs GNU make 4.3 or later (grouped targets).
 
 CARGO ?= cargo
 
-.PHONY: all build test test-rust test-c test-bindings test-fuzz-build lint demo deps install uninstall test-install
+.PHONY: all build test test-rust test-c test-bindings test-fuzz-build lint demo deps install uninstall test-install csharp-package
 
 all: build
 
@@ -141,6 +144,7 @@ install: $(ARTIFACTS)
 	ln -sfn $(REAL_LIB) $(DESTDIR)$(LIBDIR)/libctxpack.so
 	$(call install_file,644,$(RELEASE_DIR)/libctxpack.a,$(LIBDIR)/libctxpack.a)
 	$(call install_file,644,include/ctxpack.h,$(INCLUDEDIR)/ctxpack.h)
+	$(call install_file,644,bindings/cpp/include/ctxpack.hpp,$(INCLUDEDIR)/ctxpack.hpp)
 	$(call install_file,755,$(RELEASE_DIR)/ctxpack,$(BINDIR)/ctxpack)
 	@$(call install_template,ctxpack.pc,$(PKGCONFIGDIR)/ctxpack.pc)
 	@$(call install_template,ctxpackConfig.cmake,$(CMAKEDIR)/ctxpackConfig.cmake)
@@ -150,7 +154,7 @@ install: $(ARTIFACTS)
 	fi
 
 INSTALLED := $(addprefix $(LIBDIR)/,$(REAL_LIB) $(SONAME) libctxpack.so libctxpack.a) \
-             $(INCLUDEDIR)/ctxpack.h $(PKGCONFIGDIR)/ctxpack.pc \
+             $(INCLUDEDIR)/ctxpack.h $(INCLUDEDIR)/ctxpack.hpp $(PKGCONFIGDIR)/ctxpack.pc \
              $(CMAKEDIR)/ctxpackConfig.cmake $(CMAKEDIR)/ctxpackConfigVersion.cmake \
              $(BINDIR)/ctxpack
 
@@ -160,3 +164,9 @@ uninstall:
 
 test-install:
 	scripts/test-install.sh
+
+# The NuGet package of the C# binding with the release build's libctxpack.so, in
+# $(CARGO_TARGET_DIR)/nuget (bindings/csharp/pack.sh says what it holds and what cannot be
+# built here).
+csharp-package: $(ARTIFACTS)
+	bindings/csharp/pack.sh --lib $(RELEASE_DIR)/libctxpack.so --out $(CARGO_TARGET_DIR)/nuget

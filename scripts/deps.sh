@@ -3,12 +3,14 @@
 # Idempotent; needs root (or sudo) only when something is actually missing.
 set -euo pipefail
 
+# zip makes the Go module and the NuGet package of the install test (scripts/test-install.sh),
+# which reads the package back with unzip.
 # debootstrap creates the Debian 13 root holding the Swift toolchain
 # (bindings/swift/swift-root.sh; it also needs util-linux's flock and unshare, which every
 # Debian system has).
-packages=(make pkg-config valgrind cmake g++ binutils clang golang-go mono-devel debootstrap)
+packages=(make pkg-config valgrind cmake g++ binutils clang golang-go mono-devel debootstrap zip unzip)
 declare -A provides=([make]=make [pkg-config]=pkg-config [valgrind]=valgrind [cmake]=cmake [g++]=g++ [binutils]=nm
-    [clang]=clang [golang-go]=go [mono-devel]=mcs [debootstrap]=debootstrap)
+    [clang]=clang [golang-go]=go [mono-devel]=mcs [debootstrap]=debootstrap [zip]=zip [unzip]=unzip)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // The cost of a report (issue 20, item 3) and of copying items (issue 20, item 4), at

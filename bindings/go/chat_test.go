@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // Published counts (tiktoken's tests and the OpenAI cookbook), as in tests/c/test_tokenizer.c.

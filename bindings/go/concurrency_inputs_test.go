@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // One preset pipeline shared by 16 goroutines, 1 000 runs each, every run on a different

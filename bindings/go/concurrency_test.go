@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // One pipeline (with a Go scorer called back concurrently), one item list and one budget

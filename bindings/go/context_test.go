@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // longKnapsack is a pipeline and inputs whose run takes over a second unless cancelled:

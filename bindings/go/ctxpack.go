@@ -21,15 +21,14 @@
 // once (see Pipeline.Run); custom components written in Go must then be safe for
 // concurrent use.
 //
-// Linking: by default the package links against ../../target/release (the repository's
-// release build) and records that directory as an rpath. To use a library elsewhere,
-// set CGO_LDFLAGS="-L/dir -Wl,-rpath,/dir": those flags come first, so that directory
-// wins.
+// Linking: the package finds the installed library through pkg-config (ctxpack.pc, which
+// `make install` writes; PKG_CONFIG_PATH for a prefix outside pkg-config's search path)
+// and records no run path: the loader finds libctxpack.so.MAJOR as it finds any system
+// library. The module path is github.com/ctxpack/ctxpack/bindings/go.
 package ctxpack
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo LDFLAGS: -L${SRCDIR}/../../target/release -Wl,-rpath,${SRCDIR}/../../target/release -lctxpack
+#cgo pkg-config: ctxpack
 #include "ctxpack.h"
 */
 import "C"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // byLength scores longer contents higher: 0.01 per byte.

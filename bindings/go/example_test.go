@@ -5,7 +5,7 @@ import (
 	"log"
 	"time"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // The quickstart of examples/quickstart.c, in Go: a short chat scored by recency and

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // A library object must stay alive until the binding's last C call that uses it, even

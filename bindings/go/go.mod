@@ -1,3 +1,3 @@
-module ctxpack.dev/ctxpack
+module github.com/ctxpack/ctxpack/bindings/go
 
 go 1.19

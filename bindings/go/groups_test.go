@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // Item groups and library-counted items through the binding (docs/groups.md,

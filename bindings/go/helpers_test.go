@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // must returns v, or panics with err (which fails the test) when setting up fails.

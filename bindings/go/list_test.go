@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // listItems are varied items (kinds, tags, metadata, priorities, timestamps, a pinned

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 const policyWithTypo = `{"scorers": [{"type": "recency", "weight": 1, "wieght": 2}], "futureOption": true}`

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 func TestPresets(t *testing.T) {

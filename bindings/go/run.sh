@@ -12,7 +12,7 @@
 #
 # Environment: CARGO_TARGET_DIR (default ./target), CC, CTXPACK_CONFORMANCE_DIRS (extra
 # vector directories), GO (default go). Needs Go >= 1.19 (Debian: golang-go) and a C
-# compiler (cgo).
+# compiler (cgo), pkg-config.
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -47,11 +47,19 @@ gotest() {
     fi
 }
 
-# The package's default #cgo LDFLAGS point at target/release; these come first and win.
+# The package finds the library through `#cgo pkg-config: ctxpack`, as it does after
+# `make install`: here a ctxpack.pc for the checkout (include/ and the test build in
+# LIBDIR), first on PKG_CONFIG_PATH, and the loader finds the library through
+# LD_LIBRARY_PATH (the package records no run path).
+mkdir -p "$OUT/pkgconfig"
+printf '%s\n' "Name: ctxpack" "Description: libctxpack of the checkout $ROOT (bindings/go/run.sh)" \
+    "Version: $(awk -F'"' '/^version *=/ { print $2; exit }' "$ROOT/Cargo.toml")" \
+    "Cflags: -I$ROOT/include" "Libs: -L$LIBDIR -lctxpack" >"$OUT/pkgconfig/ctxpack.pc"
+export PKG_CONFIG_PATH="$OUT/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+export LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The status tests inject a panic into the library; keep its report to one line.
 export RUST_BACKTRACE=0
 export CGO_ENABLED=1
-export CGO_LDFLAGS="-L$LIBDIR -Wl,-rpath,$LIBDIR"
 export CTXPACK_LIB_DIR="$LIBDIR"
 # Full cgo pointer checking: also catches Go pointers stored into C memory.
 export GODEBUG=cgocheck=2

@@ -5,7 +5,7 @@ package ctxpack_test
 import (
 	"testing"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 const hooksEnabled = true

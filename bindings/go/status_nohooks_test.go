@@ -2,7 +2,7 @@
 
 package ctxpack_test
 
-import "ctxpack.dev/ctxpack"
+import "github.com/ctxpack/ctxpack/bindings/go"
 
 const hooksEnabled = false
 

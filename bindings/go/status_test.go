@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // allStatuses are the Status constants of the package, OK first.

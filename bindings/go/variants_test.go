@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"ctxpack.dev/ctxpack"
+	"github.com/ctxpack/ctxpack/bindings/go"
 )
 
 // reflexiveGreedy is reflexive + greedy + chronological with opts.

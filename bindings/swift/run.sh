@@ -8,12 +8,16 @@
 #     Objective-C with `@import`), is compiled with -Wall -Wextra -Werror and no implicit
 #     module maps, and runs a small selection; without the module map it must not
 #     compile, and its object file carries the module's `link "ctxpack"` entry;
-#   * `swift build --build-tests -Xswiftc -warnings-as-errors` builds the package and its
+#   * `swift build --build-tests -Xswiftc -warnings-as-errors` builds the package (the
+#     repository's root Package.swift, whose targets are in bindings/swift) and its
 #     tests in Swift 6 language mode (strict concurrency checking), inside the root,
 #     against the libctxpack built here;
 #   * `swift test` runs the XCTests: each test case passed counts one, each failed or
 #     skipped one counts one failure (run.sh gives the tests everything they need, so
-#     nothing may be skipped).
+#     nothing may be skipped);
+#   * a package outside the checkout that depends on this one (tests/packaging/swift)
+#     builds and runs against the release library installed into a staging tree
+#     (`make install`, which builds the release first when it is missing or stale).
 # The last line is "N passed, M failed"; the exit status is non-zero on any failure,
 # a compile error included.
 #
@@ -110,10 +114,10 @@ if [[ -n "${CTXPACK_VECTOR_DIRS:-}" ]]; then
     done
 fi
 
-# in_root COMMAND...: COMMAND in the package folder inside the root, with the test
-# environment.
+# in_root COMMAND...: COMMAND in the package folder (the checkout's root, where
+# Package.swift is) inside the root, with the test environment.
 in_root() {
-    "$HERE/swift-root.sh" run "${mounts[@]}" --cd /ctxpack/src/bindings/swift -- \
+    "$HERE/swift-root.sh" run "${mounts[@]}" --cd /ctxpack/src -- \
         env HOME=/ctxpack/out/home TMPDIR=/ctxpack/out/tmp PKG_CONFIG_PATH=/ctxpack/out/lib/pkgconfig \
         RUST_BACKTRACE=0 CTXPACK_TEST_HOOKS=1 \
         CTXPACK_QUICKSTART_C_OUTPUT=/ctxpack/out/quickstart_c.txt \
@@ -142,5 +146,17 @@ xctest() {
     return "$rc"
 }
 program swift_test xctest in_root swift test --skip-build "${SWIFTPM[@]}"
+
+# The package as a dependency of another package, against an installed ctxpack (the
+# release build, `make install` into a staging tree): tests/packaging/swift/consumer.sh.
+# scripts/test-install.sh runs it too when the Swift root exists; this run makes sure a
+# fresh machine (CI) runs it once the root has been created above.
+echo "== the package as a dependency (tests/packaging/swift)"
+swift_consumer() {
+    rm -rf "${OUT:?}/consumer" && mkdir -p "$OUT/consumer/work" &&
+        make -C "$ROOT" install DESTDIR="$OUT/consumer/dest" PREFIX=/usr/local LDCONFIG=true &&
+        "$ROOT/tests/packaging/swift/consumer.sh" "$OUT/consumer/dest/usr/local" "$OUT/consumer/work"
+}
+step swift_consumer swift_consumer
 
 finish

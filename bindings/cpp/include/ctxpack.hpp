@@ -12,6 +12,9 @@
 // * strings in as `std::string_view`, results out as `std::vector` or, for arrays the
 //   result owns, as `Span` views (valid while the `Result` lives; calling those
 //   accessors on a temporary `Result` does not compile);
+// * items either owning their strings (`Item`) or borrowing the caller's (`ItemRef`,
+//   pushed with no std::string made; binding one to a temporary string or container
+//   does not compile);
 // * callbacks: custom scorers, slicers and placers from any C++ callable. The callable
 //   is moved to the heap and owned by the component; the library deletes it through the
 //   `destroy` callback when the last reference to the component goes. Exceptions never
@@ -268,6 +271,14 @@ inline void check(ctxpack_status status, const char *function) {
     if (status != CTXPACK_OK) {
         throw Error(static_cast<Status>(status), std::string(function) + " failed");
     }
+}
+
+// Reads one value through an accessor `f(handle, T *out)` that returns a status only.
+template <typename T, typename H, typename F>
+T get(F f, const H *handle, const char *function) {
+    T out{};
+    check(f(handle, &out), function);
+    return out;
 }
 
 // Calls a `(..., T **out, ctxpack_error **)` constructor and returns the new handle.
@@ -537,55 +548,225 @@ struct Item {
     std::vector<Variant> variants = {};
 };
 
+
+// ------------------------------------------------------------------ borrowed items
+
+// A string an `ItemRef` borrows: a view of the caller's bytes, nothing copied. It binds
+// to a `std::string` lvalue, a `std::string_view` or a `const char *` (NUL-terminated;
+// null is the empty string), but not to a temporary `std::string`: `StrRef s =
+// std::string("x");` does not compile, because the view would dangle as soon as the
+// statement ends. (A `string_view` or `const char *` the caller made from a temporary
+// is beyond what the compiler can see; keep the bytes alive, as below.)
+class StrRef {
+public:
+    constexpr StrRef() noexcept = default;
+    constexpr StrRef(std::string_view s) noexcept : s_(s) {}
+    StrRef(const char *s) noexcept : s_(s != nullptr ? std::string_view(s) : std::string_view()) {}
+    StrRef(const std::string &s) noexcept : s_(s) {}
+    StrRef(std::string &&) = delete;
+
+    constexpr std::string_view view() const noexcept { return s_; }
+    constexpr operator std::string_view() const noexcept { return s_; }
+
+private:
+    std::string_view s_;
+};
+
 namespace detail {
 
-// An item as a `ctxpack_item_desc`, plus the arrays the descriptor points to.
-class Descriptor {
-public:
-    explicit Descriptor(const Item &item) : desc_(sized<ctxpack_item_desc>()) {
-        for (const std::string &tag : item.tags) tags_.push_back(str(tag));
-        for (const auto &[key, value] : item.metadata) metadata_.push_back({str(key), str(value)});
-        desc_.content = str(item.content);
-        desc_.tokens = item.tokens;
-        desc_.kind = str(item.kind);
-        desc_.source = str(item.source);
-        desc_.has_priority = item.priority.has_value();
-        desc_.priority = item.priority.value_or(0);
-        desc_.tags = tags_.data();
-        desc_.tag_count = tags_.size();
-        desc_.metadata = metadata_.data();
-        desc_.metadata_count = metadata_.size();
-        desc_.has_timestamp = item.timestamp_ns.has_value();
-        desc_.timestamp_ns = item.timestamp_ns.value_or(0);
-        desc_.has_future_relevance_hint = item.future_relevance_hint.has_value();
-        desc_.future_relevance_hint = item.future_relevance_hint.value_or(0.0);
-        desc_.pinned = item.pinned;
-        desc_.has_original_tokens = item.original_tokens.has_value();
-        desc_.original_tokens = item.original_tokens.value_or(0);
-        desc_.group = str(item.group);
-        desc_.encoding = str(item.encoding);
-        for (const Variant &v : item.variants) {
-            auto d = sized<ctxpack_variant_desc>();
-            d.content = str(v.content);
-            d.tokens = v.tokens;
-            d.quality = v.quality;
-            variants_.push_back(d);
-        }
-        desc_.variants = variants_.data();
-        desc_.variant_count = variants_.size();
+// The C form of one element of a borrowed list, for each list an ItemRef has.
+template <typename Entry, typename E, typename = void>
+struct entry_of : std::false_type {};
+// Tags: anything convertible to std::string_view (std::string, string_view, StrRef,
+// const char *).
+template <typename E>
+struct entry_of<ctxpack_str, E, std::enable_if_t<std::is_convertible_v<const E &, std::string_view>>>
+    : std::true_type {
+    static ctxpack_str get(const E &e) noexcept { return str(std::string_view(e)); }
+};
+// Metadata: pairs of strings (std::pair, a std::map's elements).
+template <typename E>
+struct entry_of<ctxpack_metadata_entry, E,
+                std::enable_if_t<std::is_convertible_v<decltype(std::declval<const E &>().first), std::string_view> &&
+                                 std::is_convertible_v<decltype(std::declval<const E &>().second), std::string_view>>>
+    : std::true_type {
+    static ctxpack_metadata_entry get(const E &e) noexcept {
+        return {str(std::string_view(e.first)), str(std::string_view(e.second))};
     }
-    // The arrays are owned here and the descriptor points into them.
-    Descriptor(const Descriptor &) = delete;
-    Descriptor &operator=(const Descriptor &) = delete;
+};
+// Variants: anything with `content`, `tokens` and `quality` (Variant, VariantRef).
+template <typename E>
+struct entry_of<ctxpack_variant_desc, E,
+                std::enable_if_t<std::is_convertible_v<decltype(std::declval<const E &>().content), std::string_view> &&
+                                 std::is_convertible_v<decltype(std::declval<const E &>().tokens), int64_t> &&
+                                 std::is_convertible_v<decltype(std::declval<const E &>().quality), double>>>
+    : std::true_type {
+    static ctxpack_variant_desc get(const E &e) noexcept {
+        auto d = sized<ctxpack_variant_desc>();
+        d.content = str(std::string_view(e.content));
+        d.tokens = e.tokens;
+        d.quality = e.quality;
+        return d;
+    }
+};
 
-    const ctxpack_item_desc &get() const noexcept { return desc_; }
+// The element type of a container, when its elements have a C form `Entry`.
+template <typename Entry, typename C>
+using borrowable_t = std::enable_if_t<
+    entry_of<Entry, std::remove_cv_t<std::remove_reference_t<decltype(*std::begin(std::declval<const C &>()))>>>::value>;
+
+// A list an ItemRef borrows: any container the caller owns (a vector, an array, a map...)
+// whose elements have a C form `Entry`. It refers to the container itself, so it binds to
+// lvalues only: a temporary container does not compile. Nothing is copied until a push,
+// which writes the elements' C forms into the push's own buffer.
+template <typename Entry>
+class Borrowed {
+public:
+    constexpr Borrowed() noexcept = default;
+    template <typename C, typename = borrowable_t<Entry, C>>
+    Borrowed(const C &container) noexcept : container_(&container), append_(&append_all<C>) {}
+    template <typename C, typename = std::enable_if_t<!std::is_lvalue_reference_v<C>>,
+              typename = borrowable_t<Entry, std::remove_reference_t<C>>>
+    Borrowed(C &&) = delete;
+
+    // Appends the C form of every element to `out`.
+    void append_to(std::vector<Entry> &out) const {
+        if (append_ != nullptr) append_(container_, out);
+    }
+
+private:
+    template <typename C>
+    static void append_all(const void *container, std::vector<Entry> &out) {
+        using E = std::remove_cv_t<std::remove_reference_t<decltype(*std::begin(std::declval<const C &>()))>>;
+        for (const auto &e : *static_cast<const C *>(container)) out.push_back(entry_of<Entry, E>::get(e));
+    }
+    const void *container_ = nullptr;
+    void (*append_)(const void *, std::vector<Entry> &) = nullptr;
+};
+
+}  // namespace detail
+
+// A variant whose content is borrowed (see `ItemRef`).
+struct VariantRef {
+    StrRef content;
+    int64_t tokens = 0;
+    double quality = 1.0;
+};
+
+// Tags borrowed from a container of strings the caller owns.
+using TagsRef = detail::Borrowed<ctxpack_str>;
+// Metadata borrowed from a container of string pairs the caller owns (a
+// `std::vector<std::pair<...>>`, a `std::map<std::string, std::string>`...).
+using MetadataRef = detail::Borrowed<ctxpack_metadata_entry>;
+// Variants borrowed from a container of `Variant` or `VariantRef` the caller owns.
+using VariantsRef = detail::Borrowed<ctxpack_variant_desc>;
+
+// One candidate item that borrows its strings and lists instead of owning them: pushing
+// it (`Items::push_ref`, `Items::push_refs`) hands the caller's bytes to the library,
+// which copies them once, with no `std::string` made on the way. The same fields as
+// `Item`, with the same meaning.
+//
+// Lifetime: every string and container it refers to must stay alive and unchanged until
+// the push returns; nothing is needed after it. Temporaries are refused at compile time
+// wherever the compiler can see them (a temporary `std::string` for a string field, a
+// temporary container for a list), so `ItemRef{std::to_string(n), 1}` does not compile;
+// write `std::string s = std::to_string(n); ItemRef{s, 1}` instead.
+struct ItemRef {
+    StrRef content;
+    int64_t tokens = 0;
+    StrRef kind = {};
+    StrRef source = {};
+    std::optional<int64_t> priority = {};
+    TagsRef tags = {};
+    // A later entry with the same key replaces an earlier one.
+    MetadataRef metadata = {};
+    // Nanoseconds since the Unix epoch, UTC.
+    std::optional<int64_t> timestamp_ns = {};
+    std::optional<double> future_relevance_hint = {};
+    bool pinned = false;
+    std::optional<int64_t> original_tokens = {};
+    StrRef group = {};
+    StrRef encoding = {};
+    VariantsRef variants = {};
+};
+
+namespace detail {
+
+// The descriptors of a batch of ItemRefs, with one buffer per list for the whole batch
+// (three allocations for any number of items, none per string).
+class RefDescriptors {
+public:
+    RefDescriptors(const ItemRef *items, std::size_t count) {
+        struct Offsets {
+            std::size_t tags, metadata, variants;
+        };
+        std::vector<Offsets> offsets;
+        offsets.reserve(count);
+        descs_.reserve(count);
+        for (std::size_t i = 0; i < count; i++) {
+            const ItemRef &item = items[i];
+            offsets.push_back({tags_.size(), metadata_.size(), variants_.size()});
+            item.tags.append_to(tags_);
+            item.metadata.append_to(metadata_);
+            item.variants.append_to(variants_);
+            auto d = sized<ctxpack_item_desc>();
+            d.content = str(item.content);
+            d.tokens = item.tokens;
+            d.kind = str(item.kind);
+            d.source = str(item.source);
+            d.has_priority = item.priority.has_value();
+            d.priority = item.priority.value_or(0);
+            d.has_timestamp = item.timestamp_ns.has_value();
+            d.timestamp_ns = item.timestamp_ns.value_or(0);
+            d.has_future_relevance_hint = item.future_relevance_hint.has_value();
+            d.future_relevance_hint = item.future_relevance_hint.value_or(0.0);
+            d.pinned = item.pinned;
+            d.has_original_tokens = item.original_tokens.has_value();
+            d.original_tokens = item.original_tokens.value_or(0);
+            d.group = str(item.group);
+            d.encoding = str(item.encoding);
+            descs_.push_back(d);
+        }
+        // The buffers are complete: point each descriptor at its part of them.
+        for (std::size_t i = 0; i < count; i++) {
+            const Offsets &o = offsets[i];
+            const Offsets end = i + 1 < count ? offsets[i + 1]
+                                              : Offsets{tags_.size(), metadata_.size(), variants_.size()};
+            ctxpack_item_desc &d = descs_[i];
+            d.tags = tags_.data() + o.tags;
+            d.tag_count = end.tags - o.tags;
+            d.metadata = metadata_.data() + o.metadata;
+            d.metadata_count = end.metadata - o.metadata;
+            d.variants = variants_.data() + o.variants;
+            d.variant_count = end.variants - o.variants;
+        }
+    }
+    RefDescriptors(const RefDescriptors &) = delete;
+    RefDescriptors &operator=(const RefDescriptors &) = delete;
+
+    const ctxpack_item_desc *data() const noexcept { return descs_.data(); }
+    std::size_t size() const noexcept { return descs_.size(); }
 
 private:
     std::vector<ctxpack_str> tags_;
     std::vector<ctxpack_metadata_entry> metadata_;
     std::vector<ctxpack_variant_desc> variants_;
-    ctxpack_item_desc desc_;
+    std::vector<ctxpack_item_desc> descs_;
 };
+
+// An owned item seen as a borrowed one (it refers to `item`'s strings and lists).
+inline ItemRef borrow(const Item &item) noexcept {
+    ItemRef r{item.content, item.tokens, item.kind, item.source, item.priority, item.tags, item.metadata};
+    r.timestamp_ns = item.timestamp_ns;
+    r.future_relevance_hint = item.future_relevance_hint;
+    r.pinned = item.pinned;
+    r.original_tokens = item.original_tokens;
+    r.group = item.group;
+    r.encoding = item.encoding;
+    r.variants = item.variants;
+    return r;
+}
+ItemRef borrow(Item &&) = delete;
 
 }  // namespace detail
 
@@ -597,21 +778,29 @@ public:
     Items() : Owned(detail::create<ctxpack_items>(ctxpack_items_new)) {}
     explicit Items(const std::vector<Item> &items) : Items() { push_many(items); }
 
-    void push(const Item &item) {
-        detail::Descriptor d(item);
-        detail::call([&](ctxpack_error **e) { return ctxpack_items_push(native(), &d.get(), e); });
-    }
+    // Pushes a copy of `item`.
+    void push(const Item &item) { push_ref(detail::borrow(item)); }
 
     // All or nothing: on error nothing is appended, and the message starts "item <i>:".
     void push_many(const std::vector<Item> &items) {
-        std::vector<std::unique_ptr<detail::Descriptor>> owners;
-        std::vector<ctxpack_item_desc> descs;
-        owners.reserve(items.size());
-        descs.reserve(items.size());
-        for (const Item &item : items) {
-            owners.push_back(std::make_unique<detail::Descriptor>(item));
-            descs.push_back(owners.back()->get());
-        }
+        std::vector<ItemRef> refs;
+        refs.reserve(items.size());
+        for (const Item &item : items) refs.push_back(detail::borrow(item));
+        push_refs(refs);
+    }
+
+    // Pushes an item that borrows the caller's strings (see `ItemRef` for how long they
+    // must live): the library copies the bytes, no std::string is made.
+    void push_ref(const ItemRef &item) {
+        detail::RefDescriptors d(&item, 1);
+        detail::call([&](ctxpack_error **e) { return ctxpack_items_push(native(), d.data(), e); });
+    }
+
+    // `push_ref` for many items at once, all or nothing as `push_many` (the message starts
+    // "item <i>:").
+    void push_refs(const std::vector<ItemRef> &items) { push_refs(items.data(), items.size()); }
+    void push_refs(const ItemRef *items, std::size_t count) {
+        detail::RefDescriptors descs(items, count);
         detail::call([&](ctxpack_error **e) {
             return ctxpack_items_push_many(native(), descs.data(), descs.size(), e);
         });
@@ -1132,6 +1321,37 @@ struct Overflow {
     Span<const std::size_t> items;
 };
 
+// Whether a quota counts percent of the budget's target or items.
+enum class QuotaMode : int32_t {
+    Percentage = CTXPACK_QUOTA_MODE_PERCENTAGE,
+    Count = CTXPACK_QUOTA_MODE_COUNT,
+};
+
+// How fully one quota constraint of the run's slicer is used (`Result::quota_utilization`).
+struct KindQuotaUtilization {
+    std::string kind;  // as configured
+    QuotaMode mode = QuotaMode::Percentage;
+    double require = 0.0;  // percent of the target, or a count
+    double cap = 0.0;      // percent of the target, or a count
+    // The included tokens of the kind in percent of the target, or its included items.
+    double actual = 0.0;
+    // `actual / cap` clamped to [0, 1]; 0 when the cap is 0.
+    double utilization = 0.0;
+};
+
+// Every report helper of a traced result at once (spec 07 §7; `Result::analytics`).
+struct Analytics {
+    // The included tokens over the run's `max_tokens` (not clamped; 0 when it is 0).
+    double budget_utilization = 0.0;
+    // The number of distinct kinds (ASCII case-insensitive) among the included items.
+    std::size_t kind_diversity = 0;
+    // The share of included items that have a timestamp, in [0, 1].
+    double timestamp_coverage = 0.0;
+    // One entry per quota constraint of the run's slicer, sorted by kind (none for a
+    // slicer without quotas).
+    std::vector<KindQuotaUtilization> quota_utilization;
+};
+
 // The outcome of a run: immutable, readable from many threads, independent of the
 // pipeline and item list it came from. The report accessors throw Status::NoReport for
 // an untraced run. Spans and the JSON view point into the result: the `&&` overloads are
@@ -1264,6 +1484,49 @@ public:
     std::vector<TraceEvent> events() const { return all(summary().event_count, &Result::event); }
     std::vector<Shortfall> shortfalls() const { return all(summary().shortfall_count, &Result::shortfall); }
     std::vector<GroupEntry> groups() const { return all(summary().group_count, &Result::group); }
+
+    // Report helpers (spec 07 §7), computed when asked from the report and the run's
+    // budget and slicer, which the result keeps. Each throws Status::NoReport on an
+    // untraced result.
+    //
+    // The included tokens over the run's `max_tokens` (not clamped; 0 when it is 0).
+    double budget_utilization() const {
+        return detail::get<double>(ctxpack_result_budget_utilization, native(), "ctxpack_result_budget_utilization");
+    }
+    // The number of distinct kinds (ASCII case-insensitive) among the included items.
+    std::size_t kind_diversity() const {
+        return detail::get<std::size_t>(ctxpack_result_kind_diversity, native(), "ctxpack_result_kind_diversity");
+    }
+    // The share of included items that have a timestamp, in [0, 1] (0 when none is).
+    double timestamp_coverage() const {
+        return detail::get<double>(ctxpack_result_timestamp_coverage, native(), "ctxpack_result_timestamp_coverage");
+    }
+    // How fully each quota constraint of the run's slicer is used, sorted by kind: a
+    // percentage quota slicer's entries in percent, a count-quota slicer's in items; none
+    // for any other slicer (wrapped slicers are not searched).
+    std::vector<KindQuotaUtilization> quota_utilization() const {
+        ctxpack_quota_utilization *raw = detail::create<ctxpack_quota_utilization>(
+            [&](ctxpack_quota_utilization **out, ctxpack_error **e) {
+                return ctxpack_result_quota_utilization(native(), out, e);
+            });
+        std::unique_ptr<ctxpack_quota_utilization, void (*)(ctxpack_quota_utilization *)> owned(
+            raw, ctxpack_quota_utilization_free);
+        std::size_t n = 0;
+        detail::check(ctxpack_quota_utilization_count(raw, &n), "ctxpack_quota_utilization_count");
+        std::vector<KindQuotaUtilization> out;
+        out.reserve(n);
+        for (std::size_t i = 0; i < n; i++) {
+            auto u = detail::sized<ctxpack_kind_quota_utilization>();
+            detail::call([&](ctxpack_error **e) { return ctxpack_quota_utilization_entry(raw, i, &u, e); });
+            out.push_back({std::string(detail::view(u.kind)), static_cast<QuotaMode>(u.mode), u.require, u.cap,
+                           u.actual, u.utilization});
+        }
+        return out;
+    }
+    // The four report helpers together.
+    Analytics analytics() const {
+        return Analytics{budget_utilization(), kind_diversity(), timestamp_coverage(), quota_utilization()};
+    }
 
     // The report in the JSON wire form of spec 06 §10, owned by the result.
     std::string_view json() const & {
@@ -1564,6 +1827,37 @@ public:
         }));
     }
 
+    // Budget simulation (spec 07 §5.1): the items included under `budget` that drop out
+    // when it shrinks by `slack` tokens (both its max and target), as positions in
+    // `items` in placed order. `slack` 0 gives none; a negative slack grows the budget. A
+    // percentage quota slicer is Status::PipelineConfig (its inclusion is not monotonic);
+    // a budget that cannot shrink that far is Status::InvalidBudget.
+    std::vector<std::size_t> marginal_items(const Items &items, const Budget &budget, int64_t slack) const {
+        std::vector<std::size_t> positions(items.size());
+        std::size_t n = 0;
+        detail::call([&](ctxpack_error **e) {
+            return ctxpack_pipeline_marginal_items(native(), items.native(), budget.native(), slack,
+                                                   positions.data(), positions.size(), &n, e);
+        });
+        positions.resize(n);
+        return positions;
+    }
+
+    // Budget simulation (spec 07 §5.2): the smallest budget (max = target = b, no reserve,
+    // slots or margin) in [tokens of items[target], ceiling] at which the item at position
+    // `target` is included; none when not even `ceiling` includes it. Quota slicers are
+    // Status::PipelineConfig; a `target` outside the list or a `ceiling` below the item's
+    // tokens is Status::InvalidArgument.
+    std::optional<int64_t> min_budget_for(const Items &items, std::size_t target, int64_t ceiling) const {
+        bool found = false;
+        int64_t budget = 0;
+        detail::call([&](ctxpack_error **e) {
+            return ctxpack_pipeline_min_budget_for(native(), items.native(), target, ceiling, &found, &budget, e);
+        });
+        if (!found) return std::nullopt;
+        return budget;
+    }
+
     Result run(const Items &items, const Budget &budget, const RunOptions &options = {}) const {
         OverflowContext context{&options.on_overflow, nullptr};
         auto o = detail::sized<ctxpack_run_options>();
@@ -1626,6 +1920,89 @@ private:
         } catch (...) {
             context->error = std::current_exception();
         }
+    }
+};
+
+// ------------------------------------------------------------------ sensitivity
+
+// Whether a variant of a sensitivity comparison includes an item.
+enum class ItemStatus : int32_t {
+    Included = CTXPACK_ITEM_STATUS_INCLUDED,
+    Excluded = CTXPACK_ITEM_STATUS_EXCLUDED,
+};
+
+// One labelled pipeline of a sensitivity comparison. It holds its own reference to the
+// pipeline (a copy of a `Pipeline` is one more reference to the same object), so a
+// variant made from a temporary pipeline is safe.
+struct SensitivityVariant {
+    std::string label;  // any text; labels need not be unique
+    Pipeline pipeline;
+};
+
+// An item whose inclusion differs between the variants.
+struct Swing {
+    std::size_t index = 0;              // its position in the item list
+    std::vector<ItemStatus> statuses;   // one per variant, in variant order
+};
+
+// The outcome of comparing pipelines over the same items and budget (spec 07 §6): each
+// variant's dry run, and the items that at least one variant includes and another
+// excludes, matched by their position in the list. Immutable and move-only; the results
+// it hands out are new objects that may outlive it.
+class Sensitivity : public detail::Owned<ctxpack_sensitivity, ctxpack_sensitivity_free> {
+public:
+    explicit Sensitivity(ctxpack_sensitivity *owned) noexcept : Owned(owned) {}
+
+    // Dry-runs every variant (two or more; fewer is Status::InvalidArgument) over `items`
+    // within `budget`, in order; the first failing run's error is thrown as it is.
+    static Sensitivity compare(const Items &items, const Budget &budget,
+                               const std::vector<SensitivityVariant> &variants) {
+        std::vector<ctxpack_sensitivity_variant> v;
+        v.reserve(variants.size());
+        for (const SensitivityVariant &variant : variants) {
+            v.push_back({detail::str(variant.label), variant.pipeline.native()});
+        }
+        return Sensitivity(detail::create<ctxpack_sensitivity>([&](ctxpack_sensitivity **out, ctxpack_error **e) {
+            return ctxpack_sensitivity_new(items.native(), budget.native(), v.data(), v.size(), out, e);
+        }));
+    }
+
+    // The number of variants.
+    std::size_t variant_count() const {
+        return detail::get<std::size_t>(ctxpack_sensitivity_variant_count, native(),
+                                        "ctxpack_sensitivity_variant_count");
+    }
+    // The label of variant `i`, owned by this object (so not on a temporary).
+    std::string_view label(std::size_t i) const & {
+        ctxpack_str s{};
+        detail::check(ctxpack_sensitivity_variant_label(native(), i, &s), "ctxpack_sensitivity_variant_label");
+        return detail::view(s);
+    }
+    std::string_view label(std::size_t i) const && = delete;
+    // The dry run of variant `i` (it always has a report), as a new Result.
+    Result result(std::size_t i) const {
+        return Result(detail::create<ctxpack_result>([&](ctxpack_result **out, ctxpack_error **e) {
+            return ctxpack_sensitivity_variant_result(native(), i, out, e);
+        }));
+    }
+    // The number of swinging items.
+    std::size_t swing_count() const {
+        return detail::get<std::size_t>(ctxpack_sensitivity_diff_count, native(), "ctxpack_sensitivity_diff_count");
+    }
+    // Swing `i`; swings are in list order.
+    Swing swing(std::size_t i) const {
+        Swing out;
+        const int32_t *statuses = nullptr;
+        std::size_t count = 0;
+        detail::check(ctxpack_sensitivity_diff(native(), i, &out.index, &statuses, &count), "ctxpack_sensitivity_diff");
+        out.statuses.reserve(count);
+        for (std::size_t k = 0; k < count; k++) out.statuses.push_back(static_cast<ItemStatus>(statuses[k]));
+        return out;
+    }
+    std::vector<Swing> swings() const {
+        std::vector<Swing> out;
+        for (std::size_t i = 0, n = swing_count(); i < n; i++) out.push_back(swing(i));
+        return out;
     }
 };
 
@@ -1760,9 +2137,7 @@ public:
     // The items the pipeline ran on: the selection's and the report's indices are
     // positions in this list; each stands for a JSON path ("messages[3]", "system", "$").
     std::size_t item_count() const {
-        std::size_t n = 0;
-        detail::check(ctxpack_chat_result_item_count(native(), &n), "ctxpack_chat_result_item_count");
-        return n;
+        return detail::get<std::size_t>(ctxpack_chat_result_item_count, native(), "ctxpack_chat_result_item_count");
     }
     std::string_view item_path(std::size_t i) const & {
         ctxpack_str s{};

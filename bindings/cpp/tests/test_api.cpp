@@ -1,15 +1,18 @@
 // Tests of ctxpack.hpp against the real library: every status mapped to ctxpack::Error,
 // ownership and move semantics, every built-in component, custom scorers, slicers and
 // placers from lambdas (their state destroyed exactly once, their exceptions turned into
-// CTXPACK_CALLBACK), results, reports, the overflow event, the single-stage calls and
-// concurrent runs. Built and run by bindings/cpp/run.sh, plain and under ASan+UBSan
+// CTXPACK_CALLBACK), results, reports, the overflow event, the single-stage calls,
+// concurrent runs, the report helpers, budget simulation, sensitivity comparisons and
+// borrowed items (ItemRef). Built and run by bindings/cpp/run.sh, plain and under ASan+UBSan
 // (whose LeakSanitizer checks that nothing leaks).
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -1158,6 +1161,387 @@ TEST(prefix_state_forms_and_errors) {
     bad = {};
     bad.max_value_loss = 1.5;
     CHECK_THROWS_STATUS(p.run_prefix(messages(3), budget, bad), Status::InvalidArgument);
+}
+
+// ---------------------------------------------------------------- analytics and simulation
+
+namespace {
+
+// a (Message, dated) 10, b (Document, dated) 20, c (document, undated) 30,
+// d (ToolOutput, dated) 40 tokens.
+Items four_kinds() {
+    Item c{"c", 30, "document"};
+    return Items({dated("a", 10, 0, "Message"), dated("b", 20, 1, "Document"), c, dated("d", 40, 3, "ToolOutput")});
+}
+
+// Every item scores 1: greedy takes them by density, which is list order here.
+Pipeline equal_scores(const Slicer &slicer = Slicer::greedy()) {
+    return Pipeline(Scorer::custom([](ItemsView, std::size_t) { return 1.0; }), slicer, Placer::chronological());
+}
+
+// The selection of `r` as a set (a temporary Result lives until the call returns).
+std::vector<std::size_t> selection_set(const Result &r) {
+    std::vector<std::size_t> v = r.indices().to_vector();
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+}  // namespace
+
+TEST(analytics_of_a_traced_result) {
+    Items items = four_kinds();
+    // Within a target of 60, greedy takes a, b and c (60 tokens); d (40) no longer fits.
+    Result r = equal_scores().dry_run(items, Budget(120, 60));
+    REQUIRE(selection_set(r) == (std::vector<std::size_t>{0, 1, 2}));
+    CHECK_EQ(r.budget_utilization(), 0.5);   // 60 of max 120
+    CHECK_EQ(r.kind_diversity(), std::size_t{2});  // Message, Document (= document)
+    CHECK(std::fabs(r.timestamp_coverage() - 2.0 / 3.0) < 1e-12);  // c has no timestamp
+    CHECK(r.quota_utilization().empty());    // greedy has no quotas
+
+    Analytics a = r.analytics();
+    CHECK_EQ(a.budget_utilization, 0.5);
+    CHECK_EQ(a.kind_diversity, std::size_t{2});
+    CHECK_EQ(a.timestamp_coverage, r.timestamp_coverage());
+    CHECK(a.quota_utilization.empty());
+
+    // Nothing included: every helper is 0.
+    Result none = Pipeline(Scorer::recency(), Slicer::greedy(), Placer::chronological())
+                      .dry_run(Items({Item{"too big", 500}}), Budget(100, 100));
+    CHECK(none.indices().empty());
+    CHECK_EQ(none.budget_utilization(), 0.0);
+    CHECK_EQ(none.kind_diversity(), std::size_t{0});
+    CHECK_EQ(none.timestamp_coverage(), 0.0);
+}
+
+TEST(analytics_need_a_report) {
+    Items items = four_kinds();
+    Result untraced = equal_scores().run(items, Budget(120, 60));
+    CHECK(!untraced.has_report());
+    CHECK_THROWS_STATUS(untraced.budget_utilization(), Status::NoReport);
+    CHECK_THROWS_STATUS(untraced.kind_diversity(), Status::NoReport);
+    CHECK_THROWS_STATUS(untraced.timestamp_coverage(), Status::NoReport);
+    CHECK_THROWS_STATUS(untraced.quota_utilization(), Status::NoReport);
+    CHECK_THROWS_STATUS(untraced.analytics(), Status::NoReport);
+    // A run traced at stage detail has a report, so the helpers answer.
+    Result traced = equal_scores().run(items, Budget(120, 60), RunOptions{TraceDetail::Stage});
+    CHECK_EQ(traced.budget_utilization(), 0.5);
+}
+
+TEST(quota_utilization_of_count_and_percentage_quotas) {
+    Items items = four_kinds();
+    // At most one Document (b and c are both Documents): greedy keeps b, the denser.
+    Result counted = equal_scores(Slicer::count_quota({{"Document", 1, 1}}, Slicer::greedy()))
+                         .dry_run(items, Budget(1000, 60));
+    std::vector<KindQuotaUtilization> q = counted.quota_utilization();
+    REQUIRE(q.size() == 1u);
+    CHECK_EQ(q[0].kind, std::string("Document"));
+    CHECK(q[0].mode == QuotaMode::Count);
+    CHECK_EQ(q[0].require, 1.0);
+    CHECK_EQ(q[0].cap, 1.0);
+    CHECK_EQ(q[0].actual, 1.0);
+    CHECK_EQ(q[0].utilization, 1.0);
+
+    // Documents capped at 50% of the target, messages at 40%, sorted by kind.
+    Result shared = equal_scores(Slicer::quota({{"Message", 0, 40}, {"Document", 10, 50}}, Slicer::greedy()))
+                        .dry_run(items, Budget(1000, 60));
+    q = shared.quota_utilization();
+    REQUIRE(q.size() == 2u);
+    CHECK_EQ(q[0].kind, std::string("Document"));
+    CHECK_EQ(q[1].kind, std::string("Message"));
+    // The entries agree with the selection: the included tokens of each kind over the
+    // target (60), in percent, and that over the cap.
+    const double tokens[] = {10, 20, 30, 40};
+    const char *kinds[] = {"Message", "Document", "Document", "ToolOutput"};
+    double doc_tokens = 0, msg_tokens = 0;
+    for (std::size_t i : shared.indices()) {
+        if (std::string_view(kinds[i]) == "Document") doc_tokens += tokens[i];
+        if (std::string_view(kinds[i]) == "Message") msg_tokens += tokens[i];
+    }
+    CHECK(q[0].mode == QuotaMode::Percentage && q[0].require == 10.0 && q[0].cap == 50.0);
+    CHECK(std::fabs(q[0].actual - doc_tokens / 60.0 * 100.0) < 1e-9);
+    CHECK(std::fabs(q[0].utilization - std::min(1.0, q[0].actual / 50.0)) < 1e-9);
+    CHECK(std::fabs(q[1].actual - msg_tokens / 60.0 * 100.0) < 1e-9);
+    CHECK(doc_tokens > 0 && doc_tokens <= 30);  // within the cap's 30 tokens
+}
+
+TEST(marginal_items_drop_out_of_a_smaller_budget) {
+    Items items = four_kinds();
+    Pipeline pipeline = equal_scores();
+    Budget budget(1000, 60);
+    // a, b, c fit 60; within 60 - 30 only a and b do.
+    CHECK(pipeline.marginal_items(items, budget, 30) == (std::vector<std::size_t>{2}));
+    // Within 60 - 45 only a.
+    CHECK(pipeline.marginal_items(items, budget, 45) == (std::vector<std::size_t>{1, 2}));
+    CHECK(pipeline.marginal_items(items, budget, 0).empty());
+    CHECK(pipeline.marginal_items(items, budget, -100).empty());  // a larger budget loses nothing
+    // A percentage quota's inclusion is not monotonic in the budget.
+    Pipeline quota = equal_scores(Slicer::quota({{"Document", 0, 50}}, Slicer::greedy()));
+    CHECK_THROWS_STATUS(quota.marginal_items(items, budget, 10), Status::PipelineConfig);
+    CHECK_THROWS_STATUS(pipeline.marginal_items(items, budget, 100), Status::InvalidBudget);
+}
+
+TEST(min_budget_for_an_item) {
+    Items items = four_kinds();
+    Pipeline pipeline = equal_scores();
+    // Greedy takes a, b and c first whenever they fit, so d (40) needs 10+20+30+40.
+    CHECK(pipeline.min_budget_for(items, 3, 1000) == std::optional<int64_t>(100));
+    CHECK(pipeline.min_budget_for(items, 3, 99) == std::nullopt);
+    CHECK(pipeline.min_budget_for(items, 0, 10) == std::optional<int64_t>(10));
+    // The answer is the edge: d is out at 99 and in at 100.
+    CHECK(selection_set(pipeline.run(items, Budget(99, 99))) == (std::vector<std::size_t>{0, 1, 2}));
+    CHECK(selection_set(pipeline.run(items, Budget(100, 100))) == (std::vector<std::size_t>{0, 1, 2, 3}));
+
+    CHECK_THROWS_STATUS(pipeline.min_budget_for(items, 4, 1000), Status::InvalidArgument);
+    CHECK_THROWS_STATUS(pipeline.min_budget_for(items, 3, 39), Status::InvalidArgument);
+    Pipeline counted = equal_scores(Slicer::count_quota({{"Document", 1, 1}}, Slicer::greedy()));
+    CHECK_THROWS_STATUS(counted.min_budget_for(items, 3, 1000), Status::PipelineConfig);
+}
+
+// ---------------------------------------------------------------- sensitivity
+
+static_assert(!std::is_copy_constructible_v<Sensitivity> && std::is_nothrow_move_constructible_v<Sensitivity>);
+template <typename S, typename = void>
+struct has_label_view : std::false_type {};
+template <typename S>
+struct has_label_view<S, std::void_t<decltype(std::declval<S>().label(0))>> : std::true_type {};
+static_assert(has_label_view<const Sensitivity &>::value && !has_label_view<Sensitivity &&>::value);
+
+TEST(sensitivity_lists_the_items_that_swing) {
+    Items items = four_kinds();
+    Budget budget(1000, 60);
+    // "prefer d" scores d 10 and the rest 1: d (density 0.25) goes first, then a; b and
+    // c no longer fit. "equal" takes a, b and c.
+    Pipeline prefer_d(Scorer::custom([](ItemsView all, std::size_t i) { return all[i].content() == "d" ? 10.0 : 1.0; }),
+                      Slicer::greedy(), Placer::chronological());
+    std::optional<Result> kept;
+    {
+        // The variants hold their own references: a temporary pipeline is fine.
+        Sensitivity s = Sensitivity::compare(items, budget, {{"equal", equal_scores()}, {"prefer d", prefer_d}});
+        REQUIRE(s.variant_count() == 2u);
+        CHECK(s.label(0) == "equal");
+        CHECK(s.label(1) == "prefer d");
+        Result equal = s.result(0);
+        CHECK(equal.has_report());
+        CHECK(selection_set(equal) == (std::vector<std::size_t>{0, 1, 2}));
+        CHECK(selection_set(s.result(1)) == (std::vector<std::size_t>{0, 3}));
+
+        REQUIRE(s.swing_count() == 3u);
+        std::vector<Swing> swings = s.swings();
+        const std::vector<ItemStatus> in_out{ItemStatus::Included, ItemStatus::Excluded};
+        const std::vector<ItemStatus> out_in{ItemStatus::Excluded, ItemStatus::Included};
+        CHECK(swings[0].index == 1 && swings[0].statuses == in_out);
+        CHECK(swings[1].index == 2 && swings[1].statuses == in_out);
+        CHECK(swings[2].index == 3 && swings[2].statuses == out_in);
+        CHECK_THROWS_STATUS(s.result(2), Status::OutOfRange);
+        kept.emplace(s.result(1));
+    }
+    // A result taken from the comparison outlives it.
+    CHECK(selection_set(*kept) == (std::vector<std::size_t>{0, 3}));
+    CHECK_EQ(kept->kind_diversity(), std::size_t{2});
+
+    // Identical variants: nothing swings.
+    Sensitivity same = Sensitivity::compare(items, budget, {{"one", prefer_d}, {"two", prefer_d}});
+    CHECK_EQ(same.swing_count(), std::size_t{0});
+    CHECK(same.swings().empty());
+    CHECK_THROWS_STATUS(Sensitivity::compare(items, budget, {{"alone", prefer_d}}), Status::InvalidArgument);
+    // The first failing run's error, as it is.
+    CHECK_THROWS_STATUS(Sensitivity::compare(Items({Item{"pinned", 500, "", "", {}, {}, {}, {}, {}, true}}),
+                                             Budget(100, 100), {{"a", prefer_d}, {"b", prefer_d}}),
+                        Status::PinnedExceedsBudget);
+}
+
+// ---------------------------------------------------------------- borrowed items
+
+// A borrowed string binds to what outlives the statement, never to a temporary string.
+static_assert(std::is_constructible_v<StrRef, const std::string &> && std::is_constructible_v<StrRef, std::string &>);
+static_assert(std::is_constructible_v<StrRef, std::string_view> && std::is_constructible_v<StrRef, const char *>);
+static_assert(!std::is_constructible_v<StrRef, std::string> && !std::is_constructible_v<StrRef, std::string &&>);
+static_assert(!std::is_convertible_v<std::string, StrRef>);
+
+template <typename S, typename = void>
+struct item_ref_from : std::false_type {};
+template <typename S>
+struct item_ref_from<S, std::void_t<decltype(ItemRef{std::declval<S>(), 1})>> : std::true_type {};
+static_assert(item_ref_from<const std::string &>::value && item_ref_from<std::string_view>::value &&
+              item_ref_from<const char *>::value);
+static_assert(!item_ref_from<std::string>::value && !item_ref_from<std::string &&>::value);
+template <typename S, typename = void>
+struct variant_ref_from : std::false_type {};
+template <typename S>
+struct variant_ref_from<S, std::void_t<decltype(VariantRef{std::declval<S>(), 1, 0.5})>> : std::true_type {};
+static_assert(variant_ref_from<std::string &>::value && !variant_ref_from<std::string>::value);
+
+// A borrowed list binds to a container the caller keeps, never to a temporary one.
+static_assert(std::is_constructible_v<TagsRef, const std::vector<std::string> &> &&
+              std::is_constructible_v<TagsRef, std::vector<std::string_view> &> &&
+              std::is_constructible_v<TagsRef, const std::array<const char *, 2> &>);
+static_assert(!std::is_constructible_v<TagsRef, std::vector<std::string>> &&
+              !std::is_constructible_v<TagsRef, std::vector<std::string_view> &&>);
+static_assert(std::is_constructible_v<MetadataRef, const std::map<std::string, std::string> &> &&
+              std::is_constructible_v<MetadataRef, std::vector<std::pair<std::string_view, std::string_view>> &>);
+static_assert(!std::is_constructible_v<MetadataRef, std::map<std::string, std::string>>);
+static_assert(std::is_constructible_v<VariantsRef, const std::vector<Variant> &> &&
+              std::is_constructible_v<VariantsRef, const std::vector<VariantRef> &>);
+static_assert(!std::is_constructible_v<VariantsRef, std::vector<Variant>>);
+// Lists of the wrong elements are not lists of that kind at all.
+static_assert(!std::is_constructible_v<TagsRef, const std::vector<int> &> &&
+              !std::is_constructible_v<MetadataRef, const std::vector<std::string> &> &&
+              !std::is_constructible_v<TagsRef, const std::string &>);
+
+namespace {
+
+// What a callback sees of each item, as one line per item.
+std::vector<std::string> seen_by_a_scorer(const Items &items) {
+    std::vector<std::string> lines;
+    Scorer scorer = Scorer::custom_batch([&lines](ItemsView all, Span<double> out) {
+        for (std::size_t i = 0; i < all.size(); i++) {
+            ItemView v = all[i];
+            std::string line = std::string(v.content()) + "|" + std::to_string(v.tokens()) + "|" +
+                               std::string(v.kind()) + "|" + std::string(v.source()) + "|" +
+                               std::to_string(v.priority().value_or(-1)) + "|" +
+                               std::to_string(v.timestamp_ns().value_or(-1)) + "|" +
+                               std::to_string(v.future_relevance_hint().value_or(-1)) + "|" +
+                               std::to_string(v.pinned()) + "|" + std::to_string(v.original_tokens().value_or(-1));
+            for (std::string_view tag : v.tags()) line += "|tag=" + std::string(tag);
+            for (const char *key : {"id", "cupel:trust", "missing"}) {
+                if (auto value = v.metadata(key)) line += "|" + std::string(key) + "=" + std::string(*value);
+            }
+            lines.push_back(line);
+            out[i] = 1.0;
+        }
+    });
+    Pipeline(scorer, Slicer::greedy(), Placer::chronological()).run(items, Budget(1000, 1000));
+    return lines;
+}
+
+}  // namespace
+
+TEST(item_refs_push_every_field_as_items_do) {
+    // The caller's own storage, borrowed by the ItemRefs.
+    std::string content = "rich", kind = "Document", source = "Web";
+    std::vector<std::string> tags{"t1", "t2"};
+    std::map<std::string, std::string> metadata{{"id", "42"}, {"cupel:trust", "0.9"}};
+    std::array<const char *, 1> one_tag{"solo"};
+
+    ItemRef rich{content, 7, kind, source};
+    rich.priority = 3;
+    rich.tags = tags;
+    rich.metadata = metadata;
+    rich.timestamp_ns = kJan2024;
+    rich.future_relevance_hint = 0.4;
+    rich.original_tokens = 70;
+    ItemRef plain{"plain", 1};
+    plain.tags = one_tag;
+    plain.pinned = true;
+    Items borrowed;
+    borrowed.push_ref(rich);
+    borrowed.push_refs({plain, ItemRef{std::string_view("view"), 2}});
+    CHECK_EQ(borrowed.size(), std::size_t{3});
+
+    Item owned_rich{"rich", 7, "Document", "Web", 3, {"t1", "t2"}, {{"id", "42"}, {"cupel:trust", "0.9"}}, kJan2024,
+                    0.4, false, 70};
+    Item owned_plain{"plain", 1};
+    owned_plain.tags = {"solo"};
+    owned_plain.pinned = true;
+    Items owned({owned_rich, owned_plain, Item{"view", 2}});
+
+    std::vector<std::string> from_refs = seen_by_a_scorer(borrowed);
+    CHECK(from_refs == seen_by_a_scorer(owned));
+    // Spelled out, so the comparison above cannot pass on two equally wrong lists. The
+    // pinned item is not scored: it shows as pinned in the result instead.
+    REQUIRE(from_refs.size() == 2u);
+    CHECK_EQ(from_refs[0], std::string("rich|7|Document|Web|3|") + std::to_string(kJan2024) +
+                               "|0.400000|0|70|tag=t1|tag=t2|id=42|cupel:trust=0.9");
+    CHECK_EQ(from_refs[1], std::string("view|2|Message|Chat|-1|-1|-1.000000|0|-1"));
+    for (const Items *list : {&borrowed, &owned}) {
+        Result r = simple_pipeline(Scorer::recency()).run(*list, Budget(1000, 1000));
+        std::vector<InclusionReason> reasons = r.reasons();
+        REQUIRE(r.indices().size() == 3u);
+        for (std::size_t k = 0; k < 3; k++) {
+            CHECK((r.indices()[k] == 1) == (reasons[k] == InclusionReason::Pinned));
+        }
+    }
+    // The tag of the pinned item, seen by a placer (which sees every item).
+    std::vector<std::string> placed_tags;
+    Placer placer = Placer::custom([&placed_tags](ItemsView all, Span<const double>) {
+        std::vector<std::size_t> order;
+        for (std::size_t i = 0; i < all.size(); i++) {
+            for (std::string_view tag : all[i].tags()) placed_tags.emplace_back(tag);
+            order.push_back(i);
+        }
+        return order;
+    });
+    Pipeline(Scorer::recency(), Slicer::greedy(), placer).run(borrowed, Budget(1000, 1000));
+    std::sort(placed_tags.begin(), placed_tags.end());
+    CHECK(placed_tags == (std::vector<std::string>{"solo", "t1", "t2"}));
+}
+
+TEST(item_refs_with_groups_variants_and_encodings) {
+    std::vector<std::string> texts{"<100 tokens of test log>", "why did the build fail?"};
+    std::vector<Variant> owned_variants{Variant{"3 tests fail: rounding off by one cent", 20, 0.5}};
+    std::string summary = "3 tests fail";
+    std::vector<VariantRef> borrowed_variants{VariantRef{summary, 20, 0.5}};
+    for (int round = 0; round < 2; round++) {
+        ItemRef log{texts[0], 100};
+        log.future_relevance_hint = 0.9;
+        if (round == 0) {
+            log.variants = owned_variants;
+        } else {
+            log.variants = borrowed_variants;
+        }
+        ItemRef question{texts[1], 10};
+        question.future_relevance_hint = 0.5;
+        Items items;
+        items.push_refs({log, question});
+        // As `variants_a_long_item_is_placed_as_its_summary`: the log goes in as its summary.
+        Result r = simple_pipeline(Scorer::reflexive()).run(items, Budget(50, 50));
+        CHECK(r.indices().to_vector() == (std::vector<std::size_t>{0, 1}));
+        CHECK(r.forms().to_vector() == (std::vector<std::size_t>{1, 0}));
+    }
+
+    // A group key and a library count, borrowed too.
+    std::string call = "call", key = "g1";
+    ItemRef a{call, 5};
+    a.group = key;
+    ItemRef b{"result", 50};
+    b.group = key;
+    ItemRef counted{"hello world", 0};
+    counted.encoding = "cl100k_base";
+    Items items;
+    items.push_refs({a, b, ItemRef{"other", 5}});
+    Result r = simple_pipeline(Scorer::recency()).dry_run(items, Budget(30, 30));
+    // The group (55 tokens) cannot fit 30, so the call goes with its result.
+    CHECK(r.indices().to_vector() == (std::vector<std::size_t>{2}));
+    std::vector<GroupEntry> groups = r.groups();
+    REQUIRE(groups.size() == 1u);
+    CHECK_EQ(groups[0].key, std::string("g1"));
+    CHECK(groups[0].members == (std::vector<std::size_t>{0, 1}));
+    try {
+        Items one;
+        one.push_ref(counted);
+        CHECK_EQ(one.size(), std::size_t{1});
+    } catch (const Error &e) {
+        CHECK(e.status() == Status::Unsupported);  // a library built without the tokenizer
+    }
+}
+
+TEST(item_refs_are_checked_like_items) {
+    Items items;
+    std::string bad_utf8 = "\xff";
+    CHECK_THROWS_STATUS(items.push_ref(ItemRef{"", 1}), Status::EmptyContent);
+    CHECK_THROWS_STATUS(items.push_ref(ItemRef{bad_utf8, 1}), Status::InvalidUtf8);
+    try {
+        items.push_refs({ItemRef{"ok", 1}, ItemRef{"ok", 1, bad_utf8}});
+        check::fail(__FILE__, __LINE__, "push_refs did not throw");
+    } catch (const Error &e) {
+        CHECK(e.status() == Status::InvalidUtf8);
+        CHECK(e.message().rfind("item 1:", 0) == 0);
+    }
+    CHECK_EQ(items.size(), std::size_t{0});  // all or nothing
+    items.push_refs(std::vector<ItemRef>{});
+    CHECK_EQ(items.size(), std::size_t{0});
+    const char *null_text = nullptr;
+    CHECK_THROWS_STATUS(items.push_ref(ItemRef{null_text, 1}), Status::EmptyContent);  // null is ""
 }
 
 int main() { return check::run_all(); }

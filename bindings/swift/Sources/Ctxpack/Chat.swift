@@ -52,7 +52,7 @@ public final class TokenEncoding: @unchecked Sendable {
 
     /// The longest prefix of `text` made of at most `maxTokens` (>= 0) of its tokens that
     /// ends on a character boundary, and its token count.
-    public func truncate(_ text: String, maxTokens: Int64) throws -> (text: String, tokens: Int64) {
+    public func truncate(_ text: String, maxTokens: Int64) throws -> Truncated {
         let bytes = Array(text.utf8)
         var length = 0
         var tokens: Int64 = 0
@@ -63,8 +63,15 @@ public final class TokenEncoding: @unchecked Sendable {
             }
         }
         // The cut is on a character boundary, so the prefix decodes exactly.
-        return (String(decoding: bytes[..<length], as: UTF8.self), tokens)
+        return Truncated(text: String(decoding: bytes[..<length], as: UTF8.self), tokens: tokens)
     }
+}
+
+/// A prefix of a text cut on a token and character boundary (`TokenEncoding.truncate`).
+public struct Truncated: Sendable, Equatable {
+    public let text: String
+    /// Its token count.
+    public let tokens: Int64
 }
 
 /// The format of a chat request.

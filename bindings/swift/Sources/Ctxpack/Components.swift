@@ -1,4 +1,5 @@
 import CCtxpack
+import Foundation
 
 // Scorers, slicers and placers. Each class owns one reference to a reference-counted
 // component: a composite, scaled or quota component and a pipeline keep their own, so a
@@ -16,12 +17,37 @@ public enum Scarcity: Int32, Sendable {
     case `throw` = 1
 }
 
-/// The curve of a decay scorer. Durations are nanoseconds.
+/// The curve of a decay scorer. The library counts durations in whole nanoseconds
+/// (`.nanoseconds(n)` gives an exact one); a longer one than 64 bits hold is
+/// `Status.invalidArgument`.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
 public enum DecayCurve: Sendable {
-    case exponential(halfLifeNs: Int64)
-    case window(maxAgeNs: Int64)
-    /// Windows youngest first: the score of the first window with `age < maxAgeNs`.
-    case step([(maxAgeNs: Int64, score: Double)])
+    case exponential(halfLife: Duration)
+    case window(maxAge: Duration)
+    /// Windows youngest first: the score of the first window with `age < maxAge`.
+    case step([DecayWindow])
+}
+
+/// One window of a step decay curve.
+@available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+public struct DecayWindow: Sendable {
+    public var maxAge: Duration
+    public var score: Double
+    public init(maxAge: Duration, score: Double) {
+        self.maxAge = maxAge
+        self.score = score
+    }
+}
+
+/// A child of a composite scorer with its raw weight (the weights are normalised by their
+/// sum).
+public struct WeightedScorer: Sendable {
+    public var scorer: Scorer
+    public var weight: Double
+    public init(_ scorer: Scorer, weight: Double) {
+        self.scorer = scorer
+        self.weight = weight
+    }
 }
 
 public struct QuotaEntry: Sendable {
@@ -48,6 +74,8 @@ public struct CountQuotaEntry: Sendable {
 
 /// A per-item scorer: the score of `items[index]`, computed against all of `items`.
 public typealias ScoreItemClosure = @Sendable (_ items: ItemsView, _ index: Int) throws -> Double
+/// A batch scorer: one score per item of `items`, in order, computed in one call per run.
+public typealias ScoreAllClosure = @Sendable (_ items: ItemsView) throws -> [Double]
 /// A slicer: the positions in `items` to keep (each at most once, any order). `items`
 /// are the candidates sorted by score, highest first, with their `scores`; the budget is
 /// the run's effective one.
@@ -80,8 +108,9 @@ public final class Scorer: @unchecked Sendable {
         }
     }
 
-    /// The weighted sum of the children's scores (weights normalised by their sum).
-    public static func composite(_ children: [(scorer: Scorer, weight: Double)]) throws -> Scorer {
+    /// The weighted sum of the children's scores (weights normalised by their sum); the
+    /// composite keeps its own reference to each child.
+    public static func composite(_ children: [WeightedScorer]) throws -> Scorer {
         let table = children.map { ctxpack_composite_child(scorer: $0.scorer.handle, weight: $0.weight) }
         return try withExtendedLifetime(children) {
             try Scorer(create { ctxpack_scorer_new_composite(table, table.count, $0, $1) })
@@ -93,9 +122,20 @@ public final class Scorer: @unchecked Sendable {
         try withExtendedLifetime(inner) { try Scorer(create { ctxpack_scorer_new_scaled(inner.handle, $0, $1) }) }
     }
 
-    /// DecayScorer. `fixedNowNs` nil means the system clock; `nullTimestampScore` nil
-    /// means the library's default for undated items.
-    public static func decay(_ curve: DecayCurve, fixedNowNs: Int64? = nil, nullTimestampScore: Double? = nil)
+    /// DecayScorer. `fixedNow` nil means the system clock; `nullTimestampScore` nil means
+    /// the library's default for undated items.
+    @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+    public static func decay(_ curve: DecayCurve, fixedNow: Date? = nil, nullTimestampScore: Double? = nil)
+        throws -> Scorer
+    {
+        try decay(curve, fixedNowNs: fixedNow.map { try nanoseconds(since1970: $0) },
+                  nullTimestampScore: nullTimestampScore)
+    }
+
+    /// DecayScorer with "now" given exactly, in nanoseconds since the Unix epoch (UTC); nil
+    /// means the system clock.
+    @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+    public static func decay(_ curve: DecayCurve, fixedNowNs: Int64?, nullTimestampScore: Double? = nil)
         throws -> Scorer
     {
         let arena = CArena()
@@ -103,13 +143,15 @@ public final class Scorer: @unchecked Sendable {
         switch curve {
         case .exponential(let halfLife):
             config.curve = 0
-            config.half_life_ns = halfLife
+            config.half_life_ns = try halfLife.wholeNanoseconds()
         case .window(let maxAge):
             config.curve = 1
-            config.max_age_ns = maxAge
+            config.max_age_ns = try maxAge.wholeNanoseconds()
         case .step(let steps):
             config.curve = 2
-            let windows = steps.map { ctxpack_decay_window(max_age_ns: $0.maxAgeNs, score: $0.score) }
+            let windows = try steps.map {
+                ctxpack_decay_window(max_age_ns: try $0.maxAge.wholeNanoseconds(), score: $0.score)
+            }
             config.windows = arena.array(windows)
             config.window_count = windows.count
         }
@@ -148,6 +190,16 @@ public final class Scorer: @unchecked Sendable {
         })
     }
 
+    /// A scorer implemented by a closure called once per run with every item, which returns
+    /// one finite score per item, in order. Another count, or a thrown error, fails the run
+    /// with `Status.callback`; so does a score that is not finite. Concurrent runs call it
+    /// concurrently.
+    public static func customBatch(_ score: @escaping ScoreAllClosure) throws -> Scorer {
+        try Scorer(createCustom(score) { userData, out, error in
+            ctxpack_scorer_new_custom_batch(scoreAllThunk, userData, releaseCallbackBox, out, error)
+        })
+    }
+
     /// Scores every item of `items` against the whole list, in list order.
     public func score(_ items: Items) throws -> [Double] {
         let count = try items.count
@@ -162,8 +214,29 @@ public final class Scorer: @unchecked Sendable {
 private let scoreItemThunk: ctxpack_score_item_fn = { userData, items, count, index, outScore, failure in
     let score = CallbackBox<ScoreItemClosure>.unbox(userData)
     return reportingFailure(failure) {
-        outScore!.pointee = try score(ItemsView(items, count: count), index)
+        outScore!.pointee = try ViewScope.during { try score(ItemsView(items, count: count, scope: $0), index) }
     }
+}
+
+private let scoreAllThunk: ctxpack_score_all_fn = { userData, items, count, outScores, failure in
+    let score = CallbackBox<ScoreAllClosure>.unbox(userData)
+    return reportingFailure(failure) {
+        let scores = try ViewScope.during { try score(ItemsView(items, count: count, scope: $0)) }
+        guard scores.count == count else {
+            throw CallbackCountError(what: "batch scorer", returned: scores.count, limit: count, unit: "scores")
+        }
+        for (k, value) in scores.enumerated() { outScores![k] = value }
+    }
+}
+
+/// What a slicer run alone selected (`Slicer.slice`), as positions in its input.
+public struct SliceResult: Sendable {
+    /// The chosen positions, in the order the slicer returned them.
+    public let selected: [Int]
+    /// The positions a count-quota slicer left out because their kind was at its cap.
+    public let capExcluded: [Int]
+    /// The count requirements a count-quota slicer could not meet.
+    public let shortfalls: [Shortfall]
 }
 
 public final class Slicer: @unchecked Sendable {
@@ -221,6 +294,34 @@ public final class Slicer: @unchecked Sendable {
         })
     }
 
+    /// Runs the slicer alone over `items` with one score per item, against `budget` exactly
+    /// as given (no pinned-item or reserve adjustment). Items with a group are selected
+    /// whole or not at all, a group being worth its members' scores combined by
+    /// `groupValue`.
+    public func slice(_ items: Items, scores: [Double], budget: Budget, groupValue: GroupValue = .sum) throws
+        -> SliceResult
+    {
+        let result = try withExtendedLifetime((items, budget)) {
+            try create {
+                ctxpack_slicer_slice_with_group_value(handle, items.handle, scores, scores.count, budget.handle,
+                                                      groupValue.rawValue, $0, $1)
+            }
+        }
+        defer { ctxpack_slice_result_free(result) }
+        let selected: [Int] = try copyArray("ctxpack_slice_result_selected") { ctxpack_slice_result_selected(result, $0, $1) }
+        let capExcluded: [Int] = try copyArray("ctxpack_slice_result_cap_excluded") {
+            ctxpack_slice_result_cap_excluded(result, $0, $1)
+        }
+        var count = 0
+        try check(ctxpack_slice_result_shortfall_count(result, &count), nil, "ctxpack_slice_result_shortfall_count")
+        let shortfalls: [Shortfall] = try (0..<count).map { i in
+            var s = ctxpack_shortfall.sized()
+            try call { ctxpack_slice_result_shortfall(result, i, &s, $0) }
+            return Shortfall(kind: string(s.kind), requiredCount: s.required_count, satisfiedCount: s.satisfied_count)
+        }
+        return SliceResult(selected: selected, capExcluded: capExcluded, shortfalls: shortfalls)
+    }
+
     private static func countEntries(_ entries: [CountQuotaEntry], _ arena: CArena) -> [ctxpack_count_quota_entry] {
         entries.map {
             ctxpack_count_quota_entry(kind: arena.str($0.kind), require_count: $0.requireCount, cap_count: $0.capCount)
@@ -232,7 +333,9 @@ private let sliceThunk: ctxpack_slice_fn = { userData, items, scores, count, tar
     failure in
     let slice = CallbackBox<SliceClosure>.unbox(userData)
     return reportingFailure(failure) {
-        let chosen = try slice(ItemsView(items, count: count), doubles(scores, count), target, max)
+        let chosen = try ViewScope.during {
+            try slice(ItemsView(items, count: count, scope: $0), doubles(scores, count), target, max)
+        }
         // The buffer holds `count` positions; the library checks the values.
         guard chosen.count <= count else { throw CallbackCountError(what: "slicer", returned: chosen.count, limit: count) }
         for (k, position) in chosen.enumerated() { outPositions![k] = position }
@@ -259,19 +362,35 @@ public final class Placer: @unchecked Sendable {
             ctxpack_placer_new_custom(placeThunk, userData, releaseCallbackBox, out, error)
         })
     }
+
+    /// Runs the placer alone: the placement order of `items` (a permutation of their
+    /// positions) given one score per item. The members of a group end up next to each
+    /// other, in list order.
+    public func place(_ items: Items, scores: [Double], groupValue: GroupValue = .sum) throws -> [Int] {
+        var order = [Int](repeating: 0, count: scores.count)
+        try withExtendedLifetime(items) {
+            try call {
+                ctxpack_placer_place_with_group_value(handle, items.handle, scores, scores.count, groupValue.rawValue,
+                                                      &order, $0)
+            }
+        }
+        return order
+    }
 }
+
 
 /// A closure that returned more positions than its buffer holds (a slicer), or not one
 /// per item (a placer).
 struct CallbackCountError: Error, CustomStringConvertible {
     let what: String, returned: Int, limit: Int
-    var description: String { "custom \(what) returned \(returned) positions for \(limit) items" }
+    var unit = "positions"
+    var description: String { "custom \(what) returned \(returned) \(unit) for \(limit) items" }
 }
 
 private let placeThunk: ctxpack_place_fn = { userData, items, scores, count, outOrder, failure in
     let place = CallbackBox<PlaceClosure>.unbox(userData)
     return reportingFailure(failure) {
-        let order = try place(ItemsView(items, count: count), doubles(scores, count))
+        let order = try ViewScope.during { try place(ItemsView(items, count: count, scope: $0), doubles(scores, count)) }
         // The buffer holds exactly `count` positions; the library checks the values.
         guard order.count == count else { throw CallbackCountError(what: "placer", returned: order.count, limit: count) }
         for (k, position) in order.enumerated() { outOrder![k] = position }

@@ -1,4 +1,5 @@
 import CCtxpack
+import Foundation
 
 /// A cheaper alternative form of an item (docs/variants.md): a summary, an excerpt or a
 /// stub placed instead of the item, never in addition. `tokens` >= 0; `quality` in (0, 1]
@@ -26,8 +27,8 @@ public struct Item: Sendable {
     public var priority: Int64?
     public var tags: [String]
     public var metadata: [String: String]
-    /// Nanoseconds since the Unix epoch, UTC.
-    public var timestampNs: Int64?
+    /// When the item was made (a `Date` or exact nanoseconds, as it was set).
+    var instant: Instant?
     public var futureRelevanceHint: Double?
     public var pinned: Bool
     public var originalTokens: Int64?
@@ -41,9 +42,12 @@ public struct Item: Sendable {
     /// instead of the item (`RunResult.forms` says which).
     public var variants: [Variant]
 
+    /// An item; `timestamp` is when it was made (the library counts whole nanoseconds
+    /// since 1970, so `append` refuses a date outside the years 1677 to 2262 with
+    /// `Status.invalidArgument`).
     public init(
         content: String, tokens: Int64, kind: String = "", source: String = "", priority: Int64? = nil,
-        tags: [String] = [], metadata: [String: String] = [:], timestampNs: Int64? = nil,
+        tags: [String] = [], metadata: [String: String] = [:], timestamp: Date? = nil,
         futureRelevanceHint: Double? = nil, pinned: Bool = false, originalTokens: Int64? = nil,
         group: String = "", encoding: String = "",
         variants: [Variant] = []
@@ -55,7 +59,7 @@ public struct Item: Sendable {
         self.priority = priority
         self.tags = tags
         self.metadata = metadata
-        self.timestampNs = timestampNs
+        self.instant = timestamp.map { .date($0) }
         self.futureRelevanceHint = futureRelevanceHint
         self.pinned = pinned
         self.originalTokens = originalTokens
@@ -64,8 +68,50 @@ public struct Item: Sendable {
         self.variants = variants
     }
 
+    /// The same item with its timestamp given exactly, in nanoseconds since the Unix epoch
+    /// (UTC), as the library counts it.
+    public init(
+        content: String, tokens: Int64, kind: String = "", source: String = "", priority: Int64? = nil,
+        tags: [String] = [], metadata: [String: String] = [:], timestampNs: Int64?,
+        futureRelevanceHint: Double? = nil, pinned: Bool = false, originalTokens: Int64? = nil,
+        group: String = "", encoding: String = "",
+        variants: [Variant] = []
+    ) {
+        self.init(
+            content: content, tokens: tokens, kind: kind, source: source, priority: priority, tags: tags,
+            metadata: metadata, timestamp: nil, futureRelevanceHint: futureRelevanceHint, pinned: pinned,
+            originalTokens: originalTokens, group: group, encoding: encoding, variants: variants)
+        self.timestampNs = timestampNs
+    }
+
+    /// When the item was made; nil for an undated item.
+    public var timestamp: Date? {
+        get {
+            switch instant {
+            case .date(let d): return d
+            case .nanoseconds(let ns): return date(nanoseconds: ns)
+            case nil: return nil
+            }
+        }
+        set { instant = newValue.map { .date($0) } }
+    }
+
+    /// The timestamp in nanoseconds since the Unix epoch, UTC, exactly as the library
+    /// receives it; nil for an undated item, or for a `Date` outside the years 1677 to
+    /// 2262 (which `append` refuses).
+    public var timestampNs: Int64? {
+        get {
+            switch instant {
+            case .date(let d): return try? nanoseconds(since1970: d)
+            case .nanoseconds(let ns): return ns
+            case nil: return nil
+            }
+        }
+        set { instant = newValue.map { .nanoseconds($0) } }
+    }
+
     /// The C descriptor; its strings and arrays live in `arena`.
-    func descriptor(in arena: CArena) -> ctxpack_item_desc {
+    func descriptor(in arena: CArena) throws -> ctxpack_item_desc {
         var d = ctxpack_item_desc.sized()
         d.content = arena.str(content)
         d.tokens = tokens
@@ -80,8 +126,16 @@ public struct Item: Sendable {
         }
         d.metadata = arena.array(entries)
         d.metadata_count = entries.count
-        d.has_timestamp = flag(timestampNs != nil)
-        d.timestamp_ns = timestampNs ?? 0
+        switch instant {
+        case .date(let date):
+            d.has_timestamp = 1
+            d.timestamp_ns = try nanoseconds(since1970: date)
+        case .nanoseconds(let ns):
+            d.has_timestamp = 1
+            d.timestamp_ns = ns
+        case nil:
+            break
+        }
         d.has_future_relevance_hint = flag(futureRelevanceHint != nil)
         d.future_relevance_hint = futureRelevanceHint ?? 0
         d.pinned = flag(pinned)
@@ -102,10 +156,17 @@ public struct Item: Sendable {
     }
 }
 
-/// The list of candidates; results identify items by their position here. Runs only
-/// read it (concurrent runs are fine); `append` and `removeAll` must not overlap
-/// anything else on the same list.
-public final class Items {
+/// How an item's timestamp was given.
+enum Instant: Sendable {
+    case date(Date)
+    case nanoseconds(Int64)
+}
+
+/// The list of candidates; results identify items by their position here. Usable from
+/// many threads at once, `append` and `removeAll` included: the library serialises
+/// changes, and each run works on the list as it was when the run started (hence
+/// `@unchecked Sendable`: its only stored property is a handle never reassigned).
+public final class Items: @unchecked Sendable {
     let handle: OpaquePointer
 
     public init() throws {
@@ -121,7 +182,7 @@ public final class Items {
 
     public func append(_ item: Item) throws {
         let arena = CArena()
-        var desc = item.descriptor(in: arena)
+        var desc = try item.descriptor(in: arena)
         try withExtendedLifetime(arena) {
             try call { ctxpack_items_push(handle, &desc, $0) }
         }
@@ -130,7 +191,14 @@ public final class Items {
     /// All or nothing: on error nothing is appended, and the message starts "item <i>:".
     public func append(contentsOf items: [Item]) throws {
         let arena = CArena()
-        let descs = items.map { $0.descriptor(in: arena) }
+        let descs = try items.enumerated().map { i, item in
+            do {
+                return try item.descriptor(in: arena)
+            } catch let error as CtxpackError {
+                // As the library words its errors for a batch.
+                throw CtxpackError(status: error.status, message: "item \(i): \(error.message)")
+            }
+        }
         try withExtendedLifetime(arena) {
             try call { ctxpack_items_push_many(handle, descs, descs.count, $0) }
         }
@@ -181,40 +249,90 @@ public final class Budget: @unchecked Sendable {
     deinit { ctxpack_budget_free(handle) }
 }
 
-/// One item as a callback sees it. Its properties copy out of the library's memory, which
-/// is valid only during the callback: do not keep an ItemView beyond it.
+/// Whether the callback that handed out item views is still running. The views check it
+/// on every access, so a view kept past its callback traps with a clear message instead
+/// of reading memory the library has reused.
+final class ViewScope {
+    private(set) var isOpen = true
+
+    /// Runs `body` with a scope that closes when it returns.
+    static func during<R>(_ body: (ViewScope) throws -> R) rethrows -> R {
+        let scope = ViewScope()
+        defer { scope.isOpen = false }
+        return try body(scope)
+    }
+
+    func checkOpen() {
+        precondition(isOpen, "an ItemView or ItemsView was used after the callback that received it returned")
+    }
+}
+
+/// One item as a callback sees it: a read-only view of the library's memory, which is
+/// valid only during the callback. Its properties copy out of that memory. It must not
+/// escape the callback: it is not `Sendable`, and using it after the callback returned
+/// stops the program with a precondition failure (`isValid` tells).
 public struct ItemView {
     let raw: ctxpack_item_view
+    let scope: ViewScope
 
-    public var content: String { string(raw.content) }
-    public var tokens: Int64 { raw.tokens }
-    public var kind: String { string(raw.kind) }
-    public var source: String { string(raw.source) }
-    public var priority: Int64? { raw.has_priority ? raw.priority : nil }
-    public var tags: [String] { (0..<raw.tag_count).map { string(raw.tags[$0]) } }
-    public var timestampNs: Int64? { raw.has_timestamp ? raw.timestamp_ns : nil }
-    public var futureRelevanceHint: Double? { raw.has_future_relevance_hint ? raw.future_relevance_hint : nil }
-    public var pinned: Bool { raw.pinned }
-    public var originalTokens: Int64? { raw.has_original_tokens ? raw.original_tokens : nil }
+    /// The view, after checking that its callback is still running.
+    private var item: ctxpack_item_view {
+        scope.checkOpen()
+        return raw
+    }
+
+    /// Whether the callback that received this view is still running.
+    public var isValid: Bool { scope.isOpen }
+
+    public var content: String { string(item.content) }
+    public var tokens: Int64 { item.tokens }
+    public var kind: String { string(item.kind) }
+    public var source: String { string(item.source) }
+    public var priority: Int64? { item.has_priority ? item.priority : nil }
+    public var tags: [String] {
+        let v = item
+        return (0..<v.tag_count).map { string(v.tags[$0]) }
+    }
+    /// Nanoseconds since the Unix epoch, UTC.
+    public var timestampNs: Int64? { item.has_timestamp ? item.timestamp_ns : nil }
+    public var timestamp: Date? { timestampNs.map { date(nanoseconds: $0) } }
+    public var futureRelevanceHint: Double? { item.has_future_relevance_hint ? item.future_relevance_hint : nil }
+    public var pinned: Bool { item.pinned }
+    public var originalTokens: Int64? { item.has_original_tokens ? item.original_tokens : nil }
 
     /// The value of a metadata key (exact, case-sensitive), if the item has it.
     public func metadata(_ key: String) -> String? {
-        for i in 0..<raw.metadata_count where string(raw.metadata[i].key) == key {
-            return string(raw.metadata[i].value)
+        let v = item
+        for i in 0..<v.metadata_count where string(v.metadata[i].key) == key {
+            return string(v.metadata[i].value)
         }
         return nil
     }
 }
 
-/// The items a callback receives.
+@available(*, unavailable, message: "an ItemView is valid only during its callback")
+extension ItemView: Sendable {}
+
+/// The items a callback receives, valid only during the callback (see `ItemView`).
 public struct ItemsView: RandomAccessCollection {
     let base: UnsafeBufferPointer<ctxpack_item_view>
+    let scope: ViewScope
 
-    init(_ items: UnsafePointer<ctxpack_item_view>?, count: Int) {
+    init(_ items: UnsafePointer<ctxpack_item_view>?, count: Int, scope: ViewScope) {
         base = UnsafeBufferPointer(start: count > 0 ? items : nil, count: count)
+        self.scope = scope
     }
+
+    /// Whether the callback that received these views is still running.
+    public var isValid: Bool { scope.isOpen }
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { base.count }
-    public subscript(position: Int) -> ItemView { ItemView(raw: base[position]) }
+    public subscript(position: Int) -> ItemView {
+        scope.checkOpen()
+        return ItemView(raw: base[position], scope: scope)
+    }
 }
+
+@available(*, unavailable, message: "an ItemsView is valid only during its callback")
+extension ItemsView: Sendable {}

@@ -152,7 +152,11 @@ public enum PipelineStage: Int32, Sendable {
 
 public struct TraceEvent: Sendable {
     public let stage: PipelineStage?  // nil: a stage this version does not know
+    /// How long the stage took, in milliseconds (as the report's JSON has it).
     public let durationMs: Double
+    /// How long the stage took.
+    @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+    public var duration: Duration { .nanoseconds(Int64((durationMs * 1e6).rounded())) }
     public let itemCount: Int
     public let message: String?
     public let itemIndex: Int?
@@ -175,8 +179,19 @@ public struct Report: Sendable {
     public let groups: [GroupEntry]
     /// The variants no selection could need, input order then form order.
     public let prunedForms: [PrunedForm]
+    /// The report helpers (budget utilization, kind diversity, timestamp coverage, quota
+    /// utilization).
+    public let analytics: Analytics
     /// The spec 06 §10 wire form.
     public let json: String
+}
+
+/// The overflow event of a Proceed run over target.
+public struct Overflow: Sendable, Equatable {
+    /// The tokens of the placed items beyond the budget's target.
+    public let tokensOverBudget: Int64
+    /// The items placed, as positions in the caller's list.
+    public let items: [Int]
 }
 
 /// The outcome of a run, copied out of the library's result (which is freed at once).
@@ -189,8 +204,8 @@ public struct RunResult: Sendable {
     /// The form of each placed item, parallel to `indices`: 0 in full, f >= 1 its
     /// `variants[f - 1]` (whose content and tokens go into the window).
     public let forms: [Int]
-    /// The overflow event of a Proceed run over target: excess tokens and merged items.
-    public let overflow: (tokensOverBudget: Int64, items: [Int])?
+    /// The overflow event of a Proceed run over target.
+    public let overflow: Overflow?
     /// Present when the run was traced.
     public let report: Report?
 }
@@ -259,30 +274,62 @@ public final class Pipeline: @unchecked Sendable {
 
     /// Runs the pipeline. With `cancel`, the run stops with `Status.cancelled` once the
     /// token is cancelled (from any thread): before each stage and inside the long loops
-    /// (every knapsack row, every call of a per-item custom scorer).
-    public func run(_ items: Items, budget: Budget, trace: TraceDetail = .none, cancel: CancelToken? = nil) throws
-        -> RunResult
-    {
+    /// (every knapsack row, every call of a per-item custom scorer). `onOverflow` observes
+    /// the overflow event of a Proceed run over target while the run goes on: it is called
+    /// on the calling thread, before `run` returns; if it throws, the run still completes
+    /// (the library's observer cannot fail) and `run` throws that error instead of
+    /// returning.
+    public func run(
+        _ items: Items, budget: Budget, trace: TraceDetail = .none, cancel: CancelToken? = nil,
+        onOverflow: ((Overflow) throws -> Void)? = nil
+    ) throws -> RunResult {
         var options = ctxpack_run_options.sized()
         options.trace_detail = trace.rawValue
         options.cancel = cancel?.handle
-        let result = try withExtendedLifetime((items, budget, cancel)) {
+        let observer = onOverflow.map(OverflowObserver.init)
+        if let observer = observer {
+            options.on_overflow = overflowThunk
+            options.overflow_user_data = Unmanaged.passUnretained(observer).toOpaque()
+        }
+        let result = try withExtendedLifetime((items, budget, cancel, observer)) {
             try create { ctxpack_pipeline_run(handle, items.handle, budget.handle, &options, $0, $1) }
         }
         defer { ctxpack_result_free(result) }
+        if let error = observer?.error { throw error }
         return try readResult(result)
     }
 
     /// Runs the pipeline, cancelled when the current task is: a cancelled task's run throws
     /// `CtxpackError` with `Status.cancelled`. The run itself is synchronous (it keeps its
     /// thread busy until it returns or is cancelled).
-    public func runAsync(_ items: Items, budget: Budget, trace: TraceDetail = .none) async throws -> RunResult {
+    public func runAsync(
+        _ items: Items, budget: Budget, trace: TraceDetail = .none, onOverflow: ((Overflow) throws -> Void)? = nil
+    ) async throws -> RunResult {
         let token = try CancelToken()
         return try await withTaskCancellationHandler {
-            try run(items, budget: budget, trace: trace, cancel: token)
+            try run(items, budget: budget, trace: trace, cancel: token, onOverflow: onOverflow)
         } onCancel: {
             token.cancel()
         }
+    }
+}
+
+/// The overflow closure of one run, and the first error it threw.
+private final class OverflowObserver {
+    let observe: (Overflow) throws -> Void
+    var error: Error?
+    init(_ observe: @escaping (Overflow) throws -> Void) { self.observe = observe }
+}
+
+/// The library's overflow observer: calls the run's closure (synchronously, on the run's
+/// thread, so the observer is not shared).
+private let overflowThunk: ctxpack_overflow_fn = { userData, tokensOverBudget, items, count in
+    let observer = Unmanaged<OverflowObserver>.fromOpaque(userData!).takeUnretainedValue()
+    let merged = Array(UnsafeBufferPointer(start: count > 0 ? items : nil, count: count))
+    do {
+        try observer.observe(Overflow(tokensOverBudget: tokensOverBudget, items: merged))
+    } catch {
+        if observer.error == nil { observer.error = error }
     }
 }
 
@@ -309,8 +356,8 @@ public final class CancelToken: @unchecked Sendable {
 
 // MARK: - Reading a result
 
-/// Copies an array the result owns.
-private func copyArray<T>(_ function: String, _ get: (UnsafeMutablePointer<UnsafePointer<T>?>, UnsafeMutablePointer<Int>) -> Int32)
+/// Copies an array a library object owns.
+func copyArray<T>(_ function: String, _ get: (UnsafeMutablePointer<UnsafePointer<T>?>, UnsafeMutablePointer<Int>) -> Int32)
     throws -> [T]
 {
     var ptr: UnsafePointer<T>? = nil
@@ -341,9 +388,11 @@ func readResult(_ r: OpaquePointer) throws -> RunResult {
     var merged: UnsafePointer<Int>? = nil
     var mergedCount = 0
     try check(ctxpack_result_overflow(r, &present, &over, &merged, &mergedCount), nil, "ctxpack_result_overflow")
-    var overflow: (tokensOverBudget: Int64, items: [Int])? = nil
+    var overflow: Overflow? = nil
     if present {
-        overflow = (over, Array(UnsafeBufferPointer(start: mergedCount > 0 ? merged : nil, count: mergedCount)))
+        overflow = Overflow(
+            tokensOverBudget: over,
+            items: Array(UnsafeBufferPointer(start: mergedCount > 0 ? merged : nil, count: mergedCount)))
     }
 
     var traced = false
@@ -414,6 +463,6 @@ private func readReport(_ r: OpaquePointer) throws -> Report {
             totalCandidates: s.total_candidates, totalTokensConsidered: s.total_tokens_considered,
             totalTokensSaturated: s.total_tokens_saturated),
         included: included, excluded: excluded, events: events, shortfalls: shortfalls, groups: groups,
-        prunedForms: prunedForms,
+        prunedForms: prunedForms, analytics: try readAnalytics(r),
         json: string(json))
 }

@@ -133,20 +133,34 @@ private func readWarnings(_ raw: OpaquePointer?) throws -> [JSONWarning] {
     return warnings
 }
 
+/// A pipeline read from policy JSON, and what a lenient read did instead of failing.
+public struct PolicyRead: Sendable {
+    public let pipeline: Pipeline
+    /// Empty for a clean document.
+    public let warnings: [JSONWarning]
+}
+
+/// A budget read from its JSON form, and what a lenient read did instead of failing.
+public struct BudgetRead: Sendable {
+    public let budget: Budget
+    /// Empty for a clean document.
+    public let warnings: [JSONWarning]
+}
+
 extension Pipeline {
     /// A pipeline from a policy in JSON read with `options`, and the warnings of a lenient
     /// read (empty for a clean document). Errors are those of `init(policyJSON:)`; in strict
     /// mode each warning case is `Status.invalidPolicy` instead. An unknown scorer type's
     /// message lists the built-in and then the registered names.
     public static func read(policyJSON json: String, options: JSONReadOptions = JSONReadOptions()) throws
-        -> (pipeline: Pipeline, warnings: [JSONWarning])
+        -> PolicyRead
     {
         let arena = CArena()
         let cJSON = arena.str(json)
         let (handle, warnings) = try withExtendedLifetime(arena) {
             try readJSON(options, free: ctxpack_pipeline_free) { ctxpack_pipeline_new_policy_json_with(cJSON, $0, $1, $2, $3) }
         }
-        return (Pipeline(handle: handle), warnings)
+        return PolicyRead(pipeline: Pipeline(handle: handle), warnings: warnings)
     }
 }
 
@@ -155,9 +169,7 @@ extension Budget {
     /// `outputReserve`, `reservedSlots`, `estimationSafetyMarginPercent`) read with
     /// `options` (its registry is not used), and the warnings of a lenient read. Every
     /// failure is `Status.invalidBudget`, with the JSON path first in the message.
-    public static func read(json: String, options: JSONReadOptions = JSONReadOptions()) throws
-        -> (budget: Budget, warnings: [JSONWarning])
-    {
+    public static func read(json: String, options: JSONReadOptions = JSONReadOptions()) throws -> BudgetRead {
         let arena = CArena()
         let cJSON = arena.str(json)
         let (handle, warnings) = try withExtendedLifetime(arena) {
@@ -165,7 +177,7 @@ extension Budget {
                 ctxpack_budget_new_json(cJSON, $0, $1, $2, $3)
             }
         }
-        return (Budget(handle: handle), warnings)
+        return BudgetRead(budget: Budget(handle: handle), warnings: warnings)
     }
 
     /// The budget in the JSON form of the .NET library, byte for byte what .NET writes:

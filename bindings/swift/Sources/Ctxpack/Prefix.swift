@@ -79,13 +79,31 @@ public final class PrefixState: @unchecked Sendable {
 
     /// The turn number (1 for the first turn of a chain), the items of the state's window
     /// and their tokens.
-    public func info() throws -> (turn: UInt64, entries: Int, tokens: Int64) {
+    public func info() throws -> PrefixStateInfo {
         var turn: UInt64 = 0
         var entries = 0
         var tokens: Int64 = 0
         try check(ctxpack_prefix_state_info(handle, &turn, &entries, &tokens), nil, "ctxpack_prefix_state_info")
-        return (turn, entries, tokens)
+        return PrefixStateInfo(turn: turn, entries: entries, tokens: tokens)
     }
+}
+
+/// What a prefix state holds (`PrefixState.info()`).
+public struct PrefixStateInfo: Sendable, Equatable {
+    /// The turn number (1 for the first turn of a chain).
+    public let turn: UInt64
+    /// The items of the state's window.
+    public let entries: Int
+    /// Their tokens.
+    public let tokens: Int64
+}
+
+/// The outcome of `Pipeline.runPrefix`.
+public struct PrefixRun: Sendable {
+    public let result: RunResult
+    public let reuse: Reuse
+    /// This turn's state, for the next turn's `previous`.
+    public let state: PrefixState
 }
 
 /// Options of a prefix run; the defaults are Hold, no key, no caching rule and the
@@ -134,7 +152,7 @@ extension Pipeline {
     public func runPrefix(
         _ items: Items, budget: Budget, options: PrefixOptions = PrefixOptions(), previous: PrefixState? = nil,
         trace: TraceDetail = .none
-    ) throws -> (result: RunResult, reuse: Reuse, state: PrefixState) {
+    ) throws -> PrefixRun {
         var run = ctxpack_run_options.sized()
         run.trace_detail = trace.rawValue
         let arena = CArena()
@@ -152,7 +170,7 @@ extension Pipeline {
         let reuse = try readReuse(
             fill: { ctxpack_result_prefix_reuse(result, $0, $1) },
             json: { ctxpack_result_prefix_reuse_json(result, $0, $1) })
-        return (read, reuse, next)
+        return PrefixRun(result: read, reuse: reuse, state: next)
     }
 }
 

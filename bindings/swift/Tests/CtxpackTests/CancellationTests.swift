@@ -6,7 +6,7 @@ import XCTest
 
 /// A knapsack run that takes seconds unless cancelled: 12 000 items against a 50 000-token
 /// target with one-token buckets (a DP of 6 * 10^8 cells).
-private func longKnapsack() throws -> (Pipeline, SharedItems, Budget) {
+private func longKnapsack() throws -> (Pipeline, Items, Budget) {
     let p = try Pipeline(scorer: Scorer.priority(), slicer: Slicer.knapsack(bucketSize: 1),
                          placer: Placer.chronological())
     var list: [Item] = []
@@ -16,7 +16,7 @@ private func longKnapsack() throws -> (Pipeline, SharedItems, Budget) {
         list.append(Item(content: "item \(i)", tokens: tokens, priority: priority))
     }
     let items = try Items(list)
-    return (p, SharedItems(items), try Budget(maxTokens: 50000, targetTokens: 50000))
+    return (p, items, try Budget(maxTokens: 50000, targetTokens: 50000))
 }
 
 final class CancellationTests: XCTestCase {
@@ -30,7 +30,7 @@ final class CancellationTests: XCTestCase {
         }
         let started = Date()
         canceller.start()
-        XCTAssertThrowsError(try p.run(shared.items, budget: budget, cancel: token)) { error in
+        XCTAssertThrowsError(try p.run(shared, budget: budget, cancel: token)) { error in
             XCTAssertEqual((error as? CtxpackError)?.status, .cancelled)
         }
         XCTAssertLessThan(Date().timeIntervalSince(started), 1.05)
@@ -48,7 +48,7 @@ final class CancellationTests: XCTestCase {
 
     func testCancellingTheTaskStopsItsRun() async throws {
         let (p, shared, budget) = try longKnapsack()
-        let task = Task { try await p.runAsync(shared.items, budget: budget) }
+        let task = Task { try await p.runAsync(shared, budget: budget) }
         try await Task.sleep(nanoseconds: 50_000_000)
         let cancelledAt = Date()
         task.cancel()
@@ -63,11 +63,11 @@ final class CancellationTests: XCTestCase {
 
     func testATaskCancelledBeforeTheRunStopsIt() async throws {
         let p = try pipeline(Scorer.recency())
-        let items = SharedItems(try Items([dated("a", tokens: 4, days: 1)]))
+        let items = try Items([dated("a", tokens: 4, days: 1)])
         let budget = try Budget(maxTokens: 10, targetTokens: 10)
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await p.runAsync(items.items, budget: budget)
+            return try await p.runAsync(items, budget: budget)
         }
         do {
             _ = try await task.value

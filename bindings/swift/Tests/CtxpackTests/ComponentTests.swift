@@ -42,14 +42,16 @@ final class ComponentTests: XCTestCase {
             ("metadata key", try Scorer.metadataKey("team", equals: "blue", boost: 2), [1, 1, 2]),
             ("scaled", try Scorer.scaled(kindWeights), [0, 1, 0.5]),
             // (kind + recency) / 2.
-            ("composite", try Scorer.composite([(Scorer.kind(), 1), (Scorer.recency(), 1)]), [0.5, 0.7, 0.1]),
+            ("composite", try Scorer.composite([WeightedScorer(Scorer.kind(), weight: 1), WeightedScorer(Scorer.recency(), weight: 1)]), [0.5, 0.7, 0.1]),
             // Ages 10 and 5 days; undated items get the default 0.5 or the given score.
-            ("decay window", try Scorer.decay(.window(maxAgeNs: 7 * nsPerDay), fixedNowNs: now), [0, 1, 0.5]),
+            ("decay window", try Scorer.decay(.window(maxAge: .seconds(7 * 86_400)), fixedNowNs: now), [0, 1, 0.5]),
             ("decay exponential",
-             try Scorer.decay(.exponential(halfLifeNs: 5 * nsPerDay), fixedNowNs: now, nullTimestampScore: 0.1),
+             try Scorer.decay(.exponential(halfLife: .nanoseconds(5 * nsPerDay)), fixedNowNs: now, nullTimestampScore: 0.1),
              [0.25, 0.5, 0.1]),
             ("decay step",
-             try Scorer.decay(.step([(6 * nsPerDay, 0.9), (30 * nsPerDay, 0.4)]), fixedNowNs: now), [0.4, 0.9, 0.5]),
+             try Scorer.decay(
+                 .step([DecayWindow(maxAge: .seconds(6 * 86_400), score: 0.9), DecayWindow(maxAge: .seconds(30 * 86_400), score: 0.4)]),
+                 fixedNow: date(nanoseconds: now)), [0.4, 0.9, 0.5]),
             ("custom", try Scorer.custom { items, index in Double(items[index].content.unicodeScalars.first!.value) },
              [97, 98, 99]),
         ]
@@ -131,7 +133,7 @@ final class ComponentTests: XCTestCase {
         do {
             let recency = try Scorer.recency()
             pipelines.append(try pipeline(recency))
-            pipelines.append(try pipeline(Scorer.composite([(recency, 1.0), (Scorer.scaled(recency), 1.0)])))
+            pipelines.append(try pipeline(Scorer.composite([WeightedScorer(recency, weight: 1.0), WeightedScorer(Scorer.scaled(recency), weight: 1.0)])))
         }
         // Recency 0, 1/3, 2/3, 1; greedy within 50 by density: m3 (40), then m0 (10).
         for p in pipelines {

@@ -15,14 +15,6 @@ func fingerprint(_ r: RunResult) -> String {
     return parts.joined(separator: "\n")
 }
 
-/// An item list shared by threads that only run pipelines over it, which the library
-/// allows (docs/ffi.md, "Threads"); `Items` itself is not Sendable because appending is
-/// not.
-final class SharedItems: @unchecked Sendable {
-    let items: Items
-    init(_ items: Items) { self.items = items }
-}
-
 final class ConcurrencyTests: XCTestCase {
     /// 16 threads × 20 runs of one pipeline whose composite scorer includes a Swift
     /// closure (so the closure runs concurrently), over one shared item list or over a
@@ -41,13 +33,16 @@ final class ConcurrencyTests: XCTestCase {
             calls.withLock { $0 += 1 }
             return Double(items[index].content.utf8.count) / 100
         }
-        let scorer = try Scorer.composite([(byLength, 1), (Scorer.kind(), 1), (Scorer.recency(), 2)])
+        let scorer = try Scorer.composite([
+            WeightedScorer(byLength, weight: 1), WeightedScorer(Scorer.kind(), weight: 1),
+            WeightedScorer(Scorer.recency(), weight: 2),
+        ])
         let p = try Pipeline(scorer: scorer, slicer: Slicer.greedy(), placer: Placer.chronological(),
                              overflowStrategy: .truncate)
-        let shared = SharedItems(try Items(list))
+        let shared = try Items(list)
         let budget = try Budget(maxTokens: 800, targetTokens: 600, outputReserve: 50)
 
-        let reference = try p.run(shared.items, budget: budget, trace: .item)
+        let reference = try p.run(shared, budget: budget, trace: .item)
         XCTAssertFalse(reference.indices.isEmpty)
         XCTAssertFalse(try XCTUnwrap(reference.report).excluded.isEmpty, "the test needs exclusions")
         let expected = fingerprint(reference)
@@ -60,7 +55,7 @@ final class ConcurrencyTests: XCTestCase {
                 defer { done.leave() }
                 for r in 0..<runsEach {
                     do {
-                        let items = (t + r) % 2 == 0 ? shared.items : try Items(list)
+                        let items = (t + r) % 2 == 0 ? shared : try Items(list)
                         let got = try p.run(items, budget: budget, trace: .item)
                         if fingerprint(got) != expected {
                             failures.withLock { $0.append("thread \(t) run \(r) differs from the sequential run") }

@@ -9,7 +9,8 @@ final class PolicyJSONTests: XCTestCase {
     let policyWithTypo = #"{"scorers": [{"type": "recency", "weight": 1, "wieght": 2}], "futureOption": true}"#
 
     func testLenientReadReturnsWarnings() throws {
-        let (p, warnings) = try Pipeline.read(policyJSON: policyWithTypo)
+        let read = try Pipeline.read(policyJSON: policyWithTypo)
+        let (p, warnings) = (read.pipeline, read.warnings)
         XCTAssertEqual(warnings, [
             JSONWarning(kind: .unknownProperty, path: "futureOption", message: "unknown property; ignored",
                         text: "futureOption: unknown property; ignored"),
@@ -33,7 +34,8 @@ final class PolicyJSONTests: XCTestCase {
 
     func testDotNetReadingRules() throws {
         let doc = #"{"scorers": [{"weight": 1}, {"type": "kind", "weight": 1, "kindWeights": {"Message": 1, "message": 2}}]}"#
-        let (p, warnings) = try Pipeline.read(policyJSON: doc)
+        let read = try Pipeline.read(policyJSON: doc)
+        let (p, warnings) = (read.pipeline, read.warnings)
         XCTAssertEqual(warnings.map(\.kind), [.missingScorerType, .repeatedKind])
         XCTAssertEqual(warnings.map(\.path), ["scorers[0].type", "scorers[1].kindWeights.message"])
         let text = try p.policyJSON()
@@ -59,7 +61,8 @@ final class PolicyJSONTests: XCTestCase {
             // Names compare case-insensitively.
             let doc = #"{"scorers": [{"type": "SEMANTICSIMILARITY", "weight": 1}]}"#
             let options = JSONReadOptions(strict: true, registry: registry)
-            let (p, warnings) = try Pipeline.read(policyJSON: doc, options: options)
+            let read = try Pipeline.read(policyJSON: doc, options: options)
+            let (p, warnings) = (read.pipeline, read.warnings)
             XCTAssertEqual(warnings, [])
             let items = try Items([
                 dated("short", tokens: 10, days: 2), dated("a much longer one", tokens: 10, days: 0),
@@ -137,7 +140,8 @@ final class PolicyJSONTests: XCTestCase {
         XCTAssertEqual(try built.json(), dotnetBudget)
         XCTAssertEqual(try built.json(pretty: true), dotnetBudgetIndented)
         for text in [dotnetBudget, dotnetBudgetIndented] {
-            let (read, warnings) = try Budget.read(json: text, options: JSONReadOptions(strict: true))
+            let strictRead = try Budget.read(json: text, options: JSONReadOptions(strict: true))
+            let (read, warnings) = (strictRead.budget, strictRead.warnings)
             XCTAssertEqual(warnings, [])
             XCTAssertEqual(try read.json(), dotnetBudget)
             XCTAssertEqual(try read.json(pretty: true), dotnetBudgetIndented)
@@ -151,7 +155,8 @@ final class PolicyJSONTests: XCTestCase {
     }
 
     func testBudgetJSONWarningsAndErrors() throws {
-        let (b, warnings) = try Budget.read(json: #"{"maxTokens": 100, "reservedSlots": {"Memory": 5, "memory": 0}, "x": 1}"#)
+        let read = try Budget.read(json: #"{"maxTokens": 100, "reservedSlots": {"Memory": 5, "memory": 0}, "x": 1}"#)
+        let (b, warnings) = (read.budget, read.warnings)
         XCTAssertEqual(Set(warnings.map(\.kind)), [.unknownProperty, .missingBudgetField, .repeatedKind])
         XCTAssertEqual(warnings.count, 3)
         XCTAssertEqual(try b.json(),

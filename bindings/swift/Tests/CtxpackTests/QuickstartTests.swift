@@ -24,7 +24,7 @@ final class QuickstartTests: XCTestCase {
                  pinned: i == 0)
         })
         let pipeline = try Pipeline(
-            scorer: Scorer.composite([(Scorer.recency(), 2.0), (Scorer.kind(), 1.0)]),
+            scorer: Scorer.composite([WeightedScorer(Scorer.recency(), weight: 2.0), WeightedScorer(Scorer.kind(), weight: 1.0)]),
             slicer: Slicer.greedy(), placer: Placer.chronological())
         let result = try pipeline.run(items, budget: Budget(maxTokens: 100, targetTokens: 70, outputReserve: 20))
 

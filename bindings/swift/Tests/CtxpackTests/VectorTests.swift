@@ -118,11 +118,11 @@ func vectorScorer(_ config: TomlTable) throws -> Scorer {
         let curveTable = try config.table("curve")
         let curve: DecayCurve
         switch try curveTable.string("type") {
-        case "exponential": curve = .exponential(halfLifeNs: nanoseconds(try curveTable.number("half_life_secs")))
-        case "window": curve = .window(maxAgeNs: nanoseconds(try curveTable.number("max_age_secs")))
+        case "exponential": curve = .exponential(halfLife: .nanoseconds(nanoseconds(try curveTable.number("half_life_secs"))))
+        case "window": curve = .window(maxAge: .nanoseconds(nanoseconds(try curveTable.number("max_age_secs"))))
         case "step":
             curve = .step(try curveTable.tables("windows").map {
-                (maxAgeNs: nanoseconds(try $0.number("max_age_secs")), score: try $0.number("score"))
+                DecayWindow(maxAge: .nanoseconds(nanoseconds(try $0.number("max_age_secs"))), score: try $0.number("score"))
             })
         case let other: throw VectorError("unknown decay curve \(other)")
         }
@@ -140,7 +140,7 @@ func namedOnly(_ type: String) -> TomlTable {
 
 /// A composite of entries, each its scorer's configuration plus a `weight`.
 func compositeScorer(_ entries: [TomlTable]) throws -> Scorer {
-    try Scorer.composite(entries.map { (scorer: try vectorScorer($0), weight: try $0.number("weight")) })
+    try Scorer.composite(entries.map { WeightedScorer(try vectorScorer($0), weight: try $0.number("weight")) })
 }
 
 func vectorSlicer(_ name: String, _ config: TomlTable) throws -> Slicer {
