@@ -799,6 +799,11 @@ typedef struct ctxpack_chat_options {
   // with `ctxpack_prefix_state_from_bytes`); NULL on a first turn. Set without `prefix`
   // it is `CTXPACK_INVALID_ARGUMENT`.
   const struct ctxpack_prefix_state *previous_state;
+  // A token that cancels the trim (`ctxpack_cancel_token`): once it is cancelled, from
+  // any thread, the call returns `CTXPACK_CANCELLED` (before it starts, or at the run's
+  // next check: between stages and inside long loops). NULL: the trim cannot be
+  // cancelled. Added after `previous_state`; zero (NULL) for older callers.
+  const struct ctxpack_cancel_token *cancel;
 } ctxpack_chat_options;
 
 // The reuse report of a prefix run: how much of the previous window the new one starts

@@ -652,3 +652,29 @@ fn counts_match_the_prompt_tokens_openai_reported() {
     .unwrap();
     assert_eq!(t.input_tokens, 124);
 }
+
+/// A cancel token in the options: never cancelled it changes nothing; cancelled, the trim
+/// fails with Cancelled and says it had not started.
+#[test]
+fn a_cancel_token_stops_a_trim() {
+    let pipeline = presets().remove(0);
+    let budget = ContextBudget::new(100_000, 100_000).unwrap();
+    let request = serde_json::to_string(&openai_session(&mut Rng(7))).unwrap();
+    let plain = trim(
+        Provider::OpenAi,
+        &request,
+        &budget,
+        &pipeline,
+        &ChatOptions::default(),
+    )
+    .unwrap();
+    let token = ctxpack::CancelToken::new();
+    let mut options = ChatOptions::default();
+    options.cancel = Some(&token);
+    let live = trim(Provider::OpenAi, &request, &budget, &pipeline, &options).unwrap();
+    assert_eq!(plain.json, live.json);
+    token.cancel();
+    let e = trim(Provider::OpenAi, &request, &budget, &pipeline, &options).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Cancelled);
+    assert!(e.to_string().contains("before the trim started"), "{e}");
+}

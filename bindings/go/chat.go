@@ -10,6 +10,7 @@ package ctxpack
 import "C"
 
 import (
+	"context"
 	"runtime"
 	"unsafe"
 )
@@ -100,6 +101,24 @@ type ChatResult struct {
 // path; the pipeline's own errors keep their statuses (StatusPinnedExceedsBudget when the
 // pinned parts do not fit). Safe for concurrent use.
 func TrimChat(format ChatFormat, request string, budget *Budget, pipeline *Pipeline, opts *ChatOptions) (*ChatResult, error) {
+	return trimChat(format, request, budget, pipeline, opts, nil)
+}
+
+// TrimChatContext is TrimChat that stops when ctx is done (see RunContext): the error
+// matches both StatusCancelled and ctx.Err() under errors.Is. A cancelled trim returns
+// no result, so a previous prefix state stays the conversation's state.
+func TrimChatContext(ctx context.Context, format ChatFormat, request string, budget *Budget, pipeline *Pipeline, opts *ChatOptions) (*ChatResult, error) {
+	var out *ChatResult
+	err := withCancel(ctx, func(token *C.ctxpack_cancel_token) (err error) {
+		out, err = trimChat(format, request, budget, pipeline, opts, token)
+		return err
+	})
+	return out, err
+}
+
+// trimChat is TrimChat, cancellable when token is not nil.
+func trimChat(format ChatFormat, request string, budget *Budget, pipeline *Pipeline, opts *ChatOptions,
+	token *C.ctxpack_cancel_token) (*ChatResult, error) {
 	var prev *PrefixState
 	if opts != nil {
 		prev = opts.PreviousState
@@ -133,6 +152,7 @@ func TrimChat(format ChatFormat, request string, budget *Budget, pipeline *Pipel
 			copts.prefix = cPrefixOptions(&a, prefix)
 		}
 	}
+	copts.cancel = token
 	var res *C.ctxpack_chat_result
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_chat_trim(C.int32_t(format), a.str(request), budget.ptr(), pipeline.ptr(), copts, &res, &cerr)

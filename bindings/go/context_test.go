@@ -219,3 +219,45 @@ func TestRunPrefixContextThatIsNeverDoneChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestTrimChatContextIsCancellable(t *testing.T) {
+	pipeline := must(ctxpack.NewPresetPipeline("chat"))
+	cleanup(t, pipeline)
+	budget := newBudget(t, 100000, 100000)
+	request := sampleRequest(t, "openai")
+
+	// A context that is never done changes nothing.
+	plain := must(ctxpack.TrimOpenAI(request, budget, pipeline, nil))
+	live := must(ctxpack.TrimChatContext(context.Background(), ctxpack.ChatOpenAI, request, budget, pipeline, nil))
+	if plain.JSON != live.JSON {
+		t.Errorf("a live context changed the output")
+	}
+
+	// Done before the call: no result, an error matching both the status and ctx.Err().
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := ctxpack.TrimChatContext(ctx, ctxpack.ChatOpenAI, request, budget, pipeline, nil)
+	if res != nil || !errors.Is(err, ctxpack.StatusCancelled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled before the trim: %v, %v", res, err)
+	}
+
+	// Cancelled from inside the run: a batch scorer cancels the context, the run stops at
+	// its next check.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	scorer := must(ctxpack.NewCustomScorer(func(items []ctxpack.Item, scores []float64) error {
+		cancel()
+		for i := range scores {
+			scores[i] = 0.5
+		}
+		return nil
+	}))
+	slicer := must(ctxpack.NewGreedySlicer())
+	placer := must(ctxpack.NewChronologicalPlacer())
+	custom := must(ctxpack.NewPipeline(scorer, slicer, placer))
+	cleanup(t, scorer, slicer, placer, custom)
+	res, err = ctxpack.TrimChatContext(ctx, ctxpack.ChatAnthropic, sampleRequest(t, "anthropic"), budget, custom, nil)
+	if res != nil || !errors.Is(err, ctxpack.StatusCancelled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled by the scorer: %v, %v", res, err)
+	}
+}

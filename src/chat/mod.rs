@@ -38,6 +38,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::cancel::CancelToken;
 use crate::diagnostics::TraceDetail;
 use crate::error::Result;
 use crate::model::{ContextBudget, ContextItem};
@@ -92,6 +93,11 @@ pub struct ChatOptions<'a> {
     /// request in conversation order, each message recognised by its JSON text; the
     /// options' order and identities are set by the trimming itself.
     pub prefix: Option<PrefixOptions<'a>>,
+    /// A token that cancels the trim (default: none): once it is cancelled, from any
+    /// thread, the trim stops with [`crate::Error::Cancelled`] before it starts or at the
+    /// run's next check (between stages and inside long loops, as
+    /// [`Pipeline::run_cancellable`] does).
+    pub cancel: Option<&'a CancelToken>,
 }
 
 impl Default for ChatOptions<'static> {
@@ -110,6 +116,7 @@ impl<'a> ChatOptions<'a> {
             pin_last_turn: true,
             trace: TraceDetail::None,
             prefix: None,
+            cancel: None,
         }
     }
 }
@@ -121,6 +128,7 @@ impl std::fmt::Debug for ChatOptions<'_> {
             .field("pin_last_turn", &self.pin_last_turn)
             .field("trace", &self.trace)
             .field("prefix", &self.prefix)
+            .field("cancel", &self.cancel.map(CancelToken::is_cancelled))
             .finish_non_exhaustive()
     }
 }
@@ -196,6 +204,9 @@ pub fn trim(
     pipeline: &Pipeline,
     options: &ChatOptions<'_>,
 ) -> Result<Trimmed> {
+    // Runs inside the trim (plain or prefix) see the token as the thread's current one.
+    let _cancel_scope = options.cancel.map(crate::cancel::Scope::enter);
+    crate::cancel::check("before the trim started")?;
     let counter = count::Counter {
         count: options.counter,
         overheads: options.overheads.unwrap_or(Overheads::of(provider)),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::chat::{self, ChatOptions, CountTokens, Overheads, Provider};
 use crate::diagnostics::TraceDetail;
 use crate::ffi::budget::ctxpack_budget;
+use crate::ffi::cancel::ctxpack_cancel_token;
 use crate::ffi::enums::{ctxpack_chat_format, ctxpack_trace_detail, enum_arg};
 use crate::ffi::handles::{self, HandleType, Held};
 use crate::ffi::pipeline::ctxpack_pipeline;
@@ -68,6 +69,11 @@ pub struct ctxpack_chat_options {
     /// with `ctxpack_prefix_state_from_bytes`); NULL on a first turn. Set without `prefix`
     /// it is `CTXPACK_INVALID_ARGUMENT`.
     pub previous_state: *const ctxpack_prefix_state,
+    /// A token that cancels the trim (`ctxpack_cancel_token`): once it is cancelled, from
+    /// any thread, the call returns `CTXPACK_CANCELLED` (before it starts, or at the run's
+    /// next check: between stages and inside long loops). NULL: the trim cannot be
+    /// cancelled. Added after `previous_state`; zero (NULL) for older callers.
+    pub cancel: *const ctxpack_cancel_token,
 }
 
 /// The size of the first version of `ctxpack_chat_options`, before the prefix fields.
@@ -249,6 +255,11 @@ pub unsafe extern "C" fn ctxpack_chat_trim(
             p.previous = previous.as_deref();
             chat_options.prefix = Some(p);
         }
+        let cancel = match &o {
+            Some(o) if !o.cancel.is_null() => Some(handles::retain(o.cancel, "options.cancel")?),
+            _ => None,
+        };
+        chat_options.cancel = cancel.as_deref();
         let trimmed = chat::trim(provider, json, &budget, &pipeline, &chat_options)?;
         let traced = !matches!(chat_options.trace, TraceDetail::None);
         let cstrings = |v: Vec<String>| v.into_iter().map(OwnedCString::new).collect();

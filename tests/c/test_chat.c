@@ -636,6 +636,95 @@ TEST(prefix_state_across_turns) {
     free(request);
 }
 
+// A per-item scorer that cancels the token in its user data on its first call: the run
+// must stop at its next check (before the next scorer call) and the trim return CANCELLED.
+static int score_and_cancel(void *user_data, const ctxpack_item_view *items, size_t count,
+                            size_t index, double *out, ctxpack_callback_error *error) {
+    (void)items;
+    (void)count;
+    (void)error;
+    ctxpack_cancel_token_cancel((ctxpack_cancel_token *)user_data);
+    *out = 1.0 / (double)(index + 1);
+    return 0;
+}
+
+TEST(a_cancel_token_stops_a_trim) {
+    ctxpack_pipeline *p = chat_pipeline();
+    ctxpack_budget *b = budget_of(100000, 100000);
+    ctxpack_str request = ctxpack_str_from_cstr(SMALL);
+    ctxpack_cancel_token *token = NULL;
+    CHECK_STATUS(ctxpack_cancel_token_new(&token, NULL), CTXPACK_OK);
+
+    // A token never cancelled changes nothing: the same bytes as without one.
+    ctxpack_chat_result *plain = NULL, *with_token = NULL;
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, NULL, &plain, NULL), CTXPACK_OK);
+    ctxpack_chat_options o = CTXPACK_CHAT_OPTIONS_INIT;
+    o.cancel = token;
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, &o, &with_token, NULL), CTXPACK_OK);
+    ctxpack_str a = {NULL, 0}, c = {NULL, 0};
+    CHECK_STATUS(ctxpack_chat_result_json(plain, &a), CTXPACK_OK);
+    CHECK_STATUS(ctxpack_chat_result_json(with_token, &c), CTXPACK_OK);
+    CHECK(a.len == c.len && a.len > 0 && memcmp(a.ptr, c.ptr, a.len) == 0);
+    ctxpack_chat_result_free(with_token);
+
+    // Cancelled before the call: CANCELLED, no result, a message that says so.
+    ctxpack_cancel_token_cancel(token);
+    ctxpack_chat_result *r = (ctxpack_chat_result *)&o;  // must be overwritten with NULL
+    ctxpack_error *err = NULL;
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, &o, &r, &err), CTXPACK_CANCELLED);
+    CHECK(r == NULL && err != NULL);
+    if (err != NULL) {
+        CHECK(ctxpack_error_code(err) == CTXPACK_CANCELLED);
+        CHECK(strstr(ctxpack_error_message(err).ptr, "cancelled") != NULL);
+    }
+    ctxpack_error_free(err);
+
+    // A caller compiled before the field existed (struct_size ends before `cancel`) is
+    // not cancelled, whatever the bytes after its struct hold.
+    o.struct_size = offsetof(ctxpack_chat_options, cancel);
+    r = NULL;
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, &o, &r, NULL), CTXPACK_OK);
+    ctxpack_chat_result_free(r);
+    o.struct_size = sizeof o;
+
+    // Another handle in the field is named.
+    o.cancel = (const ctxpack_cancel_token *)(const void *)b;
+    err = NULL;
+    r = NULL;
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, &o, &r, &err), CTXPACK_WRONG_HANDLE_TYPE);
+    CHECK(r == NULL && err != NULL && strstr(ctxpack_error_message(err).ptr, "options.cancel") != NULL);
+    ctxpack_error_free(err);
+
+    // Cancelled from inside the run (a scorer callback cancels a fresh token): the run
+    // stops at its next check.
+    ctxpack_cancel_token *inner = NULL;
+    CHECK_STATUS(ctxpack_cancel_token_new(&inner, NULL), CTXPACK_OK);
+    ctxpack_scorer *sc = NULL;
+    ctxpack_slicer *sl = NULL;
+    ctxpack_placer *pl = NULL;
+    ctxpack_pipeline *cp = NULL;
+    CHECK_STATUS(ctxpack_scorer_new_custom_item(score_and_cancel, inner, NULL, &sc, NULL), CTXPACK_OK);
+    CHECK_STATUS(ctxpack_slicer_new_greedy(&sl, NULL), CTXPACK_OK);
+    CHECK_STATUS(ctxpack_placer_new_chronological(&pl, NULL), CTXPACK_OK);
+    CHECK_STATUS(ctxpack_pipeline_new(sc, sl, pl, NULL, &cp, NULL), CTXPACK_OK);
+    o.cancel = inner;
+    r = NULL;
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, cp, &o, &r, NULL), CTXPACK_CANCELLED);
+    uint8_t cancelled = 0;
+    CHECK_STATUS(ctxpack_cancel_token_is_cancelled(inner, &cancelled), CTXPACK_OK);
+    CHECK(r == NULL && cancelled == 1);
+
+    ctxpack_pipeline_free(cp);
+    ctxpack_scorer_free(sc);
+    ctxpack_slicer_free(sl);
+    ctxpack_placer_free(pl);
+    ctxpack_cancel_token_free(inner);
+    ctxpack_cancel_token_free(token);
+    ctxpack_chat_result_free(plain);
+    ctxpack_pipeline_free(p);
+    ctxpack_budget_free(b);
+}
+
 int main(void) {
     RUN(openai_sample_at_several_budgets);
     RUN(anthropic_sample_at_several_budgets);
@@ -646,5 +735,6 @@ int main(void) {
     RUN(bad_arguments);
     RUN(accessors_and_freeing);
     RUN(prefix_state_across_turns);
+    RUN(a_cancel_token_stops_a_trim);
     return tf_finish();
 }

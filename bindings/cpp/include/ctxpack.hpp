@@ -2101,6 +2101,9 @@ struct ChatOptions {
     // The previous turn's `ChatResult::prefix_state()` (null on a first turn); needs
     // `prefix`. Borrowed for the call.
     const PrefixState *previous_state = nullptr;
+    // When set, cancelling this token stops the trim (`Error` with `Status::Cancelled`).
+    // Borrowed for the call.
+    const CancelToken *cancel = nullptr;
 };
 
 // A unit dropped after the run to satisfy a provider rule.
@@ -2238,6 +2241,7 @@ inline ChatResult trim_chat(ChatFormat format, std::string_view request, const B
         o.prefix = &prefix;
     }
     o.previous_state = options.previous_state ? options.previous_state->native() : nullptr;
+    o.cancel = options.cancel ? options.cancel->native() : nullptr;
     return ChatResult(detail::create<ctxpack_chat_result>([&](ctxpack_chat_result **out, ctxpack_error **e) {
         return ctxpack_chat_trim(static_cast<int32_t>(format), detail::str(request), budget.native(),
                                  pipeline.native(), &o, out, e);

@@ -220,6 +220,33 @@ TEST(prefix_state_across_turns) {
     CHECK(plain.json() == first.json());
 }
 
+// A token in the options cancels a trim: never cancelled it changes nothing; cancelled
+// before the call, or by a scorer during the run, the trim throws Status::Cancelled.
+TEST(a_trim_is_cancellable) {
+    Pipeline pipeline = Pipeline::preset("chat");
+    Budget roomy(100000, 100000);
+    std::string request = sample("openai");
+    CancelToken token;
+    ChatOptions with_token;
+    with_token.cancel = &token;
+    ChatResult plain = trim_openai(request, roomy, pipeline);
+    ChatResult live = trim_openai(request, roomy, pipeline, with_token);
+    CHECK(plain.json() == live.json());
+    token.cancel();
+    CHECK_THROWS_STATUS(trim_openai(request, roomy, pipeline, with_token), Status::Cancelled);
+
+    CancelToken inner;
+    Scorer cancelling = Scorer::custom([&inner](ItemsView, std::size_t) {
+        inner.cancel();  // the run checks the token before its next scorer call
+        return 0.5;
+    });
+    Pipeline custom(cancelling, Slicer::greedy(), Placer::chronological());
+    ChatOptions cancelled_inside;
+    cancelled_inside.cancel = &inner;
+    CHECK_THROWS_STATUS(trim_anthropic(sample("anthropic"), roomy, custom, cancelled_inside), Status::Cancelled);
+    CHECK(inner.is_cancelled());
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) data_dir = argv[1];
     return check::run_all();

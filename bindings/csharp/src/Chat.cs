@@ -1,6 +1,7 @@
 // Token counting with the built-in encodings, and chat requests in, chat requests out
 // (docs/tokenizer.md, docs/chat.md).
 using System;
+using System.Threading;
 using System.Collections.Generic;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.InteropServices;
@@ -229,7 +230,14 @@ namespace Ctxpack
         /// pipeline's own failures keep their statuses (Status.PinnedExceedsBudget, ...).
         /// Thread-safe.</summary>
         public static ChatResult Trim(ChatFormat format, string request, Budget budget, Pipeline pipeline,
-            [AllowNull] ChatOptions options = null)
+            [AllowNull] ChatOptions options = null) =>
+            Trim(format, request, budget, pipeline, options, CancellationToken.None);
+
+        /// <summary>Trim that stops when cancellation is cancelled: before it starts, or at the
+        /// run's next check (between stages and inside long loops), with
+        /// OperationCanceledException for that token.</summary>
+        public static ChatResult Trim(ChatFormat format, string request, Budget budget, Pipeline pipeline,
+            [AllowNull] ChatOptions options, CancellationToken cancellation)
         {
             Arg.NotNull(request, nameof(request));
             Arg.NotNull(budget, nameof(budget));
@@ -259,13 +267,14 @@ namespace Ctxpack
                     o.Prefix = arena.Alloc(Marshal.SizeOf<Native.PrefixOptions>());
                     Marshal.StructureToPtr(prefix, o.Prefix, false);
                 }
-                Func<IntPtr, ChatResultHandle> call = previous =>
+                Func<IntPtr, ChatResultHandle> call = previous => Pipeline.WithCancellation(cancellation, token =>
                 {
                     o.PreviousState = previous;
+                    o.Cancel = token;
                     Errors.Check(Native.ctxpack_chat_trim((int)format, text, budget.Handle, pipeline.Handle, ref o,
                         out var handle, out var error), error);
                     return handle;
-                };
+                });
                 // The previous state stays referenced for the call.
                 var previousState = options?.PreviousState;
                 var result = previousState == null ? call(IntPtr.Zero) : previousState.Handle.WithPointer(call);
@@ -277,8 +286,18 @@ namespace Ctxpack
         public static ChatResult TrimOpenAi(string request, Budget budget, Pipeline pipeline, [AllowNull] ChatOptions options = null) =>
             Trim(ChatFormat.OpenAi, request, budget, pipeline, options);
 
+        /// <summary>Cancellable trim for an OpenAI Chat Completions request.</summary>
+        public static ChatResult TrimOpenAi(string request, Budget budget, Pipeline pipeline, [AllowNull] ChatOptions options,
+            CancellationToken cancellation) =>
+            Trim(ChatFormat.OpenAi, request, budget, pipeline, options, cancellation);
+
         /// <summary>Trim for an Anthropic Messages request.</summary>
         public static ChatResult TrimAnthropic(string request, Budget budget, Pipeline pipeline, [AllowNull] ChatOptions options = null) =>
             Trim(ChatFormat.Anthropic, request, budget, pipeline, options);
+
+        /// <summary>Cancellable trim for an Anthropic Messages request.</summary>
+        public static ChatResult TrimAnthropic(string request, Budget budget, Pipeline pipeline, [AllowNull] ChatOptions options,
+            CancellationToken cancellation) =>
+            Trim(ChatFormat.Anthropic, request, budget, pipeline, options, cancellation);
     }
 }

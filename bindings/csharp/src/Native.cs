@@ -419,6 +419,7 @@ namespace Ctxpack
             public fixed byte Reserved[2];
             public IntPtr Prefix;        // const ctxpack_prefix_options*
             public IntPtr PreviousState; // const ctxpack_prefix_state*
+            public IntPtr Cancel;        // const ctxpack_cancel_token*
         }
 
         // Callbacks (Callbacks.cs). Pointers to views, scores and outputs are IntPtr and

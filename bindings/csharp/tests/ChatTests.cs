@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.IO;
 using System.Linq;
 using System.Text.RegularExpressions;
+using System.Threading;
 
 namespace Ctxpack.Tests
 {
@@ -94,6 +95,42 @@ namespace Ctxpack.Tests
                         }
                     }
                     Assert.True(droppedSome, $"{name}: some budget drops messages");
+                }
+            }
+        }
+
+        [Test]
+        public static void ATrimIsCancellable()
+        {
+            var request = Sample("openai");
+            using (var pipeline = Pipeline.FromPreset("chat"))
+            using (var roomy = new Budget(100000, 100000))
+            using (var source = new CancellationTokenSource())
+            {
+                // A token never cancelled changes nothing.
+                Assert.Equal(Chat.TrimOpenAi(request, roomy, pipeline).Json,
+                    Chat.TrimOpenAi(request, roomy, pipeline, null, source.Token).Json, "same output with a live token");
+
+                var cancelled = new CancellationToken(true);
+                var e = Assert.Throws<OperationCanceledException>(() =>
+                    Chat.TrimOpenAi(request, roomy, pipeline, null, cancelled));
+                Assert.Equal(cancelled, e.CancellationToken, "the exception's token");
+                Assert.Equal(Status.Cancelled, ((CtxpackException)e.InnerException).Status, "status");
+
+                // Cancelled from inside the run: a scorer cancels the source; the run stops at
+                // its next check.
+                using (var scorer = Scorer.Custom(items =>
+                       {
+                           source.Cancel();
+                           return items.Select(_ => 0.5).ToList();
+                       }))
+                using (var slicer = Slicer.Greedy())
+                using (var placer = Placer.Chronological())
+                using (var custom = new Pipeline(scorer, slicer, placer))
+                {
+                    var inner = Assert.Throws<OperationCanceledException>(() =>
+                        Chat.TrimAnthropic(Sample("anthropic"), roomy, custom, null, source.Token));
+                    Assert.Equal(source.Token, inner.CancellationToken, "the source's token");
                 }
             }
         }

@@ -113,10 +113,14 @@ public struct ChatOptions: Sendable {
     public var prefix: PrefixOptions?
     /// The previous turn's `ChatResult.state` (nil on a first turn); needs `prefix`.
     public var previousState: PrefixState?
+    /// Not nil: cancelling the token (from any thread) stops the trim with
+    /// `Status.cancelled`, before it starts or at the run's next check. `trimChatAsync`
+    /// sets one that follows the task's cancellation.
+    public var cancel: CancelToken?
 
     public init(
         encoding: String = "", trace: TraceDetail = .none, pinLastTurn: Bool = true, overheads: ChatOverheads? = nil,
-        prefix: PrefixOptions? = nil, previousState: PrefixState? = nil
+        prefix: PrefixOptions? = nil, previousState: PrefixState? = nil, cancel: CancelToken? = nil
     ) {
         self.encoding = encoding
         self.trace = trace
@@ -124,6 +128,7 @@ public struct ChatOptions: Sendable {
         self.overheads = overheads
         self.prefix = prefix
         self.previousState = previousState
+        self.cancel = cancel
     }
 }
 
@@ -189,11 +194,28 @@ extension Pipeline {
         }
         let previous = options.previousState
         o.previous_state = previous?.handle
-        let result = try withExtendedLifetime((arena, budget, previous)) {
+        o.cancel = options.cancel?.handle
+        let result = try withExtendedLifetime((arena, budget, previous, options.cancel)) {
             try create { ctxpack_chat_trim(format.rawValue, cRequest, budget.handle, handle, &o, $0, $1) }
         }
         defer { ctxpack_chat_result_free(result) }
         return try readChatResult(result)
+    }
+
+    /// `trimChat`, cancelled when the current task is: a cancelled task's trim throws
+    /// `CtxpackError` with `Status.cancelled` (the trim itself is synchronous and keeps its
+    /// thread busy until it returns or is cancelled). Replaces `options.cancel`.
+    public func trimChatAsync(
+        _ request: String, format: ChatFormat, budget: Budget, options: ChatOptions = ChatOptions()
+    ) async throws -> ChatResult {
+        let token = try CancelToken()
+        var withToken = options
+        withToken.cancel = token
+        return try await withTaskCancellationHandler {
+            try trimChat(request, format: format, budget: budget, options: withToken)
+        } onCancel: {
+            token.cancel()
+        }
     }
 
     /// `trimChat` for an OpenAI Chat Completions request.

@@ -96,6 +96,47 @@ final class ChatTests: XCTestCase {
         }
     }
 
+    func testATrimIsCancellable() async throws {
+        let pipeline = try Pipeline(preset: "chat")
+        let budget = try Budget(maxTokens: 100_000, targetTokens: 100_000)
+        let url = repositoryRoot.appendingPathComponent("examples/data/openai-request.json")
+        let request = try String(contentsOf: url, encoding: .utf8)
+        // A token never cancelled changes nothing.
+        let plain = try pipeline.trimOpenAI(request, budget: budget)
+        let live = try pipeline.trimOpenAI(request, budget: budget, options: ChatOptions(cancel: CancelToken()))
+        XCTAssertEqual(plain.json, live.json)
+        // Cancelled before the call.
+        let token = try CancelToken()
+        token.cancel()
+        XCTAssertThrowsError(try pipeline.trimOpenAI(request, budget: budget, options: ChatOptions(cancel: token))) {
+            XCTAssertEqual(($0 as? CtxpackError)?.status, .cancelled)
+        }
+        // Cancelled by a scorer during the run: the run checks before its next scorer call.
+        let inner = try CancelToken()
+        let custom = try Pipeline(
+            scorer: Scorer.custom { _, _ in
+                inner.cancel()
+                return 0.5
+            }, slicer: Slicer.greedy(), placer: Placer.chronological())
+        XCTAssertThrowsError(try custom.trimOpenAI(request, budget: budget, options: ChatOptions(cancel: inner))) {
+            XCTAssertEqual(($0 as? CtxpackError)?.status, .cancelled)
+        }
+        // A task cancelled before its trim.
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await pipeline.trimChatAsync(request, format: .openAI, budget: budget)
+        }
+        do {
+            _ = try await task.value
+            XCTFail("the trim was not cancelled")
+        } catch let error as CtxpackError {
+            XCTAssertEqual(error.status, .cancelled)
+        }
+        // A task never cancelled trims as the synchronous call does.
+        let asyncResult = try await pipeline.trimChatAsync(request, format: .openAI, budget: budget)
+        XCTAssertEqual(asyncResult.json, plain.json)
+    }
+
     func testChatOptionsAndErrors() throws {
         let pipeline = try Pipeline(preset: "chat")
         let roomy = try Budget(maxTokens: 100_000, targetTokens: 100_000)
