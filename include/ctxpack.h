@@ -1749,6 +1749,30 @@ ctxpack_status ctxpack_pipeline_new(const struct ctxpack_scorer *scorer, const s
 // may free or change any of them.
 ctxpack_status ctxpack_pipeline_run(const struct ctxpack_pipeline *pipeline, const struct ctxpack_items *items, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **out, struct ctxpack_error **out_error);
 
+// Runs the pipeline once over `count` item descriptors, without an item list, and stores
+// the result in `*out` (NULL on failure): what `ctxpack_items_new`,
+// `ctxpack_items_push_many`, `ctxpack_pipeline_run` and `ctxpack_items_free` do together,
+// for a host that runs once per request. The result and its accessors are exactly those
+// of `ctxpack_pipeline_run` over a list holding the same descriptors; indices are
+// positions in `descs`. Safe to call concurrently on one pipeline and one budget.
+//
+// `descs` is read as by `ctxpack_items_push_many` (stride `descs[0].struct_size`, the
+// same checks, an invalid descriptor's message starts with `item <index>:`); it may be
+// NULL when `count` is 0 (an empty run). The handles and `options` are checked first,
+// then the descriptors, then the run starts.
+//
+// Caller memory: the descriptors and everything they point to (contents, kinds, sources,
+// tags, metadata, group keys, encodings, variants) are read only while they are copied,
+// before the run starts; the library keeps no pointer into them. They must stay valid
+// and unchanged until then: the run's own callbacks (custom components, the overflow
+// callback) may already free or reuse them, and the caller may free them as soon as the
+// call returns. The result keeps only what its accessors need: an untraced result holds
+// the selection (indices, scores, reasons, forms, the overflow event) and no copy of the
+// items; a traced one also holds the copied items, which its report and the report's
+// JSON describe, until `ctxpack_result_free`. The run holds its own references to the
+// pipeline and the budget: callbacks may free them.
+ctxpack_status ctxpack_pipeline_run_descs(const struct ctxpack_pipeline *pipeline, const struct ctxpack_item_desc *descs, size_t count, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **out, struct ctxpack_error **out_error);
+
 // Gives the caller one more reference to `pipeline` and returns the same pointer: each
 // reference is released by its own `ctxpack_pipeline_free`, and the pipeline is freed (a use is
 // then reported as a freed handle) when the last one is. NULL when `pipeline` is NULL, not a

@@ -402,6 +402,31 @@ unsafe fn read_item(descs: *const ctxpack_item_desc, index: usize) -> FfiResult<
     }
 }
 
+/// Converts the array `descs` of `count` descriptors into items for a one-shot run
+/// (`ctxpack_pipeline_run_descs`): the conversion and checks of `ctxpack_items_push_many`,
+/// whose error messages start with `item <index>:` in the same way.
+///
+/// # Safety
+/// `descs` is NULL or holds `count` descriptors (the caller's contract).
+pub(crate) unsafe fn items_from_descs(
+    descs: *const ctxpack_item_desc,
+    count: usize,
+) -> FfiResult<Vec<ContextItem>> {
+    let mut items = alloc::vec_with_capacity(count, "items").map_err(|_| {
+        alloc::out_of_memory_bytes(
+            count as u128 * std::mem::size_of::<ContextItem>() as u128,
+            &format!("{count} items"),
+        )
+    })?;
+    for i in 0..count {
+        // SAFETY: forwarded from the caller; `i < count`.
+        let item =
+            unsafe { read_item(descs, i) }.map_err(|e| e.context(format_args!("item {i}")))?;
+        items.push(item);
+    }
+    Ok(items)
+}
+
 /// Descriptor `index` read where it lies, without copying it, in the common case that
 /// needs no conversion: an aligned array whose stride is this library's
 /// `sizeof(ctxpack_item_desc)` and whose element carries that `struct_size`. `None`
