@@ -757,6 +757,37 @@ fn ctx_run_marked(
     }
 }
 
+/// One complete one-shot run as a C host does it: `ctxpack_pipeline_run_descs` over the
+/// descriptors, the indices copied out, `ctxpack_result_free`.
+fn ctx_run_oneshot(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<usize>, String> {
+    let options = run_options(trace);
+    let options_ptr = if trace == 0 {
+        ptr::null()
+    } else {
+        &options as *const _
+    };
+    let mut result = ptr::null_mut();
+    let mut error = ptr::null_mut();
+    // SAFETY: live handles, a descriptor array valid for its length.
+    unsafe {
+        ok(
+            ctxpack_pipeline_run_descs(
+                setup.pipeline,
+                descs.descs.as_ptr(),
+                descs.descs.len(),
+                setup.budget,
+                options_ptr,
+                &mut result,
+                &mut error,
+            ),
+            error,
+        )?;
+        let indices = read_indices(result);
+        ctxpack_result_free(result);
+        Ok(indices)
+    }
+}
+
 /// Run options with `trace` as the trace detail.
 fn run_options(trace: i32) -> ctxpack_run_options {
     ctxpack_run_options {
@@ -1156,6 +1187,18 @@ struct Row {
     phases: Phases,
     /// The share of the items and of their tokens that the ctxpack run placed.
     selected: Option<(f64, f64)>,
+    /// The agent workload: the one-shot run (`ctxpack_pipeline_run_descs`).
+    oneshot: Option<OneShot>,
+}
+
+/// The one-shot run of a row, measured alongside the list runs.
+struct OneShot {
+    /// Median of run + read + free.
+    median: Duration,
+    allocations: usize,
+    peak: usize,
+    /// Whether it placed what the list run placed.
+    same: bool,
 }
 
 enum RefOutcome {
@@ -1266,6 +1309,10 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
     let mut floor_samples = vec![floor.sample()];
     let mut untraced_samples = Vec::new();
     let mut phase_samples = vec![ctx_run_phased(&setup, &descs, trace)];
+    // The one-shot run, on the agent workload: memory first, then samples alternately.
+    let oneshot_first =
+        (w == Workload::Agent).then(|| counted(|| ctx_run_oneshot(&setup, &descs, trace)));
+    let mut oneshot_samples = Vec::new();
     let reps = ctx_samples_target.max(ref_reps);
     for i in 0..reps {
         if i < ctx_samples_target {
@@ -1276,6 +1323,11 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
             // Every other sample, a run timed phase by phase.
             if i % 2 == 1 {
                 phase_samples.push(ctx_run_phased(&setup, &descs, trace));
+            }
+            if oneshot_first.is_some() {
+                let (r, d) = time(|| ctx_run_oneshot(&setup, &descs, trace));
+                black_box(r.ok());
+                oneshot_samples.push(d);
             }
             if traced {
                 let (r, d) = time(|| ctx_run(&setup, &descs, 0));
@@ -1316,6 +1368,12 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
         read: phase(|p| p.read),
         free: phase(|p| p.free),
     };
+    let oneshot = oneshot_first.map(|(placed, stats)| OneShot {
+        median: median(&mut oneshot_samples),
+        allocations: stats.count,
+        peak: stats.peak,
+        same: placed.ok() == first.as_ref().ok().cloned(),
+    });
     Row {
         workload: w,
         n,
@@ -1331,6 +1389,7 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
         allocations: stats.count,
         phases,
         selected,
+        oneshot,
     }
 }
 
@@ -1422,13 +1481,24 @@ fn print_phases(rows: &[Row]) {
     println!();
     println!("Phase split of the ctxpack runs (C ABI; medians of each phase; push = ctxpack_items_new + ctxpack_items_push_many, run = ctxpack_pipeline_run, read = ctxpack_result_indices copied out, free = ctxpack_result_free + ctxpack_items_free)");
     println!();
-    println!("| workload | N | push | run | read | free | push share |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| workload | N | push | run | read | free | push share | one-shot (run + read + free) | list / one-shot | one-shot allocations | one-shot peak / input |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows.iter().filter(|r| r.ctx_error.is_none()) {
         let p = &r.phases;
         let sum = p.push + p.run + p.read + p.free;
+        let oneshot = match &r.oneshot {
+            Some(o) => format!(
+                "{}{} | {:.2}× | {} | {:.2}×",
+                fmt_time(o.median),
+                if o.same { "" } else { " (OTHER SELECTION)" },
+                r.ctx.as_secs_f64() / o.median.as_secs_f64(),
+                o.allocations,
+                o.peak as f64 / r.input as f64
+            ),
+            None => "— | — | — | —".into(),
+        };
         println!(
-            "| {} {} | {} | {} | {} | {} | {} | {:.0} % |",
+            "| {} {} | {} | {} | {} | {} | {} | {:.0} % | {oneshot} |",
             r.workload.id(),
             r.workload.name(),
             fmt_n(r.n),
