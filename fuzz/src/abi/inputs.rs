@@ -12,10 +12,9 @@ use std::ptr;
 
 use ctxpack::ffi::{
     ctxpack_budget_desc, ctxpack_count_quota_entry, ctxpack_decay_window, ctxpack_excluded_entry,
-    ctxpack_included_entry,
-    ctxpack_item_desc, ctxpack_kind_weight, ctxpack_metadata_entry, ctxpack_pipeline_options,
-    ctxpack_quota_entry, ctxpack_report_summary, ctxpack_reserved_slot, ctxpack_str,
-    ctxpack_tag_weight, ctxpack_variant_desc,
+    ctxpack_included_entry, ctxpack_item_desc, ctxpack_kind_weight, ctxpack_metadata_entry,
+    ctxpack_pipeline_options, ctxpack_quota_entry, ctxpack_report_summary, ctxpack_reserved_slot,
+    ctxpack_run_options, ctxpack_str, ctxpack_tag_weight, ctxpack_variant_desc,
 };
 
 use crate::generate::{self, CONTENTS, KINDS, TRUST_VALUES, WORDS};
@@ -299,6 +298,8 @@ pub fn first_version_size<T: 'static>() -> usize {
         offset_of!(ctxpack_excluded_entry, group)
     } else if t == TypeId::of::<ctxpack_included_entry>() {
         offset_of!(ctxpack_included_entry, form)
+    } else if t == TypeId::of::<ctxpack_run_options>() {
+        offset_of!(ctxpack_run_options, cancel)
     } else {
         size_of::<T>()
     }
