@@ -1183,6 +1183,8 @@ struct Row {
     ctx_error: Option<String>,
     /// Allocations of one complete ctxpack run.
     allocations: usize,
+    /// Allocations of its phases: push, run, read, free (`None` when the run failed).
+    phase_allocations: Option<[usize; 4]>,
     /// Medians of the phases (sampled on their own runs, alternately with the others).
     phases: Phases,
     /// The share of the items and of their tokens that the ctxpack run placed.
@@ -1270,7 +1272,21 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
     let ref_budget = ref_budget(w, &specs);
 
     // Memory, on a separate untimed run (warms up as well).
-    let (first, stats) = counted(|| ctx_run(&setup, &descs, trace));
+    // Allocations per phase: the running count read after each phase.
+    let mut counts = Vec::with_capacity(4);
+    let (first, stats) = counted(|| {
+        ctx_run_marked(&setup, &descs, trace, &mut || {
+            counts.push(COUNT.load(Relaxed));
+        })
+    });
+    let phase_allocations = (counts.len() == 4).then(|| {
+        [
+            counts[0],
+            counts[1] - counts[0],
+            counts[2] - counts[1],
+            counts[3] - counts[2],
+        ]
+    });
     let (ctx_out, t0) = time(|| ctx_run(&setup, &descs, trace));
     let ctx_samples_target = ((o.ctx_budget / t0.as_secs_f64().max(1e-7)) as usize).clamp(5, 2001);
 
@@ -1387,6 +1403,7 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
         untraced: (!untraced_samples.is_empty()).then(|| median(&mut untraced_samples)),
         ctx_error,
         allocations: stats.count,
+        phase_allocations,
         phases,
         selected,
         oneshot,
@@ -1479,10 +1496,10 @@ fn print_row(r: &Row) {
 /// runs (sampled alternately with the complete runs of the row).
 fn print_phases(rows: &[Row]) {
     println!();
-    println!("Phase split of the ctxpack runs (C ABI; medians of each phase; push = ctxpack_items_new + ctxpack_items_push_many, run = ctxpack_pipeline_run, read = ctxpack_result_indices copied out, free = ctxpack_result_free + ctxpack_items_free)");
+    println!("Phase split of the ctxpack runs (C ABI; medians of each phase; push = ctxpack_items_new + ctxpack_items_push_many, run = ctxpack_pipeline_run, read = ctxpack_result_indices and the host's copy of the indices, whose allocation is the phase's one, free = ctxpack_result_free + ctxpack_items_free; allocations counted on the untimed memory run)");
     println!();
-    println!("| workload | N | push | run | read | free | push share | one-shot (run + read + free) | list / one-shot | one-shot allocations | one-shot peak / input |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| workload | N | push | run | read | free | push share | allocations: push / run / read / free | one-shot (run + read + free) | list / one-shot | one-shot allocations | one-shot peak / input |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows.iter().filter(|r| r.ctx_error.is_none()) {
         let p = &r.phases;
         let sum = p.push + p.run + p.read + p.free;
@@ -1497,8 +1514,12 @@ fn print_phases(rows: &[Row]) {
             ),
             None => "— | — | — | —".into(),
         };
+        let allocations = match r.phase_allocations {
+            Some([push, run, read, free]) => format!("{push} / {run} / {read} / {free}"),
+            None => "—".into(),
+        };
         println!(
-            "| {} {} | {} | {} | {} | {} | {} | {:.0} % | {oneshot} |",
+            "| {} {} | {} | {} | {} | {} | {} | {:.0} % | {allocations} | {oneshot} |",
             r.workload.id(),
             r.workload.name(),
             fmt_n(r.n),
