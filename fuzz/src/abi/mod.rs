@@ -1177,18 +1177,20 @@ impl Session<'_> {
                     }
                 }
             }
-            // A summary of the first version's size has no group count: read a whole one.
-            let group_count = if summary.struct_size() >= size_of::<ctxpack_report_summary>() {
-                s.group_count
-            } else {
-                let mut whole: ctxpack_report_summary = std::mem::zeroed();
-                whole.struct_size = size_of::<ctxpack_report_summary>();
-                assert_eq!(
-                    ctxpack_result_report_summary(result, &mut whole, ptr::null_mut()),
-                    CTXPACK_OK
-                );
-                whole.group_count
-            };
+            // A summary of the first version's size has no group or pruned-form count:
+            // read a whole one.
+            let (group_count, pruned_form_count) =
+                if summary.struct_size() >= size_of::<ctxpack_report_summary>() {
+                    (s.group_count, s.pruned_form_count)
+                } else {
+                    let mut whole: ctxpack_report_summary = std::mem::zeroed();
+                    whole.struct_size = size_of::<ctxpack_report_summary>();
+                    assert_eq!(
+                        ctxpack_result_report_summary(result, &mut whole, ptr::null_mut()),
+                        CTXPACK_OK
+                    );
+                    (whole.group_count, whole.pruned_form_count)
+                };
             for i in 0..=group_count {
                 if let Some(g) = self.entry::<ctxpack_group_entry>(i, group_count, |out, err| {
                     ctxpack_result_report_group(result, i, out, err)
@@ -1209,9 +1211,9 @@ impl Session<'_> {
                     );
                 }
             }
-            for i in 0..=s.pruned_form_count {
+            for i in 0..=pruned_form_count {
                 if let Some(p) =
-                    self.entry::<ctxpack_pruned_form>(i, s.pruned_form_count, |out, err| {
+                    self.entry::<ctxpack_pruned_form>(i, pruned_form_count, |out, err| {
                         ctxpack_result_report_pruned_form(result, i, out, err)
                     })
                 {
