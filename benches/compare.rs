@@ -722,11 +722,6 @@ fn ctx_run_marked(
         );
         mark();
         let options = run_options(trace);
-        let options_ptr = if trace == 0 {
-            ptr::null()
-        } else {
-            &options as *const _
-        };
         let mut result = ptr::null_mut();
         let mut error = ptr::null_mut();
         let outcome = pushed.and_then(|()| {
@@ -735,7 +730,7 @@ fn ctx_run_marked(
                     setup.pipeline,
                     items,
                     setup.budget,
-                    options_ptr,
+                    options_ptr(&options),
                     &mut result,
                     &mut error,
                 ),
@@ -761,11 +756,6 @@ fn ctx_run_marked(
 /// descriptors, the indices copied out, `ctxpack_result_free`.
 fn ctx_run_oneshot(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<usize>, String> {
     let options = run_options(trace);
-    let options_ptr = if trace == 0 {
-        ptr::null()
-    } else {
-        &options as *const _
-    };
     let mut result = ptr::null_mut();
     let mut error = ptr::null_mut();
     // SAFETY: live handles, a descriptor array valid for its length.
@@ -776,7 +766,7 @@ fn ctx_run_oneshot(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<us
                 descs.descs.as_ptr(),
                 descs.descs.len(),
                 setup.budget,
-                options_ptr,
+                options_ptr(&options),
                 &mut result,
                 &mut error,
             ),
@@ -788,16 +778,21 @@ fn ctx_run_oneshot(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<us
     }
 }
 
-/// Run options with `trace` as the trace detail.
-fn run_options(trace: i32) -> ctxpack_run_options {
-    ctxpack_run_options {
+/// Run options with `trace` as the trace detail; none (NULL options) when `trace` is 0.
+fn run_options(trace: i32) -> Option<ctxpack_run_options> {
+    (trace != 0).then_some(ctxpack_run_options {
         struct_size: std::mem::size_of::<ctxpack_run_options>(),
         on_overflow: None,
         overflow_user_data: ptr::null_mut(),
         trace_detail: trace,
         reserved: [0; 4],
         cancel: ptr::null(),
-    }
+    })
+}
+
+/// The options argument of a run: NULL for none.
+fn options_ptr(options: &Option<ctxpack_run_options>) -> *const ctxpack_run_options {
+    options.as_ref().map_or(ptr::null(), |o| o as *const _)
 }
 
 /// The placed indices of a live result, copied out.

@@ -1,6 +1,7 @@
 //! The pipeline handle and the run.
 
 use std::ffi::c_void;
+use std::ops::Deref;
 use std::ptr;
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ use crate::ffi::slicer::ctxpack_slicer;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::model::{ContextBudget, ContextItem};
-use crate::pipeline::{Pipeline, RunOptions, Selection};
+use crate::pipeline::{Pipeline, RunOptions};
 use crate::CancelToken;
 
 /// A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
@@ -204,10 +205,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
         let items = snapshot(items, "items")?;
         let budget = handles::retain(budget, "budget")?;
         let setup = RunSetup::read(options, "options")?;
-        let selection = select(&pipeline, &items, &budget, &setup)?;
-        let traced_items = selection.report.is_some().then(|| items.clone());
-        let context = RunContext::of(&pipeline, &budget);
-        Ok(ResultData::new(selection, traced_items, context))
+        run_to_result(&pipeline, &budget, &setup, items)
     })
 }
 
@@ -250,26 +248,35 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
         let budget = handles::retain(budget, "budget")?;
         let setup = RunSetup::read(options, "options")?;
         let items = items_from_descs(descs, count)?;
-        let selection = select(&pipeline, &items, &budget, &setup)?;
         // Only a traced result describes the items; an untraced one drops them here.
-        let traced_items = selection.report.is_some().then(|| Arc::new(items));
-        let context = RunContext::of(&pipeline, &budget);
-        Ok(ResultData::new(selection, traced_items, context))
+        run_to_result(&pipeline, &budget, &setup, items)
     })
 }
 
-/// The selection of one run with the caller's options (cancellable when they carry a
-/// token).
-fn select(
+/// Runs `pipeline` over `items` with the caller's options (cancellable when they carry a
+/// token) and makes the result: a traced one keeps the items (a list's snapshot is
+/// shared, a one-shot run's copies are moved), an untraced one drops them.
+fn run_to_result<I>(
     pipeline: &Pipeline,
-    items: &[ContextItem],
     budget: &ContextBudget,
     setup: &RunSetup,
-) -> FfiResult<Selection> {
-    Ok(match setup.cancel() {
-        None => pipeline.run_with(items, budget, &setup.options())?,
-        Some(token) => pipeline.run_cancellable(items, budget, &setup.options(), token)?,
-    })
+    items: I,
+) -> FfiResult<ResultData>
+where
+    I: Deref + Into<Arc<Vec<ContextItem>>>,
+    I::Target: AsRef<[ContextItem]>,
+{
+    let list = (*items).as_ref();
+    let selection = match setup.cancel() {
+        None => pipeline.run_with(list, budget, &setup.options())?,
+        Some(token) => pipeline.run_cancellable(list, budget, &setup.options(), token)?,
+    };
+    let traced_items = selection.report.is_some().then(|| items.into());
+    Ok(ResultData::new(
+        selection,
+        traced_items,
+        RunContext::of(pipeline, budget),
+    ))
 }
 
 /// The caller's overflow callback adapted for the core.
