@@ -462,6 +462,12 @@ macro_rules! versioned_output {
 const EXCLUDED_ENTRY_V1_SIZE: usize = std::mem::offset_of!(ctxpack_excluded_entry, group);
 /// `sizeof` the first version of `ctxpack_included_entry`, which ended at `reason`.
 const INCLUDED_ENTRY_V1_SIZE: usize = std::mem::offset_of!(ctxpack_included_entry, form);
+/// Where the variant fields of `ctxpack_included_entry` end (`cause` is the last).
+const INCLUDED_ENTRY_VARIANT_END: usize =
+    std::mem::offset_of!(ctxpack_included_entry, cause) + std::mem::size_of::<i32>();
+/// Where the group fields of `ctxpack_excluded_entry` end (`member_reason` is the last).
+const EXCLUDED_ENTRY_GROUP_END: usize = std::mem::offset_of!(ctxpack_excluded_entry, member_reason)
+    + std::mem::size_of::<ctxpack_str>();
 versioned_output!(
     ctxpack_report_summary: std::mem::offset_of!(ctxpack_report_summary, group_count),
     ctxpack_included_entry: INCLUDED_ENTRY_V1_SIZE,
@@ -565,7 +571,8 @@ pub unsafe extern "C" fn ctxpack_group_entry_init(
 
 /// The C view of an included entry, for a caller whose `ctxpack_included_entry` has
 /// `struct_size` `size`: a caller whose struct predates the variant fields (it ends at
-/// `reason`) reads a downgraded item as SCORED, a value its header knows.
+/// `reason`), or does not hold all of them, reads a downgraded item as SCORED, a value
+/// its header knows.
 fn included_entry(e: &IncludedItem, size: usize) -> ctxpack_included_entry {
     let mut entry = ctxpack_included_entry {
         struct_size: std::mem::size_of::<ctxpack_included_entry>(),
@@ -586,7 +593,7 @@ fn included_entry(e: &IncludedItem, size: usize) -> ctxpack_included_entry {
         cause,
     } = e.reason
     {
-        if size <= INCLUDED_ENTRY_V1_SIZE {
+        if size < INCLUDED_ENTRY_VARIANT_END {
             entry.reason = ctxpack_inclusion_reason::Scored as i32;
         }
         entry.form = form;
@@ -666,11 +673,11 @@ fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack
 }
 
 /// An excluded entry as a caller with a `struct_size` of `size` can read it: a caller
-/// whose struct predates the group fields (it ends before `group`) receives a group
-/// exclusion as UNKNOWN named "GroupExcluded", the value that version documents for
-/// reasons it cannot name.
+/// whose struct predates the group fields (it ends before `group`), or does not hold all
+/// of them, receives a group exclusion as UNKNOWN named "GroupExcluded", the value that
+/// version documents for reasons it cannot name.
 fn for_caller_size(mut e: ctxpack_excluded_entry, size: usize) -> ctxpack_excluded_entry {
-    if size <= EXCLUDED_ENTRY_V1_SIZE && e.reason == ctxpack_exclusion_reason::GroupExcluded as i32
+    if size < EXCLUDED_ENTRY_GROUP_END && e.reason == ctxpack_exclusion_reason::GroupExcluded as i32
     {
         e.reason = ctxpack_exclusion_reason::Unknown as i32;
     }
@@ -1126,6 +1133,9 @@ mod tests {
         );
         let old = for_caller_size(entry, EXCLUDED_ENTRY_V1_SIZE);
         assert_eq!(old.reason, ctxpack_exclusion_reason::Unknown as i32);
+        // A struct_size between the two versions holds only some group fields.
+        let partial = for_caller_size(entry, EXCLUDED_ENTRY_V1_SIZE + 8);
+        assert_eq!(partial.reason, ctxpack_exclusion_reason::Unknown as i32);
         // SAFETY: a static C string of `len` bytes and its NUL.
         let name =
             unsafe { std::slice::from_raw_parts(old.name.ptr.cast::<u8>(), old.name.len + 1) };
@@ -1191,6 +1201,9 @@ mod tests {
         assert_eq!(full.cause, ctxpack_downgrade_cause::BudgetExceeded as i32);
         let old = included_entry(&report.included[0], INCLUDED_ENTRY_V1_SIZE);
         assert_eq!(old.reason, ctxpack_inclusion_reason::Scored as i32);
+        // A struct_size between the two versions holds only some variant fields.
+        let partial = included_entry(&report.included[0], INCLUDED_ENTRY_V1_SIZE + 8);
+        assert_eq!(partial.reason, ctxpack_inclusion_reason::Scored as i32);
         let plain = included_entry(
             &report.included[1],
             std::mem::size_of::<ctxpack_included_entry>(),
