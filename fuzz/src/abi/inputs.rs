@@ -305,6 +305,13 @@ pub fn first_version_size<T: 'static>() -> usize {
     }
 }
 
+/// Whether the library must accept `struct_size` for a struct whose first version is
+/// `first` bytes: at least that, at most the sanity bound 4096, and a multiple of 8 (the
+/// alignment of every versioned struct: no `sizeof` ends inside a pointer field).
+pub fn struct_size_is_valid(struct_size: usize, first: usize) -> bool {
+    (first..=4096).contains(&struct_size) && struct_size % 8 == 0
+}
+
 /// A struct that starts with `size_t struct_size`, laid out as a caller compiled against
 /// some header version would: in a buffer of `struct_size` bytes (when that is sane), the
 /// library's fields first.
@@ -407,9 +414,10 @@ impl VersionedBuf {
     }
 
     /// Whether the library must accept this struct size (input or output): from the
-    /// struct's first version's size up to the sanity bound.
+    /// struct's first version's size up to the sanity bound, a multiple of 8 (the
+    /// structs' alignment).
     pub fn size_is_valid(&self) -> bool {
-        self.struct_size >= self.first && self.struct_size <= 4096
+        struct_size_is_valid(self.struct_size, self.first)
     }
 
     /// The struct as the library left it (meaningful after a successful call with a

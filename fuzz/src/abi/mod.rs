@@ -36,7 +36,9 @@ use ctxpack_status::*;
 use crate::generate::{MAX_FUZZ_TABLE_BYTES, WORDS};
 use crate::reader::ByteReader;
 use callbacks::{OverflowSeen, Script, Target, LIVE};
-use inputs::{first_version_size, flag_byte, reserved_bytes, Arena, VersionedBuf};
+use inputs::{
+    first_version_size, flag_byte, reserved_bytes, struct_size_is_valid, Arena, VersionedBuf,
+};
 
 /// Most calls per input.
 const MAX_STEPS: usize = 48;
@@ -1463,7 +1465,7 @@ impl Session<'_> {
         }
         let status = init(buf.as_mut_ptr().cast(), size);
         let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
-        if size < first || size > 4096 {
+        if !struct_size_is_valid(size, first) {
             assert_eq!(status, CTXPACK_INVALID_ARGUMENT, "init with size {size}");
             assert!(bytes.iter().all(|&b| b == 0xAB), "a refused init wrote");
             return;
