@@ -1470,7 +1470,7 @@ ctxpack_status ctxpack_result_timestamp_coverage(const struct ctxpack_result *re
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_kind_quota_utilization) == size`: every byte
 // zero and `struct_size = size`. Then pass it to `ctxpack_quota_utilization_entry`. (C and C++ can write
 // `ctxpack_kind_quota_utilization x = CTXPACK_KIND_QUOTA_UTILIZATION_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_kind_quota_utilization_init(struct ctxpack_kind_quota_utilization *out, size_t size);
 
 // Report helper (spec 07 §7): how fully each quota constraint of the run's slicer is
@@ -1494,7 +1494,7 @@ void ctxpack_quota_utilization_free(struct ctxpack_quota_utilization *utilizatio
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_budget_desc) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_budget_desc x = CTXPACK_BUDGET_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_budget_desc_init(struct ctxpack_budget_desc *out, size_t size);
 
 // Creates a budget from a descriptor. Every rule is checked (status
@@ -1525,7 +1525,7 @@ void ctxpack_cancel_token_free(struct ctxpack_cancel_token *token);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_chat_options) == size`:
 // every byte zero (the defaults) and `struct_size = size`. Fill in the fields after it. (C
 // and C++ can write `ctxpack_chat_options x = CTXPACK_CHAT_OPTIONS_INIT;` instead.)
-// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_chat_options_init(struct ctxpack_chat_options *out, size_t size);
 
 // Trims a chat request body to `budget` with `pipeline` (any pipeline: a preset from
@@ -1625,13 +1625,13 @@ void ctxpack_chat_result_free(struct ctxpack_chat_result *result);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_variant_desc) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_variant_desc x = CTXPACK_VARIANT_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_variant_desc_init(struct ctxpack_variant_desc *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_item_desc_init(struct ctxpack_item_desc *out, size_t size);
 
 // Creates an empty item list.
@@ -1682,13 +1682,13 @@ void ctxpack_scorer_registry_free(struct ctxpack_scorer_registry *registry);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_json_read_options) ==
 // size`: every byte zero and `struct_size = size`. Fill in the fields after it. (C and C++
 // can write `ctxpack_json_read_options x = CTXPACK_JSON_READ_OPTIONS_INIT;` instead.)
-// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_json_read_options_init(struct ctxpack_json_read_options *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_json_warning) == size`:
 // every byte zero and `struct_size = size`. (C and C++ can write
 // `ctxpack_json_warning x = CTXPACK_JSON_WARNING_INIT;` instead.)
-// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_json_warning_init(struct ctxpack_json_warning *out, size_t size);
 
 // The number of warnings.
@@ -1728,13 +1728,13 @@ ctxpack_status ctxpack_budget_json(const struct ctxpack_budget *budget, uint8_t 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_pipeline_options) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_pipeline_options x = CTXPACK_PIPELINE_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_pipeline_options_init(struct ctxpack_pipeline_options *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_run_options) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_run_options x = CTXPACK_RUN_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_run_options_init(struct ctxpack_run_options *out, size_t size);
 
 // Creates a pipeline. It keeps its own references to the components, so the caller may
@@ -1851,13 +1851,13 @@ void ctxpack_string_free(struct ctxpack_string *string);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_prefix_options) == size`:
 // every byte zero and `struct_size = size`. (C and C++ can write
 // `ctxpack_prefix_options x = CTXPACK_PREFIX_OPTIONS_INIT;` instead.)
-// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_prefix_options_init(struct ctxpack_prefix_options *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_prefix_reuse) == size`:
 // every byte zero and `struct_size = size`. (C and C++ can write
 // `ctxpack_prefix_reuse x = CTXPACK_PREFIX_REUSE_INIT;` instead.)
-// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_prefix_reuse_init(struct ctxpack_prefix_reuse *out, size_t size);
 
 // Runs the pipeline with a prefix state (`docs/prefix-cache.md`): as
@@ -1911,43 +1911,43 @@ void ctxpack_prefix_state_free(struct ctxpack_prefix_state *state);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_report_summary) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_report_summary x = CTXPACK_REPORT_SUMMARY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_report_summary_init(struct ctxpack_report_summary *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_included_entry) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_included_entry x = CTXPACK_INCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_included_entry_init(struct ctxpack_included_entry *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_excluded_entry) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_excluded_entry x = CTXPACK_EXCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_excluded_entry_init(struct ctxpack_excluded_entry *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_trace_event) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_trace_event x = CTXPACK_TRACE_EVENT_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_trace_event_init(struct ctxpack_trace_event *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_shortfall) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_shortfall x = CTXPACK_SHORTFALL_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_shortfall_init(struct ctxpack_shortfall *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_pruned_form) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_pruned_form x = CTXPACK_PRUNED_FORM_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_pruned_form_init(struct ctxpack_pruned_form *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_group_entry) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_group_entry x = CTXPACK_GROUP_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_group_entry_init(struct ctxpack_group_entry *out, size_t size);
 
 // The selected items as positions in the caller's item list, in placed order.
@@ -2027,7 +2027,7 @@ void ctxpack_result_free(struct ctxpack_result *result);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_decay_config) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_decay_config x = CTXPACK_DECAY_CONFIG_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_decay_config_init(struct ctxpack_decay_config *out, size_t size);
 
 // KindScorer with the default weights (SystemPrompt 1.0, Memory 0.8, ToolOutput 0.6,

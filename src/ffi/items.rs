@@ -181,7 +181,7 @@ unsafe impl Versioned for ctxpack_variant_desc {
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_variant_desc) == size`: every byte
 /// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 /// `ctxpack_variant_desc x = CTXPACK_VARIANT_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_variant_desc_init(
     out: *mut ctxpack_variant_desc,
@@ -194,7 +194,7 @@ pub unsafe extern "C" fn ctxpack_variant_desc_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
 /// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 /// `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_item_desc_init(
     out: *mut ctxpack_item_desc,

@@ -114,7 +114,7 @@ unsafe impl Versioned for ctxpack_run_options {
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_pipeline_options) == size`: every byte
 /// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 /// `ctxpack_pipeline_options x = CTXPACK_PIPELINE_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_options_init(
     out: *mut ctxpack_pipeline_options,
@@ -127,7 +127,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_options_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_run_options) == size`: every byte
 /// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 /// `ctxpack_run_options x = CTXPACK_RUN_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_run_options_init(
     out: *mut ctxpack_run_options,

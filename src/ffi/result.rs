@@ -481,7 +481,7 @@ versioned_output!(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_report_summary) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_report_summary x = CTXPACK_REPORT_SUMMARY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_report_summary_init(
     out: *mut ctxpack_report_summary,
@@ -494,7 +494,7 @@ pub unsafe extern "C" fn ctxpack_report_summary_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_included_entry) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_included_entry x = CTXPACK_INCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_included_entry_init(
     out: *mut ctxpack_included_entry,
@@ -507,7 +507,7 @@ pub unsafe extern "C" fn ctxpack_included_entry_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_excluded_entry) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_excluded_entry x = CTXPACK_EXCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_excluded_entry_init(
     out: *mut ctxpack_excluded_entry,
@@ -520,7 +520,7 @@ pub unsafe extern "C" fn ctxpack_excluded_entry_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_trace_event) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_trace_event x = CTXPACK_TRACE_EVENT_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_trace_event_init(
     out: *mut ctxpack_trace_event,
@@ -533,7 +533,7 @@ pub unsafe extern "C" fn ctxpack_trace_event_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_shortfall) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_shortfall x = CTXPACK_SHORTFALL_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_shortfall_init(
     out: *mut ctxpack_shortfall,
@@ -546,7 +546,7 @@ pub unsafe extern "C" fn ctxpack_shortfall_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_pruned_form) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_pruned_form x = CTXPACK_PRUNED_FORM_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pruned_form_init(
     out: *mut ctxpack_pruned_form,
@@ -559,7 +559,7 @@ pub unsafe extern "C" fn ctxpack_pruned_form_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_group_entry) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_group_entry x = CTXPACK_GROUP_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_group_entry_init(
     out: *mut ctxpack_group_entry,
