@@ -4,6 +4,8 @@
 //! cargo bench --bench compare                      # the full table (docs/performance.md)
 //! cargo bench --bench compare -- --sizes 100,1000  # fewer sizes
 //! cargo bench --bench compare -- --workloads 1,3b  # some workloads only
+//! cargo bench --bench compare -- --workloads 0     # the agent workload (issue 16's
+//!                                                  # inputs), up to N = 1 000 000
 //! cargo bench --bench compare -- --workloads 6 --sizes 10000,100000
 //!                                                  # item groups: grouped chat vs plain chat
 //! cargo bench --bench compare -- --workloads 7 --sizes 10000
@@ -32,6 +34,10 @@
 //! not inflated by other processes on a busy one. A reference run whose estimate (its time
 //! at the previous size, scaled quadratically) exceeds `--ref-limit` seconds (default 60)
 //! is skipped, with a note.
+//!
+//! Every ctxpack row also gets a phase split (push, run, read, free; medians of runs timed
+//! phase by phase, sampled alternately with the complete runs) and the number of
+//! allocations of one complete run.
 //!
 //! Memory: a counting global allocator. "Peak extra" is the highest heap level during one
 //! complete ctxpack run above the level before it; "input" is the caller's own data: the
@@ -305,6 +311,64 @@ fn quota_items(n: usize, seed: u64) -> Vec<Spec> {
     items
 }
 
+/// The eight tags of the agent workload, with the weights its tag scorer gives them.
+const AGENT_TAGS: [(&str, f64); 8] = [
+    ("user-pref", 1.0),
+    ("plan", 0.9),
+    ("bug", 0.8),
+    ("code", 0.6),
+    ("api", 0.5),
+    ("test", 0.4),
+    ("docs", 0.3),
+    ("deploy", 0.2),
+];
+
+/// Agent: the inputs of issue 16's independent benchmark. Every item has 1–3 distinct tags
+/// out of [`AGENT_TAGS`], a kind out of five (Message 45 %, ToolOutput 25 %, Document 13 %,
+/// Memory 12 %, SystemPrompt 5 %), a priority 0–9, a future-relevance hint in [0, 1) and a
+/// timestamp in whole seconds (0–2 s after the previous item's, so about a third of the
+/// neighbours share a second).
+fn agent_items(n: usize, seed: u64) -> Vec<Spec> {
+    let mut rng = Rng::new(seed);
+    let kinds = [
+        ("Message", 0.45),
+        ("ToolOutput", 0.25),
+        ("Document", 0.13),
+        ("Memory", 0.12),
+        ("SystemPrompt", 0.05),
+    ];
+    let mut second = T0 / SECOND;
+    (0..n)
+        .map(|i| {
+            let (content, tokens) = text(&mut rng, "turn", i);
+            let kind = pick_kind(&mut rng, &kinds);
+            let mut tags: Vec<String> = Vec::with_capacity(3);
+            let tag_count = 1 + rng.below(3);
+            while tags.len() < tag_count {
+                let tag = AGENT_TAGS[rng.below(AGENT_TAGS.len())].0;
+                if !tags.iter().any(|t| t == tag) {
+                    tags.push(tag.to_string());
+                }
+            }
+            second += rng.below(3) as i64;
+            Spec {
+                content,
+                tokens,
+                kind,
+                source: match kind {
+                    "ToolOutput" => "Tool",
+                    "Document" => "Rag",
+                    _ => "Chat",
+                },
+                priority: Some(rng.below(10) as i64),
+                tags,
+                timestamp: Some(second * SECOND),
+                hint: Some(rng.unit()),
+            }
+        })
+        .collect()
+}
+
 /// The caller's descriptor array (pointing into the specs) and its byte count.
 struct Descs {
     descs: Vec<ctxpack_item_desc>,
@@ -379,6 +443,9 @@ fn descriptors(specs: &[Spec]) -> Descs {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Workload {
+    /// Issue 16's realistic inputs ([`agent_items`]): composite recency 2 + priority 1 +
+    /// kind 1 + tag 1 + reflexive 1, greedy, chronological; target half the tokens.
+    Agent,
     /// Composite recency 3 + kind 1, greedy, chronological.
     Chat,
     /// Reflexive 3 + kind 1 + frequency 1 over tagged items, greedy, u-shaped.
@@ -395,6 +462,7 @@ enum Workload {
 impl Workload {
     fn id(self) -> &'static str {
         match self {
+            Workload::Agent => "0",
             Workload::Chat => "1",
             Workload::Rag => "2",
             Workload::Knapsack(100) => "3",
@@ -405,6 +473,7 @@ impl Workload {
     }
     fn name(self) -> &'static str {
         match self {
+            Workload::Agent => "agent",
             Workload::Chat => "chat",
             Workload::Rag => "rag",
             Workload::Knapsack(100) => "knapsack q=100",
@@ -416,6 +485,7 @@ impl Workload {
     fn items(self, n: usize) -> Vec<Spec> {
         let seed = 0xC0FFEE ^ n as u64;
         match self {
+            Workload::Agent => agent_items(n, seed),
             Workload::Chat | Workload::ChatTraced => chat_items(n, seed, false),
             Workload::Rag => rag_items(n, seed),
             Workload::Knapsack(_) => chat_items(n, seed, true),
@@ -434,6 +504,19 @@ const QUOTAS: [(&str, f64, f64); 3] = [
 fn budget_numbers(specs: &[Spec]) -> (i64, i64) {
     let total: i64 = specs.iter().map(|s| s.tokens).sum();
     (total / 4, total / 5)
+}
+
+impl Workload {
+    /// The budget's `(max, target)` for this workload's items: the agent workload targets
+    /// half the total tokens (max 60 %), the others [`budget_numbers`].
+    fn budget(self, specs: &[Spec]) -> (i64, i64) {
+        if self == Workload::Agent {
+            let total: i64 = specs.iter().map(|s| s.tokens).sum();
+            (total / 10 * 6, total / 2)
+        } else {
+            budget_numbers(specs)
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -499,6 +582,28 @@ fn ctx_setup(w: Workload, specs: &[Spec]) -> CtxSetup {
         let kind = || make(|o, e| ctxpack_scorer_new_kind(o, e));
         let greedy = || make(|o, e| ctxpack_slicer_new_greedy(o, e));
         let (scorer, slicer, placer) = match w {
+            Workload::Agent => {
+                let weights: Vec<ctxpack_tag_weight> = AGENT_TAGS
+                    .iter()
+                    .map(|&(tag, weight)| ctxpack_tag_weight {
+                        tag: cstr(tag),
+                        weight,
+                    })
+                    .collect();
+                let tag =
+                    make(|o, e| ctxpack_scorer_new_tag(weights.as_ptr(), weights.len(), o, e));
+                (
+                    composite(&[
+                        (recency(), 2.0),
+                        (make(|o, e| ctxpack_scorer_new_priority(o, e)), 1.0),
+                        (kind(), 1.0),
+                        (tag, 1.0),
+                        (make(|o, e| ctxpack_scorer_new_reflexive(o, e)), 1.0),
+                    ]),
+                    greedy(),
+                    make(|o, e| ctxpack_placer_new_chronological(o, e)),
+                )
+            }
             Workload::Chat | Workload::ChatTraced => (
                 composite(&[(recency(), 3.0), (kind(), 1.0)]),
                 greedy(),
@@ -546,7 +651,7 @@ fn ctx_setup(w: Workload, specs: &[Spec]) -> CtxSetup {
         ctxpack_scorer_free(scorer);
         ctxpack_slicer_free(slicer);
         ctxpack_placer_free(placer);
-        let (max, target) = budget_numbers(specs);
+        let (max, target) = w.budget(specs);
         let desc = ctxpack_budget_desc {
             struct_size: std::mem::size_of::<ctxpack_budget_desc>(),
             max_tokens: max,
@@ -563,6 +668,50 @@ fn ctx_setup(w: Workload, specs: &[Spec]) -> CtxSetup {
 
 /// One complete ctxpack run as a C host does it; the selected indices or the error.
 fn ctx_run(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<usize>, String> {
+    ctx_run_marked(setup, descs, trace, &mut || {})
+}
+
+/// The times of a run's phases, for the phase split: `push` is `ctxpack_items_new` and
+/// `ctxpack_items_push_many`, `run` is `ctxpack_pipeline_run`, `read` copies the indices
+/// out, `free` is `ctxpack_result_free` and `ctxpack_items_free`.
+#[derive(Debug, Clone, Copy, Default)]
+struct Phases {
+    push: Duration,
+    run: Duration,
+    read: Duration,
+    free: Duration,
+}
+
+/// [`ctx_run`], timing each phase (the clock is read five times, so the total of the
+/// phases is a little above an unmarked run's).
+fn ctx_run_phased(setup: &CtxSetup, descs: &Descs, trace: i32) -> Phases {
+    let mut marks = [0u64; 5];
+    let mut next = 1;
+    marks[0] = clock_ns();
+    black_box(
+        ctx_run_marked(setup, descs, trace, &mut || {
+            marks[next] = clock_ns();
+            next += 1;
+        })
+        .ok(),
+    );
+    let span = |a: usize| Duration::from_nanos(marks[a + 1].saturating_sub(marks[a]));
+    Phases {
+        push: span(0),
+        run: span(1),
+        read: span(2),
+        free: span(3),
+    }
+}
+
+/// [`ctx_run`], calling `mark` after each phase (push, run, read, free); a failed push or
+/// run skips the later phases' marks.
+fn ctx_run_marked(
+    setup: &CtxSetup,
+    descs: &Descs,
+    trace: i32,
+    mark: &mut impl FnMut(),
+) -> Result<Vec<usize>, String> {
     // SAFETY (whole body): handles are live, arrays valid for their lengths.
     unsafe {
         let items = make(|o, e| ctxpack_items_new(o, e));
@@ -571,19 +720,8 @@ fn ctx_run(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<usize>, St
             ctxpack_items_push_many(items, descs.descs.as_ptr(), descs.descs.len(), &mut error),
             error,
         );
-        let options = ctxpack_run_options {
-            struct_size: std::mem::size_of::<ctxpack_run_options>(),
-            on_overflow: None,
-            overflow_user_data: ptr::null_mut(),
-            trace_detail: trace,
-            reserved: [0; 4],
-            cancel: ptr::null(),
-        };
-        let options_ptr = if trace == 0 {
-            ptr::null()
-        } else {
-            &options as *const _
-        };
+        mark();
+        let options = run_options(trace);
         let mut result = ptr::null_mut();
         let mut error = ptr::null_mut();
         let outcome = pushed.and_then(|()| {
@@ -592,7 +730,7 @@ fn ctx_run(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<usize>, St
                     setup.pipeline,
                     items,
                     setup.budget,
-                    options_ptr,
+                    options_ptr(&options),
                     &mut result,
                     &mut error,
                 ),
@@ -600,18 +738,77 @@ fn ctx_run(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<usize>, St
             )
         });
         let selection = outcome.map(|()| {
-            let (mut p, mut len) = (ptr::null(), 0usize);
-            ok(
-                ctxpack_result_indices(result, &mut p, &mut len),
-                ptr::null_mut(),
-            )
-            .expect("indices");
-            let indices = std::slice::from_raw_parts(p, len).to_vec();
+            mark();
+            let indices = read_indices(result);
+            mark();
             ctxpack_result_free(result);
             indices
         });
         ctxpack_items_free(items);
+        if selection.is_ok() {
+            mark();
+        }
         selection
+    }
+}
+
+/// One complete one-shot run as a C host does it: `ctxpack_pipeline_run_descs` over the
+/// descriptors, the indices copied out, `ctxpack_result_free`.
+fn ctx_run_oneshot(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<usize>, String> {
+    let options = run_options(trace);
+    let mut result = ptr::null_mut();
+    let mut error = ptr::null_mut();
+    // SAFETY: live handles, a descriptor array valid for its length.
+    unsafe {
+        ok(
+            ctxpack_pipeline_run_descs(
+                setup.pipeline,
+                descs.descs.as_ptr(),
+                descs.descs.len(),
+                setup.budget,
+                options_ptr(&options),
+                &mut result,
+                &mut error,
+            ),
+            error,
+        )?;
+        let indices = read_indices(result);
+        ctxpack_result_free(result);
+        Ok(indices)
+    }
+}
+
+/// Run options with `trace` as the trace detail; none (NULL options) when `trace` is 0.
+fn run_options(trace: i32) -> Option<ctxpack_run_options> {
+    (trace != 0).then_some(ctxpack_run_options {
+        struct_size: std::mem::size_of::<ctxpack_run_options>(),
+        on_overflow: None,
+        overflow_user_data: ptr::null_mut(),
+        trace_detail: trace,
+        reserved: [0; 4],
+        cancel: ptr::null(),
+    })
+}
+
+/// The options argument of a run: NULL for none.
+fn options_ptr(options: &Option<ctxpack_run_options>) -> *const ctxpack_run_options {
+    options.as_ref().map_or(ptr::null(), |o| o as *const _)
+}
+
+/// The placed indices of a live result, copied out.
+///
+/// # Safety
+/// `result` is a live result handle.
+unsafe fn read_indices(result: *const ctxpack_result) -> Vec<usize> {
+    let (mut p, mut len) = (ptr::null(), 0usize);
+    // SAFETY: a live handle and writable out-parameters; the array lives as long as it.
+    unsafe {
+        ok(
+            ctxpack_result_indices(result, &mut p, &mut len),
+            ptr::null_mut(),
+        )
+        .expect("indices");
+        std::slice::from_raw_parts(p, len).to_vec()
     }
 }
 
@@ -631,6 +828,28 @@ fn ref_pipeline(w: Workload) -> cupel::Pipeline {
         ])
     };
     let (scorer, slicer, placer): (Box<dyn Scorer>, Box<dyn Slicer>, Box<dyn Placer>) = match w {
+        Workload::Agent => (
+            composite(vec![
+                (Box::new(RecencyScorer), 2.0),
+                (Box::new(PriorityScorer), 1.0),
+                (Box::new(KindScorer::with_default_weights()), 1.0),
+                (
+                    Box::new(
+                        TagScorer::new(
+                            AGENT_TAGS
+                                .iter()
+                                .map(|&(tag, weight)| (tag.to_string(), weight))
+                                .collect(),
+                        )
+                        .expect("tag scorer"),
+                    ),
+                    1.0,
+                ),
+                (Box::new(ReflexiveScorer), 1.0),
+            ]),
+            Box::new(GreedySlice),
+            Box::new(ChronologicalPlacer),
+        ),
         Workload::Chat | Workload::ChatTraced => {
             (chat(), Box::new(GreedySlice), Box::new(ChronologicalPlacer))
         }
@@ -671,8 +890,8 @@ fn ref_pipeline(w: Workload) -> cupel::Pipeline {
         .expect("reference pipeline")
 }
 
-fn ref_budget(specs: &[Spec]) -> cupel::ContextBudget {
-    let (max, target) = budget_numbers(specs);
+fn ref_budget(w: Workload, specs: &[Spec]) -> cupel::ContextBudget {
+    let (max, target) = w.budget(specs);
     cupel::ContextBudget::new(max, target, 0, HashMap::new(), 0.0).expect("budget")
 }
 
@@ -755,6 +974,16 @@ fn thread_cpu_ns() -> u64 {
 /// Which clock the samples use (see `--wall`).
 static WALL: AtomicBool = AtomicBool::new(false);
 
+/// The clock the samples use, in nanoseconds: thread CPU time, or with `--wall`
+/// nanoseconds since the first call.
+fn clock_ns() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    if WALL.load(Relaxed) {
+        return START.get_or_init(Instant::now).elapsed().as_nanos() as u64;
+    }
+    thread_cpu_ns()
+}
+
 /// Times one call: thread CPU time by default (stable on a shared machine; equal to
 /// wall time for this single-threaded work when the machine is idle), or wall time.
 fn time<R>(f: impl FnOnce() -> R) -> (R, Duration) {
@@ -828,6 +1057,9 @@ fn fmt_bytes(b: usize) -> String {
 
 struct Options {
     sizes: Vec<usize>,
+    /// The agent workload also runs at N = 1 000 000 (ctxpack only), unless `--sizes`
+    /// chose the sizes.
+    agent_million: bool,
     workloads: Vec<Workload>,
     /// Workload 6: the grouped chat rows (Rust API, grouped against plain).
     groups: bool,
@@ -842,10 +1074,23 @@ struct Options {
     profile: Option<f64>,
 }
 
+impl Options {
+    /// The sizes `w` runs at.
+    fn sizes_for(&self, w: Workload) -> Vec<usize> {
+        let mut sizes = self.sizes.clone();
+        if w == Workload::Agent && self.agent_million {
+            sizes.push(1_000_000);
+        }
+        sizes
+    }
+}
+
 fn parse_options() -> Options {
     let mut o = Options {
         sizes: vec![100, 1_000, 10_000, 100_000],
+        agent_million: true,
         workloads: vec![
+            Workload::Agent,
             Workload::Chat,
             Workload::Rag,
             Workload::Knapsack(100),
@@ -871,6 +1116,7 @@ fn parse_options() -> Options {
                     .split(',')
                     .map(|s| s.trim().parse().expect("size"))
                     .collect();
+                o.agent_million = false;
                 i += 1;
             }
             "--workloads" => {
@@ -881,6 +1127,7 @@ fn parse_options() -> Options {
                     .split(',')
                     .filter(|s| !matches!(s.trim(), "6" | "7"))
                     .map(|s| match s.trim() {
+                        "0" => Workload::Agent,
                         "1" => Workload::Chat,
                         "2" => Workload::Rag,
                         "3" => Workload::Knapsack(100),
@@ -929,6 +1176,26 @@ struct Row {
     /// Workload 5: the untraced median measured alongside.
     untraced: Option<Duration>,
     ctx_error: Option<String>,
+    /// Allocations of one complete ctxpack run.
+    allocations: usize,
+    /// Allocations of its phases: push, run, read, free (`None` when the run failed).
+    phase_allocations: Option<[usize; 4]>,
+    /// Medians of the phases (sampled on their own runs, alternately with the others).
+    phases: Phases,
+    /// The share of the items and of their tokens that the ctxpack run placed.
+    selected: Option<(f64, f64)>,
+    /// The agent workload: the one-shot run (`ctxpack_pipeline_run_descs`).
+    oneshot: Option<OneShot>,
+}
+
+/// The one-shot run of a row, measured alongside the list runs.
+struct OneShot {
+    /// Median of run + read + free.
+    median: Duration,
+    allocations: usize,
+    peak: usize,
+    /// Whether it placed what the list run placed.
+    same: bool,
 }
 
 enum RefOutcome {
@@ -939,9 +1206,10 @@ enum RefOutcome {
 
 /// Compares ctxpack's placed indices with the reference's placed contents (contents are unique in
 /// every workload). The reference crate places the sliced items in its slicer's output order before
-/// the placer runs, and the chronological placer keeps that order among items without a timestamp,
-/// where ctxpack uses input order (decision Decision D2 in docs/decisions.md); that difference is
-/// named rather than reported as a disagreement.
+/// the placer runs, and the chronological placer keeps that order among items without a timestamp
+/// ("yes¹") and among items with equal timestamps ("yes²"), where ctxpack keeps its merged
+/// list's order (decision D2 in docs/decisions.md); that difference is named rather than
+/// reported as a disagreement.
 fn compare_selection(ctx: &[usize], reference: &[String], specs: &[Spec]) -> &'static str {
     let by_content: HashMap<&str, usize> = specs
         .iter()
@@ -971,11 +1239,22 @@ fn compare_selection(ctx: &[usize], reference: &[String], specs: &[Spec]) -> &'s
     };
     let theirs: Vec<usize> = reference.iter().map(|c| by_content[c.as_str()]).collect();
     if timed(&theirs) == timed(ctx) && untimed_tail(&theirs) && untimed_tail(ctx) {
-        "yes¹"
+        return "yes¹";
+    }
+    // The same order of timestamps: the two differ only among items sharing a timestamp,
+    // which the reference orders as its slicer returned them and ctxpack as its merged
+    // list has them (the same decision).
+    let stamps =
+        |v: &[usize]| -> Vec<Option<i64>> { v.iter().map(|&i| specs[i].timestamp).collect() };
+    if stamps(&theirs) == stamps(ctx) && untimed_tail(&theirs) && untimed_tail(ctx) {
+        "yes²"
     } else {
         "same set, other order"
     }
 }
+
+/// The largest N the reference runs at (a million items is for ctxpack only).
+const REF_MAX_N: usize = 100_000;
 
 fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64)>) -> Row {
     let mut floor = Floor::new(n);
@@ -985,17 +1264,31 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
     let trace = if w == Workload::ChatTraced { 2 } else { 0 };
     let traced = w == Workload::ChatTraced;
     let ref_pipe = ref_pipeline(w);
-    let ref_budget = ref_budget(&specs);
+    let ref_budget = ref_budget(w, &specs);
 
     // Memory, on a separate untimed run (warms up as well).
-    let (first, stats) = counted(|| ctx_run(&setup, &descs, trace));
+    // Allocations per phase: the running count read after each phase.
+    let mut counts = Vec::with_capacity(4);
+    let (first, stats) = counted(|| {
+        ctx_run_marked(&setup, &descs, trace, &mut || {
+            counts.push(COUNT.load(Relaxed));
+        })
+    });
+    let phase_allocations = (counts.len() == 4).then(|| {
+        [
+            counts[0],
+            counts[1] - counts[0],
+            counts[2] - counts[1],
+            counts[3] - counts[2],
+        ]
+    });
     let (ctx_out, t0) = time(|| ctx_run(&setup, &descs, trace));
     let ctx_samples_target = ((o.ctx_budget / t0.as_secs_f64().max(1e-7)) as usize).clamp(5, 2001);
 
     // Reference: skip when the quadratic estimate from the previous size is too long.
     let estimate = last_ref.map(|(m, secs)| secs * (n as f64 / m as f64).powi(2));
     let mut reference = match estimate {
-        _ if o.ref_limit < 0.0 => RefOutcome::Skipped { estimate: f64::NAN },
+        _ if o.ref_limit < 0.0 || n > REF_MAX_N => RefOutcome::Skipped { estimate: f64::NAN },
         Some(e) if e > o.ref_limit => RefOutcome::Skipped { estimate: e },
         _ => RefOutcome::Ran {
             median: Duration::ZERO,
@@ -1026,6 +1319,11 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
     let mut ctx_samples = vec![t0];
     let mut floor_samples = vec![floor.sample()];
     let mut untraced_samples = Vec::new();
+    let mut phase_samples = vec![ctx_run_phased(&setup, &descs, trace)];
+    // The one-shot run, on the agent workload: memory first, then samples alternately.
+    let oneshot_first =
+        (w == Workload::Agent).then(|| counted(|| ctx_run_oneshot(&setup, &descs, trace)));
+    let mut oneshot_samples = Vec::new();
     let reps = ctx_samples_target.max(ref_reps);
     for i in 0..reps {
         if i < ctx_samples_target {
@@ -1033,6 +1331,15 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
             black_box(r.ok());
             ctx_samples.push(d);
             floor_samples.push(floor.sample());
+            // Every other sample, a run timed phase by phase.
+            if i % 2 == 1 {
+                phase_samples.push(ctx_run_phased(&setup, &descs, trace));
+            }
+            if oneshot_first.is_some() {
+                let (r, d) = time(|| ctx_run_oneshot(&setup, &descs, trace));
+                black_box(r.ok());
+                oneshot_samples.push(d);
+            }
             if traced {
                 let (r, d) = time(|| ctx_run(&setup, &descs, 0));
                 black_box(r.ok());
@@ -1057,6 +1364,27 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
         _ => "—",
     };
     let ctx_error = ctx_out.err();
+    let selected = first.as_ref().ok().map(|placed| {
+        let total: i64 = specs.iter().map(|s| s.tokens).sum();
+        let tokens: i64 = placed.iter().map(|&i| specs[i].tokens).sum();
+        (placed.len() as f64 / n as f64, tokens as f64 / total as f64)
+    });
+    let phase = |f: fn(&Phases) -> Duration| {
+        let mut v: Vec<Duration> = phase_samples.iter().map(f).collect();
+        median(&mut v)
+    };
+    let phases = Phases {
+        push: phase(|p| p.push),
+        run: phase(|p| p.run),
+        read: phase(|p| p.read),
+        free: phase(|p| p.free),
+    };
+    let oneshot = oneshot_first.map(|(placed, stats)| OneShot {
+        median: median(&mut oneshot_samples),
+        allocations: stats.count,
+        peak: stats.peak,
+        same: placed.ok() == first.as_ref().ok().cloned(),
+    });
     Row {
         workload: w,
         n,
@@ -1069,6 +1397,11 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
         same,
         untraced: (!untraced_samples.is_empty()).then(|| median(&mut untraced_samples)),
         ctx_error,
+        allocations: stats.count,
+        phase_allocations,
+        phases,
+        selected,
+        oneshot,
     }
 }
 
@@ -1101,6 +1434,14 @@ fn print_row(r: &Row) {
         format!("{:.1}×", r.ctx.as_secs_f64() / r.floor.as_secs_f64())
     };
     let mut notes = String::new();
+    if let (Workload::Agent, Some((items, tokens))) = (r.workload, r.selected) {
+        let _ = write!(
+            notes,
+            "placed {:.1} % of the items, {:.1} % of the tokens",
+            items * 100.0,
+            tokens * 100.0
+        );
+    }
     if let Some(u) = r.untraced {
         let _ = write!(
             notes,
@@ -1117,7 +1458,7 @@ fn print_row(r: &Row) {
         );
     }
     println!(
-        "| {} {} | {} | {} | {} | {} | {} | {} | {} | {:.1}× | {} | {} |",
+        "| {} {} | {} | {} | {} | {} | {} | {} | {} | {:.2}× | {} | {} | {} |",
         r.workload.id(),
         r.workload.name(),
         fmt_n(r.n),
@@ -1128,6 +1469,7 @@ fn print_row(r: &Row) {
         floor_mult,
         fmt_bytes(r.peak),
         r.peak as f64 / r.input as f64,
+        r.allocations,
         r.same,
         notes
     );
@@ -1143,6 +1485,46 @@ fn print_row(r: &Row) {
         ref_samples,
         fmt_bytes(r.input)
     );
+}
+
+/// The phase split of every ctxpack row: medians of each phase, measured on their own
+/// runs (sampled alternately with the complete runs of the row).
+fn print_phases(rows: &[Row]) {
+    println!();
+    println!("Phase split of the ctxpack runs (C ABI; medians of each phase; push = ctxpack_items_new + ctxpack_items_push_many, run = ctxpack_pipeline_run, read = ctxpack_result_indices and the host's copy of the indices, whose allocation is the phase's one, free = ctxpack_result_free + ctxpack_items_free; allocations counted on the untimed memory run)");
+    println!();
+    println!("| workload | N | push | run | read | free | push share | allocations: push / run / read / free | one-shot (run + read + free) | list / one-shot | one-shot allocations | one-shot peak / input |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in rows.iter().filter(|r| r.ctx_error.is_none()) {
+        let p = &r.phases;
+        let sum = p.push + p.run + p.read + p.free;
+        let oneshot = match &r.oneshot {
+            Some(o) => format!(
+                "{}{} | {:.2}× | {} | {:.2}×",
+                fmt_time(o.median),
+                if o.same { "" } else { " (OTHER SELECTION)" },
+                r.ctx.as_secs_f64() / o.median.as_secs_f64(),
+                o.allocations,
+                o.peak as f64 / r.input as f64
+            ),
+            None => "— | — | — | —".into(),
+        };
+        let allocations = match r.phase_allocations {
+            Some([push, run, read, free]) => format!("{push} / {run} / {read} / {free}"),
+            None => "—".into(),
+        };
+        println!(
+            "| {} {} | {} | {} | {} | {} | {} | {:.0} % | {allocations} | {oneshot} |",
+            r.workload.id(),
+            r.workload.name(),
+            fmt_n(r.n),
+            fmt_time(p.push),
+            fmt_time(p.run),
+            fmt_time(p.read),
+            fmt_time(p.free),
+            100.0 * p.push.as_secs_f64() / sum.as_secs_f64().max(1e-12)
+        );
+    }
 }
 
 fn short_error(e: &str) -> String {
@@ -1554,7 +1936,7 @@ fn knapsack_tables(sizes: &[usize]) {
                 })
                 .collect();
             let slicer = cupel::KnapsackSlice::new(100).unwrap();
-            let budget = ref_budget(&specs);
+            let budget = ref_budget(Workload::Knapsack(100), &specs);
             let (r, stats) = counted(|| slicer.slice(&scored, &budget).map(|v| v.len()));
             r.expect("reference knapsack");
             stats.largest
@@ -1734,15 +2116,20 @@ fn main() {
     );
     println!();
     if !o.workloads.is_empty() {
-        println!("| workload | N | ctxpack | reference | ref / ctxpack | sort floor | ctxpack / floor | peak extra memory | peak / input | same selection | notes |");
-        println!("|---|---|---|---|---|---|---|---|---|---|---|");
+        println!("| workload | N | ctxpack | reference | ref / ctxpack | sort floor | ctxpack / floor | peak extra memory | peak / input | allocations / run | same selection | notes |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     }
+    let mut rows = Vec::new();
     for &w in &o.workloads {
         let mut last_ref = None;
-        for &n in &o.sizes {
+        for n in o.sizes_for(w) {
             let row = measure(w, n, &o, &mut last_ref);
             print_row(&row);
+            rows.push(row);
         }
+    }
+    if !rows.is_empty() {
+        print_phases(&rows);
     }
     if o.workloads.contains(&Workload::Knapsack(100)) {
         knapsack_tables(&o.sizes);

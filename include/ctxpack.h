@@ -1475,7 +1475,7 @@ ctxpack_status ctxpack_result_timestamp_coverage(const struct ctxpack_result *re
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_kind_quota_utilization) == size`: every byte
 // zero and `struct_size = size`. Then pass it to `ctxpack_quota_utilization_entry`. (C and C++ can write
 // `ctxpack_kind_quota_utilization x = CTXPACK_KIND_QUOTA_UTILIZATION_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_kind_quota_utilization_init(struct ctxpack_kind_quota_utilization *out, size_t size);
 
 // Report helper (spec 07 §7): how fully each quota constraint of the run's slicer is
@@ -1499,7 +1499,7 @@ void ctxpack_quota_utilization_free(struct ctxpack_quota_utilization *utilizatio
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_budget_desc) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_budget_desc x = CTXPACK_BUDGET_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_budget_desc_init(struct ctxpack_budget_desc *out, size_t size);
 
 // Creates a budget from a descriptor. Every rule is checked (status
@@ -1530,7 +1530,7 @@ void ctxpack_cancel_token_free(struct ctxpack_cancel_token *token);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_chat_options) == size`:
 // every byte zero (the defaults) and `struct_size = size`. Fill in the fields after it. (C
 // and C++ can write `ctxpack_chat_options x = CTXPACK_CHAT_OPTIONS_INIT;` instead.)
-// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_chat_options_init(struct ctxpack_chat_options *out, size_t size);
 
 // Trims a chat request body to `budget` with `pipeline` (any pipeline: a preset from
@@ -1630,13 +1630,13 @@ void ctxpack_chat_result_free(struct ctxpack_chat_result *result);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_variant_desc) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_variant_desc x = CTXPACK_VARIANT_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_variant_desc_init(struct ctxpack_variant_desc *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_item_desc_init(struct ctxpack_item_desc *out, size_t size);
 
 // Creates an empty item list.
@@ -1687,13 +1687,13 @@ void ctxpack_scorer_registry_free(struct ctxpack_scorer_registry *registry);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_json_read_options) ==
 // size`: every byte zero and `struct_size = size`. Fill in the fields after it. (C and C++
 // can write `ctxpack_json_read_options x = CTXPACK_JSON_READ_OPTIONS_INIT;` instead.)
-// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_json_read_options_init(struct ctxpack_json_read_options *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_json_warning) == size`:
 // every byte zero and `struct_size = size`. (C and C++ can write
 // `ctxpack_json_warning x = CTXPACK_JSON_WARNING_INIT;` instead.)
-// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_json_warning_init(struct ctxpack_json_warning *out, size_t size);
 
 // The number of warnings.
@@ -1733,13 +1733,13 @@ ctxpack_status ctxpack_budget_json(const struct ctxpack_budget *budget, uint8_t 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_pipeline_options) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_pipeline_options x = CTXPACK_PIPELINE_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_pipeline_options_init(struct ctxpack_pipeline_options *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_run_options) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_run_options x = CTXPACK_RUN_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_run_options_init(struct ctxpack_run_options *out, size_t size);
 
 // Creates a pipeline. It keeps its own references to the components, so the caller may
@@ -1753,6 +1753,30 @@ ctxpack_status ctxpack_pipeline_new(const struct ctxpack_scorer *scorer, const s
 // so its components), the budget and the items as they are when it starts: callbacks
 // may free or change any of them.
 ctxpack_status ctxpack_pipeline_run(const struct ctxpack_pipeline *pipeline, const struct ctxpack_items *items, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **out, struct ctxpack_error **out_error);
+
+// Runs the pipeline once over `count` item descriptors, without an item list, and stores
+// the result in `*out` (NULL on failure): what `ctxpack_items_new`,
+// `ctxpack_items_push_many`, `ctxpack_pipeline_run` and `ctxpack_items_free` do together,
+// for a host that runs once per request. The result and its accessors are exactly those
+// of `ctxpack_pipeline_run` over a list holding the same descriptors; indices are
+// positions in `descs`. Safe to call concurrently on one pipeline and one budget.
+//
+// `descs` is read as by `ctxpack_items_push_many` (stride `descs[0].struct_size`, the
+// same checks, an invalid descriptor's message starts with `item <index>:`); it may be
+// NULL when `count` is 0 (an empty run). The handles and `options` are checked first,
+// then the descriptors, then the run starts.
+//
+// Caller memory: the descriptors and everything they point to (contents, kinds, sources,
+// tags, metadata, group keys, encodings, variants) are read only while they are copied,
+// before the run starts; the library keeps no pointer into them. They must stay valid
+// and unchanged until then: the run's own callbacks (custom components, the overflow
+// callback) may already free or reuse them, and the caller may free them as soon as the
+// call returns. The result keeps only what its accessors need: an untraced result holds
+// the selection (indices, scores, reasons, forms, the overflow event) and no copy of the
+// items; a traced one also holds the copied items, which its report and the report's
+// JSON describe, until `ctxpack_result_free`. The run holds its own references to the
+// pipeline and the budget: callbacks may free them.
+ctxpack_status ctxpack_pipeline_run_descs(const struct ctxpack_pipeline *pipeline, const struct ctxpack_item_desc *descs, size_t count, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **out, struct ctxpack_error **out_error);
 
 // Gives the caller one more reference to `pipeline` and returns the same pointer: each
 // reference is released by its own `ctxpack_pipeline_free`, and the pipeline is freed (a use is
@@ -1832,13 +1856,13 @@ void ctxpack_string_free(struct ctxpack_string *string);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_prefix_options) == size`:
 // every byte zero and `struct_size = size`. (C and C++ can write
 // `ctxpack_prefix_options x = CTXPACK_PREFIX_OPTIONS_INIT;` instead.)
-// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_prefix_options_init(struct ctxpack_prefix_options *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_prefix_reuse) == size`:
 // every byte zero and `struct_size = size`. (C and C++ can write
 // `ctxpack_prefix_reuse x = CTXPACK_PREFIX_REUSE_INIT;` instead.)
-// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_prefix_reuse_init(struct ctxpack_prefix_reuse *out, size_t size);
 
 // Runs the pipeline with a prefix state (`docs/prefix-cache.md`): as
@@ -1892,43 +1916,43 @@ void ctxpack_prefix_state_free(struct ctxpack_prefix_state *state);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_report_summary) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_report_summary x = CTXPACK_REPORT_SUMMARY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_report_summary_init(struct ctxpack_report_summary *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_included_entry) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_included_entry x = CTXPACK_INCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_included_entry_init(struct ctxpack_included_entry *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_excluded_entry) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_excluded_entry x = CTXPACK_EXCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_excluded_entry_init(struct ctxpack_excluded_entry *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_trace_event) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_trace_event x = CTXPACK_TRACE_EVENT_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_trace_event_init(struct ctxpack_trace_event *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_shortfall) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_shortfall x = CTXPACK_SHORTFALL_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_shortfall_init(struct ctxpack_shortfall *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_pruned_form) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_pruned_form x = CTXPACK_PRUNED_FORM_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_pruned_form_init(struct ctxpack_pruned_form *out, size_t size);
 
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_group_entry) == size`: every byte
 // zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 // `ctxpack_group_entry x = CTXPACK_GROUP_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_group_entry_init(struct ctxpack_group_entry *out, size_t size);
 
 // The selected items as positions in the caller's item list, in placed order.
@@ -2008,7 +2032,7 @@ void ctxpack_result_free(struct ctxpack_result *result);
 // Initialises `*out` for a caller whose header has `sizeof(ctxpack_decay_config) == size`: every byte
 // zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 // `ctxpack_decay_config x = CTXPACK_DECAY_CONFIG_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-// first version's size or above 4096.
+// first version's size, above 4096 or not a multiple of the struct's alignment.
 ctxpack_status ctxpack_decay_config_init(struct ctxpack_decay_config *out, size_t size);
 
 // KindScorer with the default weights (SystemPrompt 1.0, Memory 0.8, ToolOutput 0.6,

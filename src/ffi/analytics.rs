@@ -228,7 +228,7 @@ unsafe impl Versioned for ctxpack_kind_quota_utilization {
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_kind_quota_utilization) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to `ctxpack_quota_utilization_entry`. (C and C++ can write
 /// `ctxpack_kind_quota_utilization x = CTXPACK_KIND_QUOTA_UTILIZATION_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_kind_quota_utilization_init(
     out: *mut ctxpack_kind_quota_utilization,

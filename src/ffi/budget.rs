@@ -68,7 +68,7 @@ unsafe impl Versioned for ctxpack_budget_desc {
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_budget_desc) == size`: every byte
 /// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 /// `ctxpack_budget_desc x = CTXPACK_BUDGET_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_budget_desc_init(
     out: *mut ctxpack_budget_desc,

@@ -89,7 +89,7 @@ unsafe impl Versioned for ctxpack_chat_options {
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_chat_options) == size`:
 /// every byte zero (the defaults) and `struct_size = size`. Fill in the fields after it. (C
 /// and C++ can write `ctxpack_chat_options x = CTXPACK_CHAT_OPTIONS_INIT;` instead.)
-/// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+/// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_chat_options_init(
     out: *mut ctxpack_chat_options,

@@ -181,7 +181,7 @@ unsafe impl Versioned for ctxpack_variant_desc {
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_variant_desc) == size`: every byte
 /// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 /// `ctxpack_variant_desc x = CTXPACK_VARIANT_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_variant_desc_init(
     out: *mut ctxpack_variant_desc,
@@ -194,7 +194,7 @@ pub unsafe extern "C" fn ctxpack_variant_desc_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_item_desc) == size`: every byte
 /// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 /// `ctxpack_item_desc x = CTXPACK_ITEM_DESC_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_item_desc_init(
     out: *mut ctxpack_item_desc,
@@ -400,6 +400,31 @@ unsafe fn read_item(descs: *const ctxpack_item_desc, index: usize) -> FfiResult<
             None => to_item(&versioned::read_element(descs, index, "descs")?),
         }
     }
+}
+
+/// Converts the array `descs` of `count` descriptors into items for a one-shot run
+/// (`ctxpack_pipeline_run_descs`): the conversion and checks of `ctxpack_items_push_many`,
+/// whose error messages start with `item <index>:` in the same way.
+///
+/// # Safety
+/// `descs` is NULL or holds `count` descriptors (the caller's contract).
+pub(crate) unsafe fn items_from_descs(
+    descs: *const ctxpack_item_desc,
+    count: usize,
+) -> FfiResult<Vec<ContextItem>> {
+    let mut items = alloc::vec_with_capacity(count, "items").map_err(|_| {
+        alloc::out_of_memory_bytes(
+            count as u128 * std::mem::size_of::<ContextItem>() as u128,
+            &format!("{count} items"),
+        )
+    })?;
+    for i in 0..count {
+        // SAFETY: forwarded from the caller; `i < count`.
+        let item =
+            unsafe { read_item(descs, i) }.map_err(|e| e.context(format_args!("item {i}")))?;
+        items.push(item);
+    }
+    Ok(items)
 }
 
 /// Descriptor `index` read where it lies, without copying it, in the common case that

@@ -189,7 +189,7 @@ unsafe impl Versioned for ctxpack_json_read_options {
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_json_read_options) ==
 /// size`: every byte zero and `struct_size = size`. Fill in the fields after it. (C and C++
 /// can write `ctxpack_json_read_options x = CTXPACK_JSON_READ_OPTIONS_INIT;` instead.)
-/// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+/// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_json_read_options_init(
     out: *mut ctxpack_json_read_options,
@@ -290,7 +290,7 @@ unsafe impl Versioned for ctxpack_json_warning {
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_json_warning) == size`:
 /// every byte zero and `struct_size = size`. (C and C++ can write
 /// `ctxpack_json_warning x = CTXPACK_JSON_WARNING_INIT;` instead.)
-/// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+/// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_json_warning_init(
     out: *mut ctxpack_json_warning,

@@ -1,7 +1,9 @@
 //! The pipeline handle and the run.
 
 use std::ffi::c_void;
+use std::ops::Deref;
 use std::ptr;
+use std::sync::Arc;
 
 use crate::diagnostics::{OverflowEvent, TraceDetail};
 use crate::ffi::budget::ctxpack_budget;
@@ -11,13 +13,14 @@ use crate::ffi::enums::{
     ctxpack_group_value, ctxpack_overflow_strategy, ctxpack_trace_detail, enum_arg,
 };
 use crate::ffi::handles::{self, HandleType, Held};
-use crate::ffi::items::{ctxpack_items, snapshot};
+use crate::ffi::items::{ctxpack_item_desc, ctxpack_items, items_from_descs, snapshot};
 use crate::ffi::placer::ctxpack_placer;
 use crate::ffi::result::{ctxpack_result, ResultData, RunContext};
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::slicer::ctxpack_slicer;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
+use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::{Pipeline, RunOptions};
 use crate::CancelToken;
 
@@ -111,7 +114,7 @@ unsafe impl Versioned for ctxpack_run_options {
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_pipeline_options) == size`: every byte
 /// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 /// `ctxpack_pipeline_options x = CTXPACK_PIPELINE_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_options_init(
     out: *mut ctxpack_pipeline_options,
@@ -124,7 +127,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_options_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_run_options) == size`: every byte
 /// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 /// `ctxpack_run_options x = CTXPACK_RUN_OPTIONS_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_run_options_init(
     out: *mut ctxpack_run_options,
@@ -202,14 +205,78 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
         let items = snapshot(items, "items")?;
         let budget = handles::retain(budget, "budget")?;
         let setup = RunSetup::read(options, "options")?;
-        let selection = match setup.cancel() {
-            None => pipeline.run_with(&items, &budget, &setup.options())?,
-            Some(token) => pipeline.run_cancellable(&items, &budget, &setup.options(), token)?,
-        };
-        let traced_items = selection.report.is_some().then(|| items.clone());
-        let context = RunContext::of(&pipeline, &budget);
-        Ok(ResultData::new(selection, traced_items, context))
+        run_to_result(&pipeline, &budget, &setup, items)
     })
+}
+
+/// Runs the pipeline once over `count` item descriptors, without an item list, and stores
+/// the result in `*out` (NULL on failure): what `ctxpack_items_new`,
+/// `ctxpack_items_push_many`, `ctxpack_pipeline_run` and `ctxpack_items_free` do together,
+/// for a host that runs once per request. The result and its accessors are exactly those
+/// of `ctxpack_pipeline_run` over a list holding the same descriptors; indices are
+/// positions in `descs`. Safe to call concurrently on one pipeline and one budget.
+///
+/// `descs` is read as by `ctxpack_items_push_many` (stride `descs[0].struct_size`, the
+/// same checks, an invalid descriptor's message starts with `item <index>:`); it may be
+/// NULL when `count` is 0 (an empty run). The handles and `options` are checked first,
+/// then the descriptors, then the run starts.
+///
+/// Caller memory: the descriptors and everything they point to (contents, kinds, sources,
+/// tags, metadata, group keys, encodings, variants) are read only while they are copied,
+/// before the run starts; the library keeps no pointer into them. They must stay valid
+/// and unchanged until then: the run's own callbacks (custom components, the overflow
+/// callback) may already free or reuse them, and the caller may free them as soon as the
+/// call returns. The result keeps only what its accessors need: an untraced result holds
+/// the selection (indices, scores, reasons, forms, the overflow event) and no copy of the
+/// items; a traced one also holds the copied items, which its report and the report's
+/// JSON describe, until `ctxpack_result_free`. The run holds its own references to the
+/// pipeline and the budget: callbacks may free them.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
+    pipeline: *const ctxpack_pipeline,
+    descs: *const ctxpack_item_desc,
+    count: usize,
+    budget: *const ctxpack_budget,
+    options: *const ctxpack_run_options,
+    out: *mut *mut ctxpack_result,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: handles are NULL or live; `descs` holds `count` descriptors; `options` is
+    // NULL or valid.
+    handles::create(out, out_error, || unsafe {
+        let pipeline = handles::retain(pipeline, "pipeline")?;
+        let budget = handles::retain(budget, "budget")?;
+        let setup = RunSetup::read(options, "options")?;
+        let items = items_from_descs(descs, count)?;
+        // Only a traced result describes the items; an untraced one drops them here.
+        run_to_result(&pipeline, &budget, &setup, items)
+    })
+}
+
+/// Runs `pipeline` over `items` with the caller's options (cancellable when they carry a
+/// token) and makes the result: a traced one keeps the items (a list's snapshot is
+/// shared, a one-shot run's copies are moved), an untraced one drops them.
+fn run_to_result<I>(
+    pipeline: &Pipeline,
+    budget: &ContextBudget,
+    setup: &RunSetup,
+    items: I,
+) -> FfiResult<ResultData>
+where
+    I: Deref + Into<Arc<Vec<ContextItem>>>,
+    I::Target: AsRef<[ContextItem]>,
+{
+    let list = (*items).as_ref();
+    let selection = match setup.cancel() {
+        None => pipeline.run_with(list, budget, &setup.options())?,
+        Some(token) => pipeline.run_cancellable(list, budget, &setup.options(), token)?,
+    };
+    let traced_items = selection.report.is_some().then(|| items.into());
+    Ok(ResultData::new(
+        selection,
+        traced_items,
+        RunContext::of(pipeline, budget),
+    ))
 }
 
 /// The caller's overflow callback adapted for the core.

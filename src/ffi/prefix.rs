@@ -215,7 +215,7 @@ unsafe impl Versioned for ctxpack_prefix_reuse {
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_prefix_options) == size`:
 /// every byte zero and `struct_size = size`. (C and C++ can write
 /// `ctxpack_prefix_options x = CTXPACK_PREFIX_OPTIONS_INIT;` instead.)
-/// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+/// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_prefix_options_init(
     out: *mut ctxpack_prefix_options,
@@ -228,7 +228,7 @@ pub unsafe extern "C" fn ctxpack_prefix_options_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_prefix_reuse) == size`:
 /// every byte zero and `struct_size = size`. (C and C++ can write
 /// `ctxpack_prefix_reuse x = CTXPACK_PREFIX_REUSE_INIT;` instead.)
-/// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size or above 4096.
+/// `CTXPACK_INVALID_ARGUMENT` when `size` is below the first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_prefix_reuse_init(
     out: *mut ctxpack_prefix_reuse,

@@ -462,6 +462,12 @@ macro_rules! versioned_output {
 const EXCLUDED_ENTRY_V1_SIZE: usize = std::mem::offset_of!(ctxpack_excluded_entry, group);
 /// `sizeof` the first version of `ctxpack_included_entry`, which ended at `reason`.
 const INCLUDED_ENTRY_V1_SIZE: usize = std::mem::offset_of!(ctxpack_included_entry, form);
+/// Where the variant fields of `ctxpack_included_entry` end (`cause` is the last).
+const INCLUDED_ENTRY_VARIANT_END: usize =
+    std::mem::offset_of!(ctxpack_included_entry, cause) + std::mem::size_of::<i32>();
+/// Where the group fields of `ctxpack_excluded_entry` end (`member_reason` is the last).
+const EXCLUDED_ENTRY_GROUP_END: usize = std::mem::offset_of!(ctxpack_excluded_entry, member_reason)
+    + std::mem::size_of::<ctxpack_str>();
 versioned_output!(
     ctxpack_report_summary: std::mem::offset_of!(ctxpack_report_summary, group_count),
     ctxpack_included_entry: INCLUDED_ENTRY_V1_SIZE,
@@ -475,7 +481,7 @@ versioned_output!(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_report_summary) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_report_summary x = CTXPACK_REPORT_SUMMARY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_report_summary_init(
     out: *mut ctxpack_report_summary,
@@ -488,7 +494,7 @@ pub unsafe extern "C" fn ctxpack_report_summary_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_included_entry) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_included_entry x = CTXPACK_INCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_included_entry_init(
     out: *mut ctxpack_included_entry,
@@ -501,7 +507,7 @@ pub unsafe extern "C" fn ctxpack_included_entry_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_excluded_entry) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_excluded_entry x = CTXPACK_EXCLUDED_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_excluded_entry_init(
     out: *mut ctxpack_excluded_entry,
@@ -514,7 +520,7 @@ pub unsafe extern "C" fn ctxpack_excluded_entry_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_trace_event) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_trace_event x = CTXPACK_TRACE_EVENT_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_trace_event_init(
     out: *mut ctxpack_trace_event,
@@ -527,7 +533,7 @@ pub unsafe extern "C" fn ctxpack_trace_event_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_shortfall) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_shortfall x = CTXPACK_SHORTFALL_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_shortfall_init(
     out: *mut ctxpack_shortfall,
@@ -540,7 +546,7 @@ pub unsafe extern "C" fn ctxpack_shortfall_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_pruned_form) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_pruned_form x = CTXPACK_PRUNED_FORM_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pruned_form_init(
     out: *mut ctxpack_pruned_form,
@@ -553,7 +559,7 @@ pub unsafe extern "C" fn ctxpack_pruned_form_init(
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_group_entry) == size`: every byte
 /// zero and `struct_size = size`. Then pass it to the accessor that fills it. (C and C++ can write
 /// `ctxpack_group_entry x = CTXPACK_GROUP_ENTRY_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_group_entry_init(
     out: *mut ctxpack_group_entry,
@@ -565,7 +571,8 @@ pub unsafe extern "C" fn ctxpack_group_entry_init(
 
 /// The C view of an included entry, for a caller whose `ctxpack_included_entry` has
 /// `struct_size` `size`: a caller whose struct predates the variant fields (it ends at
-/// `reason`) reads a downgraded item as SCORED, a value its header knows.
+/// `reason`), or does not hold all of them, reads a downgraded item as SCORED, a value
+/// its header knows.
 fn included_entry(e: &IncludedItem, size: usize) -> ctxpack_included_entry {
     let mut entry = ctxpack_included_entry {
         struct_size: std::mem::size_of::<ctxpack_included_entry>(),
@@ -586,7 +593,7 @@ fn included_entry(e: &IncludedItem, size: usize) -> ctxpack_included_entry {
         cause,
     } = e.reason
     {
-        if size <= INCLUDED_ENTRY_V1_SIZE {
+        if size < INCLUDED_ENTRY_VARIANT_END {
             entry.reason = ctxpack_inclusion_reason::Scored as i32;
         }
         entry.form = form;
@@ -666,11 +673,11 @@ fn excluded_entry(index: usize, score: f64, reason: &ExclusionReason) -> ctxpack
 }
 
 /// An excluded entry as a caller with a `struct_size` of `size` can read it: a caller
-/// whose struct predates the group fields (it ends before `group`) receives a group
-/// exclusion as UNKNOWN named "GroupExcluded", the value that version documents for
-/// reasons it cannot name.
+/// whose struct predates the group fields (it ends before `group`), or does not hold all
+/// of them, receives a group exclusion as UNKNOWN named "GroupExcluded", the value that
+/// version documents for reasons it cannot name.
 fn for_caller_size(mut e: ctxpack_excluded_entry, size: usize) -> ctxpack_excluded_entry {
-    if size <= EXCLUDED_ENTRY_V1_SIZE && e.reason == ctxpack_exclusion_reason::GroupExcluded as i32
+    if size < EXCLUDED_ENTRY_GROUP_END && e.reason == ctxpack_exclusion_reason::GroupExcluded as i32
     {
         e.reason = ctxpack_exclusion_reason::Unknown as i32;
     }
@@ -1126,6 +1133,9 @@ mod tests {
         );
         let old = for_caller_size(entry, EXCLUDED_ENTRY_V1_SIZE);
         assert_eq!(old.reason, ctxpack_exclusion_reason::Unknown as i32);
+        // A struct_size between the two versions holds only some group fields.
+        let partial = for_caller_size(entry, EXCLUDED_ENTRY_V1_SIZE + 8);
+        assert_eq!(partial.reason, ctxpack_exclusion_reason::Unknown as i32);
         // SAFETY: a static C string of `len` bytes and its NUL.
         let name =
             unsafe { std::slice::from_raw_parts(old.name.ptr.cast::<u8>(), old.name.len + 1) };
@@ -1191,6 +1201,9 @@ mod tests {
         assert_eq!(full.cause, ctxpack_downgrade_cause::BudgetExceeded as i32);
         let old = included_entry(&report.included[0], INCLUDED_ENTRY_V1_SIZE);
         assert_eq!(old.reason, ctxpack_inclusion_reason::Scored as i32);
+        // A struct_size between the two versions holds only some variant fields.
+        let partial = included_entry(&report.included[0], INCLUDED_ENTRY_V1_SIZE + 8);
+        assert_eq!(partial.reason, ctxpack_inclusion_reason::Scored as i32);
         let plain = included_entry(
             &report.included[1],
             std::mem::size_of::<ctxpack_included_entry>(),

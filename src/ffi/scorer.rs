@@ -115,7 +115,7 @@ unsafe impl Versioned for ctxpack_decay_config {
 /// Initialises `*out` for a caller whose header has `sizeof(ctxpack_decay_config) == size`: every byte
 /// zero and `struct_size = size`. Fill in the fields after it. (C and C++ can write
 /// `ctxpack_decay_config x = CTXPACK_DECAY_CONFIG_INIT;` instead.) `CTXPACK_INVALID_ARGUMENT` when `size` is below the
-/// first version's size or above 4096.
+/// first version's size, above 4096 or not a multiple of the struct's alignment.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_decay_config_init(
     out: *mut ctxpack_decay_config,

@@ -9,7 +9,9 @@
 //!   when the bytes the library does not know are all zero, and is
 //!   `CTXPACK_INVALID_ARGUMENT` otherwise. A `struct_size` below the version-1 size is
 //!   `CTXPACK_INVALID_ARGUMENT`, and so is a `struct_size` above 4096 (an uninitialised
-//!   struct).
+//!   struct) or one that is not a multiple of the struct's alignment (no compiler's
+//!   `sizeof` is; such a size could end in the middle of a pointer field, which the
+//!   library would then read as a pointer made of some of its bytes and zeros).
 //! * Output: the library writes `min(struct_size, its own size)` bytes and leaves the rest
 //!   of a newer caller's struct untouched.
 //!
@@ -81,10 +83,12 @@ fn size_error<T: Versioned>(size: usize) -> FfiError {
     ))
 }
 
-/// Checks the caller's `struct_size` against the first version's size and the sanity
-/// bound.
+/// Checks the caller's `struct_size` against the first version's size, the sanity bound
+/// and the struct's alignment.
 fn check_size<T: Versioned>(size: usize) -> FfiResult<()> {
-    if size < T::V1_SIZE || size > MAX_STRUCT_SIZE {
+    // Every version's size is a `sizeof`, a multiple of the alignment.
+    const { assert!(T::V1_SIZE % std::mem::align_of::<T>() == 0) };
+    if size < T::V1_SIZE || size > MAX_STRUCT_SIZE || size % std::mem::align_of::<T>() != 0 {
         return Err(size_error::<T>(size));
     }
     Ok(())

@@ -6,7 +6,7 @@
 #   * every exported function is called by the tests or the quickstart example;
 #   * tests/c/test_api.c, test_policy.c, test_json.c, test_boundary.c, test_threads.c,
 #     test_cancel.c, test_tokenizer.c, test_groups.c, test_chat.c, test_variants.c,
-#     test_prefix.c,
+#     test_prefix.c, test_oneshot.c,
 #     test_cpp.cpp and examples/quickstart.c run
 #     plain, under AddressSanitizer + UBSan, and under valgrind memcheck (zero errors,
 #     zero definite/indirect leaks).
@@ -89,6 +89,7 @@ build() {
         $CC $CFLAGS $extra "$ROOT/tests/c/test_boundary.c" -o "$dir/test_boundary" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_variants.c" -o "$dir/test_variants" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/tests/c/test_prefix.c" -o "$dir/test_prefix" $LDFLAGS &&
+        $CC $CFLAGS $extra "$ROOT/tests/c/test_oneshot.c" -o "$dir/test_oneshot" $LDFLAGS &&
         $CXX $CXXFLAGS $extra "$ROOT/tests/c/test_cpp.cpp" -o "$dir/test_cpp" $LDFLAGS &&
         $CC $CFLAGS $extra "$ROOT/examples/quickstart.c" -o "$dir/quickstart" $LDFLAGS
 }
@@ -118,7 +119,7 @@ chat_expected() {
 step chat_expected chat_expected
 export CTXPACK_ROOT="$ROOT" CTXPACK_CHAT_EXPECTED="$OUT/chat_expected"
 
-PROGRAMS="test_api test_policy test_json test_boundary test_threads test_cancel test_tokenizer test_groups test_chat test_variants test_prefix test_cpp"
+PROGRAMS="test_api test_policy test_json test_boundary test_threads test_cancel test_tokenizer test_groups test_chat test_variants test_prefix test_oneshot test_cpp"
 for mode in $MODES; do
     echo "== $mode"
     case $mode in

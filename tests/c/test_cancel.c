@@ -169,6 +169,37 @@ TEST(a_token_never_cancelled_changes_nothing_and_old_struct_sizes_have_none) {
     ctxpack_items_free(items);
 }
 
+// A struct_size that ends inside the token pointer (no compiler's sizeof does) is refused:
+// the library would otherwise read a pointer made of some of the token's bytes and zeros.
+TEST(a_struct_size_inside_the_token_pointer_is_refused) {
+    ctxpack_item_desc d[1] = {desc("a", 4)};
+    ctxpack_items *items = items_of(d, 1);
+    ctxpack_budget *b = budget_of(10, 10);
+    ctxpack_pipeline *p = greedy_pipeline();
+    ctxpack_cancel_token *t = NULL;
+    REQUIRE(items && b && p);
+    REQUIRE_OK(ctxpack_cancel_token_new(&t, NULL));
+    for (size_t cut = 1; cut < sizeof(void *); cut++) {
+        ctxpack_run_options o = CTXPACK_RUN_OPTIONS_INIT;
+        o.struct_size = offsetof(ctxpack_run_options, cancel) + cut;
+        o.cancel = t;
+        ctxpack_result *r = NULL;
+        ctxpack_error *err = NULL;
+        CHECK_STATUS(ctxpack_pipeline_run(p, items, b, &o, &r, &err), CTXPACK_INVALID_ARGUMENT);
+        CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "ctxpack_run_options.struct_size is");
+        CHECK(r == NULL);
+        err = NULL;
+        CHECK_STATUS(ctxpack_pipeline_run_descs(p, d, 1, b, &o, &r, &err), CTXPACK_INVALID_ARGUMENT);
+        CHECK_ERROR(err, CTXPACK_INVALID_ARGUMENT, "ctxpack_run_options.struct_size is");
+        CHECK_STATUS(ctxpack_run_options_init(&o, offsetof(ctxpack_run_options, cancel) + cut),
+                     CTXPACK_INVALID_ARGUMENT);
+    }
+    ctxpack_cancel_token_free(t);
+    ctxpack_pipeline_free(p);
+    ctxpack_budget_free(b);
+    ctxpack_items_free(items);
+}
+
 // A per-item scorer that records that it scored the last item (the canceller waits for it).
 typedef struct {
     pthread_mutex_t lock;
@@ -428,6 +459,7 @@ int main(void) {
     RUN(a_token_cancelled_before_the_run_stops_it_before_it_starts);
     RUN(a_cancelled_token_stops_a_prefix_run_too);
     RUN(a_token_never_cancelled_changes_nothing_and_old_struct_sizes_have_none);
+    RUN(a_struct_size_inside_the_token_pointer_is_refused);
     RUN(another_thread_cancels_a_long_knapsack_run_quickly);
     RUN(retain_gives_one_more_reference_and_each_free_releases_one);
     RUN(references_are_taken_and_released_from_many_threads_at_once);

@@ -12,10 +12,9 @@ use std::ptr;
 
 use ctxpack::ffi::{
     ctxpack_budget_desc, ctxpack_count_quota_entry, ctxpack_decay_window, ctxpack_excluded_entry,
-    ctxpack_included_entry,
-    ctxpack_item_desc, ctxpack_kind_weight, ctxpack_metadata_entry, ctxpack_pipeline_options,
-    ctxpack_quota_entry, ctxpack_report_summary, ctxpack_reserved_slot, ctxpack_str,
-    ctxpack_tag_weight, ctxpack_variant_desc,
+    ctxpack_included_entry, ctxpack_item_desc, ctxpack_kind_weight, ctxpack_metadata_entry,
+    ctxpack_pipeline_options, ctxpack_quota_entry, ctxpack_report_summary, ctxpack_reserved_slot,
+    ctxpack_run_options, ctxpack_str, ctxpack_tag_weight, ctxpack_variant_desc,
 };
 
 use crate::generate::{self, CONTENTS, KINDS, TRUST_VALUES, WORDS};
@@ -299,9 +298,18 @@ pub fn first_version_size<T: 'static>() -> usize {
         offset_of!(ctxpack_excluded_entry, group)
     } else if t == TypeId::of::<ctxpack_included_entry>() {
         offset_of!(ctxpack_included_entry, form)
+    } else if t == TypeId::of::<ctxpack_run_options>() {
+        offset_of!(ctxpack_run_options, cancel)
     } else {
         size_of::<T>()
     }
+}
+
+/// Whether the library must accept `struct_size` for a struct whose first version is
+/// `first` bytes: at least that, at most the sanity bound 4096, and a multiple of 8 (the
+/// alignment of every versioned struct: no `sizeof` ends inside a pointer field).
+pub fn struct_size_is_valid(struct_size: usize, first: usize) -> bool {
+    (first..=4096).contains(&struct_size) && struct_size % 8 == 0
 }
 
 /// A struct that starts with `size_t struct_size`, laid out as a caller compiled against
@@ -406,9 +414,10 @@ impl VersionedBuf {
     }
 
     /// Whether the library must accept this struct size (input or output): from the
-    /// struct's first version's size up to the sanity bound.
+    /// struct's first version's size up to the sanity bound, a multiple of 8 (the
+    /// structs' alignment).
     pub fn size_is_valid(&self) -> bool {
-        self.struct_size >= self.first && self.struct_size <= 4096
+        struct_size_is_valid(self.struct_size, self.first)
     }
 
     /// The struct as the library left it (meaningful after a successful call with a

@@ -4,9 +4,9 @@
 //! A [`Session`] keeps every live handle. Each step reads an operation — create an item
 //! list, push descriptors, build a budget or any scorer / slicer / placer (custom ones
 //! included, see [`callbacks`]), build a pipeline (also from a preset or policy JSON),
-//! run or dry-run it, read a result, its report and its analytics, run one stage alone,
-//! write a pipeline's policy JSON and read it back, simulate budgets (marginal items,
-//! minimum budget), compare pipelines (sensitivity), register host scorers, read policy
+//! run or dry-run it (through an item list, or once over a descriptor array), read a
+//! result, its report and its analytics, run one stage alone, write a pipeline's policy
+//! JSON and read it back, simulate budgets (marginal items, minimum budget), compare pipelines (sensitivity), register host scorers, read policy
 //! and budget JSON with options and warnings, write a budget's JSON and read it back,
 //! free a handle — and its arguments, which may be NULL, of the wrong
 //! handle type, out of range, invalid UTF-8 or versioned structs of any `struct_size`.
@@ -36,7 +36,9 @@ use ctxpack_status::*;
 use crate::generate::{MAX_FUZZ_TABLE_BYTES, WORDS};
 use crate::reader::ByteReader;
 use callbacks::{OverflowSeen, Script, Target, LIVE};
-use inputs::{first_version_size, flag_byte, reserved_bytes, Arena, VersionedBuf};
+use inputs::{
+    first_version_size, flag_byte, reserved_bytes, struct_size_is_valid, Arena, VersionedBuf,
+};
 
 /// Most calls per input.
 const MAX_STEPS: usize = 48;
@@ -130,6 +132,28 @@ const BUDGET_DOCS: &[&str] = &[
     r#"{"maxTokens":9223372036854775807,"targetTokens":9223372036854775807,"outputReserve":9223372036854775807,"estimationSafetyMarginPercent":0.00001}"#,
     "null",
 ];
+
+/// A descriptor array as a C host passes it ([`Session::desc_array`]).
+struct DescArray {
+    /// The descriptors' bytes, in 8-byte words so that the array is aligned.
+    words: Vec<u64>,
+    count: usize,
+    /// A descriptor has a flag byte other than 0/1 or a non-zero reserved byte.
+    any_bad: bool,
+    /// Passed as NULL (only when `count` is 0).
+    null: bool,
+}
+
+impl DescArray {
+    /// The array argument.
+    fn ptr(&self) -> *const ctxpack_item_desc {
+        if self.null {
+            ptr::null()
+        } else {
+            self.words.as_ptr().cast()
+        }
+    }
+}
 
 /// A live handle.
 #[derive(Debug, Clone, Copy)]
@@ -245,7 +269,7 @@ fn str_arg(s: &str) -> ctxpack_str {
 impl Session<'_> {
     /// One call (or a small group of calls that belong together).
     fn step(&mut self) {
-        let op = self.r.below(27);
+        let op = self.r.below(28);
         let full = self.handles.len() >= MAX_HANDLES;
         match op {
             _ if full && op < 9 => self.free_one(),
@@ -272,6 +296,7 @@ impl Session<'_> {
             23 => self.sensitivity(),
             24 => self.registry(),
             25 => self.pipeline_from_policy_with_options(),
+            26 => self.pipeline_run_descs(),
             _ => self.budget_json(),
         }
     }
@@ -462,10 +487,11 @@ impl Session<'_> {
         );
     }
 
-    /// Pushes an array of descriptors with a common stride (`descs[0].struct_size`), one
-    /// time in eight with a later element carrying a different `struct_size`.
-    fn items_push_many(&mut self) {
-        let items = self.pick::<ctxpack_items>(Kind::Items);
+    /// An array of up to four descriptors with a common stride (`descs[0].struct_size`),
+    /// one time in eight with a later element carrying a different `struct_size`: the
+    /// array (8-byte aligned words), its count, and whether a descriptor has a bad flag or
+    /// reserved byte. With no descriptors the array is sometimes NULL.
+    fn desc_array(&mut self) -> DescArray {
         let stride = size_of::<ctxpack_item_desc>() + 8 * self.r.below(2);
         let count = self.r.below(5);
         let mut bytes: Vec<u8> = Vec::with_capacity(stride * count);
@@ -483,11 +509,20 @@ impl Session<'_> {
             .chunks(8)
             .map(|c| u64::from_ne_bytes(c.try_into().expect("8-byte multiple")))
             .collect();
-        let descs = if count == 0 && self.r.bool() {
-            ptr::null()
-        } else {
-            words.as_ptr().cast()
-        };
+        let null = count == 0 && self.r.bool();
+        DescArray {
+            words,
+            count,
+            any_bad,
+            null,
+        }
+    }
+
+    /// Pushes an array of descriptors ([`Session::desc_array`]).
+    fn items_push_many(&mut self) {
+        let items = self.pick::<ctxpack_items>(Kind::Items);
+        let array = self.desc_array();
+        let (descs, count, any_bad) = (array.ptr(), array.count, array.any_bad);
         let mut slot = self.error_slot();
         // SAFETY: `count` elements of `stride` bytes.
         let status = unsafe { ctxpack_items_push_many(items, descs, count, slot.arg()) };
@@ -927,7 +962,8 @@ impl Session<'_> {
             "run options: a reserved byte accepted"
         );
         assert!(
-            !(ok && cancelled && !null_options
+            !(ok && cancelled
+                && !null_options
                 && options.struct_size() >= size_of::<ctxpack_run_options>()),
             "a run whose token was cancelled before it started succeeded"
         );
@@ -936,6 +972,75 @@ impl Session<'_> {
             let observed = (with_callback && !null_options).then_some(&seen);
             let traced = !null_options && trace != 0;
             self.check_result(result, len, Some(traced), observed);
+        }
+    }
+
+    /// The one-shot run over a descriptor array ([`Session::desc_array`]; one time in
+    /// sixteen NULL with a count), checked like a list run's result. Its conversion is
+    /// `ctxpack_items_push_many`'s: it never succeeds where a push of the same array to a
+    /// fresh list fails. Hostile callbacks may free the pipeline and the budget.
+    fn pipeline_run_descs(&mut self) {
+        let pipeline = self.pick::<ctxpack_pipeline>(Kind::Pipeline);
+        let budget = self.pick::<ctxpack_budget>(Kind::Budget);
+        let array = self.desc_array();
+        let null_with_count = self.r.one_in(16);
+        let count = if null_with_count {
+            array.count.max(1)
+        } else {
+            array.count
+        };
+        let descs = if null_with_count {
+            ptr::null()
+        } else {
+            array.ptr()
+        };
+        // Push-many's verdict on the same array, on a fresh list.
+        let mut list = ptr::null_mut();
+        // SAFETY: writable out-parameter; the array holds `count` descriptors or is NULL.
+        let pushed = unsafe {
+            assert_eq!(ctxpack_items_new(&mut list, ptr::null_mut()), CTXPACK_OK);
+            let status = ctxpack_items_push_many(list, descs, count, ptr::null_mut());
+            ctxpack_items_free(list);
+            status == CTXPACK_OK
+        };
+        let trace = i32::from(self.r.u8() % 4);
+        let options = ctxpack_run_options {
+            struct_size: size_of::<ctxpack_run_options>(),
+            on_overflow: None,
+            overflow_user_data: ptr::null_mut(),
+            trace_detail: trace,
+            reserved: [0; 4],
+            cancel: ptr::null(),
+        };
+        let mut options = VersionedBuf::input(&mut self.r, options);
+        let null_options = self.r.one_in(4);
+        let options_ptr = if null_options {
+            ptr::null()
+        } else {
+            options.ptr()
+        };
+        self.arm(&[
+            (Kind::Pipeline, pipeline.cast()),
+            (Kind::Budget, budget.cast()),
+        ]);
+        // SAFETY: handle arguments as picked, `count` descriptors (or NULL), options of
+        // their `struct_size`.
+        let ok = self.create(Kind::Result, "pipeline_run_descs", |o, e| unsafe {
+            ctxpack_pipeline_run_descs(pipeline, descs, count, budget, options_ptr, o.cast(), e)
+        });
+        self.disarm();
+        assert!(
+            !(ok && !pushed),
+            "the one-shot run accepted descriptors push_many refuses"
+        );
+        assert!(
+            !(ok && array.any_bad),
+            "a bad flag or reserved byte accepted"
+        );
+        if ok {
+            let result = self.handles.last().expect("just created").ptr.cast();
+            let traced = !null_options && trace != 0;
+            self.check_result(result, Some(count), Some(traced), None);
         }
     }
 
@@ -1074,18 +1179,20 @@ impl Session<'_> {
                     }
                 }
             }
-            // A summary of the first version's size has no group count: read a whole one.
-            let group_count = if summary.struct_size() >= size_of::<ctxpack_report_summary>() {
-                s.group_count
-            } else {
-                let mut whole: ctxpack_report_summary = std::mem::zeroed();
-                whole.struct_size = size_of::<ctxpack_report_summary>();
-                assert_eq!(
-                    ctxpack_result_report_summary(result, &mut whole, ptr::null_mut()),
-                    CTXPACK_OK
-                );
-                whole.group_count
-            };
+            // A summary of the first version's size has no group or pruned-form count:
+            // read a whole one.
+            let (group_count, pruned_form_count) =
+                if summary.struct_size() >= size_of::<ctxpack_report_summary>() {
+                    (s.group_count, s.pruned_form_count)
+                } else {
+                    let mut whole: ctxpack_report_summary = std::mem::zeroed();
+                    whole.struct_size = size_of::<ctxpack_report_summary>();
+                    assert_eq!(
+                        ctxpack_result_report_summary(result, &mut whole, ptr::null_mut()),
+                        CTXPACK_OK
+                    );
+                    (whole.group_count, whole.pruned_form_count)
+                };
             for i in 0..=group_count {
                 if let Some(g) = self.entry::<ctxpack_group_entry>(i, group_count, |out, err| {
                     ctxpack_result_report_group(result, i, out, err)
@@ -1106,11 +1213,17 @@ impl Session<'_> {
                     );
                 }
             }
-            for i in 0..=s.pruned_form_count {
-                if let Some(p) = self.entry::<ctxpack_pruned_form>(i, s.pruned_form_count, |out, err| {
-                    ctxpack_result_report_pruned_form(result, i, out, err)
-                }) {
-                    assert!(p.index < s.total_candidates, "pruned form of item {}", p.index);
+            for i in 0..=pruned_form_count {
+                if let Some(p) =
+                    self.entry::<ctxpack_pruned_form>(i, pruned_form_count, |out, err| {
+                        ctxpack_result_report_pruned_form(result, i, out, err)
+                    })
+                {
+                    assert!(
+                        p.index < s.total_candidates,
+                        "pruned form of item {}",
+                        p.index
+                    );
                     assert!(p.form >= 1 && p.dominated_by != p.form, "pruned form {p:?}");
                 }
             }
@@ -1352,7 +1465,7 @@ impl Session<'_> {
         }
         let status = init(buf.as_mut_ptr().cast(), size);
         let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
-        if size < first || size > 4096 {
+        if !struct_size_is_valid(size, first) {
             assert_eq!(status, CTXPACK_INVALID_ARGUMENT, "init with size {size}");
             assert!(bytes.iter().all(|&b| b == 0xAB), "a refused init wrote");
             return;
