@@ -19,8 +19,8 @@ use crate::error::{Error, Result};
 /// key. Each item also knows its content's offsets.
 #[derive(Default)]
 pub(crate) struct TextStore {
-    text: Box<str>,
-    spans: Box<[usize]>,
+    text: String,
+    spans: Vec<usize>,
 }
 
 impl TextStore {
@@ -75,7 +75,8 @@ impl TextPacker {
         Self::default()
     }
 
-    /// An empty packer with room for `text` bytes and `strings` tags and group keys.
+    /// An empty packer with room for `text` bytes and `strings` tags and group keys
+    /// (`strings` may be 0: the span table then grows as tags arrive).
     pub(crate) fn with_capacity(text: usize, strings: usize) -> Result<Self> {
         let mut packer = Self::new();
         alloc::grow_string(&mut packer.text, text)
@@ -151,12 +152,25 @@ impl TextPacker {
         self.text.len() >= bytes
     }
 
-    /// The shared store of everything packed, each buffer shrunk to its size.
-    pub(crate) fn finish(self) -> Arc<TextStore> {
+    /// The shared store of everything packed, each buffer shrunk to its size when more
+    /// than an eighth of it is unused (a store finished because it is full keeps its
+    /// buffers as they are: one allocation fewer each).
+    pub(crate) fn finish(mut self) -> Arc<TextStore> {
+        if self.text.capacity() - self.text.len() > self.text.len() / 8 {
+            self.text.shrink_to_fit();
+        }
+        if self.spans.capacity() - self.spans.len() > self.spans.len() / 8 {
+            self.spans.shrink_to_fit();
+        }
         Arc::new(TextStore {
-            text: self.text.into_boxed_str(),
-            spans: self.spans.into_boxed_slice(),
+            text: self.text,
+            spans: self.spans,
         })
+    }
+
+    /// The number of span table entries (two per tag or group key) packed so far.
+    pub(crate) fn span_entries(&self) -> usize {
+        self.spans.len()
     }
 
     /// A store holding only `content`, without copying it (an item without tags and
@@ -167,8 +181,8 @@ impl TextPacker {
             ..ItemStrings::default()
         };
         let store = Arc::new(TextStore {
-            text: content.into_boxed_str(),
-            spans: Box::default(),
+            text: content,
+            spans: Vec::new(),
         });
         (store, strings)
     }
