@@ -297,7 +297,9 @@ unsafe fn pack_checked(packer: &mut TextPacker, d: &ctxpack_item_desc) -> FfiRes
             ContextSource::new(copy_if_long(source, "source")?)?
         };
         let mut strings = packer.item(content)?;
-        for (i, t) in array(d.tags, d.tag_count, "tags")?.iter().enumerate() {
+        let tags = array(d.tags, d.tag_count, "tags")?;
+        packer.reserve_tags(tags.len())?;
+        for (i, t) in tags.iter().enumerate() {
             packer.tag(&mut strings, element_str(t, || format!("tags[{i}]"))?)?;
         }
         let mut metadata = BTreeMap::new();
@@ -464,46 +466,6 @@ unsafe fn in_place<'a>(
     }
 }
 
-/// How many descriptors ahead of the one being packed a batch push asks the processor
-/// to fetch the strings of.
-const PREFETCH_AHEAD: usize = 8;
-
-/// Asks the processor to start loading the first bytes of descriptor `index`'s content
-/// and its tag array: a host's strings are usually separate heap blocks, each a cache
-/// miss that would otherwise stall the copy. Only a hint: nothing is read, nothing
-/// faults, whatever the pointers are.
-///
-/// # Safety
-/// `descs` holds more than `index` descriptors.
-#[inline(always)]
-unsafe fn prefetch_strings(descs: *const ctxpack_item_desc, index: usize) {
-    // SAFETY: forwarded from the caller.
-    let Some(d) = (unsafe { in_place(descs, index) }) else {
-        return;
-    };
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let content = d.content.ptr.cast::<i8>();
-        // SAFETY: a prefetch is a hint that never faults, for any address; the offsets
-        // use wrapping arithmetic, so no pointer is formed out of bounds.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(content);
-            if d.content.len > 64 {
-                _mm_prefetch::<_MM_HINT_T0>(content.wrapping_add(64));
-            }
-            if d.content.len > 128 {
-                _mm_prefetch::<_MM_HINT_T0>(content.wrapping_add(128));
-            }
-            if d.tag_count > 0 {
-                _mm_prefetch::<_MM_HINT_T0>(d.tags.cast::<i8>());
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = d;
-}
-
 /// Creates an empty item list.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_items_new(
@@ -562,9 +524,6 @@ pub unsafe extern "C" fn ctxpack_items_push_many(
         let mut packer = new_store_packer(count.min(256))?;
         let mut first_unattached = start;
         for i in 0..count {
-            if i + PREFETCH_AHEAD < count {
-                prefetch_strings(descs, i + PREFETCH_AHEAD);
-            }
             match read_item(&mut packer, descs, i) {
                 Ok(item) => list.push(item),
                 Err(e) => {

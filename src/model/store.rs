@@ -99,20 +99,21 @@ impl TextPacker {
         self.spans.truncate(mark.spans);
     }
 
-    fn append(&mut self, s: &str) -> Result<(usize, usize)> {
+    /// Copies `s` to the end of the text; an allocation failure names `what`.
+    fn append(&mut self, s: &str, what: &str) -> Result<(usize, usize)> {
         alloc::grow_string(&mut self.text, s.len())
-            .map_err(|bytes| alloc::out_of_memory_bytes(bytes, "item text"))?;
+            .map_err(|bytes| alloc::out_of_memory_bytes(bytes, what))?;
         let start = self.text.len();
         self.text.push_str(s);
         Ok((start, self.text.len()))
     }
 
-    fn append_string(&mut self, s: &str) -> Result<()> {
+    fn append_string(&mut self, s: &str, what: &str) -> Result<()> {
         if self.spans.len() / 2 >= u32::MAX as usize {
             return Err(Error::InvalidArgument(TOO_MANY_STRINGS.into()));
         }
-        alloc::grow(&mut self.spans, 2, "item strings")?;
-        let (start, end) = self.append(s)?;
+        alloc::grow(&mut self.spans, 2, what)?;
+        let (start, end) = self.append(s, what)?;
         self.spans.extend_from_slice(&[start, end]);
         Ok(())
     }
@@ -122,17 +123,23 @@ impl TextPacker {
         let first = u32::try_from(self.spans.len() / 2)
             .map_err(|_| Error::InvalidArgument(TOO_MANY_STRINGS.into()))?;
         Ok(ItemStrings {
-            content: self.append(content)?,
+            content: self.append(content, "content")?,
             first,
             tag_count: 0,
             has_group: false,
         })
     }
 
+    /// Makes room in the span table for `count` more tags, before they are read (a count
+    /// no memory can back fails here, naming `tags`, without reading any tag).
+    pub(crate) fn reserve_tags(&mut self, count: usize) -> Result<()> {
+        alloc::grow(&mut self.spans, count.saturating_mul(2), "tags")
+    }
+
     /// Adds a tag to the item `strings` started (before its group key).
     pub(crate) fn tag(&mut self, strings: &mut ItemStrings, tag: &str) -> Result<()> {
         debug_assert!(!strings.has_group, "tags come before the group key");
-        self.append_string(tag)?;
+        self.append_string(tag, "a tag")?;
         strings.tag_count += 1;
         Ok(())
     }
@@ -140,7 +147,7 @@ impl TextPacker {
     /// Sets the group key of the item `strings` started (after its tags).
     pub(crate) fn group(&mut self, strings: &mut ItemStrings, key: &str) -> Result<()> {
         debug_assert!(!strings.has_group, "one group key per item");
-        self.append_string(key)?;
+        self.append_string(key, "group")?;
         strings.has_group = true;
         Ok(())
     }
