@@ -77,7 +77,7 @@ fn s(text: &str) -> ctxpack_str {
 }
 
 /// Generated items like the realistic input: 1–3 tags out of 8, a kind out of
-/// 5, a priority 0–9, a hint and a timestamp in whole seconds.
+/// 5, a priority 0–9, a hint and (for 49 items in 50) a timestamp in whole seconds.
 struct Input {
     contents: Vec<String>,
     tags: Vec<[ctxpack_str; 3]>,
@@ -137,7 +137,8 @@ fn input(n: usize) -> Input {
             d.priority = priority;
             d.has_priority = 1;
             d.timestamp_ns = 1_700_000_000_000_000_000 + i as i64 * 1_000_000_000;
-            d.has_timestamp = 1;
+            // One item in 50 has no timestamp (placed after the dated ones).
+            d.has_timestamp = u8::from(i % 50 != 0);
             d.future_relevance_hint = (i % 100) as f64 / 100.0;
             d.has_future_relevance_hint = 1;
             d
