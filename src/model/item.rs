@@ -36,7 +36,7 @@ use crate::tokenizer::Encoding;
 /// # Ok::<(), ctxpack::Error>(())
 /// ```
 ///
-/// Stored compactly (144 bytes on 64-bit targets): every pipeline stage walks the items,
+/// Stored compactly (128 bytes on 64-bit targets): every pipeline stage walks the items,
 /// so fewer bytes per item means fewer cache lines per pass. The content, tags and group
 /// key live in a text store shared with the other items pushed in the same batch (one
 /// buffer, `docs/design.md`, "Item storage"), so cloning an item or dropping a batch
@@ -664,7 +664,7 @@ mod tests {
     #[test]
     fn compact_layout_keeps_equality_and_defaults() {
         #[cfg(target_pointer_width = "64")]
-        assert_eq!(std::mem::size_of::<ContextItem>(), 144);
+        assert_eq!(std::mem::size_of::<ContextItem>(), 128);
         let plain = ContextItem::new("x", 1).unwrap();
         assert_eq!(plain, ContextItem::new("x", 1).unwrap());
         assert_ne!(
