@@ -90,6 +90,6 @@ pub use cancel::CancelToken;
 pub use error::{Error, ErrorCode, Result};
 pub use model::{
     ContextBudget, ContextItem, ContextKind, ContextSource, GroupValue, OverflowStrategy,
-    ScoredItem,
+    ScoredItem, TagIter, Tags,
 };
 pub use pipeline::{Pipeline, PipelineBuilder, RunOptions, Selection};

@@ -45,7 +45,7 @@ fn without_groups(items: &[ContextItem]) -> Vec<ContextItem> {
             let mut b = ContextItem::builder(it.content(), it.tokens())
                 .kind(it.kind().clone())
                 .source(it.source().clone())
-                .tags(it.tags().iter().cloned())
+                .tags(it.tags())
                 .pinned(it.pinned());
             if let Some(t) = it.timestamp() {
                 b = b.timestamp(t);

@@ -438,7 +438,7 @@ impl JsonWriter {
         self.out.push('}');
         self.need_comma = true;
     }
-    fn array<T>(&mut self, values: &[T], mut each: impl FnMut(&mut Self, &T)) {
+    fn array<I: IntoIterator>(&mut self, values: I, mut each: impl FnMut(&mut Self, I::Item)) {
         self.value_prefix();
         self.out.push('[');
         self.need_comma = false;

@@ -8,7 +8,10 @@ use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiError, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, to_str};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
-use crate::model::{check_variants, ContextItem, ContextKind, ContextSource, ItemFields, Variant};
+use crate::hash::hash_bytes;
+use crate::model::{
+    check_variants, ContextItem, ContextKind, ContextSource, ItemValues, TextPacker, Variant,
+};
 use crate::tokenizer::Encoding;
 
 /// A list of items, in the order a pipeline run identifies them: the indices in results
@@ -230,12 +233,45 @@ fn copy_if_long<'a>(s: &'a str, what: &str) -> FfiResult<std::borrow::Cow<'a, st
     })
 }
 
-/// Converts a descriptor into an item (copying every string). Every argument is read and
-/// checked first; the item is then assembled in one go.
+/// Converts a descriptor into an item with a text store of its own (copying every
+/// string): [`pack_item`] and [`TextPacker::finish`].
 ///
 /// # Safety
 /// The descriptor's pointers are valid for their lengths.
-unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
+pub(crate) unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
+    let mut packer = TextPacker::new();
+    // SAFETY: forwarded from the caller.
+    let mut item = unsafe { pack_item(&mut packer, d) }?;
+    item.attach(&packer.finish());
+    Ok(item)
+}
+
+/// Converts a descriptor into an item whose strings (content, tags, group key) are
+/// copied into `packer`, checking every argument. The item reads its strings once
+/// [`ContextItem::attach`] gives it the finished store. On failure `packer` is left as it
+/// was.
+///
+/// # Safety
+/// The descriptor's pointers are valid for their lengths.
+pub(crate) unsafe fn pack_item(
+    packer: &mut TextPacker,
+    d: &ctxpack_item_desc,
+) -> FfiResult<ContextItem> {
+    let mark = packer.mark();
+    // SAFETY: forwarded from the caller.
+    let item = unsafe { pack_checked(packer, d) };
+    if item.is_err() {
+        packer.rollback(mark);
+    }
+    item
+}
+
+/// [`pack_item`] without the rollback: every argument is read and checked in the
+/// documented order, the strings copied as they are checked.
+///
+/// # Safety
+/// The descriptor's pointers are valid for their lengths.
+unsafe fn pack_checked(packer: &mut TextPacker, d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
     let pinned = flag(d.pinned, "desc.pinned")?;
     let has_priority = flag(d.has_priority, "desc.has_priority")?;
     let has_timestamp = flag(d.has_timestamp, "desc.has_timestamp")?;
@@ -260,13 +296,11 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
         } else {
             ContextSource::new(copy_if_long(source, "source")?)?
         };
-        let tag_array = array(d.tags, d.tag_count, "tags")?;
-        let mut tags = alloc::vec_with_capacity(tag_array.len(), "tags")?;
-        for (i, t) in tag_array.iter().enumerate() {
-            tags.push(alloc::copy_str(
-                element_str(t, || format!("tags[{i}]"))?,
-                "a tag",
-            )?);
+        let mut strings = packer.item(content)?;
+        let tags = array(d.tags, d.tag_count, "tags")?;
+        packer.reserve_tags(tags.len())?;
+        for (i, t) in tags.iter().enumerate() {
+            packer.tag(&mut strings, element_str(t, || format!("tags[{i}]"))?)?;
         }
         let mut metadata = BTreeMap::new();
         for (i, e) in array(d.metadata, d.metadata_count, "metadata")?
@@ -281,11 +315,9 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
             );
         }
         let group = to_str(&d.group, "group")?;
-        let group = if group.is_empty() {
-            None
-        } else {
-            Some(alloc::copy_str(group, "group")?.into_boxed_str())
-        };
+        if !group.is_empty() {
+            packer.group(&mut strings, group)?;
+        }
         if content.is_empty() {
             return Err(crate::Error::EmptyContent.into());
         }
@@ -293,21 +325,23 @@ unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
         let tokens = counted_tokens(d, content, encoding)?;
         let variants = read_variants(d.variants, d.variant_count, encoding)?;
         check_variants(content, &variants)?;
-        Ok(ContextItem::from_fields(ItemFields {
-            content: alloc::copy_str(content, "content")?,
+        let values = ItemValues {
             tokens,
             kind,
             source,
-            tags,
             metadata,
             priority: has_priority.then_some(d.priority),
             timestamp: has_timestamp.then_some(d.timestamp_ns),
             future_relevance_hint: has_hint.then_some(d.future_relevance_hint),
             pinned,
             original_tokens: has_original.then_some(d.original_tokens),
-            group,
             variants,
-        }))
+        };
+        Ok(ContextItem::packed(
+            strings,
+            hash_bytes(content.as_bytes()),
+            values,
+        ))
     }
 }
 
@@ -388,16 +422,20 @@ unsafe fn read_variants(
     Ok(variants)
 }
 
-/// Reads and converts descriptor `index` of an array.
+/// Reads descriptor `index` of an array and packs it ([`pack_item`]).
 ///
 /// # Safety
 /// `descs` holds more than `index` descriptors.
-unsafe fn read_item(descs: *const ctxpack_item_desc, index: usize) -> FfiResult<ContextItem> {
+unsafe fn read_item(
+    packer: &mut TextPacker,
+    descs: *const ctxpack_item_desc,
+    index: usize,
+) -> FfiResult<ContextItem> {
     // SAFETY: forwarded from the caller.
     unsafe {
         match in_place(descs, index) {
-            Some(desc) => to_item(desc),
-            None => to_item(&versioned::read_element(descs, index, "descs")?),
+            Some(desc) => pack_item(packer, desc),
+            None => pack_item(packer, &versioned::read_element(descs, index, "descs")?),
         }
     }
 }
@@ -506,8 +544,12 @@ pub unsafe extern "C" fn ctxpack_items_push_many(
                 &what(),
             )
         })?;
+        // The batch's strings go into shared stores of about STORE_BYTES each; the items
+        // receive their store once it is complete.
+        let mut packer = new_store_packer(count.min(256))?;
+        let mut first_unattached = start;
         for i in 0..count {
-            match read_item(descs, i) {
+            match read_item(&mut packer, descs, i) {
                 Ok(item) => list.push(item),
                 Err(e) => {
                     list.truncate(start);
@@ -515,9 +557,42 @@ pub unsafe extern "C" fn ctxpack_items_push_many(
                     return Err(e.context(format_args!("item {i}")));
                 }
             }
+            if packer.holds(STORE_BYTES - STORE_SLACK) {
+                // The next store is sized like this one: a batch is usually uniform.
+                let spans = packer.span_entries() + packer.span_entries() / 16;
+                let full = std::mem::replace(&mut packer, new_store_packer(spans / 2)?);
+                attach(&mut list[first_unattached..], full);
+                first_unattached = list.len();
+            }
         }
+        attach(&mut list[first_unattached..], packer);
         Ok(())
     })
+}
+
+/// The text bytes a batch packs into one store before starting the next: under the
+/// allocator's threshold for separate memory maps, so that a push reuses the heap memory
+/// a freed list gave back instead of faulting in fresh pages.
+const STORE_BYTES: usize = 64 * 1024;
+
+/// Room left at the end of a store for the next item's strings: a store is finished when
+/// less than this is left.
+const STORE_SLACK: usize = 2 * 1024;
+
+/// A packer with room for one store's text and `strings` tags and group keys.
+fn new_store_packer(strings: usize) -> FfiResult<TextPacker> {
+    Ok(TextPacker::with_capacity(STORE_BYTES, strings)?)
+}
+
+/// Finishes `packer` and gives its store to `items` (the items packed into it).
+fn attach(items: &mut [ContextItem], packer: TextPacker) {
+    if items.is_empty() {
+        return;
+    }
+    let store = packer.finish();
+    for item in items {
+        item.attach(&store);
+    }
 }
 
 /// Stores the number of items in `*out_len`.
@@ -561,6 +636,156 @@ mod tests {
             ptr: text.as_ptr().cast(),
             len: text.len(),
         }
+    }
+
+    fn desc(content: &'static str) -> ctxpack_item_desc {
+        // SAFETY: all-zero is a valid descriptor.
+        let mut d: ctxpack_item_desc = unsafe { std::mem::zeroed() };
+        d.struct_size = std::mem::size_of::<ctxpack_item_desc>();
+        d.content = s(content);
+        d
+    }
+
+    fn new_list() -> *mut ctxpack_items {
+        let mut items = std::ptr::null_mut();
+        // SAFETY: valid out pointer.
+        let status = unsafe { ctxpack_items_new(&mut items, std::ptr::null_mut()) };
+        assert_eq!(status, ctxpack_status::CTXPACK_OK);
+        items
+    }
+
+    fn push_many(items: *mut ctxpack_items, descs: &[ctxpack_item_desc]) -> ctxpack_status {
+        let mut err = std::ptr::null_mut();
+        // SAFETY: live handle, valid array.
+        unsafe {
+            let status = ctxpack_items_push_many(items, descs.as_ptr(), descs.len(), &mut err);
+            ctxpack_error_free(err);
+            status
+        }
+    }
+
+    fn contents(items: *mut ctxpack_items) -> Vec<String> {
+        // SAFETY: live handle.
+        let list = unsafe { snapshot(items, "items") }.unwrap();
+        list.iter().map(|i| i.content().to_owned()).collect()
+    }
+
+    /// Every field of a batch comes back from the shared store, across store boundaries
+    /// (the batch's text is several stores long).
+    #[test]
+    fn a_batch_reads_back_every_field_across_stores() {
+        let tags = [s("red"), s(""), s("Blue")];
+        let meta = [ctxpack_metadata_entry {
+            key: s("k"),
+            value: s("v"),
+        }];
+        let variant = ctxpack_variant_desc {
+            struct_size: std::mem::size_of::<ctxpack_variant_desc>(),
+            content: s("short"),
+            tokens: 1,
+            quality: 0.5,
+        };
+        let long: &'static str = Box::leak("long text ".repeat(1000).into_boxed_str());
+        let mut descs = Vec::new();
+        for i in 0..40 {
+            let mut d = desc(if i % 2 == 0 { long } else { "short text" });
+            d.tokens = i;
+            d.tags = tags.as_ptr();
+            d.tag_count = (i % 4) as usize;
+            if i % 3 == 0 {
+                d.group = s("g");
+            }
+            if i % 5 == 0 {
+                d.metadata = meta.as_ptr();
+                d.metadata_count = 1;
+                d.variants = &variant;
+                d.variant_count = 1;
+            }
+            descs.push(d);
+        }
+        let items = new_list();
+        assert_eq!(push_many(items, &descs), ctxpack_status::CTXPACK_OK);
+        // SAFETY: live handle.
+        let list = unsafe { snapshot(items, "items") }.unwrap();
+        assert_eq!(list.len(), 40);
+        for (i, item) in list.iter().enumerate() {
+            let tag_count = i % 4;
+            let mut expected =
+                ContextItem::builder(if i % 2 == 0 { long } else { "short text" }, i as i64)
+                    .tags(["red", "", "Blue"][..tag_count].iter().copied());
+            if i % 3 == 0 {
+                expected = expected.group("g");
+            }
+            if i % 5 == 0 {
+                expected = expected.metadata_entry("k", "v").variant("short", 1, 0.5);
+            }
+            assert_eq!(item, &expected.build().unwrap(), "item {i}");
+        }
+        // SAFETY: live handle.
+        unsafe { ctxpack_items_free(items) };
+    }
+
+    /// A batch whose later item is invalid appends nothing, and the list still takes the
+    /// next batch.
+    #[test]
+    fn a_failed_batch_leaves_the_list_unchanged() {
+        let items = new_list();
+        assert_eq!(
+            push_many(items, &[desc("kept")]),
+            ctxpack_status::CTXPACK_OK
+        );
+        let mut bad = desc("bad");
+        bad.pinned = 2;
+        let failing = [desc("a"), desc("b"), bad];
+        assert_eq!(
+            push_many(items, &failing),
+            ctxpack_status::CTXPACK_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            push_many(items, &[desc("c"), desc("")]),
+            ctxpack_status::CTXPACK_EMPTY_CONTENT
+        );
+        assert_eq!(contents(items), ["kept"]);
+        assert_eq!(
+            push_many(items, &[desc("next")]),
+            ctxpack_status::CTXPACK_OK
+        );
+        assert_eq!(contents(items), ["kept", "next"]);
+        // SAFETY: live handle.
+        unsafe { ctxpack_items_free(items) };
+    }
+
+    /// A snapshot taken by a run keeps its items while the list is pushed to, cleared and
+    /// freed; clear then push starts a new list.
+    #[test]
+    fn a_snapshot_survives_push_clear_and_free() {
+        let items = new_list();
+        assert_eq!(
+            push_many(items, &[desc("one"), desc("two")]),
+            ctxpack_status::CTXPACK_OK
+        );
+        // SAFETY: live handle.
+        let held = unsafe { snapshot(items, "items") }.unwrap();
+        assert_eq!(
+            push_many(items, &[desc("three")]),
+            ctxpack_status::CTXPACK_OK
+        );
+        assert_eq!(contents(items), ["one", "two", "three"]);
+        // SAFETY: live handle.
+        assert_eq!(
+            unsafe { ctxpack_items_clear(items) },
+            ctxpack_status::CTXPACK_OK
+        );
+        assert!(contents(items).is_empty());
+        assert_eq!(
+            push_many(items, &[desc("four")]),
+            ctxpack_status::CTXPACK_OK
+        );
+        assert_eq!(contents(items), ["four"]);
+        // SAFETY: live handle, not used afterwards.
+        unsafe { ctxpack_items_free(items) };
+        let held: Vec<&str> = held.iter().map(ContextItem::content).collect();
+        assert_eq!(held, ["one", "two"]);
     }
 
     /// Pushes one descriptor with `encoding` set and returns the status and the item.

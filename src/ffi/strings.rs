@@ -69,6 +69,11 @@ unsafe fn bytes<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a [u8]> {
 pub(crate) unsafe fn to_str<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a str> {
     // SAFETY: forwarded from the caller.
     let b = unsafe { bytes(s, what) }?;
+    // Most strings are ASCII, which `is_ascii` checks several bytes at a time.
+    if b.is_ascii() {
+        // SAFETY: ASCII bytes are UTF-8.
+        return Ok(unsafe { std::str::from_utf8_unchecked(b) });
+    }
     std::str::from_utf8(b).map_err(|e| {
         FfiError::new(
             ctxpack_status::CTXPACK_INVALID_UTF8,

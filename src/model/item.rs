@@ -5,6 +5,9 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::hash::hash_bytes;
+use std::sync::Arc;
+
+use crate::model::store::{ItemStrings, Tags, TextPacker, TextStore};
 use crate::model::variant::{self, Variant};
 use crate::model::{ContextKind, ContextSource};
 use crate::tokenizer::Encoding;
@@ -33,23 +36,32 @@ use crate::tokenizer::Encoding;
 /// # Ok::<(), ctxpack::Error>(())
 /// ```
 ///
-/// Stored compactly (144 bytes on 64-bit targets): every pipeline stage walks the items,
-/// so fewer bytes per item means fewer cache lines per pass. Optional numbers are a value
-/// and a flag bit (the value is 0 when absent, so equality is unchanged), tags are a boxed
-/// slice, and the rarely set fields (metadata, the group key, the variants) share one box
-/// that exists only when one of them is set.
-#[derive(Clone, PartialEq)]
+/// Stored compactly (128 bytes on 64-bit targets): every pipeline stage walks the items,
+/// so fewer bytes per item means fewer cache lines per pass. The content, tags and group
+/// key live in a text store shared with the other items pushed in the same batch (one
+/// buffer, `docs/design.md`, "Item storage"), so cloning an item or dropping a batch
+/// does not copy or free strings one by one. Optional numbers are a value and a flag bit
+/// (the value is 0 when absent, so equality is unchanged), and the rarely set fields
+/// (metadata, the variants) share one box that exists only when one of them is set.
+#[derive(Clone)]
 pub struct ContextItem {
-    content: Box<str>,
+    /// The shared strings; `None` only while a batch is being packed (never seen outside
+    /// the function packing it), when every string reads as empty.
+    store: Option<Arc<TextStore>>,
+    /// Byte offsets of the content in the store.
+    content: (usize, usize),
     /// `hash_bytes(content)`, computed once when the item is built (while the content is
     /// still in the cache), so Deduplicate does not read every content again.
     content_hash: u64,
     tokens: i64,
     kind: ContextKind,
     source: ContextSource,
-    tags: Box<[String]>,
-    /// Metadata, group key and variants: `None` when all are empty, never `Some` of an
-    /// empty [`Extra`]. Boxed on purpose: 8 bytes in the item for fields most items leave
+    /// Index of the item's first tag in the store's span table; the group key, when
+    /// [`HAS_GROUP`] is set, follows the tags.
+    first_string: u32,
+    tag_count: u32,
+    /// Metadata and variants: `None` when both are empty, never `Some` of an empty
+    /// [`Extra`]. Boxed on purpose: 8 bytes in the item for fields most items leave
     /// empty.
     extra: Option<Box<Extra>>,
     priority: i64,
@@ -66,25 +78,17 @@ const HAS_TIMESTAMP: u8 = 4;
 const HAS_HINT: u8 = 8;
 const HAS_ORIGINAL_TOKENS: u8 = 16;
 /// Set exactly when the item has a group key, so that "is this item grouped?" never
-/// follows the [`Extra`] pointer.
+/// reads the store.
 const HAS_GROUP: u8 = 32;
 /// Set exactly when the item has variants (the variant extension), for the same reason.
 const HAS_VARIANTS: u8 = 64;
 
 /// The fields of an item that most items leave empty.
-#[derive(Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 struct Extra {
     metadata: BTreeMap<String, String>,
-    /// A non-empty key, or `None`.
-    group: Option<Box<str>>,
     /// Alternative forms, richest first as given (`docs/variants.md`).
     variants: Box<[Variant]>,
-}
-
-impl Extra {
-    fn is_empty(&self) -> bool {
-        self.metadata.is_empty() && self.group.is_none() && self.variants.is_empty()
-    }
 }
 
 /// The map `metadata()` returns for an item without metadata.
@@ -95,19 +99,14 @@ impl ContextItem {
     #[inline]
     pub fn builder(content: impl Into<String>, tokens: i64) -> ContextItemBuilder {
         ContextItemBuilder {
-            item: ContextItem {
-                content: content.into().into_boxed_str(),
-                content_hash: 0,
-                tokens,
-                kind: ContextKind::default(),
-                source: ContextSource::default(),
-                tags: Box::default(),
-                extra: None,
-                priority: 0,
-                timestamp: 0,
-                original_tokens: 0,
-                future_relevance_hint: 0.0,
-                flags: 0,
+            fields: ItemFields {
+                content: content.into(),
+                tags: Vec::new(),
+                group: None,
+                values: ItemValues {
+                    tokens,
+                    ..ItemValues::default()
+                },
             },
         }
     }
@@ -146,9 +145,28 @@ impl ContextItem {
         self.flags & flag != 0
     }
 
+    /// The store's text, empty while the item's batch is being packed.
+    #[inline]
+    fn text(&self) -> &str {
+        self.store.as_deref().map_or("", TextStore::text)
+    }
+    /// The span table entries of the item's tags and group key.
+    #[inline]
+    fn string_spans(&self) -> &[usize] {
+        let strings = self.tag_count as usize + usize::from(self.has(HAS_GROUP));
+        let first = 2 * self.first_string as usize;
+        self.store
+            .as_deref()
+            .and_then(|s| s.spans().get(first..first + 2 * strings))
+            .unwrap_or(&[])
+    }
+
     /// The text (non-empty UTF-8). Deduplication compares it byte for byte.
+    #[inline]
     pub fn content(&self) -> &str {
-        &self.content
+        self.text()
+            .get(self.content.0..self.content.1)
+            .unwrap_or("")
     }
     /// Caller-counted tokens; negative items are dropped at Classify.
     pub fn tokens(&self) -> i64 {
@@ -166,9 +184,14 @@ impl ContextItem {
     pub fn priority(&self) -> Option<i64> {
         self.has(HAS_PRIORITY).then_some(self.priority)
     }
-    /// Tags in the order given, duplicates kept.
-    pub fn tags(&self) -> &[String] {
-        &self.tags
+    /// Tags in the order given, duplicates kept: a view of the item's shared storage.
+    #[inline]
+    pub fn tags(&self) -> Tags<'_> {
+        let spans = self.string_spans();
+        Tags::new(
+            self.text(),
+            &spans[..spans.len().min(2 * self.tag_count as usize)],
+        )
     }
     /// String-to-string metadata; only metadata scorers read it.
     pub fn metadata(&self) -> &BTreeMap<String, String> {
@@ -177,10 +200,12 @@ impl ContextItem {
     /// The group key (non-empty), if the item belongs to a group: items with byte-equal
     /// keys are selected or dropped together (the group extension, `docs/groups.md`).
     pub fn group(&self) -> Option<&str> {
-        if self.has(HAS_GROUP) {
-            self.extra.as_ref().and_then(|e| e.group.as_deref())
-        } else {
-            None
+        if !self.has(HAS_GROUP) {
+            return None;
+        }
+        match self.string_spans() {
+            [.., start, end] => self.text().get(*start..*end),
+            _ => None,
         }
     }
     /// Whether the item has a group key (a flag test; the key itself is not read).
@@ -262,62 +287,122 @@ impl ContextItem {
         self.content_hash
     }
 
-    /// An item from every field at once, for callers that have them all at hand (the C
-    /// ABI), so the item is assembled once instead of moving through the builder. The
-    /// caller has checked that `content` is not empty.
-    #[inline(always)]
-    pub(crate) fn from_fields(f: ItemFields) -> ContextItem {
+    /// An item from every field at once, in a store of its own. The caller has checked
+    /// that `content` is not empty and that the group key, if any, is not empty.
+    pub(crate) fn from_fields(f: ItemFields) -> Result<ContextItem> {
         debug_assert!(!f.content.is_empty());
         debug_assert!(f.group.as_deref() != Some(""));
+        let (store, strings) = if f.tags.is_empty() && f.group.is_none() {
+            TextPacker::content_only(f.content)
+        } else {
+            let strings = f.tags.len() + usize::from(f.group.is_some());
+            let bytes = f.content.len()
+                + f.tags.iter().map(String::len).sum::<usize>()
+                + f.group.as_deref().map_or(0, str::len);
+            let mut packer = TextPacker::with_capacity(bytes, strings)?;
+            let mut item = packer.item(&f.content)?;
+            for tag in &f.tags {
+                packer.tag(&mut item, tag)?;
+            }
+            if let Some(key) = &f.group {
+                packer.group(&mut item, key)?;
+            }
+            (packer.finish(), item)
+        };
+        let content = &store.text()[strings.content.0..strings.content.1];
+        let hash = hash_bytes(content.as_bytes());
+        let mut item = Self::packed(strings, hash, f.values);
+        item.store = Some(store);
+        Ok(item)
+    }
+
+    /// An item whose strings were packed (`strings`) into a store not finished yet: it
+    /// reads as empty strings until [`attach`](Self::attach) gives it the store.
+    /// `content_hash` is the content's [`hash_bytes`].
+    #[inline(always)]
+    pub(crate) fn packed(strings: ItemStrings, content_hash: u64, v: ItemValues) -> ContextItem {
         let flag = |on: bool, bit: u8| if on { bit } else { 0 };
-        let content = f.content.into_boxed_str();
-        let has_variants = !f.variants.is_empty();
+        let has_variants = !v.variants.is_empty();
         ContextItem {
-            content_hash: hash_bytes(content.as_bytes()),
-            content,
-            tokens: f.tokens,
-            kind: f.kind,
-            source: f.source,
-            tags: f.tags.into_boxed_slice(),
-            flags: flag(f.pinned, PINNED)
-                | flag(f.priority.is_some(), HAS_PRIORITY)
-                | flag(f.timestamp.is_some(), HAS_TIMESTAMP)
-                | flag(f.future_relevance_hint.is_some(), HAS_HINT)
-                | flag(f.original_tokens.is_some(), HAS_ORIGINAL_TOKENS)
-                | flag(f.group.is_some(), HAS_GROUP)
+            store: None,
+            content: strings.content,
+            content_hash,
+            tokens: v.tokens,
+            kind: v.kind,
+            source: v.source,
+            first_string: strings.first,
+            tag_count: strings.tag_count,
+            flags: flag(v.pinned, PINNED)
+                | flag(v.priority.is_some(), HAS_PRIORITY)
+                | flag(v.timestamp.is_some(), HAS_TIMESTAMP)
+                | flag(v.future_relevance_hint.is_some(), HAS_HINT)
+                | flag(v.original_tokens.is_some(), HAS_ORIGINAL_TOKENS)
+                | flag(strings.has_group, HAS_GROUP)
                 | flag(has_variants, HAS_VARIANTS),
-            extra: (!f.metadata.is_empty() || f.group.is_some() || has_variants).then(|| {
+            extra: (!v.metadata.is_empty() || has_variants).then(|| {
                 Box::new(Extra {
-                    metadata: f.metadata,
-                    group: f.group,
-                    variants: f.variants.into_boxed_slice(),
+                    metadata: v.metadata,
+                    variants: v.variants.into_boxed_slice(),
                 })
             }),
-            priority: f.priority.unwrap_or(0),
-            timestamp: f.timestamp.unwrap_or(0),
-            original_tokens: f.original_tokens.unwrap_or(0),
-            future_relevance_hint: f.future_relevance_hint.unwrap_or(0.0),
+            priority: v.priority.unwrap_or(0),
+            timestamp: v.timestamp.unwrap_or(0),
+            original_tokens: v.original_tokens.unwrap_or(0),
+            future_relevance_hint: v.future_relevance_hint.unwrap_or(0.0),
         }
+    }
+
+    /// Gives an item made by [`packed`](Self::packed) the finished store of its batch.
+    #[inline]
+    pub(crate) fn attach(&mut self, store: &Arc<TextStore>) {
+        self.store = Some(Arc::clone(store));
     }
 }
 
-/// Every field of a [`ContextItem`], for [`ContextItem::from_fields`].
-pub(crate) struct ItemFields {
-    pub content: String,
+/// Every field of a [`ContextItem`] except its strings.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ItemValues {
     pub tokens: i64,
     pub kind: ContextKind,
     pub source: ContextSource,
-    pub tags: Vec<String>,
     pub metadata: BTreeMap<String, String>,
     pub priority: Option<i64>,
     pub timestamp: Option<i64>,
     pub future_relevance_hint: Option<f64>,
     pub pinned: bool,
     pub original_tokens: Option<i64>,
-    /// A non-empty group key (the caller checks that it is not empty).
-    pub group: Option<Box<str>>,
     /// The item's variants, already checked ([`variant::check`]).
     pub variants: Vec<Variant>,
+}
+
+/// Every field of a [`ContextItem`], for [`ContextItem::from_fields`].
+#[derive(Debug, Clone)]
+pub(crate) struct ItemFields {
+    pub content: String,
+    pub tags: Vec<String>,
+    /// A non-empty group key (the caller checks that it is not empty).
+    pub group: Option<Box<str>>,
+    pub values: ItemValues,
+}
+
+impl PartialEq for ContextItem {
+    /// Field by field: strings by their text (not by where they are stored), a NaN hint
+    /// unequal to itself.
+    fn eq(&self, other: &Self) -> bool {
+        self.flags == other.flags
+            && self.tokens == other.tokens
+            && self.priority == other.priority
+            && self.timestamp == other.timestamp
+            && self.original_tokens == other.original_tokens
+            && self.future_relevance_hint == other.future_relevance_hint
+            && self.content_hash == other.content_hash
+            && self.content() == other.content()
+            && self.kind == other.kind
+            && self.source == other.source
+            && self.tags() == other.tags()
+            && self.group() == other.group()
+            && self.extra == other.extra
+    }
 }
 
 impl fmt::Debug for ContextItem {
@@ -345,27 +430,26 @@ impl fmt::Debug for ContextItem {
 /// Builder for [`ContextItem`]; `build` checks that the content is non-empty.
 #[derive(Debug, Clone)]
 pub struct ContextItemBuilder {
-    item: ContextItem,
+    fields: ItemFields,
 }
 
 impl ContextItemBuilder {
     /// Sets the kind.
     #[inline]
     pub fn kind(mut self, kind: ContextKind) -> Self {
-        self.item.kind = kind;
+        self.fields.values.kind = kind;
         self
     }
     /// Sets the source.
     #[inline]
     pub fn source(mut self, source: ContextSource) -> Self {
-        self.item.source = source;
+        self.fields.values.source = source;
         self
     }
     /// Sets the priority.
     #[inline]
     pub fn priority(mut self, priority: i64) -> Self {
-        self.item.priority = priority;
-        self.item.flags |= HAS_PRIORITY;
+        self.fields.values.priority = Some(priority);
         self
     }
     /// Replaces the tags.
@@ -375,24 +459,19 @@ impl ContextItemBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.item.tags = tags.into_iter().map(Into::into).collect();
+        self.fields.tags = tags.into_iter().map(Into::into).collect();
         self
     }
     /// Adds one metadata entry (a later value for the same key replaces the earlier one).
     #[inline]
     pub fn metadata_entry(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.item
-            .extra
-            .get_or_insert_with(Box::default)
-            .metadata
-            .insert(key.into(), value.into());
+        self.fields.values.metadata.insert(key.into(), value.into());
         self
     }
     /// Replaces the metadata map.
     #[inline]
     pub fn metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
-        self.item.extra.get_or_insert_with(Box::default).metadata = metadata;
-        self.drop_empty_extra();
+        self.fields.values.metadata = metadata;
         self
     }
     /// Puts the item in the group named `key`: items whose keys are equal byte for byte
@@ -429,24 +508,14 @@ impl ContextItemBuilder {
     /// ```
     #[inline]
     pub fn group(mut self, key: impl Into<String>) -> Self {
-        self.item.extra.get_or_insert_with(Box::default).group = Some(key.into().into_boxed_str());
-        self.item.flags |= HAS_GROUP;
+        self.fields.group = Some(key.into().into_boxed_str());
         self
     }
     /// Removes the group key, if any.
     #[inline]
     pub fn no_group(mut self) -> Self {
-        if let Some(extra) = &mut self.item.extra {
-            extra.group = None;
-        }
-        self.item.flags &= !HAS_GROUP;
-        self.drop_empty_extra();
+        self.fields.group = None;
         self
-    }
-    fn drop_empty_extra(&mut self) {
-        if self.item.extra.as_ref().is_some_and(|e| e.is_empty()) {
-            self.item.extra = None;
-        }
     }
     /// Adds a cheaper alternative form (the variant extension, `docs/variants.md`): used
     /// instead of the item when the selection prefers it, worth the item's score times
@@ -485,11 +554,10 @@ impl ContextItemBuilder {
     /// ```
     #[inline]
     pub fn variant(mut self, content: impl Into<String>, tokens: i64, quality: f64) -> Self {
-        let extra = self.item.extra.get_or_insert_with(Box::default);
-        let mut variants = std::mem::take(&mut extra.variants).into_vec();
-        variants.push(Variant::unchecked(content.into(), tokens, quality));
-        extra.variants = variants.into_boxed_slice();
-        self.item.flags |= HAS_VARIANTS;
+        self.fields
+            .values
+            .variants
+            .push(Variant::unchecked(content.into(), tokens, quality));
         self
     }
     /// Adds a variant whose tokens `encoding` counts (`docs/tokenizer.md`).
@@ -506,68 +574,57 @@ impl ContextItemBuilder {
     /// Removes every variant.
     #[inline]
     pub fn no_variants(mut self) -> Self {
-        if let Some(extra) = &mut self.item.extra {
-            extra.variants = Box::default();
-        }
-        self.item.flags &= !HAS_VARIANTS;
-        self.drop_empty_extra();
+        self.fields.values.variants = Vec::new();
         self
     }
     /// The content set so far (for the helpers that derive variants from it).
     pub(crate) fn content(&self) -> &str {
-        &self.item.content
+        &self.fields.content
     }
     /// The tokens set so far.
     pub(crate) fn tokens(&self) -> i64 {
-        self.item.tokens
+        self.fields.values.tokens
     }
     /// Sets the timestamp (nanoseconds since the Unix epoch, UTC).
     #[inline]
     pub fn timestamp(mut self, unix_nanos: i64) -> Self {
-        self.item.timestamp = unix_nanos;
-        self.item.flags |= HAS_TIMESTAMP;
+        self.fields.values.timestamp = Some(unix_nanos);
         self
     }
     /// Sets the future-relevance hint.
     #[inline]
     pub fn future_relevance_hint(mut self, hint: f64) -> Self {
-        self.item.future_relevance_hint = hint;
-        self.item.flags |= HAS_HINT;
+        self.fields.values.future_relevance_hint = Some(hint);
         self
     }
     /// Sets the pinned flag.
     #[inline]
     pub fn pinned(mut self, pinned: bool) -> Self {
-        if pinned {
-            self.item.flags |= PINNED;
-        } else {
-            self.item.flags &= !PINNED;
-        }
+        self.fields.values.pinned = pinned;
         self
     }
     /// Sets the original token count.
     #[inline]
     pub fn original_tokens(mut self, tokens: i64) -> Self {
-        self.item.original_tokens = tokens;
-        self.item.flags |= HAS_ORIGINAL_TOKENS;
+        self.fields.values.original_tokens = Some(tokens);
         self
     }
     /// Finishes the item; empty content fails with [`Error::EmptyContent`], an empty group
     /// key or an invalid variant with [`Error::InvalidArgument`] (the message names the
     /// item by the start of its content, the form and the field).
     #[inline]
-    pub fn build(mut self) -> Result<ContextItem> {
-        if self.item.content.is_empty() {
+    pub fn build(self) -> Result<ContextItem> {
+        let f = &self.fields;
+        if f.content.is_empty() {
             return Err(Error::EmptyContent);
         }
-        if self.item.group() == Some("") {
+        if f.group.as_deref() == Some("") {
             return Err(Error::InvalidArgument("group key must not be empty".into()));
         }
-        if self.item.has_variants() {
-            variant::check(&self.item.content, self.item.variants())?;
+        if !f.values.variants.is_empty() {
+            variant::check(&f.content, &f.values.variants)?;
         }
-        self.item.content_hash = hash_bytes(self.item.content.as_bytes());
-        Ok(self.item)
+        ContextItem::from_fields(self.fields)
     }
 }
 
@@ -607,7 +664,7 @@ mod tests {
     #[test]
     fn compact_layout_keeps_equality_and_defaults() {
         #[cfg(target_pointer_width = "64")]
-        assert_eq!(std::mem::size_of::<ContextItem>(), 144);
+        assert_eq!(std::mem::size_of::<ContextItem>(), 128);
         let plain = ContextItem::new("x", 1).unwrap();
         assert_eq!(plain, ContextItem::new("x", 1).unwrap());
         assert_ne!(
@@ -650,18 +707,20 @@ mod tests {
         metadata.insert("k".to_string(), "v".to_string());
         let fields = ItemFields {
             content: "text".into(),
-            tokens: 7,
-            kind: ContextKind::new("Memory").unwrap(),
-            source: ContextSource::new("rag").unwrap(),
             tags: vec!["a".into(), "A".into()],
-            metadata: metadata.clone(),
-            priority: Some(-3),
-            timestamp: None,
-            future_relevance_hint: Some(0.25),
-            pinned: true,
-            original_tokens: Some(0),
             group: Some("g".into()),
-            variants: vec![Variant::unchecked("t".into(), 2, 0.5)],
+            values: ItemValues {
+                tokens: 7,
+                kind: ContextKind::new("Memory").unwrap(),
+                source: ContextSource::new("rag").unwrap(),
+                metadata: metadata.clone(),
+                priority: Some(-3),
+                timestamp: None,
+                future_relevance_hint: Some(0.25),
+                pinned: true,
+                original_tokens: Some(0),
+                variants: vec![Variant::unchecked("t".into(), 2, 0.5)],
+            },
         };
         let built = ContextItem::builder("text", 7)
             .kind(ContextKind::new("Memory").unwrap())
@@ -676,24 +735,114 @@ mod tests {
             .variant("t", 2, 0.5)
             .build()
             .unwrap();
-        assert_eq!(ContextItem::from_fields(fields), built);
+        assert_eq!(ContextItem::from_fields(fields).unwrap(), built);
         let bare = ItemFields {
             content: "x".into(),
-            tokens: 1,
-            kind: ContextKind::default(),
-            source: ContextSource::default(),
             tags: Vec::new(),
-            metadata: BTreeMap::new(),
-            priority: None,
-            timestamp: Some(5),
-            future_relevance_hint: None,
-            pinned: false,
-            original_tokens: None,
             group: None,
-            variants: Vec::new(),
+            values: ItemValues {
+                tokens: 1,
+                timestamp: Some(5),
+                ..ItemValues::default()
+            },
         };
         let built = ContextItem::builder("x", 1).timestamp(5).build().unwrap();
-        assert_eq!(ContextItem::from_fields(bare), built);
+        assert_eq!(ContextItem::from_fields(bare).unwrap(), built);
+    }
+
+    /// Several items packed into one store read back every field, and share the store.
+    #[test]
+    fn items_packed_into_one_store_read_back_every_field() {
+        let mut packer = TextPacker::new();
+        let mut a = packer.item("first item").unwrap();
+        packer.tag(&mut a, "red").unwrap();
+        packer.tag(&mut a, "").unwrap();
+        packer.tag(&mut a, "Red").unwrap();
+        packer.group(&mut a, "call_1").unwrap();
+        let b = packer.item("second").unwrap();
+        let mut c = packer.item("third, grouped").unwrap();
+        packer.group(&mut c, "call_1").unwrap();
+        let mut metadata = BTreeMap::new();
+        metadata.insert("cupel:trust".to_string(), "0.5".to_string());
+        let values = ItemValues {
+            tokens: 4,
+            metadata,
+            priority: Some(2),
+            variants: vec![Variant::unchecked("short".into(), 1, 0.5)],
+            ..ItemValues::default()
+        };
+        let mut items = [
+            ContextItem::packed(a, hash_bytes(b"first item"), values),
+            ContextItem::packed(b, hash_bytes(b"second"), ItemValues::default()),
+            ContextItem::packed(c, hash_bytes(b"third, grouped"), ItemValues::default()),
+        ];
+        // Before the store is attached every string reads as empty (never a panic).
+        assert_eq!((items[0].content(), items[0].tags().len()), ("", 0));
+        assert_eq!(items[0].group(), None);
+        let store = packer.finish();
+        for item in &mut items {
+            item.attach(&store);
+        }
+        assert_eq!(Arc::strong_count(&store), 4);
+        let expected = ContextItem::builder("first item", 4)
+            .tags(["red", "", "Red"])
+            .group("call_1")
+            .metadata_entry("cupel:trust", "0.5")
+            .priority(2)
+            .variant("short", 1, 0.5)
+            .build()
+            .unwrap();
+        assert_eq!(items[0], expected);
+        assert_eq!(items[0].tags(), ["red", "", "Red"]);
+        assert_eq!(items[0].group(), Some("call_1"));
+        assert_eq!(items[0].metadata()["cupel:trust"], "0.5");
+        assert_eq!(items[0].variants()[0].content(), "short");
+        assert_eq!(items[1], ContextItem::new("second", 0).unwrap());
+        assert!(items[1].tags().is_empty() && items[1].group().is_none());
+        assert_eq!(items[2].content(), "third, grouped");
+        assert_eq!(
+            (items[2].tags().len(), items[2].group()),
+            (0, Some("call_1"))
+        );
+        // A clone shares the store; dropping the items leaves only the local handle.
+        let copy = items[2].clone();
+        assert_eq!(Arc::strong_count(&store), 5);
+        drop(items);
+        assert_eq!(copy.content(), "third, grouped");
+        assert_eq!(Arc::strong_count(&store), 2);
+    }
+
+    /// Equality compares text, not where it is stored.
+    #[test]
+    fn equality_ignores_the_store() {
+        let mut packer = TextPacker::new();
+        packer.item("padding before").unwrap();
+        let mut strings = packer.item("x").unwrap();
+        packer.tag(&mut strings, "t").unwrap();
+        let mut packed = ContextItem::packed(
+            strings,
+            hash_bytes(b"x"),
+            ItemValues {
+                tokens: 1,
+                ..ItemValues::default()
+            },
+        );
+        packed.attach(&packer.finish());
+        let built = ContextItem::builder("x", 1).tags(["t"]).build().unwrap();
+        assert_eq!(packed, built);
+        assert_ne!(
+            packed,
+            ContextItem::builder("x", 1).tags(["T"]).build().unwrap()
+        );
+        assert_ne!(packed, ContextItem::builder("x", 1).build().unwrap());
+        assert_ne!(
+            packed,
+            ContextItem::builder("x", 1)
+                .tags(["t"])
+                .group("t")
+                .build()
+                .unwrap()
+        );
     }
 
     #[test]
@@ -712,7 +861,7 @@ mod tests {
     }
 
     #[test]
-    fn group_keys_share_the_box_with_metadata() {
+    fn group_keys_and_metadata_are_independent() {
         let plain = ContextItem::new("x", 1).unwrap();
         assert_eq!((plain.group(), plain.has_group()), (None, false));
         let grouped = ContextItem::builder("x", 1)

@@ -1,7 +1,6 @@
 //! ContextKind and ContextSource: open string enumerations compared with ASCII case
 //! folding (spec 01 §3).
 
-use std::borrow::Cow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
@@ -27,53 +26,75 @@ fn is_blank(s: &str) -> bool {
     s.trim().is_empty()
 }
 
-/// The static copy of `s` when it is spelled exactly like one of `known`.
-fn well_known(s: &str, known: &[&'static str]) -> Option<&'static str> {
-    known.iter().copied().find(|k| *k == s)
+/// The position of `s` in `known` when it is spelled exactly like one of them.
+fn well_known(s: &str, known: &[&'static str]) -> Option<u8> {
+    known.iter().position(|k| *k == s).map(|i| i as u8)
+}
+
+/// How a kind or source is spelled: one of its type's well-known names (by position in
+/// the type's table), or any other spelling, owned. 16 bytes: the position fits in the
+/// owned string's unused pointer value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Spelling {
+    Known(u8),
+    Custom(Box<str>),
 }
 
 macro_rules! folded_string_type {
     ($(#[$doc:meta])* $name:ident, $err:expr, $default:expr, $known:expr) => {
         $(#[$doc])*
         ///
-        /// A value spelled exactly like one of the well-known names points to a static
-        /// string instead of allocating one.
+        /// A value spelled exactly like one of the well-known names is stored as that
+        /// name's number instead of allocating a string, and two such values compare by
+        /// number.
         #[derive(Clone)]
-        pub struct $name(Cow<'static, str>);
+        pub struct $name(Spelling);
 
         impl $name {
+            /// The well-known spellings, numbered by position.
+            const KNOWN: &'static [&'static str] = &$known;
+
             /// Builds a value; empty or whitespace-only strings (Unicode White_Space) are rejected.
             pub fn new(value: impl AsRef<str> + Into<String>) -> Result<Self> {
-                if let Some(known) = well_known(value.as_ref(), &$known) {
-                    return Ok(Self(Cow::Borrowed(known)));
+                if let Some(known) = well_known(value.as_ref(), Self::KNOWN) {
+                    return Ok(Self(Spelling::Known(known)));
                 }
                 let value = value.into();
                 if is_blank(&value) {
                     return Err($err);
                 }
-                Ok(Self(Cow::Owned(value)))
+                Ok(Self(Spelling::Custom(value.into_boxed_str())))
             }
 
             /// The original spelling, as given.
+            #[inline]
             pub fn as_str(&self) -> &str {
-                &self.0
+                match &self.0 {
+                    Spelling::Known(i) => Self::KNOWN[usize::from(*i)],
+                    Spelling::Custom(s) => s,
+                }
             }
 
             /// True when `other` names the same value under ASCII case folding.
             pub fn matches(&self, other: &str) -> bool {
-                self.0.eq_ignore_ascii_case(other)
+                self.as_str().eq_ignore_ascii_case(other)
             }
         }
 
         impl Default for $name {
             fn default() -> Self {
-                Self(Cow::Borrowed($default))
+                Self(Spelling::Known($default))
             }
         }
 
         impl PartialEq for $name {
+            #[inline]
             fn eq(&self, other: &Self) -> bool {
-                self.0.eq_ignore_ascii_case(&other.0)
+                match (&self.0, &other.0) {
+                    // Distinct well-known names differ under case folding too.
+                    (Spelling::Known(a), Spelling::Known(b)) => a == b,
+                    _ => self.as_str().eq_ignore_ascii_case(other.as_str()),
+                }
             }
         }
 
@@ -81,19 +102,19 @@ macro_rules! folded_string_type {
 
         impl Hash for $name {
             fn hash<H: Hasher>(&self, state: &mut H) {
-                hash_folded(&self.0, state);
+                hash_folded(self.as_str(), state);
             }
         }
 
         impl fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(&self.0, f)
+                fmt::Debug::fmt(self.as_str(), f)
             }
         }
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
+                f.write_str(self.as_str())
             }
         }
     };
@@ -104,7 +125,7 @@ folded_string_type!(
     /// other non-blank string). Equality and hashing fold ASCII case; the spelling is kept.
     ContextKind,
     Error::EmptyKind,
-    ContextKind::MESSAGE,
+    0, // Message
     [
         ContextKind::MESSAGE,
         ContextKind::DOCUMENT,
@@ -119,7 +140,7 @@ folded_string_type!(
     /// Equality and hashing fold ASCII case; the spelling is kept.
     ContextSource,
     Error::EmptySource,
-    ContextSource::CHAT,
+    0, // Chat
     [ContextSource::CHAT, ContextSource::TOOL, ContextSource::RAG]
 );
 
@@ -180,17 +201,22 @@ mod tests {
     fn well_known_spellings_are_static_and_behave_like_others() {
         let known = ContextKind::new("Memory").unwrap();
         let owned = ContextKind::new(String::from("memory")).unwrap();
-        assert!(matches!(known.0, Cow::Borrowed(_)));
-        assert!(matches!(owned.0, Cow::Owned(_)));
+        assert_eq!(known.0, Spelling::Known(3));
+        assert!(matches!(owned.0, Spelling::Custom(_)));
         assert_eq!(known, owned);
         assert_eq!((known.as_str(), owned.as_str()), ("Memory", "memory"));
-        let set: HashSet<_> = [known, owned].into_iter().collect();
+        let set: HashSet<_> = [known.clone(), owned].into_iter().collect();
         assert_eq!(set.len(), 1);
-        assert!(matches!(
-            ContextSource::new("Rag").unwrap().0,
-            Cow::Borrowed("Rag")
-        ));
-        assert!(matches!(ContextKind::default().0, Cow::Borrowed("Message")));
+        assert_eq!(ContextSource::new("Rag").unwrap().0, Spelling::Known(2));
+        assert_eq!(ContextKind::default().0, Spelling::Known(0));
+        // Well-known values compare by number, others by their folded text.
+        let custom = ContextKind::new(String::from("ToolOUTPUT")).unwrap();
+        assert_eq!(custom, ContextKind::new("ToolOutput").unwrap());
+        assert_ne!(custom, ContextKind::new("Document").unwrap());
+        assert_ne!(known, ContextKind::new("Document").unwrap());
+        assert_eq!(format!("{known:?} {custom}"), "\"Memory\" ToolOUTPUT");
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(std::mem::size_of::<ContextKind>(), 16);
     }
 
     #[test]

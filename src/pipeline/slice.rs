@@ -117,7 +117,7 @@ fn slice_items<C: Collector>(
         slicer.slice(view, effective)?
     };
     let selected = selection_mask(&outcome.selected, sorted.len())?;
-    let sliced = kept(sorted, &selected);
+    let sliced = kept(sorted, &selected, outcome.selected.len());
     if C::ENABLED {
         let tokens = |index: usize| items[index].tokens();
         let explainer =
@@ -200,7 +200,7 @@ impl SliceRun<'_, '_> {
                 }
             }
         }
-        let sliced = kept(sorted, &selected);
+        let sliced = kept(sorted, &selected, outcome.selected.len());
         match forms.as_deref_mut() {
             Some(f) => self.record_forms(&units, &outcome, &sliced, f)?,
             None => reject_forms(&outcome, sorted)?,
@@ -391,12 +391,17 @@ fn reject_forms(outcome: &SliceOutcome, sorted: &[Candidate]) -> Result<()> {
 }
 
 /// The candidates whose mask entry is set, in Sort order (decision D2 in docs/decisions.md).
-fn kept(sorted: &[Candidate], mask: &[bool]) -> Vec<Candidate> {
-    sorted
-        .iter()
-        .zip(mask)
-        .filter_map(|(c, &keep)| keep.then_some(*c))
-        .collect()
+/// `count` is the number of set entries (the slicer's distinct positions), so the list is
+/// allocated once.
+fn kept(sorted: &[Candidate], mask: &[bool], count: usize) -> Vec<Candidate> {
+    let mut kept = Vec::with_capacity(count);
+    kept.extend(
+        sorted
+            .iter()
+            .zip(mask)
+            .filter_map(|(c, &keep)| keep.then_some(*c)),
+    );
+    kept
 }
 
 /// Turns the slicer's positions into a membership mask, rejecting positions out of range

@@ -45,16 +45,19 @@ impl Placer for ChronologicalPlacer {
 /// follow in index order (rule C5).
 fn chronological_order(n: usize, timestamp: impl Fn(usize) -> Option<i64>) -> Vec<usize> {
     let mut timed: Vec<(u64, usize)> = Vec::with_capacity(n);
-    let mut untimed = Vec::new();
+    // The untimed ones are collected at the front of the final list (allocated once at
+    // its final size), then rotated behind the sorted timed ones.
+    let mut order: Vec<usize> = Vec::with_capacity(n);
     for i in 0..n {
         match timestamp(i) {
             Some(ts) => timed.push((i64_order_key(ts), i)),
-            None => untimed.push(i),
+            None => order.push(i),
         }
     }
     stable_sort_by_key(&mut timed);
-    let mut order: Vec<usize> = timed.into_iter().map(|(_, i)| i).collect();
-    order.extend(untimed);
+    let untimed = order.len();
+    order.extend(timed.iter().map(|&(_, i)| i));
+    order.rotate_left(untimed);
     order
 }
 

@@ -45,10 +45,10 @@ impl Scorer for FrequencyScorer {
         };
         // Counts stay far below 2^53, so both conversions are exact.
         let peers = (items.len() - 1) as f64;
-        for (slot, tag_set) in out.iter_mut().zip(&index.item_tag_sets) {
+        for (slot, tag_set) in out.iter_mut().zip(index.item_tag_sets.iter()) {
             if !tag_set.is_empty() {
                 // The union holds the scored item itself: every other member is a peer.
-                *slot = (unions[tag_set.as_slice()] - 1) as f64 / peers;
+                *slot = (unions[tag_set] - 1) as f64 / peers;
             }
         }
         Ok(())
@@ -56,12 +56,39 @@ impl Scorer for FrequencyScorer {
 }
 
 /// The distinct non-empty tag sets and how many items carry each.
-fn distinct_tag_sets(item_tag_sets: &[Vec<usize>]) -> FastMap<&[usize], usize> {
+fn distinct_tag_sets(item_tag_sets: &Lists) -> FastMap<&[usize], usize> {
     let mut sets: FastMap<&[usize], usize> = FastMap::default();
     for set in item_tag_sets.iter().filter(|s| !s.is_empty()) {
-        *sets.entry(set.as_slice()).or_insert(0) += 1;
+        *sets.entry(set).or_insert(0) += 1;
     }
     sets
+}
+
+/// Lists of numbers stored back to back (two allocations however many lists): list `i`
+/// is `values[starts[i]..starts[i + 1]]`.
+struct Lists {
+    starts: Vec<usize>,
+    values: Vec<usize>,
+}
+
+impl Lists {
+    fn get(&self, i: usize) -> &[usize] {
+        &self.values[self.starts[i]..self.starts[i + 1]]
+    }
+    fn iter(&self) -> impl Iterator<Item = &[usize]> {
+        self.starts.windows(2).map(|w| &self.values[w[0]..w[1]])
+    }
+    /// The lists `lists`, for tests.
+    #[cfg(test)]
+    fn from_vecs(lists: &[Vec<usize>]) -> Self {
+        let mut starts = vec![0];
+        let mut values = Vec::new();
+        for list in lists {
+            values.extend_from_slice(list);
+            starts.push(values.len());
+        }
+        Self { starts, values }
+    }
 }
 
 /// Sets of up to this many tags can use subset counting.
@@ -69,7 +96,7 @@ const SUBSET_MAX_TAGS: usize = 8;
 
 /// Whether subset counting (spec 03 §5.2 (b)) is cheaper than walking posting lists
 /// (§5.2 (a)): every set small enough, and fewer subset visits than posting visits.
-fn subset_counting_pays(sets: &FastMap<&[usize], usize>, postings: &[Vec<usize>]) -> bool {
+fn subset_counting_pays(sets: &FastMap<&[usize], usize>, postings: &Lists) -> bool {
     let mut subset_visits: usize = 0;
     let mut posting_visits: usize = 0;
     for set in sets.keys() {
@@ -77,7 +104,7 @@ fn subset_counting_pays(sets: &FastMap<&[usize], usize>, postings: &[Vec<usize>]
             return false;
         }
         subset_visits += 2 << set.len(); // one insertion and one lookup per subset
-        posting_visits += set.iter().map(|&t| postings[t].len()).sum::<usize>();
+        posting_visits += set.iter().map(|&t| postings.get(t).len()).sum::<usize>();
     }
     subset_visits <= posting_visits
 }
@@ -86,7 +113,7 @@ fn subset_counting_pays(sets: &FastMap<&[usize], usize>, postings: &[Vec<usize>]
 /// posting lists of F's tags with visit stamps (spec 03 §5.2 (a)).
 fn unions_by_postings<'a>(
     sets: &FastMap<&'a [usize], usize>,
-    postings: &[Vec<usize>],
+    postings: &Lists,
     item_count: usize,
 ) -> FastMap<&'a [usize], usize> {
     let mut counter = UnionCounter::new(item_count);
@@ -141,49 +168,91 @@ fn unions_by_subset_counts<'a>(sets: &FastMap<&'a [usize], usize>) -> FastMap<&'
 
 /// The folded tags of every item as sorted, deduplicated tag ids, and for every tag id the
 /// ascending positions of the items carrying it (each position at most once per tag).
+/// A handful of allocations whatever the number of items.
 struct TagIndex {
-    item_tag_sets: Vec<Vec<usize>>,
-    postings: Vec<Vec<usize>>,
+    item_tag_sets: Lists,
+    postings: Lists,
 }
 
 impl TagIndex {
     fn build(items: &[&ContextItem]) -> Self {
         let mut ids: FastMap<Cow<'_, str>, usize> = FastMap::default();
-        let mut postings: Vec<Vec<usize>> = Vec::new();
-        let mut item_tag_sets = Vec::with_capacity(items.len());
-        for (position, item) in items.iter().enumerate() {
-            let mut set: Vec<usize> = item
-                .tags()
-                .iter()
-                .map(|tag| {
-                    let next_id = ids.len();
-                    *ids.entry(fold_tag(tag)).or_insert(next_id)
-                })
-                .collect();
-            set.sort_unstable();
-            set.dedup();
-            for &tag in &set {
-                if tag == postings.len() {
-                    postings.push(Vec::new());
-                }
-                postings[tag].push(position);
+        let total: usize = items.iter().map(|item| item.tags().len()).sum();
+        let mut starts = Vec::with_capacity(items.len() + 1);
+        let mut values = Vec::with_capacity(total);
+        starts.push(0);
+        // The folded form of a tag with upper-case letters, reused from tag to tag.
+        let mut folded = String::new();
+        for item in items {
+            let start = values.len();
+            for tag in item.tags() {
+                let key = if tag.bytes().any(|b| b.is_ascii_uppercase()) {
+                    folded.clear();
+                    folded.push_str(tag);
+                    folded.make_ascii_lowercase();
+                    folded.as_str()
+                } else {
+                    tag
+                };
+                let id = match ids.get(key) {
+                    Some(&id) => id,
+                    None => {
+                        let id = ids.len();
+                        let key = if key.len() == tag.len() && key == tag {
+                            Cow::Borrowed(tag)
+                        } else {
+                            Cow::Owned(key.to_owned())
+                        };
+                        ids.insert(key, id);
+                        id
+                    }
+                };
+                values.push(id);
             }
-            item_tag_sets.push(set);
+            let set = &mut values[start..];
+            set.sort_unstable();
+            let distinct = dedup_sorted(set);
+            values.truncate(start + distinct);
+            starts.push(values.len());
+        }
+        let item_tag_sets = Lists { starts, values };
+        // Postings by counting: the number of items per tag, then each item's position
+        // written into its tags' ranges, in ascending position order.
+        let mut posting_starts = vec![0usize; ids.len() + 1];
+        for &tag in &item_tag_sets.values {
+            posting_starts[tag + 1] += 1;
+        }
+        for t in 0..ids.len() {
+            posting_starts[t + 1] += posting_starts[t];
+        }
+        let mut next = posting_starts.clone();
+        let mut positions = vec![0usize; item_tag_sets.values.len()];
+        for (position, set) in item_tag_sets.iter().enumerate() {
+            for &tag in set {
+                positions[next[tag]] = position;
+                next[tag] += 1;
+            }
         }
         Self {
             item_tag_sets,
-            postings,
+            postings: Lists {
+                starts: posting_starts,
+                values: positions,
+            },
         }
     }
 }
 
-/// ASCII case folding, allocating only when the tag has an upper-case ASCII letter.
-fn fold_tag(tag: &str) -> Cow<'_, str> {
-    if tag.bytes().any(|b| b.is_ascii_uppercase()) {
-        Cow::Owned(tag.to_ascii_lowercase())
-    } else {
-        Cow::Borrowed(tag)
+/// Moves the distinct values of the sorted `set` to its front; their number.
+fn dedup_sorted(set: &mut [usize]) -> usize {
+    let mut len = 0;
+    for i in 0..set.len() {
+        if len == 0 || set[i] != set[len - 1] {
+            set[len] = set[i];
+            len += 1;
+        }
     }
+    len
 }
 
 /// Counts the distinct items in a union of posting lists using visit stamps, so no set
@@ -202,11 +271,11 @@ impl UnionCounter {
     }
 
     /// The number of distinct items carrying at least one of `tags`.
-    fn union_size(&mut self, tags: &[usize], postings: &[Vec<usize>]) -> usize {
+    fn union_size(&mut self, tags: &[usize], postings: &Lists) -> usize {
         self.query += 1;
         let mut size = 0;
         for &tag in tags {
-            for &position in &postings[tag] {
+            for &position in postings.get(tag) {
                 if self.stamps[position] != self.query {
                     self.stamps[position] = self.query;
                     size += 1;
@@ -333,6 +402,8 @@ mod tests {
                     postings[t].push(pos);
                 }
             }
+            let item_tag_sets = Lists::from_vecs(&item_tag_sets);
+            let postings = Lists::from_vecs(&postings);
             let sets = distinct_tag_sets(&item_tag_sets);
             let by_subsets = unions_by_subset_counts(&sets);
             let by_postings = unions_by_postings(&sets, &postings, n);

@@ -120,7 +120,8 @@ fn density_order(tokens: &[i64], score: impl Fn(usize) -> f64) -> Vec<usize> {
 /// is the token count of candidate `i`); the selected candidates in visiting order.
 fn fill(tokens: &[i64], order: &[usize], target: i64) -> Result<Vec<usize>> {
     let mut room = target;
-    let mut selected = Vec::new();
+    // At most every candidate: one allocation instead of a doubling series.
+    let mut selected = Vec::with_capacity(order.len());
     for &pos in order {
         let tokens = tokens[pos];
         if tokens == 0 {

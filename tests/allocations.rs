@@ -1,0 +1,314 @@
+//! Allocation counts through the C ABI, counted by a global allocator (docs/performance.md,
+//! "Item storage"): a run makes the same small number of allocations at every N, reading
+//! the indices allocates nothing, and pushing a batch allocates per store, not per item
+//! or per tag.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+use ctxpack::ffi::*;
+
+/// Counts the allocations made on threads that switched counting on.
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+
+fn note() {
+    if COUNTING.with(Cell::get) {
+        COUNT.fetch_add(1, Relaxed);
+    }
+}
+
+// SAFETY: forwards to the system allocator; the bookkeeping never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note();
+        // SAFETY: forwarded.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note();
+        // SAFETY: forwarded.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        // SAFETY: forwarded.
+        unsafe { System.dealloc(p, layout) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note();
+        // SAFETY: forwarded.
+        unsafe { System.realloc(p, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The allocations `f` makes on this thread (the counter is shared, so the tests of this
+/// file run one at a time through `LOCK`).
+fn allocations<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    let before = COUNT.load(Relaxed);
+    COUNTING.with(|c| c.set(true));
+    let r = f();
+    COUNTING.with(|c| c.set(false));
+    (r, COUNT.load(Relaxed) - before)
+}
+
+static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn make<T>(f: impl FnOnce(*mut *mut T, *mut *mut ctxpack_error) -> ctxpack_status) -> *mut T {
+    let mut out = ptr::null_mut();
+    let status = f(&mut out, ptr::null_mut());
+    assert_eq!(status, ctxpack_status::CTXPACK_OK);
+    out
+}
+
+fn s(text: &str) -> ctxpack_str {
+    ctxpack_str {
+        ptr: text.as_ptr().cast(),
+        len: text.len(),
+    }
+}
+
+/// Generated items like the realistic input: 1–3 tags out of 8, a kind out of
+/// 5, a priority 0–9, a hint and (for 49 items in 50) a timestamp in whole seconds.
+struct Input {
+    contents: Vec<String>,
+    tags: Vec<[ctxpack_str; 3]>,
+    descs: Vec<ctxpack_item_desc>,
+    total_tokens: i64,
+}
+
+const TAGS: [&str; 8] = [
+    "billing", "auth", "Billing", "search", "ui", "api", "db", "infra",
+];
+const KINDS: [&str; 5] = [
+    "Message",
+    "Document",
+    "ToolOutput",
+    "Memory",
+    "SystemPrompt",
+];
+
+fn input(n: usize) -> Input {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15 ^ n as u64;
+    let mut next = move |below: usize| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 33) % below as u64) as usize
+    };
+    let contents: Vec<String> = (0..n)
+        .map(|i| format!("item {i}: {}", "word ".repeat(5 + next(60))))
+        .collect();
+    let picks: Vec<(usize, [usize; 3], usize, i64)> = (0..n)
+        .map(|_| {
+            (
+                1 + next(3),
+                [next(8), next(8), next(8)],
+                next(5),
+                next(10) as i64,
+            )
+        })
+        .collect();
+    let tags: Vec<[ctxpack_str; 3]> = picks
+        .iter()
+        .map(|(_, t, _, _)| [s(TAGS[t[0]]), s(TAGS[t[1]]), s(TAGS[t[2]])])
+        .collect();
+    let mut total_tokens = 0;
+    let descs = (0..n)
+        .map(|i| {
+            let (tag_count, _, kind, priority) = picks[i];
+            let tokens = contents[i].len().div_ceil(4) as i64;
+            total_tokens += tokens;
+            let mut d: ctxpack_item_desc = unsafe_zeroed();
+            d.struct_size = std::mem::size_of::<ctxpack_item_desc>();
+            d.content = s(&contents[i]);
+            d.kind = s(KINDS[kind]);
+            d.tags = tags[i].as_ptr();
+            d.tag_count = tag_count;
+            d.tokens = tokens;
+            d.priority = priority;
+            d.has_priority = 1;
+            d.timestamp_ns = 1_700_000_000_000_000_000 + i as i64 * 1_000_000_000;
+            // One item in 50 has no timestamp (placed after the dated ones).
+            d.has_timestamp = u8::from(i % 50 != 0);
+            d.future_relevance_hint = (i % 100) as f64 / 100.0;
+            d.has_future_relevance_hint = 1;
+            d
+        })
+        .collect();
+    Input {
+        contents,
+        tags,
+        descs,
+        total_tokens,
+    }
+}
+
+fn unsafe_zeroed() -> ctxpack_item_desc {
+    let mut d = std::mem::MaybeUninit::<ctxpack_item_desc>::uninit();
+    // SAFETY: a valid out pointer and size.
+    let status = unsafe { ctxpack_item_desc_init(d.as_mut_ptr(), size_of::<ctxpack_item_desc>()) };
+    assert_eq!(status, ctxpack_status::CTXPACK_OK);
+    // SAFETY: initialised by the call above.
+    unsafe { d.assume_init() }
+}
+
+/// The chat pipeline (recency 3 + kind 1, greedy, chronological) or the tagged one
+/// (reflexive 3 + kind 1 + frequency 1, greedy, u-shaped).
+fn pipeline(tagged: bool) -> *mut ctxpack_pipeline {
+    // SAFETY (block): valid arrays and live handles.
+    unsafe {
+        let children = if tagged {
+            vec![
+                (make(|o, e| ctxpack_scorer_new_reflexive(o, e)), 3.0),
+                (make(|o, e| ctxpack_scorer_new_kind(o, e)), 1.0),
+                (make(|o, e| ctxpack_scorer_new_frequency(o, e)), 1.0),
+            ]
+        } else {
+            vec![
+                (make(|o, e| ctxpack_scorer_new_recency(o, e)), 3.0),
+                (make(|o, e| ctxpack_scorer_new_kind(o, e)), 1.0),
+            ]
+        };
+        let entries: Vec<ctxpack_composite_child> = children
+            .iter()
+            .map(|&(scorer, weight)| ctxpack_composite_child { scorer, weight })
+            .collect();
+        let scorer =
+            make(|o, e| ctxpack_scorer_new_composite(entries.as_ptr(), entries.len(), o, e));
+        for (child, _) in children {
+            ctxpack_scorer_free(child);
+        }
+        let slicer = make(|o, e| ctxpack_slicer_new_greedy(o, e));
+        let placer = if tagged {
+            make(|o, e| ctxpack_placer_new_u_shaped(o, e))
+        } else {
+            make(|o, e| ctxpack_placer_new_chronological(o, e))
+        };
+        let pipeline = make(|o, e| ctxpack_pipeline_new(scorer, slicer, placer, ptr::null(), o, e));
+        ctxpack_scorer_free(scorer);
+        ctxpack_slicer_free(slicer);
+        ctxpack_placer_free(placer);
+        pipeline
+    }
+}
+
+/// Allocations of pushing `input`, of one untraced run with half the tokens as target,
+/// and of reading the indices; the number of indices.
+struct Counts {
+    push: usize,
+    run: usize,
+    indices: usize,
+    selected: usize,
+}
+
+fn count(input: &Input, tagged: bool) -> Counts {
+    // SAFETY (block): valid arrays and live handles.
+    unsafe {
+        let pipeline = pipeline(tagged);
+        let desc = ctxpack_budget_desc {
+            struct_size: size_of::<ctxpack_budget_desc>(),
+            max_tokens: input.total_tokens,
+            target_tokens: input.total_tokens / 2,
+            output_reserve: 0,
+            slots: ptr::null(),
+            slot_count: 0,
+            estimation_safety_margin_percent: 0.0,
+        };
+        let budget = make(|o, e| ctxpack_budget_new(&desc, o, e));
+        let items = make(|o, e| ctxpack_items_new(o, e));
+        let (status, push) = allocations(|| {
+            ctxpack_items_push_many(
+                items,
+                input.descs.as_ptr(),
+                input.descs.len(),
+                ptr::null_mut(),
+            )
+        });
+        assert_eq!(status, ctxpack_status::CTXPACK_OK);
+        // One run first, so that lazily initialised state is not counted.
+        for _ in 0..2 {
+            ctxpack_result_free(make(|o, e| {
+                ctxpack_pipeline_run(pipeline, items, budget, ptr::null(), o, e)
+            }));
+        }
+        let (result, run) = allocations(|| {
+            make(|o, e| ctxpack_pipeline_run(pipeline, items, budget, ptr::null(), o, e))
+        });
+        let mut ptr_out = ptr::null();
+        let mut len = 0;
+        let (status, indices) =
+            allocations(|| ctxpack_result_indices(result, &mut ptr_out, &mut len));
+        assert_eq!(status, ctxpack_status::CTXPACK_OK);
+        ctxpack_result_free(result);
+        ctxpack_items_free(items);
+        ctxpack_budget_free(budget);
+        ctxpack_pipeline_free(pipeline);
+        Counts {
+            push,
+            run,
+            indices,
+            selected: len,
+        }
+    }
+}
+
+/// The allocations of a run do not grow with N: the same count at N = 10 000 and
+/// 100 000 within two (a few less at N = 100, where small sorts need no buffer), for the chat
+/// pipeline and for the tagged one (frequency scorer, u-shaped placer); reading the
+/// indices allocates nothing.
+#[test]
+fn a_run_allocates_the_same_at_every_size() {
+    let _serial = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mut runs = Vec::new();
+    for tagged in [false, true] {
+        for n in [100, 10_000, 100_000] {
+            let c = count(&input(n), tagged);
+            eprintln!(
+                "tagged {tagged}, N = {n}: push {} allocations, run {}, indices {} ({} selected)",
+                c.push, c.run, c.indices, c.selected
+            );
+            assert!(c.selected > n / 4, "the budget selects a good share");
+            assert_eq!(c.indices, 0, "reading the indices allocates nothing");
+            runs.push((tagged, n, c.run));
+        }
+    }
+    for pair in runs.chunks(3) {
+        let [(tagged, _, small), (_, _, mid), (_, _, large)] = pair else {
+            unreachable!()
+        };
+        // Hash tables sized by the distinct tag sets may grow once more or less.
+        assert!(mid.abs_diff(*large) <= 2, "tagged {tagged}: {pair:?}");
+        assert!(small <= mid && *large <= 70, "tagged {tagged}: {pair:?}");
+    }
+}
+
+/// Pushing a batch allocates per store of text, not per item or tag: at N = 100 000 (about
+/// 18 MB of text) far fewer allocations than items.
+#[test]
+fn a_batch_push_allocates_per_store() {
+    let _serial = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let input = input(100_000);
+    let bytes: usize = input.contents.iter().map(String::len).sum::<usize>()
+        + input
+            .descs
+            .iter()
+            .zip(&input.tags)
+            .map(|(d, t)| t[..d.tag_count].iter().map(|t| t.len).sum::<usize>())
+            .sum::<usize>();
+    let c = count(&input, true);
+    // About three allocations per store of 62–64 KiB of text (the text, its span table
+    // and the shared header; now and then the span table grows once more), and the list.
+    let stores = bytes.div_ceil(62 * 1024);
+    eprintln!("{bytes} bytes of text: {} allocations for the push", c.push);
+    assert!(c.push <= 4 * stores + 4, "{} allocations", c.push);
+    assert!(c.push * 50 < input.descs.len(), "{} allocations", c.push);
+}
