@@ -456,12 +456,8 @@ pub(crate) unsafe fn items_from_descs(
             &format!("{count} items"),
         )
     })?;
-    for i in 0..count {
-        // SAFETY: forwarded from the caller; `i < count`.
-        let item =
-            unsafe { read_item(descs, i) }.map_err(|e| e.context(format_args!("item {i}")))?;
-        items.push(item);
-    }
+    // SAFETY: forwarded from the caller.
+    unsafe { append_packed(&mut items, descs, count) }?;
     Ok(items)
 }
 
@@ -544,30 +540,51 @@ pub unsafe extern "C" fn ctxpack_items_push_many(
                 &what(),
             )
         })?;
-        // The batch's strings go into shared stores of about STORE_BYTES each; the items
-        // receive their store once it is complete.
-        let mut packer = new_store_packer(count.min(256))?;
-        let mut first_unattached = start;
-        for i in 0..count {
-            match read_item(&mut packer, descs, i) {
-                Ok(item) => list.push(item),
-                Err(e) => {
-                    list.truncate(start);
-                    list.shrink_to(capacity);
-                    return Err(e.context(format_args!("item {i}")));
-                }
-            }
-            if packer.holds(STORE_BYTES - STORE_SLACK) {
-                // The next store is sized like this one: a batch is usually uniform.
-                let spans = packer.span_entries() + packer.span_entries() / 16;
-                let full = std::mem::replace(&mut packer, new_store_packer(spans / 2)?);
-                attach(&mut list[first_unattached..], full);
-                first_unattached = list.len();
+        append_packed(list, descs, count).inspect_err(|_| list.shrink_to(capacity))
+    })
+}
+
+/// Converts `count` descriptors and appends the items to `list` (whose room is reserved),
+/// their strings packed into shared stores of about [`STORE_BYTES`] each; the items receive
+/// their store once it is complete. All or nothing: on a failure `list` is truncated back
+/// to its length before the call and the error names the item's position.
+///
+/// # Safety
+/// `descs` is NULL or valid for `count` descriptors (each for its `struct_size`).
+unsafe fn append_packed(
+    list: &mut Vec<ContextItem>,
+    descs: *const ctxpack_item_desc,
+    count: usize,
+) -> FfiResult<()> {
+    let start = list.len();
+    let mut packer = new_store_packer(count.min(256))?;
+    let mut first_unattached = start;
+    for i in 0..count {
+        // SAFETY: forwarded from the caller; `i < count`.
+        match unsafe { read_item(&mut packer, descs, i) } {
+            Ok(item) => list.push(item),
+            Err(e) => {
+                list.truncate(start);
+                return Err(e.context(format_args!("item {i}")));
             }
         }
-        attach(&mut list[first_unattached..], packer);
-        Ok(())
-    })
+        if packer.holds(STORE_BYTES - STORE_SLACK) {
+            // The next store is sized like this one: a batch is usually uniform.
+            let spans = packer.span_entries() + packer.span_entries() / 16;
+            let next = match new_store_packer(spans / 2) {
+                Ok(next) => next,
+                Err(e) => {
+                    list.truncate(start);
+                    return Err(e);
+                }
+            };
+            let full = std::mem::replace(&mut packer, next);
+            attach(&mut list[first_unattached..], full);
+            first_unattached = list.len();
+        }
+    }
+    attach(&mut list[first_unattached..], packer);
+    Ok(())
 }
 
 /// The text bytes a batch packs into one store before starting the next: under the
