@@ -65,7 +65,7 @@ test-bindings:
 test-fuzz-build:
 	scripts/fuzz.sh check
 
-test: deps lint test-fuzz-build test-rust test-c test-install test-bindings
+test: deps lint test-fuzz-build test-rust test-c test-bindings test-install
 	@echo "make test: all suites passed"
 
 # ---------------------------------------------------------------------------------------

@@ -500,8 +500,8 @@ fi
 # tests/packaging/swift/consumer.sh builds a package that depends on the repository (its
 # root Package.swift) inside the Swift root, with this installed tree at /usr/local there.
 # Creating the root takes minutes and 2.6 GB, so this runs only when bindings/swift/run.sh
-# has created it already; run.sh runs the same consumer itself, so a fresh machine (CI)
-# still builds it once.
+# has created it already: `make test` (and so CI, on a fresh machine) runs the bindings'
+# suites before this test for that reason. run.sh also runs the same consumer itself.
 swift_consumer() {
     mkdir -p "$TMP/swift" && "$ROOT/tests/packaging/swift/consumer.sh" "$DEST$PREFIX" "$TMP/swift"
 }
