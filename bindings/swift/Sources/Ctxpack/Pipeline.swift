@@ -210,9 +210,13 @@ public final class Report: @unchecked Sendable {
     }
 
     /// The included items, in placed order.
-    public var included: [IncludedEntry] { cached(\.cachedIncluded) { try readIncluded($0, count: counts.included_count) } }
+    public var included: [IncludedEntry] {
+        cached(\.cachedIncluded) { try readIncluded($0, count: counts.included_count) }
+    }
     /// The excluded items with their reasons.
-    public var excluded: [ExcludedEntry] { cached(\.cachedExcluded) { try readExcluded($0, count: counts.excluded_count) } }
+    public var excluded: [ExcludedEntry] {
+        cached(\.cachedExcluded) { try readExcluded($0, count: counts.excluded_count) }
+    }
     /// The trace events (per stage; per item too at `.item` detail).
     public var events: [TraceEvent] { cached(\.cachedEvents) { try readEvents($0, count: counts.event_count) } }
     /// The count requirements a count-quota slicer could not meet.
@@ -237,7 +241,8 @@ public final class Report: @unchecked Sendable {
         }
     }
 
-    /// The part in `slot`, read with `read` on the first access.
+    /// The part in `slot`, read with `read` on the first access. `read` must not use
+    /// another part (the lock is not recursive); the counts are at hand in `counts`.
     private func cached<T>(_ slot: ReferenceWritableKeyPath<Report, T?>, _ read: (OpaquePointer) throws -> T) -> T {
         lock.lock()
         defer { lock.unlock() }

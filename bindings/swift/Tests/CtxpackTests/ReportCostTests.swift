@@ -60,7 +60,9 @@ final class ReportCostTests: XCTestCase {
         ] {
             let v = times.sorted()
             let quartiles = [v[v.count / 2], v[v.count / 4], v[v.count * 3 / 4]].map { String(format: "%.3f", $0) }
-            print("report cost: \(name): median \(quartiles[0]) ms (quartiles \(quartiles[1]) - \(quartiles[2])), \(v.count) runs")
+            print(
+                "report cost: \(name): median \(quartiles[0]) ms",
+                "(quartiles \(quartiles[1]) - \(quartiles[2])), \(v.count) runs")
         }
     }
 
