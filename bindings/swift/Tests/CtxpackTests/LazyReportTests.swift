@@ -275,6 +275,37 @@ final class LazyReportTests: XCTestCase {
         }
     }
 
+    /// A prefix run's result and a chat trim's selection (a result taken from the chat
+    /// result, which is freed before the trim returns) keep their reports the same way.
+    func testPrefixRunsAndChatSelectionsReadLazily() throws {
+        let p = try pipeline(Scorer.recency())
+        let budget = try Budget(maxTokens: 100, targetTokens: 60)
+        let messages = try Items((0..<6).map { dated("message \($0)", tokens: 20, days: $0) })
+        let first = try p.runPrefix(messages, budget: budget, trace: .item)
+        let second = try p.runPrefix(messages, budget: budget, previous: first.state, trace: .stage)
+        for (name, turn) in [("turn 1", first), ("turn 2", second)] {
+            let report = try XCTUnwrap(turn.result.report, name)
+            try assertMatchesRawRead(report, order: [7, 0, 1, 2, 3, 4, 5, 6], name)
+            XCTAssertEqual(report.included.map(\.index), turn.result.indices, name)
+            XCTAssertFalse(report.excluded.isEmpty, name)
+        }
+        XCTAssertNil(try p.runPrefix(messages, budget: budget).result.report)
+
+        let turns = (0..<12).map { (i: Int) -> String in
+            let role = i % 2 == 0 ? "user" : "assistant"
+            let text = "turn \(i) " + String(repeating: "words ", count: 20)
+            return #"{"role": "\#(role)", "content": "\#(text)"}"#
+        }
+        let request = #"{"messages": [\#(turns.joined(separator: ", "))]}"#
+        let chat = try Pipeline(preset: "Chat")
+        let trimmed = try chat.trimOpenAI(
+            request, budget: try Budget(maxTokens: 150, targetTokens: 150), options: ChatOptions(trace: .item))
+        XCTAssertFalse(trimmed.dropped.isEmpty)
+        let report = try XCTUnwrap(trimmed.selection.report)
+        try assertMatchesRawRead(report, order: Array((0..<8).reversed()), "chat selection")
+        XCTAssertEqual(report.excluded.count, trimmed.dropped.count)
+    }
+
     /// Two traced runs with a quota slicer: the first read at once, the second not read;
     /// weak references to the run's pipeline, items and budget.
     private func runsWhoseObjectsGo() throws -> (read: RunResult, unread: RunResult, objects: [() -> AnyObject?]) {
