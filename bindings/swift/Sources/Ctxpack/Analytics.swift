@@ -24,7 +24,8 @@ public struct KindQuotaUtilization: Sendable, Equatable {
     public let utilization: Double
 }
 
-/// The report helpers of spec 07 §7, computed for every traced result.
+/// The report helpers of spec 07 §7, computed for a traced result when first asked
+/// (`Report.analytics`).
 public struct Analytics: Sendable, Equatable {
     /// The included tokens over the run's `maxTokens` (not clamped; 0 when it is 0).
     public let budgetUtilization: Double
@@ -41,7 +42,8 @@ extension ctxpack_kind_quota_utilization: GrowingCStruct {
     static func cInit(_ v: UnsafeMutablePointer<Self>, _ n: Int) -> Int32 { ctxpack_kind_quota_utilization_init(v, n) }
 }
 
-/// The report helpers of a traced result (which keeps the run's budget and slicer).
+/// The report helpers of a traced result (which keeps the run's budget and slicer);
+/// `Report.analytics` reads them on first access.
 func readAnalytics(_ r: OpaquePointer) throws -> Analytics {
     var budgetUse = 0.0, coverage = 0.0
     var kinds = 0
@@ -68,8 +70,7 @@ extension Pipeline {
         let result = try withExtendedLifetime((items, budget)) {
             try create { ctxpack_pipeline_dry_run(handle, items.handle, budget.handle, $0, $1) }
         }
-        defer { ctxpack_result_free(result) }
-        return try readResult(result)
+        return try readResult(ResultHandle(result))
     }
 
     /// Budget simulation (spec 07 §5.1): the items included under `budget` that drop out
@@ -159,9 +160,9 @@ public struct Sensitivity: Sendable {
             var label = ctxpack_str(ptr: nil, len: 0)
             try check(ctxpack_sensitivity_variant_label(sensitivity, i, &label), nil, "ctxpack_sensitivity_variant_label")
             labels.append(string(label))
+            // The result outlives the sensitivity object; its report keeps it.
             let result = try create { ctxpack_sensitivity_variant_result(sensitivity, i, $0, $1) }
-            defer { ctxpack_result_free(result) }
-            results.append(try readResult(result))
+            results.append(try readResult(ResultHandle(result)))
         }
         try check(ctxpack_sensitivity_diff_count(sensitivity, &count), nil, "ctxpack_sensitivity_diff_count")
         let swings: [Swing] = try (0..<count).map { i in

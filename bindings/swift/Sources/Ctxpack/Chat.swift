@@ -262,8 +262,8 @@ private func readChatResult(_ r: OpaquePointer) throws -> ChatResult {
         }
         return ChatAdjustment(reason: reason, paths: dropped)
     }
-    let selection = try create { ctxpack_chat_result_selection(r, $0, $1) }
-    defer { ctxpack_result_free(selection) }
+    // A new result that may outlive the chat result (a traced selection's report keeps it).
+    let selection = ResultHandle(try create { ctxpack_chat_result_selection(r, $0, $1) })
     var probe = ctxpack_prefix_reuse.sized()
     let status = ctxpack_chat_result_prefix_reuse(r, &probe, nil)
     var reuse: Reuse? = nil

@@ -1,4 +1,5 @@
 import CCtxpack
+import Foundation
 
 public enum OverflowStrategy: Int32, Sendable {
     case `throw` = 0
@@ -69,7 +70,7 @@ public enum GroupDecision: Int32, Sendable {
 }
 
 /// One group of a traced run's input (docs/groups.md), in order of its first member.
-public struct GroupEntry: Sendable {
+public struct GroupEntry: Sendable, Equatable {
     public let key: String
     /// The members' positions in the caller's list, in list order.
     public let members: [Int]
@@ -89,7 +90,7 @@ public struct GroupEntry: Sendable {
     public let partialSelection: Bool
 }
 
-public struct ReportSummary: Sendable {
+public struct ReportSummary: Sendable, Equatable {
     public let totalCandidates: Int
     /// The sum of every input item's tokens; the nearest Int64 when the exact sum does not
     /// fit (then `totalTokensSaturated`; the report's JSON has the exact number).
@@ -97,7 +98,7 @@ public struct ReportSummary: Sendable {
     public let totalTokensSaturated: Bool
 }
 
-public struct IncludedEntry: Sendable {
+public struct IncludedEntry: Sendable, Equatable {
     public let index: Int  // position in the caller's item list
     public let score: Double
     public let reason: InclusionReason
@@ -113,7 +114,7 @@ public struct IncludedEntry: Sendable {
 
 /// An excluded item with its reason and every field of the reason (fields of other
 /// reasons are zero or empty).
-public struct ExcludedEntry: Sendable {
+public struct ExcludedEntry: Sendable, Equatable {
     public let index: Int
     public let score: Double
     public let reason: ExclusionReason
@@ -150,7 +151,7 @@ public enum PipelineStage: Int32, Sendable {
     case place = 4
 }
 
-public struct TraceEvent: Sendable {
+public struct TraceEvent: Sendable, Equatable {
     public let stage: PipelineStage?  // nil: a stage this version does not know
     /// How long the stage took, in milliseconds (as the report's JSON has it).
     public let durationMs: Double
@@ -162,28 +163,99 @@ public struct TraceEvent: Sendable {
     public let itemIndex: Int?
 }
 
-public struct Shortfall: Sendable {
+public struct Shortfall: Sendable, Equatable {
     public let kind: String
     public let requiredCount: UInt64
     public let satisfiedCount: UInt64
 }
 
-/// The selection report of a traced run.
-public struct Report: Sendable {
+/// The selection report of a traced run. It keeps the library's result of the run and
+/// reads each part from it on first access, then keeps that copy: a traced run costs what
+/// the parts it reads cost, and a part read once is not read again. The result is freed
+/// when the last copy of the `RunResult` (and of this report) goes; it needs none of the
+/// pipeline, items or budget objects of the run. Safe to share between tasks and threads:
+/// concurrent first accesses read a part once (the others wait for it).
+///
+/// The reads cannot fail on a result the report owns (a live handle, positions below the
+/// summary's counts); a failure would be a bug in the library, and stops the program with
+/// the library's message rather than returning a partial report.
+public final class Report: @unchecked Sendable {
+    // @unchecked: the handle is only read (the library allows any number of readers of a
+    // result), the cache fields are only touched with `lock` held, `summary` and `counts`
+    // are immutable.
+    let result: ResultHandle  // internal for the tests
+    private let counts: ctxpack_report_summary
+    private let lock = NSLock()
+    private var cachedIncluded: [IncludedEntry]?
+    private var cachedExcluded: [ExcludedEntry]?
+    private var cachedEvents: [TraceEvent]?
+    private var cachedShortfalls: [Shortfall]?
+    private var cachedGroups: [GroupEntry]?
+    private var cachedPrunedForms: [PrunedForm]?
+    private var cachedAnalytics: Analytics?
+    private var cachedJSON: String?
+
+    /// The run's totals (read with the result; one call into the library).
     public let summary: ReportSummary
-    public let included: [IncludedEntry]
-    public let excluded: [ExcludedEntry]
-    public let events: [TraceEvent]
-    public let shortfalls: [Shortfall]
+
+    /// The report of a traced result, which it keeps.
+    init(_ result: ResultHandle) throws {
+        self.result = result
+        counts = try result.with { r in
+            try entry("ctxpack_result_report_summary") { ctxpack_result_report_summary(r, $0, $1) }
+        }
+        summary = ReportSummary(
+            totalCandidates: counts.total_candidates, totalTokensConsidered: counts.total_tokens_considered,
+            totalTokensSaturated: counts.total_tokens_saturated)
+    }
+
+    /// The included items, in placed order.
+    public var included: [IncludedEntry] {
+        cached(\.cachedIncluded) { try readIncluded($0, count: counts.included_count) }
+    }
+    /// The excluded items with their reasons.
+    public var excluded: [ExcludedEntry] {
+        cached(\.cachedExcluded) { try readExcluded($0, count: counts.excluded_count) }
+    }
+    /// The trace events (per stage; per item too at `.item` detail).
+    public var events: [TraceEvent] { cached(\.cachedEvents) { try readEvents($0, count: counts.event_count) } }
+    /// The count requirements a count-quota slicer could not meet.
+    public var shortfalls: [Shortfall] {
+        cached(\.cachedShortfalls) { try readShortfalls($0, count: counts.shortfall_count) }
+    }
     /// The item groups of the input (none when no item has a group).
-    public let groups: [GroupEntry]
+    public var groups: [GroupEntry] { cached(\.cachedGroups) { try readGroups($0, count: counts.group_count) } }
     /// The variants no selection could need, input order then form order.
-    public let prunedForms: [PrunedForm]
+    public var prunedForms: [PrunedForm] {
+        cached(\.cachedPrunedForms) { try readPrunedForms($0, count: counts.pruned_form_count) }
+    }
     /// The report helpers (budget utilization, kind diversity, timestamp coverage, quota
     /// utilization).
-    public let analytics: Analytics
-    /// The spec 06 §10 wire form.
-    public let json: String
+    public var analytics: Analytics { cached(\.cachedAnalytics, readAnalytics) }
+    /// The spec 06 §10 wire form (the library builds it on the first request).
+    public var json: String {
+        cached(\.cachedJSON) { r in
+            var json = ctxpack_str(ptr: nil, len: 0)
+            try check(ctxpack_result_report_json(r, &json), nil, "ctxpack_result_report_json")
+            return string(json)
+        }
+    }
+
+    /// The part in `slot`, read with `read` on the first access. `read` must not use
+    /// another part (the lock is not recursive); the counts are at hand in `counts`.
+    private func cached<T>(_ slot: ReferenceWritableKeyPath<Report, T?>, _ read: (OpaquePointer) throws -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        if let value = self[keyPath: slot] { return value }
+        let value: T
+        do {
+            value = try result.with(read)
+        } catch {
+            fatalError("ctxpack: reading the report of a live result failed: \(error)")
+        }
+        self[keyPath: slot] = value
+        return value
+    }
 }
 
 /// The overflow event of a Proceed run over target.
@@ -194,7 +266,9 @@ public struct Overflow: Sendable, Equatable {
     public let items: [Int]
 }
 
-/// The outcome of a run, copied out of the library's result (which is freed at once).
+/// The outcome of a run: the selection is copied out of the library's result at once; a
+/// traced run's `report` keeps the result and reads its parts when asked (an untraced run's
+/// result is freed at once).
 public struct RunResult: Sendable {
     /// The selected items as positions in the caller's list, in placed order.
     public let indices: [Int]
@@ -206,7 +280,7 @@ public struct RunResult: Sendable {
     public let forms: [Int]
     /// The overflow event of a Proceed run over target.
     public let overflow: Overflow?
-    /// Present when the run was traced.
+    /// Present when the run was traced; shared by the copies of this value.
     public let report: Report?
 }
 
@@ -291,10 +365,10 @@ public final class Pipeline: @unchecked Sendable {
             options.on_overflow = overflowThunk
             options.overflow_user_data = Unmanaged.passUnretained(observer).toOpaque()
         }
-        let result = try withExtendedLifetime((items, budget, cancel, observer)) {
-            try create { ctxpack_pipeline_run(handle, items.handle, budget.handle, &options, $0, $1) }
-        }
-        defer { ctxpack_result_free(result) }
+        let result = ResultHandle(
+            try withExtendedLifetime((items, budget, cancel, observer)) {
+                try create { ctxpack_pipeline_run(handle, items.handle, budget.handle, &options, $0, $1) }
+            })
         if let error = observer?.error { throw error }
         return try readResult(result)
     }
@@ -366,7 +440,24 @@ func copyArray<T>(_ function: String, _ get: (UnsafeMutablePointer<UnsafePointer
     return Array(UnsafeBufferPointer(start: count > 0 ? ptr : nil, count: count))
 }
 
-/// Reads report entry `i`, a growing struct the library fills.
+/// A `ctxpack_result` the binding owns, freed when the last reference goes (a traced run's
+/// `Report` keeps one).
+final class ResultHandle: @unchecked Sendable {
+    // @unchecked: the library allows any number of concurrent readers of a result, and the
+    // binding never writes through the handle.
+    private let pointer: OpaquePointer
+
+    /// Takes ownership of `pointer`.
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+
+    deinit { ctxpack_result_free(pointer) }
+
+    /// `body` with the result, which stays alive until `body` returns.
+    func with<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {
+        try withExtendedLifetime(self) { try body(pointer) }
+    }
+}
+
 /// A struct a report accessor fills; a wrong `struct_size` would come back with a message.
 private func entry<T: GrowingCStruct>(
     _ function: String, _ get: (UnsafeMutablePointer<T>, UnsafeMutablePointer<OpaquePointer?>) -> Int32
@@ -376,37 +467,40 @@ private func entry<T: GrowingCStruct>(
     return value
 }
 
-/// Copies a result (`Chat.swift` reads a chat result's selection with it too).
-func readResult(_ r: OpaquePointer) throws -> RunResult {
-    let indices: [Int] = try copyArray("ctxpack_result_indices") { ctxpack_result_indices(r, $0, $1) }
-    let scores: [Double] = try copyArray("ctxpack_result_scores") { ctxpack_result_scores(r, $0, $1) }
-    let reasons: [Int32] = try copyArray("ctxpack_result_reasons") { ctxpack_result_reasons(r, $0, $1) }
-    let forms: [Int] = try copyArray("ctxpack_result_forms") { ctxpack_result_forms(r, $0, $1) }
+/// Copies a result's selection; a traced result's report keeps the result (`Chat.swift`
+/// and `Prefix.swift` read their selections with it too).
+func readResult(_ result: ResultHandle) throws -> RunResult {
+    try result.with { r in
+        let indices: [Int] = try copyArray("ctxpack_result_indices") { ctxpack_result_indices(r, $0, $1) }
+        let scores: [Double] = try copyArray("ctxpack_result_scores") { ctxpack_result_scores(r, $0, $1) }
+        let reasons: [Int32] = try copyArray("ctxpack_result_reasons") { ctxpack_result_reasons(r, $0, $1) }
+        let forms: [Int] = try copyArray("ctxpack_result_forms") { ctxpack_result_forms(r, $0, $1) }
 
-    var present = false
-    var over: Int64 = 0
-    var merged: UnsafePointer<Int>? = nil
-    var mergedCount = 0
-    try check(ctxpack_result_overflow(r, &present, &over, &merged, &mergedCount), nil, "ctxpack_result_overflow")
-    var overflow: Overflow? = nil
-    if present {
-        overflow = Overflow(
-            tokensOverBudget: over,
-            items: Array(UnsafeBufferPointer(start: mergedCount > 0 ? merged : nil, count: mergedCount)))
+        var present = false
+        var over: Int64 = 0
+        var merged: UnsafePointer<Int>? = nil
+        var mergedCount = 0
+        try check(ctxpack_result_overflow(r, &present, &over, &merged, &mergedCount), nil, "ctxpack_result_overflow")
+        var overflow: Overflow? = nil
+        if present {
+            overflow = Overflow(
+                tokensOverBudget: over,
+                items: Array(UnsafeBufferPointer(start: mergedCount > 0 ? merged : nil, count: mergedCount)))
+        }
+
+        var traced = false
+        try check(ctxpack_result_has_report(r, &traced), nil, "ctxpack_result_has_report")
+        return RunResult(
+            indices: indices, scores: scores, reasons: reasons.map { InclusionReason(rawValue: $0) ?? .unknown },
+            forms: forms, overflow: overflow, report: traced ? try Report(result) : nil)
     }
-
-    var traced = false
-    try check(ctxpack_result_has_report(r, &traced), nil, "ctxpack_result_has_report")
-    var report: Report? = nil
-    if traced { report = try readReport(r) }
-    return RunResult(
-        indices: indices, scores: scores, reasons: reasons.map { InclusionReason(rawValue: $0) ?? .unknown },
-        forms: forms, overflow: overflow, report: report)
 }
 
-private func readReport(_ r: OpaquePointer) throws -> Report {
-    let s: ctxpack_report_summary = try entry("ctxpack_result_report_summary") { ctxpack_result_report_summary(r, $0, $1) }
-    let included: [IncludedEntry] = try (0..<s.included_count).map { i in
+// The report parts, each read in full from a traced result with `count` entries (the
+// summary's count of that part).
+
+private func readIncluded(_ r: OpaquePointer, count: Int) throws -> [IncludedEntry] {
+    try (0..<count).map { i in
         let e: ctxpack_included_entry = try entry("ctxpack_result_report_included") {
             ctxpack_result_report_included(r, i, $0, $1)
         }
@@ -415,7 +509,10 @@ private func readReport(_ r: OpaquePointer) throws -> Report {
             fullTokens: e.full_tokens, chosenTokens: e.chosen_tokens, availableTokens: e.available_tokens,
             cause: DowngradeCause(rawValue: e.cause))
     }
-    let excluded: [ExcludedEntry] = try (0..<s.excluded_count).map { i in
+}
+
+private func readExcluded(_ r: OpaquePointer, count: Int) throws -> [ExcludedEntry] {
+    try (0..<count).map { i in
         let e: ctxpack_excluded_entry = try entry("ctxpack_result_report_excluded") {
             ctxpack_result_report_excluded(r, i, $0, $1)
         }
@@ -428,19 +525,28 @@ private func readReport(_ r: OpaquePointer) throws -> Report {
             countCap: e.count_cap, count: e.count, group: string(e.group), memberIndex: e.member_index,
             memberContent: string(e.member_content), memberReason: string(e.member_reason))
     }
-    let events: [TraceEvent] = try (0..<s.event_count).map { i in
+}
+
+private func readEvents(_ r: OpaquePointer, count: Int) throws -> [TraceEvent] {
+    try (0..<count).map { i in
         let e: ctxpack_trace_event = try entry("ctxpack_result_report_event") { ctxpack_result_report_event(r, i, $0, $1) }
         return TraceEvent(
             stage: PipelineStage(rawValue: e.stage), durationMs: e.duration_ms, itemCount: e.item_count,
             message: e.has_message ? string(e.message) : nil, itemIndex: e.has_item_index ? e.item_index : nil)
     }
-    let shortfalls: [Shortfall] = try (0..<s.shortfall_count).map { i in
+}
+
+private func readShortfalls(_ r: OpaquePointer, count: Int) throws -> [Shortfall] {
+    try (0..<count).map { i in
         let e: ctxpack_shortfall = try entry("ctxpack_result_report_shortfall") {
             ctxpack_result_report_shortfall(r, i, $0, $1)
         }
         return Shortfall(kind: string(e.kind), requiredCount: e.required_count, satisfiedCount: e.satisfied_count)
     }
-    let groups: [GroupEntry] = try (0..<s.group_count).map { i in
+}
+
+private func readGroups(_ r: OpaquePointer, count: Int) throws -> [GroupEntry] {
+    try (0..<count).map { i in
         let g: ctxpack_group_entry = try entry("ctxpack_result_report_group") { ctxpack_result_report_group(r, i, $0, $1) }
         let decision = GroupDecision(rawValue: g.decision)
         let excluded = decision == .excluded
@@ -450,19 +556,13 @@ private func readReport(_ r: OpaquePointer) throws -> Report {
             stage: excluded ? PipelineStage(rawValue: g.stage) : nil, memberIndex: excluded ? g.member_index : nil,
             pinnedBy: g.has_pinned_by ? g.pinned_by : nil, partialSelection: g.partial_selection)
     }
-    let prunedForms: [PrunedForm] = try (0..<s.pruned_form_count).map { i in
+}
+
+private func readPrunedForms(_ r: OpaquePointer, count: Int) throws -> [PrunedForm] {
+    try (0..<count).map { i in
         let p: ctxpack_pruned_form = try entry("ctxpack_result_report_pruned_form") {
             ctxpack_result_report_pruned_form(r, i, $0, $1)
         }
         return PrunedForm(index: p.index, form: p.form, dominatedBy: p.dominated_by)
     }
-    var json = ctxpack_str(ptr: nil, len: 0)
-    try check(ctxpack_result_report_json(r, &json), nil, "ctxpack_result_report_json")
-    return Report(
-        summary: ReportSummary(
-            totalCandidates: s.total_candidates, totalTokensConsidered: s.total_tokens_considered,
-            totalTokensSaturated: s.total_tokens_saturated),
-        included: included, excluded: excluded, events: events, shortfalls: shortfalls, groups: groups,
-        prunedForms: prunedForms, analytics: try readAnalytics(r),
-        json: string(json))
 }

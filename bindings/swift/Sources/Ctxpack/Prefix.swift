@@ -164,13 +164,14 @@ extension Pipeline {
                 ctxpack_pipeline_run_prefix(handle, items.handle, budget.handle, &run, &o, previous?.handle, &result, &state, $0)
             }
         }
-        defer { ctxpack_result_free(result) }
+        let owned = ResultHandle(result!)
         let next = PrefixState(handle: state!)
-        let read = try readResult(result!)
-        let reuse = try readReuse(
-            fill: { ctxpack_result_prefix_reuse(result, $0, $1) },
-            json: { ctxpack_result_prefix_reuse_json(result, $0, $1) })
-        return PrefixRun(result: read, reuse: reuse, state: next)
+        let reuse = try owned.with { r in
+            try readReuse(
+                fill: { ctxpack_result_prefix_reuse(r, $0, $1) },
+                json: { ctxpack_result_prefix_reuse_json(r, $0, $1) })
+        }
+        return PrefixRun(result: try readResult(owned), reuse: reuse, state: next)
     }
 }
 
