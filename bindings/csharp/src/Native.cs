@@ -14,17 +14,12 @@
 //   referenced for the duration of each call, so a concurrent Dispose or the finalizer
 //   cannot free it while the library uses it.
 //
-// Imports: every function is imported with the C calling convention spelled out. On .NET 7
-// and later (NET7_0_OR_GREATER) they are [LibraryImport] partial methods, whose marshalling
-// code is generated at compile time (no runtime stubs; trimming- and AOT-safe); elsewhere
-// (netstandard2.0, Mono) [DllImport] externs. The signature is written once, after the
-// #if that picks the attribute and the `partial`/`extern` keyword. The three functions
-// taking a callback delegate stay [DllImport] on every target: the generated marshalling
-// does not take delegates.
+// Imports: every function is a [DllImport] extern with the C calling convention spelled
+// out, on every target. [LibraryImport] (source-generated marshalling, .NET 7 and later) is
+// not used: no .NET SDK is available where this binding is built and tested, and a second,
+// never-compiled declaration of every import would be a build break waiting for .NET users
+// (bindings/csharp/README.md, "Handles and marshalling").
 using System;
-#if NET7_0_OR_GREATER
-using System.Runtime.CompilerServices;
-#endif
 using System.Runtime.InteropServices;
 
 namespace Ctxpack
@@ -439,1174 +434,352 @@ namespace Ctxpack
 
         // ---- general
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        IntPtr ctxpack_version();
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern IntPtr ctxpack_version();
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        uint ctxpack_version_number();
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern uint ctxpack_version_number();
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        IntPtr ctxpack_status_name(int status);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern IntPtr ctxpack_status_name(int status);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_error_code(IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_error_code(IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        Str ctxpack_error_message(IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern Str ctxpack_error_message(IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_error_free(IntPtr error);
+        internal static extern void ctxpack_error_free(IntPtr error);
 
         // ---- budget and items
 
         // The initialisers of the versioned structs: every byte zero, struct_size = size.
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_item_desc_init(IntPtr desc, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_item_desc_init(IntPtr desc, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_budget_desc_init(ref BudgetDesc desc, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_budget_desc_init(ref BudgetDesc desc, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pipeline_options_init(ref PipelineOptions options, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_pipeline_options_init(ref PipelineOptions options, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_run_options_init(ref RunOptions options, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_run_options_init(ref RunOptions options, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_decay_config_init(IntPtr config, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_decay_config_init(IntPtr config, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_report_summary_init(ref ReportSummary summary, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_report_summary_init(ref ReportSummary summary, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_included_entry_init(ref IncludedEntry entry, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_included_entry_init(ref IncludedEntry entry, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_excluded_entry_init(ref ExcludedEntry entry, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_excluded_entry_init(ref ExcludedEntry entry, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_trace_event_init(ref TraceEvent ev, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_trace_event_init(ref TraceEvent ev, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_shortfall_init(ref Shortfall shortfall, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_shortfall_init(ref Shortfall shortfall, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_group_entry_init(ref GroupEntry entry, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_group_entry_init(ref GroupEntry entry, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pruned_form_init(ref PrunedForm form, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_pruned_form_init(ref PrunedForm form, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_variant_desc_init(IntPtr desc, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_variant_desc_init(IntPtr desc, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_kind_quota_utilization_init(ref KindQuotaUtilization entry, UIntPtr size);
+        internal static extern int ctxpack_kind_quota_utilization_init(ref KindQuotaUtilization entry, UIntPtr size);
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_budget_new(ref BudgetDesc desc, out BudgetHandle budget, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_budget_new(ref BudgetDesc desc, out BudgetHandle budget, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_budget_free(IntPtr budget);
+        internal static extern void ctxpack_budget_free(IntPtr budget);
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_items_new(out ItemsHandle items, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_items_new(out ItemsHandle items, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_items_push_many(ItemsHandle items, IntPtr descs, UIntPtr count, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_items_push_many(ItemsHandle items, IntPtr descs, UIntPtr count, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_items_len(ItemsHandle items, out UIntPtr len);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_items_len(ItemsHandle items, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_items_clear(ItemsHandle items);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_items_clear(ItemsHandle items);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_items_free(IntPtr items);
+        internal static extern void ctxpack_items_free(IntPtr items);
 
         // ---- scorers
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_kind(out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_new_kind(out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_kind_weights(IntPtr weights, UIntPtr count, out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_new_kind_weights(IntPtr weights, UIntPtr count, out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_tag(IntPtr weights, UIntPtr count, out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_new_tag(IntPtr weights, UIntPtr count, out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_composite(IntPtr children, UIntPtr count, out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_new_composite(IntPtr children, UIntPtr count, out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_scaled(ScorerHandle inner, out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_new_scaled(ScorerHandle inner, out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_decay(IntPtr config, out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_new_decay(IntPtr config, out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_metadata_trust(double defaultScore, out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_new_metadata_trust(double defaultScore, out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_metadata_key(Str key, Str value, double boost, out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_new_metadata_key(Str key, Str value, double boost, out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_recency(out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_new_recency(out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_priority(out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_new_priority(out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_frequency(out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_new_frequency(out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_new_reflexive(out ScorerHandle scorer, out IntPtr error);
+        internal static extern int ctxpack_scorer_new_reflexive(out ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int ctxpack_scorer_new_custom_batch(ScoreAllFn scoreAll, IntPtr userData, DestroyFn destroy,
             out ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_scorer_free(IntPtr scorer);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern void ctxpack_scorer_free(IntPtr scorer);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_score(ScorerHandle scorer, ItemsHandle items, [Out] double[] scores,
+        internal static extern int ctxpack_scorer_score(ScorerHandle scorer, ItemsHandle items, [Out] double[] scores,
             UIntPtr capacity, out IntPtr error);
 
         // ---- slicers
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_slicer_new_greedy(out SlicerHandle slicer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_slicer_new_greedy(out SlicerHandle slicer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_slicer_new_knapsack(long bucketSize, ulong tableLimitBytes, out SlicerHandle slicer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_slicer_new_knapsack(long bucketSize, ulong tableLimitBytes, out SlicerHandle slicer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_slicer_new_quota(IntPtr entries, UIntPtr count, SlicerHandle inner,
+        internal static extern int ctxpack_slicer_new_quota(IntPtr entries, UIntPtr count, SlicerHandle inner,
             out SlicerHandle slicer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_slicer_new_count_quota(IntPtr entries, UIntPtr count, SlicerHandle inner,
+        internal static extern int ctxpack_slicer_new_count_quota(IntPtr entries, UIntPtr count, SlicerHandle inner,
             int scarcity, out SlicerHandle slicer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_slicer_new_count_constrained_knapsack(IntPtr entries, UIntPtr count,
+        internal static extern int ctxpack_slicer_new_count_constrained_knapsack(IntPtr entries, UIntPtr count,
             long bucketSize, ulong tableLimitBytes, int scarcity, out SlicerHandle slicer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int ctxpack_slicer_new_custom(SliceFn slice, IntPtr userData, DestroyFn destroy,
             out SlicerHandle slicer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_slicer_free(IntPtr slicer);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern void ctxpack_slicer_free(IntPtr slicer);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_slicer_slice(SlicerHandle slicer, ItemsHandle items, double[] scores,
+        internal static extern int ctxpack_slicer_slice(SlicerHandle slicer, ItemsHandle items, double[] scores,
             UIntPtr count, BudgetHandle budget, out SliceResultHandle result, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_slicer_slice_with_group_value(SlicerHandle slicer, ItemsHandle items, double[] scores,
+        internal static extern int ctxpack_slicer_slice_with_group_value(SlicerHandle slicer, ItemsHandle items, double[] scores,
             UIntPtr count, BudgetHandle budget, int groupValue, out SliceResultHandle result, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_slice_result_selected(SliceResultHandle result, out IntPtr ptr, out UIntPtr len);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_slice_result_selected(SliceResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_slice_result_cap_excluded(SliceResultHandle result, out IntPtr ptr, out UIntPtr len);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_slice_result_cap_excluded(SliceResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_slice_result_shortfall_count(SliceResultHandle result, out UIntPtr count);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_slice_result_shortfall_count(SliceResultHandle result, out UIntPtr count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_slice_result_shortfall(SliceResultHandle result, UIntPtr i, ref Shortfall shortfall,
+        internal static extern int ctxpack_slice_result_shortfall(SliceResultHandle result, UIntPtr i, ref Shortfall shortfall,
             out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_slice_result_free(IntPtr result);
+        internal static extern void ctxpack_slice_result_free(IntPtr result);
 
         // ---- placers
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_placer_new_chronological(out PlacerHandle placer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_placer_new_chronological(out PlacerHandle placer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_placer_new_u_shaped(out PlacerHandle placer, out IntPtr error);
+        internal static extern int ctxpack_placer_new_u_shaped(out PlacerHandle placer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int ctxpack_placer_new_custom(PlaceFn place, IntPtr userData, DestroyFn destroy,
             out PlacerHandle placer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_placer_free(IntPtr placer);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern void ctxpack_placer_free(IntPtr placer);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_placer_place(PlacerHandle placer, ItemsHandle items, double[] scores,
+        internal static extern int ctxpack_placer_place(PlacerHandle placer, ItemsHandle items, double[] scores,
             UIntPtr count, [Out] UIntPtr[] order, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_placer_place_with_group_value(PlacerHandle placer, ItemsHandle items, double[] scores,
+        internal static extern int ctxpack_placer_place_with_group_value(PlacerHandle placer, ItemsHandle items, double[] scores,
             UIntPtr count, int groupValue, [Out] UIntPtr[] order, out IntPtr error);
 
         // ---- pipeline and result
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pipeline_new(ScorerHandle scorer, SlicerHandle slicer, PlacerHandle placer,
+        internal static extern int ctxpack_pipeline_new(ScorerHandle scorer, SlicerHandle slicer, PlacerHandle placer,
             ref PipelineOptions options, out PipelineHandle pipeline, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pipeline_run(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
+        internal static extern int ctxpack_pipeline_run(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
             ref RunOptions options, out ResultHandle result, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_pipeline_free(IntPtr pipeline);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern void ctxpack_pipeline_free(IntPtr pipeline);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_cancel_token_new(out CancelTokenHandle token, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_cancel_token_new(out CancelTokenHandle token, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_cancel_token_cancel(CancelTokenHandle token);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_cancel_token_cancel(CancelTokenHandle token);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_cancel_token_free(IntPtr token);
+        internal static extern void ctxpack_cancel_token_free(IntPtr token);
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_indices(ResultHandle result, out IntPtr ptr, out UIntPtr len);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_indices(ResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_forms(ResultHandle result, out IntPtr ptr, out UIntPtr len);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_forms(ResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_report_pruned_form(ResultHandle result, UIntPtr i, ref PrunedForm form,
+        internal static extern int ctxpack_result_report_pruned_form(ResultHandle result, UIntPtr i, ref PrunedForm form,
             out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_scores(ResultHandle result, out IntPtr ptr, out UIntPtr len);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_scores(ResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_reasons(ResultHandle result, out IntPtr ptr, out UIntPtr len);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_reasons(ResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_overflow(ResultHandle result, [MarshalAs(UnmanagedType.U1)] out bool present,
+        internal static extern int ctxpack_result_overflow(ResultHandle result, [MarshalAs(UnmanagedType.U1)] out bool present,
             out long tokensOverBudget, out IntPtr items, out UIntPtr count);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_has_report(ResultHandle result, [MarshalAs(UnmanagedType.U1)] out bool hasReport);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_has_report(ResultHandle result, [MarshalAs(UnmanagedType.U1)] out bool hasReport);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_report_summary(ResultHandle result, ref ReportSummary summary, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_report_summary(ResultHandle result, ref ReportSummary summary, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_report_included(ResultHandle result, UIntPtr i, ref IncludedEntry entry,
+        internal static extern int ctxpack_result_report_included(ResultHandle result, UIntPtr i, ref IncludedEntry entry,
             out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_report_excluded(ResultHandle result, UIntPtr i, ref ExcludedEntry entry,
+        internal static extern int ctxpack_result_report_excluded(ResultHandle result, UIntPtr i, ref ExcludedEntry entry,
             out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_report_event(ResultHandle result, UIntPtr i, ref TraceEvent ev, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_report_event(ResultHandle result, UIntPtr i, ref TraceEvent ev, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_report_shortfall(ResultHandle result, UIntPtr i, ref Shortfall shortfall,
+        internal static extern int ctxpack_result_report_shortfall(ResultHandle result, UIntPtr i, ref Shortfall shortfall,
             out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_report_group(ResultHandle result, UIntPtr i, ref GroupEntry entry,
+        internal static extern int ctxpack_result_report_group(ResultHandle result, UIntPtr i, ref GroupEntry entry,
             out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_report_json(ResultHandle result, out Str json);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_report_json(ResultHandle result, out Str json);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_result_free(IntPtr result);
+        internal static extern void ctxpack_result_free(IntPtr result);
 
         // ---- policies
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        UIntPtr ctxpack_preset_count();
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern UIntPtr ctxpack_preset_count();
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_preset_name(UIntPtr index, out Str name);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_preset_name(UIntPtr index, out Str name);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pipeline_new_preset(Str name, out PipelineHandle pipeline, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_pipeline_new_preset(Str name, out PipelineHandle pipeline, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pipeline_new_policy_json(Str json, out PipelineHandle pipeline, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_pipeline_new_policy_json(Str json, out PipelineHandle pipeline, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pipeline_policy_json(PipelineHandle pipeline, [MarshalAs(UnmanagedType.U1)] bool pretty,
+        internal static extern int ctxpack_pipeline_policy_json(PipelineHandle pipeline, [MarshalAs(UnmanagedType.U1)] bool pretty,
             out StringHandle json, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_string_value(StringHandle s, out Str value);
+        internal static extern int ctxpack_string_value(StringHandle s, out Str value);
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_prefix_options_init(ref PrefixOptions o, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_prefix_options_init(ref PrefixOptions o, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_prefix_reuse_init(ref PrefixReuse r, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_prefix_reuse_init(ref PrefixReuse r, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pipeline_run_prefix(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
+        internal static extern int ctxpack_pipeline_run_prefix(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
             ref RunOptions runOptions, ref PrefixOptions prefixOptions, IntPtr previous, out ResultHandle result,
             out PrefixStateHandle state, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_prefix_reuse(ResultHandle result, ref PrefixReuse reuse, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_prefix_reuse(ResultHandle result, ref PrefixReuse reuse, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_prefix_reuse_json(ResultHandle result, out StringHandle json, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_prefix_reuse_json(ResultHandle result, out StringHandle json, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_prefix_reuse(ChatResultHandle result, ref PrefixReuse reuse, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_prefix_reuse(ChatResultHandle result, ref PrefixReuse reuse, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_prefix_reuse_json(ChatResultHandle result, out StringHandle json, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_prefix_reuse_json(ChatResultHandle result, out StringHandle json, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_prefix_state(ChatResultHandle result, out PrefixStateHandle state, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_prefix_state(ChatResultHandle result, out PrefixStateHandle state, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_prefix_state_from_bytes(byte[] bytes, UIntPtr len, out PrefixStateHandle state, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_prefix_state_from_bytes(byte[] bytes, UIntPtr len, out PrefixStateHandle state, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_prefix_state_from_json(Str json, out PrefixStateHandle state, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_prefix_state_from_json(Str json, out PrefixStateHandle state, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_prefix_state_to_bytes(PrefixStateHandle state, byte[] buffer, UIntPtr capacity, out UIntPtr len);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_prefix_state_to_bytes(PrefixStateHandle state, byte[] buffer, UIntPtr capacity, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_prefix_state_json(PrefixStateHandle state, out StringHandle json, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_prefix_state_json(PrefixStateHandle state, out StringHandle json, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_prefix_state_info(PrefixStateHandle state, out ulong turn, out UIntPtr entries, out long tokens);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_prefix_state_info(PrefixStateHandle state, out ulong turn, out UIntPtr entries, out long tokens);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_prefix_state_free(IntPtr state);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern void ctxpack_prefix_state_free(IntPtr state);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_string_free(IntPtr s);
+        internal static extern void ctxpack_string_free(IntPtr s);
 
         // ---- analytics
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pipeline_dry_run(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
+        internal static extern int ctxpack_pipeline_dry_run(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
             out ResultHandle result, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pipeline_marginal_items(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
+        internal static extern int ctxpack_pipeline_marginal_items(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget,
             long slack, [Out] UIntPtr[] positions, UIntPtr capacity, out UIntPtr count, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pipeline_min_budget_for(PipelineHandle pipeline, ItemsHandle items, UIntPtr target,
+        internal static extern int ctxpack_pipeline_min_budget_for(PipelineHandle pipeline, ItemsHandle items, UIntPtr target,
             long ceiling, [MarshalAs(UnmanagedType.U1)] out bool found, out long budget, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_budget_utilization(ResultHandle result, out double value);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_budget_utilization(ResultHandle result, out double value);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_kind_diversity(ResultHandle result, out UIntPtr count);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_kind_diversity(ResultHandle result, out UIntPtr count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_timestamp_coverage(ResultHandle result, out double value);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_result_timestamp_coverage(ResultHandle result, out double value);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_result_quota_utilization(ResultHandle result, out QuotaUtilizationHandle utilization,
+        internal static extern int ctxpack_result_quota_utilization(ResultHandle result, out QuotaUtilizationHandle utilization,
             out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_quota_utilization_count(QuotaUtilizationHandle utilization, out UIntPtr count);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_quota_utilization_count(QuotaUtilizationHandle utilization, out UIntPtr count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_quota_utilization_entry(QuotaUtilizationHandle utilization, UIntPtr i,
+        internal static extern int ctxpack_quota_utilization_entry(QuotaUtilizationHandle utilization, UIntPtr i,
             ref KindQuotaUtilization entry, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_quota_utilization_free(IntPtr utilization);
+        internal static extern void ctxpack_quota_utilization_free(IntPtr utilization);
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_sensitivity_new(ItemsHandle items, BudgetHandle budget, IntPtr variants, UIntPtr count,
+        internal static extern int ctxpack_sensitivity_new(ItemsHandle items, BudgetHandle budget, IntPtr variants, UIntPtr count,
             out SensitivityHandle sensitivity, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_sensitivity_variant_count(SensitivityHandle s, out UIntPtr count);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_sensitivity_variant_count(SensitivityHandle s, out UIntPtr count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_sensitivity_variant_label(SensitivityHandle s, UIntPtr i, out Str label);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_sensitivity_variant_label(SensitivityHandle s, UIntPtr i, out Str label);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_sensitivity_variant_result(SensitivityHandle s, UIntPtr i, out ResultHandle result, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_sensitivity_variant_result(SensitivityHandle s, UIntPtr i, out ResultHandle result, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_sensitivity_diff_count(SensitivityHandle s, out UIntPtr count);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_sensitivity_diff_count(SensitivityHandle s, out UIntPtr count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_sensitivity_diff(SensitivityHandle s, UIntPtr i, out UIntPtr itemIndex, out IntPtr statuses, out UIntPtr count);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_sensitivity_diff(SensitivityHandle s, UIntPtr i, out UIntPtr itemIndex, out IntPtr statuses, out UIntPtr count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_sensitivity_free(IntPtr s);
+        internal static extern void ctxpack_sensitivity_free(IntPtr s);
 
         // ---- token counting (the encodings are static: a plain pointer, never freed)
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_encoding_get(Str name, out IntPtr encoding, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_encoding_get(Str name, out IntPtr encoding, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_encoding_name(IntPtr encoding, out Str name);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_encoding_name(IntPtr encoding, out Str name);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_encoding_count(IntPtr encoding, Str text, out long tokens, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_encoding_count(IntPtr encoding, Str text, out long tokens, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_encoding_count_with_limit(IntPtr encoding, Str text, long limit, out long tokens,
+        internal static extern int ctxpack_encoding_count_with_limit(IntPtr encoding, Str text, long limit, out long tokens,
             out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_encoding_truncate(IntPtr encoding, Str text, long maxTokens, out UIntPtr len,
+        internal static extern int ctxpack_encoding_truncate(IntPtr encoding, Str text, long maxTokens, out UIntPtr len,
             out long tokens, out IntPtr error);
 
         // ---- chat requests
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_options_init(ref ChatOptions options, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_options_init(ref ChatOptions options, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_trim(int format, Str request, BudgetHandle budget, PipelineHandle pipeline,
+        internal static extern int ctxpack_chat_trim(int format, Str request, BudgetHandle budget, PipelineHandle pipeline,
             ref ChatOptions options, out ChatResultHandle result, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_json(ChatResultHandle result, out Str json);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_json(ChatResultHandle result, out Str json);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_tokens(ChatResultHandle result, out long tokens);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_tokens(ChatResultHandle result, out long tokens);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_input_tokens(ChatResultHandle result, out long tokens);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_input_tokens(ChatResultHandle result, out long tokens);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_kept(ChatResultHandle result, out IntPtr ptr, out UIntPtr len);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_kept(ChatResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_dropped(ChatResultHandle result, out IntPtr ptr, out UIntPtr len);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_dropped(ChatResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_item_count(ChatResultHandle result, out UIntPtr count);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_item_count(ChatResultHandle result, out UIntPtr count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_item_path(ChatResultHandle result, UIntPtr i, out Str path);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_item_path(ChatResultHandle result, UIntPtr i, out Str path);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_adjustment_count(ChatResultHandle result, out UIntPtr count);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_adjustment_count(ChatResultHandle result, out UIntPtr count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_adjustment(ChatResultHandle result, UIntPtr i, out Str reason,
+        internal static extern int ctxpack_chat_result_adjustment(ChatResultHandle result, UIntPtr i, out Str reason,
             out UIntPtr pathCount);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_adjustment_path(ChatResultHandle result, UIntPtr i, UIntPtr j, out Str path);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_adjustment_path(ChatResultHandle result, UIntPtr i, UIntPtr j, out Str path);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_chat_result_selection(ChatResultHandle result, out ResultHandle selection, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_chat_result_selection(ChatResultHandle result, out ResultHandle selection, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_chat_result_free(IntPtr result);
+        internal static extern void ctxpack_chat_result_free(IntPtr result);
 
         // ---- helpers
 

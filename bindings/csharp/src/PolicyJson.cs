@@ -4,9 +4,6 @@
 using System;
 using System.Collections.Generic;
 using System.Diagnostics.CodeAnalysis;
-#if NET7_0_OR_GREATER
-using System.Runtime.CompilerServices;
-#endif
 using System.Runtime.InteropServices;
 
 namespace Ctxpack
@@ -259,113 +256,35 @@ namespace Ctxpack
     {
         const string Lib = Native.Lib;
 
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_registry_new(out ScorerRegistryHandle registry, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_registry_new(out ScorerRegistryHandle registry, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_registry_add(ScorerRegistryHandle registry, Native.Str name, ScorerHandle scorer, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_registry_add(ScorerRegistryHandle registry, Native.Str name, ScorerHandle scorer, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_registry_count(ScorerRegistryHandle registry, out UIntPtr count);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_registry_count(ScorerRegistryHandle registry, out UIntPtr count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_scorer_registry_name(ScorerRegistryHandle registry, UIntPtr index, out Native.Str name);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_scorer_registry_name(ScorerRegistryHandle registry, UIntPtr index, out Native.Str name);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_scorer_registry_free(IntPtr registry);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern void ctxpack_scorer_registry_free(IntPtr registry);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_json_read_options_init(ref Native.JsonReadOptions options, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_json_read_options_init(ref Native.JsonReadOptions options, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_json_warning_init(ref Native.JsonWarning warning, UIntPtr size);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_json_warning_init(ref Native.JsonWarning warning, UIntPtr size);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_json_warnings_count(JsonWarningsHandle warnings, out UIntPtr count);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern int ctxpack_json_warnings_count(JsonWarningsHandle warnings, out UIntPtr count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_json_warnings_entry(JsonWarningsHandle warnings, UIntPtr index, ref Native.JsonWarning warning,
+        internal static extern int ctxpack_json_warnings_entry(JsonWarningsHandle warnings, UIntPtr index, ref Native.JsonWarning warning,
             out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        void ctxpack_json_warnings_free(IntPtr warnings);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
+        internal static extern void ctxpack_json_warnings_free(IntPtr warnings);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_pipeline_new_policy_json_with(Native.Str json, ref Native.JsonReadOptions options,
+        internal static extern int ctxpack_pipeline_new_policy_json_with(Native.Str json, ref Native.JsonReadOptions options,
             out PipelineHandle pipeline, out JsonWarningsHandle warnings, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_budget_new_json(Native.Str json, ref Native.JsonReadOptions options, out BudgetHandle budget,
+        internal static extern int ctxpack_budget_new_json(Native.Str json, ref Native.JsonReadOptions options, out BudgetHandle budget,
             out JsonWarningsHandle warnings, out IntPtr error);
-#if NET7_0_OR_GREATER
-        [LibraryImport(Lib), UnmanagedCallConv(CallConvs = new[] { typeof(CallConvCdecl) })]
-        internal static partial
-#else
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
-        internal static extern
-#endif
-        int ctxpack_budget_json(BudgetHandle budget, [MarshalAs(UnmanagedType.U1)] bool pretty, out StringHandle json,
+        internal static extern int ctxpack_budget_json(BudgetHandle budget, [MarshalAs(UnmanagedType.U1)] bool pretty, out StringHandle json,
             out IntPtr error);
     }
 }
