@@ -3,64 +3,16 @@
 //! the indices allocates nothing, and pushing a batch allocates per store, not per item
 //! or per tag.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use ctxpack::ffi::*;
 
-/// Counts the allocations made on threads that switched counting on.
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-static COUNT: AtomicUsize = AtomicUsize::new(0);
-
-fn note() {
-    if COUNTING.with(Cell::get) {
-        COUNT.fetch_add(1, Relaxed);
-    }
-}
-
-// SAFETY: forwards to the system allocator; the bookkeeping never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: forwarded.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: forwarded.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        // SAFETY: forwarded.
-        unsafe { System.dealloc(p, layout) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: forwarded.
-        unsafe { System.realloc(p, layout, new_size) }
-    }
-}
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// The allocations `f` makes on this thread (the counter is shared, so the tests of this
-/// file run one at a time through `LOCK`).
-fn allocations<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    let before = COUNT.load(Relaxed);
-    COUNTING.with(|c| c.set(true));
-    let r = f();
-    COUNTING.with(|c| c.set(false));
-    (r, COUNT.load(Relaxed) - before)
-}
-
-static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 fn make<T>(f: impl FnOnce(*mut *mut T, *mut *mut ctxpack_error) -> ctxpack_status) -> *mut T {
     let mut out = ptr::null_mut();
@@ -267,7 +219,6 @@ fn count(input: &Input, tagged: bool) -> Counts {
 /// indices allocates nothing.
 #[test]
 fn a_run_allocates_the_same_at_every_size() {
-    let _serial = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let mut runs = Vec::new();
     for tagged in [false, true] {
         for n in [100, 10_000, 100_000] {
@@ -295,7 +246,6 @@ fn a_run_allocates_the_same_at_every_size() {
 /// 18 MB of text) far fewer allocations than items.
 #[test]
 fn a_batch_push_allocates_per_store() {
-    let _serial = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let input = input(100_000);
     let bytes: usize = input.contents.iter().map(String::len).sum::<usize>()
         + input

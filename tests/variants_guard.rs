@@ -2,8 +2,6 @@
 //! the guard counts the bits of a level number per cell and refuses before the slicer
 //! allocates anything — checked with a counting allocator on the calling thread.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::Arc;
 
 use ctxpack::model::{GroupValue, Units};
@@ -12,50 +10,12 @@ use ctxpack::scorer::ReflexiveScorer;
 use ctxpack::slicer::{KnapsackSlice, Slicer, DEFAULT_TABLE_LIMIT_BYTES};
 use ctxpack::{ContextBudget, ContextItem, Error, Pipeline, ScoredItem};
 
-/// Counts the allocations of threads that asked for it.
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note() {
-    if COUNTING.with(Cell::get) {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-    }
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, layout: Layout, size: usize) -> *mut u8 {
-        note();
-        unsafe { System.realloc(p, layout, size) }
-    }
-}
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// `f`'s result and the number of allocations it made on this thread.
-fn allocations<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    ALLOCATIONS.with(|n| n.set(0));
-    COUNTING.with(|c| c.set(true));
-    let r = f();
-    COUNTING.with(|c| c.set(false));
-    (r, ALLOCATIONS.with(Cell::get))
-}
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 /// `n` items with `forms` forms each, none dominated (tokens and quality both fall).
 fn items(n: usize, forms: usize) -> Vec<ContextItem> {
