@@ -242,11 +242,13 @@ func TestTrimChatContextIsCancellable(t *testing.T) {
 	}
 
 	// Cancelled from inside the run: a batch scorer cancels the context, the run stops at
-	// its next check.
+	// its next check. The context's watcher goroutine cancels the library's token
+	// asynchronously, so the scorer gives it time to run before returning.
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	scorer := must(ctxpack.NewCustomScorer(func(items []ctxpack.Item, scores []float64) error {
 		cancel()
+		time.Sleep(200 * time.Millisecond)
 		for i := range scores {
 			scores[i] = 0.5
 		}
