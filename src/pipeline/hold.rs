@@ -24,7 +24,7 @@ use crate::pipeline::place::{place, PlaceContext, Placed};
 use crate::pipeline::run::rank;
 use crate::pipeline::score::Candidate;
 use crate::pipeline::slice::{slice, slice_within, Extensions, PinnedContext};
-use crate::pipeline::{Pipeline, RunOptions, Selection};
+use crate::pipeline::{Pipeline, RunOptions};
 use crate::prefix::{
     check_conversation, check_not_foreign, compare, hash_bytes, Catalog, EntryKey, PrefixMode,
     PrefixOptions, PrefixOrder, PrefixRun, PrefixState, ReuseReport, StateEntry, TurnOutcome,
@@ -55,7 +55,7 @@ pub(super) fn run_prefix(
     if options.trace == TraceDetail::None {
         let (placed, reuse, state) = turn.stages(&mut NullCollector)?;
         return Ok(PrefixRun {
-            selection: selection(placed, None),
+            selection: placed.into_selection(None),
             reuse,
             state,
         });
@@ -66,7 +66,7 @@ pub(super) fn run_prefix(
     let total_tokens: i128 = items.iter().map(|i| i128::from(i.tokens())).sum();
     let report = recorder.into_report(items.len(), total_tokens, placed.overflow.clone());
     Ok(PrefixRun {
-        selection: selection(placed, Some(report)),
+        selection: placed.into_selection(Some(report)),
         reuse,
         state,
     })
@@ -80,17 +80,6 @@ fn reject_variants(pipeline: &Pipeline, items: &[ContextItem]) -> Result<()> {
              carries variants; switch variants off or run without the prefix state"
         ))),
         _ => Ok(()),
-    }
-}
-
-fn selection(placed: Placed, report: Option<crate::diagnostics::SelectionReport>) -> Selection {
-    Selection {
-        indices: placed.indices,
-        scores: placed.scores,
-        reasons: placed.reasons,
-        forms: placed.forms,
-        overflow: placed.overflow,
-        report,
     }
 }
 
@@ -533,10 +522,7 @@ impl<'a> Turn<'_, 'a> {
         collector: &mut C,
     ) -> Result<Vec<Candidate>> {
         let items = self.items;
-        let pinned = PinnedContext {
-            tokens: ranked.pinned_tokens,
-            first_content: ranked.pinned.first().map(|&i| items[i].content()),
-        };
+        let pinned = PinnedContext::of(items, &ranked.pinned, ranked.pinned_tokens);
         slice(
             self.pipeline.slicer.as_ref(),
             items,
@@ -558,10 +544,7 @@ impl<'a> Turn<'_, 'a> {
         collector: &mut C,
     ) -> Result<Vec<Candidate>> {
         let items = self.items;
-        let pinned = PinnedContext {
-            tokens: ranked.pinned_tokens,
-            first_content: ranked.pinned.first().map(|&i| items[i].content()),
-        };
+        let pinned = PinnedContext::of(items, &ranked.pinned, ranked.pinned_tokens);
         let slicer = self.pipeline.slicer.as_ref();
         match plan {
             Plan::Fresh(sliced) => Ok(std::mem::take(sliced)),

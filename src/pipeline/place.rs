@@ -31,6 +31,23 @@ pub(super) struct Placed {
     pub overflow: Option<OverflowEvent>,
 }
 
+impl Placed {
+    /// The run's outcome: this window, with the report when the run was traced.
+    pub(super) fn into_selection(
+        self,
+        report: Option<crate::diagnostics::SelectionReport>,
+    ) -> crate::pipeline::Selection {
+        crate::pipeline::Selection {
+            indices: self.indices,
+            scores: self.scores,
+            reasons: self.reasons,
+            forms: self.forms,
+            overflow: self.overflow,
+            report,
+        }
+    }
+}
+
 /// What Place takes from the pipeline and the run, besides the candidates.
 #[derive(Clone, Copy)]
 pub(super) struct PlaceContext<'a> {

@@ -21,7 +21,7 @@ pub(super) fn run(
 ) -> Result<Selection> {
     if options.trace == TraceDetail::None {
         let placed = run_stages(pipeline, items, budget, options, &mut NullCollector)?;
-        return Ok(selection(placed, None));
+        return Ok(placed.into_selection(None));
     }
     let mut recorder = Recorder::new(options.trace);
     let placed = run_stages(pipeline, items, budget, options, &mut recorder)?;
@@ -29,18 +29,7 @@ pub(super) fn run(
     // a run that succeeds untraced.
     let total_tokens: i128 = items.iter().map(|i| i128::from(i.tokens())).sum();
     let report = recorder.into_report(items.len(), total_tokens, placed.overflow.clone());
-    Ok(selection(placed, Some(report)))
-}
-
-fn selection(placed: Placed, report: Option<crate::diagnostics::SelectionReport>) -> Selection {
-    Selection {
-        indices: placed.indices,
-        scores: placed.scores,
-        reasons: placed.reasons,
-        forms: placed.forms,
-        overflow: placed.overflow,
-        report,
-    }
+    Ok(placed.into_selection(Some(report)))
 }
 
 /// The stages every run starts with — Classify, Score, Deduplicate, Sort — shared by the
@@ -90,10 +79,7 @@ fn run_stages<C: Collector>(
 ) -> Result<Placed> {
     check_cancelled("before it started")?;
     let (mut classified, sorted) = rank(pipeline, items, budget, collector)?;
-    let pinned = PinnedContext {
-        tokens: classified.pinned_tokens,
-        first_content: classified.pinned.first().map(|&i| items[i].content()),
-    };
+    let pinned = PinnedContext::of(items, &classified.pinned, classified.pinned_tokens);
     let extensions = Extensions {
         groups: classified.groups.as_mut(),
         forms: classified.forms.as_mut(),

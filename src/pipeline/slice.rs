@@ -9,10 +9,9 @@
 //! units have levels, the slicer chooses one per selected unit, and the cause of every
 //! downgrade is recorded for Place.
 
-use std::collections::HashMap;
-
 use crate::diagnostics::{Collector, ExclusionReason, PipelineStage};
 use crate::error::{Error, Result};
+use crate::hash::FastMap;
 use crate::model::{ContextBudget, ContextItem, ContextKind, GroupValue, ScoredItem, Units};
 use crate::pipeline::forms::{slice_cause, RunForms};
 use crate::pipeline::groups::{exclude_member, RunGroups};
@@ -23,6 +22,17 @@ use crate::slicer::{SliceOutcome, Slicer};
 pub(super) struct PinnedContext<'a> {
     pub tokens: i64,
     pub first_content: Option<&'a str>,
+}
+
+impl<'a> PinnedContext<'a> {
+    /// The context of the pinned items `pinned` (input positions into `items`) with
+    /// `tokens` tokens in all.
+    pub(super) fn of(items: &'a [ContextItem], pinned: &[usize], tokens: i64) -> Self {
+        Self {
+            tokens,
+            first_content: pinned.first().map(|&i| items[i].content()),
+        }
+    }
 }
 
 /// What the extensions of a run bring to Slice: its groups and its forms.
@@ -434,7 +444,7 @@ struct SliceExplainer<'a> {
     pinned_override_ceiling: i64,
     available: i64,
     caps: &'a [(ContextKind, usize)],
-    kind_counts: HashMap<&'a ContextKind, usize>,
+    kind_counts: FastMap<&'a ContextKind, usize>,
 }
 
 impl<'a> SliceExplainer<'a> {
@@ -456,7 +466,7 @@ impl<'a> SliceExplainer<'a> {
             .iter()
             .fold(0i64, |acc, c| acc.saturating_add(tokens(c.index)));
         let caps = slicer.count_caps();
-        let mut kind_counts = HashMap::new();
+        let mut kind_counts = FastMap::default();
         if !caps.is_empty() {
             for c in sliced {
                 *kind_counts.entry(items[c.index].kind()).or_insert(0) += 1;

@@ -1,8 +1,7 @@
 //! TagScorer: matched tag weights over the total weight (spec 03 §2.4).
 
-use std::collections::HashMap;
-
 use crate::error::Result;
+use crate::hash::FastMap;
 use crate::model::ContextItem;
 use crate::scorer::{config_error, score_each, sum_in_order, validate_table_weight, Scorer};
 
@@ -15,7 +14,7 @@ use crate::scorer::{config_error, score_each, sum_in_order, validate_table_weigh
 #[derive(Debug, Clone)]
 pub struct TagScorer {
     weights: Vec<(String, f64)>,
-    lookup: HashMap<String, f64>,
+    lookup: FastMap<String, f64>,
     total: f64,
 }
 
@@ -29,7 +28,7 @@ impl TagScorer {
     /// more than once`, since the table is a map. `total` is summed once, left to right in
     /// configuration order, so it is reproducible to the bit.
     pub fn new(weights: Vec<(String, f64)>) -> Result<Self> {
-        let mut lookup = HashMap::with_capacity(weights.len());
+        let mut lookup = FastMap::with_capacity_and_hasher(weights.len(), Default::default());
         for (tag, weight) in &weights {
             validate_table_weight(&format!("tag weight for '{tag}'"), *weight)?;
             if lookup.insert(tag.clone(), *weight).is_some() {

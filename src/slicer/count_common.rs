@@ -2,10 +2,9 @@
 //! in docs/decisions.md): the validated entry set, Phase 1 (commit the required counts), the
 //! residual hand-off of Phase 2 and Phase 3 (enforce the caps).
 
-use std::collections::HashMap;
-
 use crate::diagnostics::CountRequirementShortfall;
 use crate::error::{checked_token_sum, Error, Result};
+use crate::hash::FastMap;
 use crate::model::{ContextBudget, ContextKind, Levels, ScoredItem, Units};
 use crate::slicer::shared::{append_mapped, reject_duplicate_kinds, score_desc};
 use crate::slicer::{CountQuotaEntry, ScarcityBehavior, SliceOutcome};
@@ -15,7 +14,7 @@ use crate::slicer::{CountQuotaEntry, ScarcityBehavior, SliceOutcome};
 pub(crate) struct CountQuotas {
     entries: Vec<CountQuotaEntry>,
     caps: Vec<(ContextKind, usize)>,
-    index: HashMap<ContextKind, usize>,
+    index: FastMap<ContextKind, usize>,
 }
 
 /// What Phase 1 produced.

@@ -1,6 +1,5 @@
 //! QuotaSlice (spec 04 §4): per-kind percentage budgets around an inner slicer.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{checked_token_sum, Error, Result};
@@ -77,7 +76,7 @@ fn config(msg: String) -> Error {
 #[derive(Debug, Clone)]
 pub struct QuotaSlice {
     entries: Vec<QuotaEntry>,
-    index: HashMap<ContextKind, usize>,
+    index: FastMap<ContextKind, usize>,
     inner: Arc<dyn Slicer>,
 }
 
