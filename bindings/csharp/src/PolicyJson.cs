@@ -143,18 +143,7 @@ namespace Ctxpack
                 JsonWarningsHandle w = null;
                 var handle = Component.Create((out PipelineHandle h, out IntPtr e) =>
                     NativePolicyJson.ctxpack_pipeline_new_policy_json_with(s, ref o, out h, out w, out e));
-                using (w)
-                {
-                    try
-                    {
-                        warnings = PolicyJsonSupport.Read(w);
-                    }
-                    catch
-                    {
-                        handle.Dispose();
-                        throw;
-                    }
-                }
+                warnings = PolicyJsonSupport.TakeWarnings(w, handle);
                 return new Pipeline(handle);
             }
         }
@@ -178,18 +167,7 @@ namespace Ctxpack
                 JsonWarningsHandle w = null;
                 var handle = Component.Create((out BudgetHandle h, out IntPtr e) =>
                     NativePolicyJson.ctxpack_budget_new_json(s, ref o, out h, out w, out e));
-                using (w)
-                {
-                    try
-                    {
-                        warnings = PolicyJsonSupport.Read(w);
-                    }
-                    catch
-                    {
-                        handle.Dispose();
-                        throw;
-                    }
-                }
+                warnings = PolicyJsonSupport.TakeWarnings(w, handle);
                 return new Budget(handle);
             }
         }
@@ -221,6 +199,24 @@ namespace Ctxpack
             o.Strict = options != null && options.Strict ? (byte)1 : (byte)0;
             if (options?.Registry != null) o.Registry = refs.Add(options.Registry.Handle);
             return o;
+        }
+
+        /// The warnings of a read that made `created`, and the warnings handle disposed; if
+        /// reading them fails, `created` is disposed too before the exception propagates.
+        internal static IReadOnlyList<JsonWarning> TakeWarnings(JsonWarningsHandle warnings, SafeHandle created)
+        {
+            using (warnings)
+            {
+                try
+                {
+                    return Read(warnings);
+                }
+                catch
+                {
+                    created.Dispose();
+                    throw;
+                }
+            }
         }
 
         /// The warnings of a handle (none for a NULL one).
