@@ -15,12 +15,12 @@ import (
 // library, such as every row of a knapsack) and the error matches both StatusCancelled
 // and ctx.Err() under errors.Is. A context that is never done changes nothing.
 func (p *Pipeline) RunContext(ctx context.Context, items []Item, budget *Budget, opts *RunOptions) (Result, error) {
-	list, err := NewItemList(items...)
-	if err != nil {
-		return Result{}, err
-	}
-	defer list.Close()
-	return p.RunListContext(ctx, list, budget, opts)
+	var out Result
+	err := withCancel(ctx, func(token *C.ctxpack_cancel_token) (err error) {
+		out, err = p.runItems(items, budget, opts, token)
+		return err
+	})
+	return out, err
 }
 
 // RunListContext is RunList that stops when ctx is done (see RunContext).

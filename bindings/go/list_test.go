@@ -61,6 +61,14 @@ func TestListCallsEqualSliceCalls(t *testing.T) {
 		t.Errorf("the dry run selected %d of %d items: the comparison is not telling", len(dryList.Indices), len(items))
 	}
 
+	// Run over a slice is the one-shot run over descriptors; it answers as the list run,
+	// untraced and traced.
+	for _, opts := range []*ctxpack.RunOptions{nil, {Trace: ctxpack.TraceItem}} {
+		run, err1 := chat.Run(items, budget, opts)
+		runList, err2 := chat.RunList(list, budget, opts)
+		same("Run", traced(run), traced(runList), err1, err2)
+	}
+
 	marginal, err1 := chat.MarginalItems(items, budget, 60)
 	marginalList, err2 := chat.MarginalItemsList(list, budget, 60)
 	same("MarginalItems", marginal, marginalList, err1, err2)

@@ -121,15 +121,44 @@ type RunOptions struct {
 	Trace TraceDetail
 }
 
-// Run runs the pipeline over items within budget. The items are copied into a
-// temporary list; use RunList to share one copy between runs. Safe for concurrent use.
+// Run runs the pipeline over items within budget in one call (the library's one-shot
+// run, ctxpack_pipeline_run_descs: the items are copied once and no list is kept); use
+// RunList to share one copy between runs. Safe for concurrent use.
 func (p *Pipeline) Run(items []Item, budget *Budget, opts *RunOptions) (Result, error) {
-	list, err := NewItemList(items...)
-	if err != nil {
+	return p.runItems(items, budget, opts, nil)
+}
+
+// runItems is Run, cancellable when token is not nil.
+func (p *Pipeline) runItems(items []Item, budget *Budget, opts *RunOptions, token *C.ctxpack_cancel_token) (Result, error) {
+	defer runtime.KeepAlive(p)
+	defer runtime.KeepAlive(budget)
+	var a arena
+	defer a.free()
+	var descs *C.ctxpack_item_desc
+	if len(items) > 0 {
+		descs = itemDescs(&a, items)
+	}
+	copts := runOptions(opts, token)
+	var res *C.ctxpack_result
+	var cerr *C.ctxpack_error
+	status := C.ctxpack_pipeline_run_descs(p.ptr(), descs, C.size_t(len(items)), budget.ptr(), &copts, &res, &cerr)
+	if err := takeError(status, cerr); err != nil {
 		return Result{}, err
 	}
-	defer list.Close()
-	return p.RunList(list, budget, opts)
+	defer C.ctxpack_result_free(res)
+	return readResult(res)
+}
+
+// runOptions is the C form of opts with the cancel token (nil: not cancellable). It holds
+// no Go pointer, so it may be passed to C from the Go stack.
+func runOptions(opts *RunOptions, token *C.ctxpack_cancel_token) C.ctxpack_run_options {
+	var copts C.ctxpack_run_options
+	C.ctxpack_run_options_init(&copts, C.size_t(unsafe.Sizeof(copts)))
+	if opts != nil {
+		copts.trace_detail = C.int32_t(opts.Trace)
+	}
+	copts.cancel = token
+	return copts
 }
 
 // RunList runs the pipeline over an item list; result indices are positions in it.
@@ -161,12 +190,7 @@ func (p *Pipeline) runRaw(list *ItemList, budget *Budget, opts *RunOptions, toke
 	defer runtime.KeepAlive(list)
 	defer runtime.KeepAlive(budget)
 	// No Go pointers: no overflow callback (see Result.Overflow); the token is C memory.
-	var copts C.ctxpack_run_options
-	C.ctxpack_run_options_init(&copts, C.size_t(unsafe.Sizeof(copts)))
-	if opts != nil {
-		copts.trace_detail = C.int32_t(opts.Trace)
-	}
-	copts.cancel = token
+	copts := runOptions(opts, token)
 	var res *C.ctxpack_result
 	var cerr *C.ctxpack_error
 	status := C.ctxpack_pipeline_run(p.ptr(), list.ptr(), budget.ptr(), &copts, &res, &cerr)

@@ -1859,19 +1859,28 @@ public:
     }
 
     Result run(const Items &items, const Budget &budget, const RunOptions &options = {}) const {
-        OverflowContext context{&options.on_overflow, nullptr};
-        auto o = detail::sized<ctxpack_run_options>();
-        o.trace_detail = static_cast<int32_t>(options.trace);
-        if (options.cancel) o.cancel = options.cancel->native();
-        if (options.on_overflow) {
-            o.on_overflow = &on_overflow;
-            o.overflow_user_data = &context;
-        }
-        Result result(detail::create<ctxpack_result>([&](ctxpack_result **out, ctxpack_error **e) {
-            return ctxpack_pipeline_run(native(), items.native(), budget.native(), &o, out, e);
-        }));
-        if (context.error) std::rethrow_exception(context.error);
-        return result;
+        return run_with(options, [&](const ctxpack_run_options *o, ctxpack_result **out, ctxpack_error **e) {
+            return ctxpack_pipeline_run(native(), items.native(), budget.native(), o, out, e);
+        });
+    }
+
+    // Runs once over `items` without an item list (the library's one-shot run,
+    // `ctxpack_pipeline_run_descs`): the bytes the items borrow are copied once, before the
+    // run starts, and no list is kept; they must stay alive for the call only. Result
+    // indices are positions in `items`.
+    Result run_once(const std::vector<ItemRef> &items, const Budget &budget, const RunOptions &options = {}) const {
+        detail::RefDescriptors descs(items.data(), items.size());
+        return run_with(options, [&](const ctxpack_run_options *o, ctxpack_result **out, ctxpack_error **e) {
+            return ctxpack_pipeline_run_descs(native(), descs.data(), descs.size(), budget.native(), o, out, e);
+        });
+    }
+
+    // `run_once` over owned items.
+    Result run_once(const std::vector<Item> &items, const Budget &budget, const RunOptions &options = {}) const {
+        std::vector<ItemRef> refs;
+        refs.reserve(items.size());
+        for (const Item &item : items) refs.push_back(detail::borrow(item));
+        return run_once(refs, budget, options);
     }
 
     // A run with the previous turn's prefix state (none on a first turn): the result,
@@ -1905,6 +1914,24 @@ public:
     }
 
 private:
+    // A run through `call` with the C form of `options` (the overflow callback's context
+    // lives for the call; its exception is rethrown after the result is made).
+    template <typename Call>
+    Result run_with(const RunOptions &options, Call call) const {
+        OverflowContext context{&options.on_overflow, nullptr};
+        auto o = detail::sized<ctxpack_run_options>();
+        o.trace_detail = static_cast<int32_t>(options.trace);
+        if (options.cancel) o.cancel = options.cancel->native();
+        if (options.on_overflow) {
+            o.on_overflow = &on_overflow;
+            o.overflow_user_data = &context;
+        }
+        Result result(detail::create<ctxpack_result>(
+            [&](ctxpack_result **out, ctxpack_error **e) { return call(&o, out, e); }));
+        if (context.error) std::rethrow_exception(context.error);
+        return result;
+    }
+
     explicit Pipeline(ctxpack_pipeline *owned) noexcept : Shared(owned) {}
 
     struct OverflowContext {

@@ -1544,4 +1544,67 @@ TEST(item_refs_are_checked_like_items) {
     CHECK_THROWS_STATUS(items.push_ref(ItemRef{null_text, 1}), Status::EmptyContent);  // null is ""
 }
 
+// The one-shot run (`Pipeline::run_once`, no item list) answers as a run over a list of
+// the same items, untraced and traced (the report's JSON too), and checks items as a push
+// does.
+TEST(run_once_answers_as_a_list_run) {
+    const char *kinds[] = {"Message", "Document", "ToolOutput", "Memory"};
+    std::vector<Item> owned;
+    for (int i = 0; i < 40; i++) {
+        Item it{"once " + std::to_string(i), 5 + (i * 7) % 31, kinds[i % 4]};
+        it.priority = i % 9;
+        it.tags = {"t" + std::to_string(i % 3)};
+        it.timestamp_ns = kJan2024 + int64_t(i) * 1000000000;
+        owned.push_back(it);
+    }
+    owned[3].pinned = true;
+    owned[10].group = owned[11].group = "call-1";
+    Items list(owned);
+    Pipeline pipeline = Pipeline::preset("chat");
+    Budget budget(300, 200);
+    for (TraceDetail trace : {TraceDetail::None, TraceDetail::Item}) {
+        RunOptions options;
+        options.trace = trace;
+        Result from_list = pipeline.run(list, budget, options);
+        Result once = pipeline.run_once(owned, budget, options);
+        std::vector<std::size_t> a(from_list.indices().begin(), from_list.indices().end());
+        std::vector<std::size_t> b(once.indices().begin(), once.indices().end());
+        CHECK(a == b);
+        CHECK(a.size() > 1 && a.size() < owned.size());  // the comparison is telling
+        std::vector<double> sa(from_list.scores().begin(), from_list.scores().end());
+        std::vector<double> sb(once.scores().begin(), once.scores().end());
+        CHECK(sa == sb);
+        CHECK(from_list.reasons() == once.reasons());
+        CHECK(from_list.has_report() == once.has_report());
+        if (trace == TraceDetail::Item) {
+            std::string ja(from_list.json()), jb(once.json());
+            // Stage durations differ between runs: compare the JSON without them.
+            auto strip = [](std::string j) {
+                std::string out;
+                for (std::size_t at = 0; at < j.size();) {
+                    std::size_t key = j.find("\"duration_ms\":", at);
+                    if (key == std::string::npos) {
+                        out += j.substr(at);
+                        break;
+                    }
+                    out += j.substr(at, key - at);
+                    at = j.find_first_of(",}", key);
+                }
+                return out;
+            };
+            CHECK(strip(ja) == strip(jb));
+        }
+    }
+    Result none = pipeline.run_once(std::vector<Item>{}, budget);
+    CHECK(none.indices().size() == 0u);
+    std::string bad_utf8 = "\xff";
+    try {
+        pipeline.run_once(std::vector<ItemRef>{ItemRef{"ok", 1}, ItemRef{"ok", 1, bad_utf8}}, budget);
+        check::fail(__FILE__, __LINE__, "run_once did not throw");
+    } catch (const Error &e) {
+        CHECK(e.status() == Status::InvalidUtf8);
+        CHECK(e.message().rfind("item 1:", 0) == 0);
+    }
+}
+
 int main() { return check::run_all(); }

@@ -96,15 +96,11 @@ namespace Ctxpack
             }
         }
 
-        /// <summary>Runs the pipeline over items within budget (the items are copied into a
-        /// temporary list; see the ItemList overload). Thread-safe.</summary>
-        public RunResult Run(IReadOnlyList<ContextItem> items, Budget budget, TraceDetail trace = TraceDetail.None)
-        {
-            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
-            {
-                return Run(list, budget, trace);
-            }
-        }
+        /// <summary>Runs the pipeline over items within budget in one call (the library's
+        /// one-shot run: the items are copied once and no list is kept; see the ItemList
+        /// overload to share one copy between runs). Thread-safe.</summary>
+        public RunResult Run(IReadOnlyList<ContextItem> items, Budget budget, TraceDetail trace = TraceDetail.None) =>
+            Run(items, budget, CancellationToken.None, trace);
 
         /// <summary>Runs the pipeline over an item list; result indices are positions in it.
         /// Thread-safe; the run works on the list as it was when it started.</summary>
@@ -120,9 +116,20 @@ namespace Ctxpack
         public RunResult Run(IReadOnlyList<ContextItem> items, Budget budget, CancellationToken cancellation,
             TraceDetail trace = TraceDetail.None)
         {
-            using (var list = new ItemList(Arg.NotNull(items, nameof(items))))
+            Arg.NotNull(items, nameof(items));
+            Arg.NotNull(budget, nameof(budget));
+            var options = RunOptionsOf(trace);
+            using (var arena = new NativeArena())
             {
-                return Run(list, budget, cancellation, trace);
+                var descs = items.Count == 0 ? IntPtr.Zero : ContextItem.Descriptors(arena, items);
+                var handle = WithCancellation(cancellation, token =>
+                {
+                    options.Cancel = token;
+                    Errors.Check(Native.ctxpack_pipeline_run_descs(Handle, descs, (UIntPtr)items.Count, budget.Handle,
+                        ref options, out var result, out var error), error);
+                    return result;
+                });
+                using (handle) return RunResult.Read(handle);
             }
         }
 
@@ -160,10 +167,7 @@ namespace Ctxpack
         {
             Arg.NotNull(items, nameof(items));
             Arg.NotNull(budget, nameof(budget));
-            // No overflow callback: the event is in RunResult.Overflow.
-            var options = new Native.RunOptions();
-            Native.ctxpack_run_options_init(ref options, Native.Size<Native.RunOptions>());
-            options.TraceDetail = (int)trace;
+            var options = RunOptionsOf(trace);
             return WithCancellation(cancellation, token =>
             {
                 options.Cancel = token;
@@ -171,6 +175,16 @@ namespace Ctxpack
                     out var result, out var error), error);
                 return result;
             });
+        }
+
+        /// The run options at `trace`. No overflow callback: the event is in
+        /// RunResult.Overflow.
+        static Native.RunOptions RunOptionsOf(TraceDetail trace)
+        {
+            var options = new Native.RunOptions();
+            Native.ctxpack_run_options_init(ref options, Native.Size<Native.RunOptions>());
+            options.TraceDetail = (int)trace;
+            return options;
         }
 
         /// Runs `call` with the pointer of a library cancel token that is cancelled when

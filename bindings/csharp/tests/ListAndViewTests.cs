@@ -52,6 +52,14 @@ namespace Ctxpack.Tests
                 Assert.True(dry.Indices.Count > 0 && dry.Indices.Count < items.Length,
                     $"the dry run selected {dry.Indices.Count} of {items.Length}: the comparison is not telling");
 
+                // Run over items is the one-shot run over descriptors: it answers as the list run.
+                foreach (var trace in new[] { TraceDetail.None, TraceDetail.Item })
+                {
+                    Assert.Equal(GcStressTests.Digest(chat.Run(list, budget, trace)), GcStressTests.Digest(chat.Run(items, budget, trace)),
+                        $"Run at {trace}");
+                }
+                Assert.Equal(0, chat.Run(new ContextItem[0], budget).Indices.Count, "a run over no items");
+
                 var marginal = chat.MarginalItems(list, budget, 60);
                 Assert.Sequence(chat.MarginalItems(items, budget, 60), marginal, "MarginalItems");
                 Assert.True(marginal.Length > 0, "MarginalItems found nothing: the comparison is not telling");

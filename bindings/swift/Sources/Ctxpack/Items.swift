@@ -191,14 +191,7 @@ public final class Items: @unchecked Sendable {
     /// All or nothing: on error nothing is appended, and the message starts "item <i>:".
     public func append(contentsOf items: [Item]) throws {
         let arena = CArena()
-        let descs = try items.enumerated().map { i, item in
-            do {
-                return try item.descriptor(in: arena)
-            } catch let error as CtxpackError {
-                // As the library words its errors for a batch.
-                throw CtxpackError(status: error.status, message: "item \(i): \(error.message)")
-            }
-        }
+        let descs = try batchDescriptors(items, in: arena)
         try withExtendedLifetime(arena) {
             try call { ctxpack_items_push_many(handle, descs, descs.count, $0) }
         }
@@ -336,3 +329,15 @@ public struct ItemsView: RandomAccessCollection {
 
 @available(*, unavailable, message: "an ItemsView is valid only during its callback")
 extension ItemsView: Sendable {}
+
+/// The descriptors of `items`, their strings in `arena`; an item's own error is worded as
+/// the library words a batch's ("item <i>: ...").
+func batchDescriptors(_ items: [Item], in arena: CArena) throws -> [ctxpack_item_desc] {
+    try items.enumerated().map { i, item in
+        do {
+            return try item.descriptor(in: arena)
+        } catch let error as CtxpackError {
+            throw CtxpackError(status: error.status, message: "item \(i): \(error.message)")
+        }
+    }
+}

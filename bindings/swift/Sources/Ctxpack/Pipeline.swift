@@ -357,6 +357,37 @@ public final class Pipeline: @unchecked Sendable {
         _ items: Items, budget: Budget, trace: TraceDetail = .none, cancel: CancelToken? = nil,
         onOverflow: ((Overflow) throws -> Void)? = nil
     ) throws -> RunResult {
+        try run(trace: trace, cancel: cancel, onOverflow: onOverflow, holding: (items, budget)) { options, out, error in
+            ctxpack_pipeline_run(handle, items.handle, budget.handle, options, out, error)
+        }
+    }
+
+    /// Runs once over `items` without an `Items` list (the library's one-shot run,
+    /// `ctxpack_pipeline_run_descs`): the items are copied once, before the run starts, and
+    /// no list is kept. Result indices are positions in `items`; otherwise as `run`.
+    public func runOnce(
+        _ items: [Item], budget: Budget, trace: TraceDetail = .none, cancel: CancelToken? = nil,
+        onOverflow: ((Overflow) throws -> Void)? = nil
+    ) throws -> RunResult {
+        let arena = CArena()
+        let descs = try batchDescriptors(items, in: arena)
+        return try run(trace: trace, cancel: cancel, onOverflow: onOverflow, holding: (arena, budget)) {
+            options, out, error in
+            descs.withUnsafeBufferPointer {
+                ctxpack_pipeline_run_descs(handle, $0.baseAddress, $0.count, budget.handle, options, out, error)
+            }
+        }
+    }
+
+    /// A run through `call` with the C form of the options; `holding` (the inputs the call
+    /// reads) stays alive until it returns.
+    private func run(
+        trace: TraceDetail, cancel: CancelToken?, onOverflow: ((Overflow) throws -> Void)?, holding: Any,
+        _ call: (
+            UnsafePointer<ctxpack_run_options>, UnsafeMutablePointer<OpaquePointer?>,
+            UnsafeMutablePointer<OpaquePointer?>
+        ) -> Int32
+    ) throws -> RunResult {
         var options = ctxpack_run_options.sized()
         options.trace_detail = trace.rawValue
         options.cancel = cancel?.handle
@@ -366,8 +397,8 @@ public final class Pipeline: @unchecked Sendable {
             options.overflow_user_data = Unmanaged.passUnretained(observer).toOpaque()
         }
         let result = ResultHandle(
-            try withExtendedLifetime((items, budget, cancel, observer)) {
-                try create { ctxpack_pipeline_run(handle, items.handle, budget.handle, &options, $0, $1) }
+            try withExtendedLifetime((holding, cancel, observer)) {
+                try withUnsafePointer(to: &options) { o in try create { call(o, $0, $1) } }
             })
         if let error = observer?.error { throw error }
         return try readResult(result)

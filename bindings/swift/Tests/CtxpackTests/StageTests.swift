@@ -86,4 +86,36 @@ final class StageTests: XCTestCase {
             }
         }
     }
+    /// The one-shot run (no `Items` list) answers as a run over a list of the same items,
+    /// untraced and traced, and words an item's error as a batch push does.
+    func testRunOnceAnswersAsAListRun() throws {
+        let kinds = ["Message", "Document", "ToolOutput", "Memory"]
+        var items: [Item] = (0..<40).map { i in
+            var it = dated("once \(i)", tokens: Int64(5 + i * 7 % 31), days: i)
+            it.kind = kinds[i % kinds.count]
+            it.priority = Int64(i % 9)
+            it.tags = ["t\(i % 3)"]
+            return it
+        }
+        items[3].pinned = true
+        items[10].group = "call-1"
+        items[11].group = "call-1"
+        let list = try Items(items)
+        let chat = try Pipeline(preset: "chat")
+        let budget = try Budget(maxTokens: 300, targetTokens: 200)
+        for trace in [TraceDetail.none, .item] {
+            let fromList = try chat.run(list, budget: budget, trace: trace)
+            let once = try chat.runOnce(items, budget: budget, trace: trace)
+            XCTAssertEqual(fingerprint(fromList), fingerprint(once))
+            XCTAssertEqual(fromList.report?.excluded, once.report?.excluded)
+            XCTAssertTrue(fromList.indices.count > 1 && fromList.indices.count < items.count, "the comparison is telling")
+        }
+        XCTAssertEqual(try chat.runOnce([], budget: budget).indices, [])
+        XCTAssertThrowsError(
+            try chat.runOnce([Item(content: "ok", tokens: 1), Item(content: "", tokens: 1)], budget: budget)
+        ) { error in
+            XCTAssertEqual((error as? CtxpackError)?.status, .emptyContent)
+            XCTAssertTrue((error as? CtxpackError)?.message.hasPrefix("item 1:") ?? false)
+        }
+    }
 }
