@@ -86,9 +86,19 @@ const LANE_KEYS: [u64; 4] = [
 pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
     #[inline]
     fn absorb(lanes: &mut [u64; 4], block: &[u8]) {
+        absorb_words(
+            lanes,
+            std::array::from_fn(|i| {
+                u64::from_le_bytes(block[i * 8..i * 8 + 8].try_into().expect("word"))
+            }),
+        );
+    }
+    #[inline]
+    fn absorb_words(lanes: &mut [u64; 4], words: [u64; 4]) {
         for (i, lane) in lanes.iter_mut().enumerate() {
-            let word = u64::from_le_bytes(block[i * 8..i * 8 + 8].try_into().expect("word"));
-            *lane = (*lane ^ word).wrapping_mul(LANE_KEYS[i]).rotate_left(31);
+            *lane = (*lane ^ words[i])
+                .wrapping_mul(LANE_KEYS[i])
+                .rotate_left(31);
         }
     }
     let mut lanes = LANE_KEYS;
@@ -98,9 +108,7 @@ pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
     }
     let rest = blocks.remainder();
     if !rest.is_empty() {
-        let mut last = [0u8; 32];
-        last[..rest.len()].copy_from_slice(rest);
-        absorb(&mut lanes, &last);
+        absorb_words(&mut lanes, padded_words(bytes, rest.len()));
     }
     let merged = (bytes.len() as u64).wrapping_mul(LANE_KEYS[0])
         ^ lanes[0].rotate_left(1)
@@ -108,6 +116,32 @@ pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
         ^ lanes[2].rotate_left(33)
         ^ lanes[3].rotate_left(49);
     fmix64(merged)
+}
+
+/// The four little-endian words of the last `rest` bytes of `bytes` (`rest` < 32) padded
+/// with zero bytes to a 32-byte block, read in place: a word the string ends inside is
+/// the string's last 8 bytes shifted down (or, for a string shorter than 8 bytes, its
+/// bytes one by one), so no copy of the tail is made.
+#[inline]
+fn padded_words(bytes: &[u8], rest: usize) -> [u64; 4] {
+    let start = bytes.len() - rest;
+    std::array::from_fn(|i| {
+        let from = start + i * 8;
+        let end = bytes.len();
+        if from + 8 <= end {
+            u64::from_le_bytes(bytes[from..from + 8].try_into().expect("word"))
+        } else if from >= end {
+            0
+        } else if end >= 8 {
+            let last = u64::from_le_bytes(bytes[end - 8..].try_into().expect("word"));
+            last >> (8 * (from + 8 - end))
+        } else {
+            bytes[from..]
+                .iter()
+                .rev()
+                .fold(0u64, |word, &b| (word << 8) | u64::from(b))
+        }
+    })
 }
 
 /// `HashMap` with the fast hasher.
@@ -155,6 +189,38 @@ mod tests {
             top.iter().chain(&low).all(|&c| (50..=160).contains(&c)),
             "{top:?} {low:?}"
         );
+    }
+
+    /// Reading the tail in place gives the hash of the zero-padded block it replaced, at
+    /// every length (the hash is part of the prefix state format).
+    #[test]
+    fn the_tail_hashes_as_a_zero_padded_block() {
+        fn padded_hash(bytes: &[u8]) -> u64 {
+            let mut lanes = LANE_KEYS;
+            let mut padded = bytes.to_vec();
+            padded.resize(bytes.len().div_ceil(32) * 32, 0);
+            for block in padded.chunks_exact(32) {
+                for (i, lane) in lanes.iter_mut().enumerate() {
+                    let word = u64::from_le_bytes(block[i * 8..i * 8 + 8].try_into().unwrap());
+                    *lane = (*lane ^ word).wrapping_mul(LANE_KEYS[i]).rotate_left(31);
+                }
+            }
+            fmix64(
+                (bytes.len() as u64).wrapping_mul(LANE_KEYS[0])
+                    ^ lanes[0].rotate_left(1)
+                    ^ lanes[1].rotate_left(17)
+                    ^ lanes[2].rotate_left(33)
+                    ^ lanes[3].rotate_left(49),
+            )
+        }
+        let text: Vec<u8> = (0..200u32).map(|i| (i * 37 % 251) as u8 + 1).collect();
+        for n in 0..text.len() {
+            assert_eq!(
+                hash_bytes(&text[..n]),
+                padded_hash(&text[..n]),
+                "length {n}"
+            );
+        }
     }
 
     #[test]

@@ -212,18 +212,31 @@ pub unsafe extern "C" fn ctxpack_item_desc_init(
 ///
 /// # Safety
 /// As for [`to_str`].
+#[inline(always)]
 unsafe fn element_str<'a>(s: &ctxpack_str, name: impl FnOnce() -> String) -> FfiResult<&'a str> {
-    // SAFETY (both calls): forwarded from the caller.
+    // SAFETY: forwarded from the caller.
     match unsafe { to_str(s, "") } {
         Ok(text) => Ok(text),
-        // Rare: read again to report the error under the element's name.
-        Err(_) => unsafe { to_str(s, &name()) },
+        // SAFETY: forwarded from the caller.
+        Err(_) => unsafe { element_error(s, name) },
     }
+}
+
+/// The error of an invalid array element, read again under the element's name.
+///
+/// # Safety
+/// As for [`to_str`].
+#[cold]
+#[inline(never)]
+unsafe fn element_error<'a>(s: &ctxpack_str, name: impl FnOnce() -> String) -> FfiResult<&'a str> {
+    // SAFETY: forwarded from the caller.
+    unsafe { to_str(s, &name()) }
 }
 
 /// A kind or source as the constructors take it: short ones borrowed (the constructor
 /// copies them, or points to a static well-known name), long ones copied here with a
 /// fallible allocation.
+#[inline(always)]
 fn copy_if_long<'a>(s: &'a str, what: &str) -> FfiResult<std::borrow::Cow<'a, str>> {
     const SHORT: usize = 256;
     Ok(if s.len() <= SHORT {
@@ -287,12 +300,16 @@ unsafe fn pack_checked(packer: &mut TextPacker, d: &ctxpack_item_desc) -> FfiRes
         let kind = to_str(&d.kind, "kind")?;
         let kind = if kind.is_empty() {
             ContextKind::default()
+        } else if let Some(known) = ContextKind::well_known(kind) {
+            known
         } else {
             ContextKind::new(copy_if_long(kind, "kind")?)?
         };
         let source = to_str(&d.source, "source")?;
         let source = if source.is_empty() {
             ContextSource::default()
+        } else if let Some(known) = ContextSource::well_known(source) {
+            known
         } else {
             ContextSource::new(copy_if_long(source, "source")?)?
         };
@@ -324,7 +341,9 @@ unsafe fn pack_checked(packer: &mut TextPacker, d: &ctxpack_item_desc) -> FfiRes
         let encoding = item_encoding(d)?;
         let tokens = counted_tokens(d, content, encoding)?;
         let variants = read_variants(d.variants, d.variant_count, encoding)?;
-        check_variants(content, &variants)?;
+        if !variants.is_empty() {
+            check_variants(content, &variants)?;
+        }
         let values = ItemValues {
             tokens,
             kind,
@@ -388,6 +407,7 @@ fn counted_tokens(
 ///
 /// # Safety
 /// `descs` is NULL or valid for `count` descriptors of its `struct_size` each.
+#[inline(always)]
 unsafe fn read_variants(
     descs: *const ctxpack_variant_desc,
     count: usize,
@@ -396,6 +416,20 @@ unsafe fn read_variants(
     if count == 0 {
         return Ok(Vec::new());
     }
+    // SAFETY: forwarded from the caller.
+    unsafe { read_some_variants(descs, count, encoding) }
+}
+
+/// [`read_variants`] for a count above 0.
+///
+/// # Safety
+/// As for [`read_variants`].
+#[inline(never)]
+unsafe fn read_some_variants(
+    descs: *const ctxpack_variant_desc,
+    count: usize,
+    encoding: Option<&Encoding>,
+) -> FfiResult<Vec<Variant>> {
     if descs.is_null() {
         return Err(FfiError::new(
             ctxpack_status::CTXPACK_NULL_ARGUMENT,

@@ -64,16 +64,39 @@ unsafe fn bytes<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a [u8]> {
 
 /// Reads a string argument as `&str`, validating UTF-8.
 ///
+/// The common case (empty, or ASCII at a valid pointer) is inlined into the caller and
+/// returns in registers; everything else, errors included, goes through [`to_str_rest`].
+///
 /// # Safety
 /// `s.ptr` is valid for `s.len` bytes, or NULL; the bytes outlive `'a`.
+#[inline(always)]
 pub(crate) unsafe fn to_str<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a str> {
+    if s.len == 0 {
+        return Ok("");
+    }
+    if !s.ptr.is_null() && s.len <= isize::MAX as usize {
+        // SAFETY: not NULL, a byte array needs no alignment, and the length fits the
+        // address space; validity for `len` bytes is the caller's contract.
+        let b = unsafe { slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) };
+        if all_ascii(b) {
+            // SAFETY: ASCII bytes are UTF-8.
+            return Ok(unsafe { std::str::from_utf8_unchecked(b) });
+        }
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { to_str_rest(s, what) }
+}
+
+/// [`to_str`] for the strings its inlined part does not accept: a NULL pointer, a length
+/// too large, non-ASCII text (valid or not).
+///
+/// # Safety
+/// As for [`to_str`].
+#[cold]
+#[inline(never)]
+unsafe fn to_str_rest<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a str> {
     // SAFETY: forwarded from the caller.
     let b = unsafe { bytes(s, what) }?;
-    // Most strings are ASCII, which `is_ascii` checks several bytes at a time.
-    if b.is_ascii() {
-        // SAFETY: ASCII bytes are UTF-8.
-        return Ok(unsafe { std::str::from_utf8_unchecked(b) });
-    }
     std::str::from_utf8(b).map_err(|e| {
         FfiError::new(
             ctxpack_status::CTXPACK_INVALID_UTF8,
@@ -83,6 +106,37 @@ pub(crate) unsafe fn to_str<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a st
             ),
         )
     })
+}
+
+/// Whether every byte is ASCII, reading 8-byte words: the standard library's check takes
+/// the bytes after its last 64-byte block one at a time, which is most of a short string
+/// (tags, kinds) and a quarter of a typical message. Short strings are read as two
+/// overlapping words (or halves), so no length needs a byte loop.
+#[inline]
+pub(crate) fn all_ascii(b: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    let n = b.len();
+    if n >= 8 {
+        let mut blocks = b.chunks_exact(32);
+        let mut any = 0u64;
+        for block in &mut blocks {
+            for w in block.chunks_exact(8) {
+                any |= u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            }
+        }
+        let rest = blocks.remainder();
+        for w in rest.chunks_exact(8) {
+            any |= u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        }
+        // The last word overlaps what was read: it covers the final `n % 8` bytes.
+        (any | word(n - 8)) & HIGH == 0
+    } else if n >= 4 {
+        (half(0) | half(n - 4)) & (HIGH as u32) == 0
+    } else {
+        b.iter().fold(0u8, |any, &x| any | x) < 0x80
+    }
 }
 
 /// Reads an array argument: `len` elements at `ptr`. `len == 0` is the empty array
@@ -195,6 +249,25 @@ pub unsafe extern "C" fn ctxpack_str_from_cstr(s: *const c_char) -> ctxpack_str 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `all_ascii` agrees with the standard library at every length and with a high byte
+    /// at every position (first, last, inside each word, in the overlapping last word).
+    #[test]
+    fn all_ascii_agrees_with_is_ascii() {
+        let base: Vec<u8> = (0..200u32).map(|i| b'a' + (i % 26) as u8).collect();
+        for n in 0..base.len() {
+            let clean = &base[..n];
+            assert!(all_ascii(clean), "length {n}");
+            for at in 0..n {
+                for high in [0x80u8, 0xc3, 0xff] {
+                    let mut dirty = clean.to_vec();
+                    dirty[at] = high;
+                    assert_eq!(all_ascii(&dirty), dirty.is_ascii(), "length {n}, byte {at}");
+                    assert!(!all_ascii(&dirty));
+                }
+            }
+        }
+    }
 
     #[test]
     fn string_arguments_are_validated() {

@@ -44,25 +44,37 @@ pub(crate) unsafe trait Versioned: Copy {
 
 /// A caller-written flag byte: 0 is false, 1 is true, anything else is
 /// `CTXPACK_INVALID_ARGUMENT` naming the field (`what`).
+#[inline(always)]
 pub(crate) fn flag(byte: u8, what: &str) -> FfiResult<bool> {
     match byte {
         0 => Ok(false),
         1 => Ok(true),
-        b => Err(FfiError::invalid(format!(
-            "{what} is {b}; a flag must be 0 or 1"
-        ))),
+        b => Err(flag_error(b, what)),
     }
 }
 
+#[cold]
+#[inline(never)]
+fn flag_error(b: u8, what: &str) -> FfiError {
+    FfiError::invalid(format!("{what} is {b}; a flag must be 0 or 1"))
+}
+
 /// Checks that a struct's `reserved` bytes are zero.
+#[inline(always)]
 pub(crate) fn reserved(bytes: &[u8], what: &str) -> FfiResult<()> {
     match bytes.iter().position(|&b| b != 0) {
         None => Ok(()),
-        Some(i) => Err(FfiError::invalid(format!(
-            "{what}[{i}] is {}; reserved bytes must be zero",
-            bytes[i]
-        ))),
+        Some(i) => Err(reserved_error(bytes, i, what)),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn reserved_error(bytes: &[u8], i: usize, what: &str) -> FfiError {
+    FfiError::invalid(format!(
+        "{what}[{i}] is {}; reserved bytes must be zero",
+        bytes[i]
+    ))
 }
 
 /// Reads the caller's `struct_size`.

@@ -27,6 +27,7 @@ fn is_blank(s: &str) -> bool {
 }
 
 /// The position of `s` in `known` when it is spelled exactly like one of them.
+#[inline]
 fn well_known(s: &str, known: &[&'static str]) -> Option<u8> {
     known.iter().position(|k| *k == s).map(|i| i as u8)
 }
@@ -53,6 +54,13 @@ macro_rules! folded_string_type {
         impl $name {
             /// The well-known spellings, numbered by position.
             const KNOWN: &'static [&'static str] = &$known;
+
+            /// The value spelled exactly like one of the well-known names, without
+            /// allocating; `None` for any other spelling (build those with `new`).
+            #[inline]
+            pub(crate) fn well_known(value: &str) -> Option<Self> {
+                well_known(value, Self::KNOWN).map(|known| Self(Spelling::Known(known)))
+            }
 
             /// Builds a value; empty or whitespace-only strings (Unicode White_Space) are rejected.
             pub fn new(value: impl AsRef<str> + Into<String>) -> Result<Self> {
