@@ -17,6 +17,9 @@
 //! cargo bench --bench compare -- --alloc-log       # list the allocations of one untraced run
 //! cargo bench --bench compare -- --workloads 1 --sizes 100000 --profile 5
 //!                                                  # loop one row for perf (push/run/free split)
+//! cargo bench --bench compare -- --workloads 0 --sizes 100 --profile 5 --cold
+//!                                                  # the same with the caches evicted
+//!                                                  # (8 MiB written) before every run
 //! ```
 //!
 //! For every workload and size, both libraries get the same generated items. One
@@ -1072,6 +1075,8 @@ struct Options {
     ref_budget: f64,
     /// Loop the first workload at the first size for this many seconds (for perf).
     profile: Option<f64>,
+    /// With `profile`: evict the caches before every run.
+    cold: bool,
 }
 
 impl Options {
@@ -1105,6 +1110,7 @@ fn parse_options() -> Options {
         ctx_budget: 1.5,
         ref_budget: 6.0,
         profile: None,
+        cold: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -1148,6 +1154,7 @@ fn parse_options() -> Options {
                 o.ref_budget = 1.0;
             }
             "--alloc-log" => o.alloc_log = true,
+            "--cold" => o.cold = true,
             "--no-ref" => o.ref_limit = -1.0,
             "--wall" => WALL.store(true, Relaxed),
             "--profile" => {
@@ -1327,18 +1334,24 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
     let reps = ctx_samples_target.max(ref_reps);
     for i in 0..reps {
         if i < ctx_samples_target {
-            let (r, d) = time(|| ctx_run(&setup, &descs, trace));
-            black_box(r.ok());
-            ctx_samples.push(d);
-            floor_samples.push(floor.sample());
-            // Every other sample, a run timed phase by phase.
-            if i % 2 == 1 {
-                phase_samples.push(ctx_run_phased(&setup, &descs, trace));
-            }
-            if oneshot_first.is_some() {
+            // The timed run comes first after the previous round's reference run, whose
+            // memory traffic leaves the caches cold, as a host's other work does. With a
+            // one-shot row, the list run and the one-shot run take turns in that place, so
+            // that both are timed under the same conditions.
+            if oneshot_first.is_some() && i % 2 == 1 {
                 let (r, d) = time(|| ctx_run_oneshot(&setup, &descs, trace));
                 black_box(r.ok());
                 oneshot_samples.push(d);
+            } else {
+                let (r, d) = time(|| ctx_run(&setup, &descs, trace));
+                black_box(r.ok());
+                ctx_samples.push(d);
+            }
+            floor_samples.push(floor.sample());
+            // Every other round, a run timed phase by phase (after the timed run, so with
+            // warmer caches: at small N the phases add up to less than a complete run).
+            if i % 2 == 1 {
+                phase_samples.push(ctx_run_phased(&setup, &descs, trace));
             }
             if traced {
                 let (r, d) = time(|| ctx_run(&setup, &descs, 0));
@@ -2074,8 +2087,20 @@ fn main() {
             black_box(ctx_run(&setup, &descs, trace).ok());
             return;
         }
+        // `--cold`: 8 MiB written between runs evicts the caches, as a host's other work
+        // between requests does; the runs alone are timed.
+        let mut evictor = o.cold.then(|| vec![0u8; 8 << 20]);
+        let mut timed = Duration::ZERO;
         while start.elapsed().as_secs_f64() < secs {
+            if let Some(bytes) = &mut evictor {
+                for b in bytes.iter_mut().step_by(64) {
+                    *b = b.wrapping_add(1);
+                }
+                black_box(&bytes);
+            }
+            let t = thread_cpu_ns();
             black_box(ctx_run(&setup, &descs, trace).ok());
+            timed += Duration::from_nanos(thread_cpu_ns() - t);
             runs += 1;
         }
         let cpu = process_cpu_seconds() - cpu0;
@@ -2118,9 +2143,11 @@ fn main() {
             fmt_time(median(&mut phases[2]))
         );
         println!(
-            "{runs} runs, {} wall, {} CPU per run",
+            "{runs} runs, {} wall, {} CPU per run ({} the run alone{})",
             fmt_time(start.elapsed() / runs),
-            fmt_time(Duration::from_secs_f64(cpu / f64::from(runs)))
+            fmt_time(Duration::from_secs_f64(cpu / f64::from(runs))),
+            fmt_time(timed / runs),
+            if o.cold { ", caches evicted before each" } else { "" }
         );
         return;
     }

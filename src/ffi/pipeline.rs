@@ -18,7 +18,7 @@ use crate::ffi::placer::ctxpack_placer;
 use crate::ffi::result::{ctxpack_result, ResultData, RunContext};
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::slicer::ctxpack_slicer;
-use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
+use crate::ffi::status::{ctxpack_error, ctxpack_status, named, FfiResult};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::model::{ContextBudget, ContextItem};
 use crate::pipeline::{Pipeline, RunOptions};
@@ -310,18 +310,26 @@ impl RunSetup {
             // SAFETY: forwarded from the caller.
             unsafe { versioned::read(options, what) }?
         };
-        reserved(&o.reserved, &format!("{what}.reserved"))?;
-        let trace: TraceDetail =
-            enum_arg::<ctxpack_trace_detail>(o.trace_detail, &format!("{what}.trace_detail"))?
-                .into();
+        named(
+            |name| reserved(&o.reserved, name),
+            || format!("{what}.reserved"),
+        )?;
+        let trace: TraceDetail = named(
+            |name| enum_arg::<ctxpack_trace_detail>(o.trace_detail, name),
+            || format!("{what}.trace_detail"),
+        )?
+        .into();
         let callback = o
             .on_overflow
             .map(|f| Box::new(overflow_observer(f, o.overflow_user_data)) as OverflowObserver);
         let cancel = if o.cancel.is_null() {
             None
         } else {
-            // SAFETY: the token is NULL or a live handle (the caller's contract).
-            Some(unsafe { handles::retain(o.cancel, &format!("{what}.cancel")) }?)
+            Some(named(
+                // SAFETY: the token is NULL or a live handle (the caller's contract).
+                |name| unsafe { handles::retain(o.cancel, name) },
+                || format!("{what}.cancel"),
+            )?)
         };
         Ok(Self {
             trace,

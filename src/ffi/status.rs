@@ -194,6 +194,16 @@ impl From<Error> for FfiError {
 /// Shorthand for results of the C layer.
 pub(crate) type FfiResult<T> = Result<T, FfiError>;
 
+/// Runs `check` with an empty name and, only when it fails, again under the name `what`
+/// builds: a nested field's name (`options.reserved`) is formatted for an error message,
+/// never on the successful path. `check` must have no effect when it fails.
+pub(crate) fn named<T>(
+    check: impl Fn(&str) -> FfiResult<T>,
+    what: impl FnOnce() -> String,
+) -> FfiResult<T> {
+    check("").or_else(|_| check(&what()))
+}
+
 /// An error reported by a failed call: its status and a human-readable message. Owned by
 /// the caller, who frees it with `ctxpack_error_free`.
 pub struct ctxpack_error {
