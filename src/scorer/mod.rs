@@ -21,6 +21,7 @@ mod rank;
 mod recency;
 mod reflexive;
 mod scaled;
+mod str_table;
 mod tag;
 #[cfg(test)]
 mod test_support;
