@@ -3,18 +3,28 @@
 //!
 //! A general hash map hashes every byte of the probe before it can compare anything. The
 //! keys of a scorer's table are few and short, so this map describes every string by its
-//! length and one 64-bit word made of its first bytes (its *head*, see [`head_word`]): a
-//! probe computes its head from at most 8 bytes, finds its slot by one multiplication of that
-//! word, and compares the length and the head first. Only a string longer than 8 bytes
-//! has bytes the head does not describe, and only those are compared afterwards. Strings of
-//! up to 8 bytes are therefore matched without any byte loop.
+//! length and two 64-bit words read from at most 16 of its bytes (its *head*, see
+//! [`head_words`]): a probe computes its head with four loads, finds its slot by one
+//! multiplication, and compares the length and the head. Only a string longer than 16
+//! bytes has bytes the head does not describe, and only then are the whole strings
+//! compared. Strings of up to 16 bytes are therefore matched without any byte loop.
 //!
 //! The map is exact: it answers a key only for a probe whose bytes equal the key's bytes
 //! ([`StrTable`]), or equal them under ASCII case folding ([`StrTable::new_ascii_folded`]).
 
-/// The slot a probe starts at: the top bits of its head (mixed with its length) multiplied
-/// by an odd constant whose bits are spread evenly (the golden ratio in 64-bit fixed point).
+/// The first multiplier tried: an odd constant whose bits are spread evenly (the golden
+/// ratio in 64-bit fixed point). A probe starts at the top bits of its mixed head times the
+/// table's multiplier.
 const MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// Tables of up to this many keys look for a multiplier (and a size up to four times the
+/// minimum) that gives every key its own start slot, so that a hit costs one comparison
+/// whatever key is probed (a collision makes the comparisons depend on which key an item
+/// has, which the processor cannot predict).
+const SPREAD_KEYS_MAX: usize = 64;
+
+/// Multipliers tried per table size when spreading the keys.
+const SPREAD_TRIES: u64 = 32;
 
 /// Marks an empty slot: no string is `usize::MAX` bytes long (allocations stop at
 /// `isize::MAX`).
@@ -27,31 +37,42 @@ const FROM_UPPER_A: u64 = 0x3f3f_3f3f_3f3f_3f3f; // 0x80 - 0x41 per byte
 /// Added to a byte's low seven bits, sets its high bit when they are past `b'Z'`.
 const PAST_UPPER_Z: u64 = 0x2525_2525_2525_2525; // 0x80 - 0x5b per byte
 
-/// A word that, together with the length, identifies a string of up to 8 bytes, read
+/// Two words that, together with the length, identify a string of up to 16 bytes, read
 /// without touching any byte past the end of `bytes`:
 ///
-/// - 8 bytes or more: the first 8 bytes (little-endian);
-/// - 4 to 7 bytes: the first 4 bytes in the low half, the last 4 in the high half (they
-///   overlap, but together they cover every byte);
+/// - 4 bytes or more: four 4-byte groups, at offsets `0`, `min(4, n - 4)`,
+///   `n - 8` (or 0 when `n < 8`) and `n - 4`; the first two groups make the first word, the
+///   last two the second. For `n <= 16` the groups cover every byte, and the offsets are
+///   computed without branching on the length, so strings of mixed lengths cost no
+///   mispredicted branches;
 /// - 1 to 3 bytes: the first, middle and last bytes (again covering every byte);
-/// - no bytes: 0.
+/// - no bytes: zeros.
 ///
-/// For a given length every byte of the string sits at fixed places of the word, so two
-/// strings of the same length up to 8 bytes have the same word exactly when their bytes are
-/// equal; longer strings also need their bytes from 8 on compared.
+/// For a given length every byte of the string sits at fixed places of the words, so two
+/// strings of the same length up to 16 bytes have the same words exactly when their bytes
+/// are equal; longer strings also need their remaining bytes compared.
 #[inline]
-pub(crate) fn head_word(bytes: &[u8]) -> u64 {
+pub(crate) fn head_words(bytes: &[u8]) -> [u64; 2] {
     let n = bytes.len();
-    if let Some(first) = bytes.first_chunk::<8>() {
-        return u64::from_le_bytes(*first);
-    }
-    if let (Some(first), Some(last)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
-        return u64::from(u32::from_le_bytes(*first))
-            | (u64::from(u32::from_le_bytes(*last)) << 32);
+    if n >= 4 {
+        let group = |at: usize| {
+            bytes
+                .get(at..at + 4)
+                .and_then(|g| g.first_chunk::<4>())
+                .map_or(0, |g| u64::from(u32::from_le_bytes(*g)))
+        };
+        let second = (n - 4).min(4);
+        let third = n.saturating_sub(8);
+        return [
+            group(0) | group(second) << 32,
+            group(third) | group(n - 4) << 32,
+        ];
     }
     match (bytes.first(), bytes.get(n / 2), bytes.last()) {
-        (Some(&a), Some(&b), Some(&c)) => u64::from(a) | u64::from(b) << 8 | u64::from(c) << 16,
-        _ => 0,
+        (Some(&a), Some(&b), Some(&c)) => {
+            [u64::from(a) | u64::from(b) << 8 | u64::from(c) << 16, 0]
+        }
+        _ => [0, 0],
     }
 }
 
@@ -66,15 +87,27 @@ pub(crate) fn fold_word(word: u64) -> u64 {
     word | (upper >> 2)
 }
 
+/// The slot a string of this head and length starts at in a table of `64 - shift` bits.
+#[inline]
+fn start_slot(head: [u64; 2], len: usize, multiplier: u64, shift: u32) -> usize {
+    let mixed =
+        (head[0] ^ head[1].rotate_left(29) ^ (len as u64).rotate_right(8)).wrapping_mul(multiplier);
+    // With no slots the shift is 64: `checked_shr` gives 0 and the caller's `get` misses.
+    mixed.checked_shr(shift).unwrap_or(0) as usize
+}
+
 /// One slot of the open-addressing table: the key's length ([`EMPTY`] when unused), its
-/// head word, the key's position in configuration order, and its value.
+/// head words, the key's position in configuration order, and its value.
 #[derive(Debug, Clone, Copy)]
 struct Slot<V> {
     len: usize,
-    head: u64,
+    head: [u64; 2],
     entry: usize,
     value: V,
 }
+
+/// Strings up to this many bytes are identified by their length and head words alone.
+const HEAD_BYTES: usize = 16;
 
 /// An exact map from strings to small `Copy` values, for tables configured once and probed
 /// per item (see the module documentation).
@@ -88,6 +121,8 @@ pub(crate) struct StrTable<V> {
     slots: Vec<Slot<V>>,
     /// `64 - log2(slots.len())`: the shift that keeps the top bits of the product.
     shift: u32,
+    /// Odd; see [`MULTIPLIER`].
+    multiplier: u64,
     /// The keys in insertion order (for the bytes past the head of long keys).
     keys: Vec<Box<[u8]>>,
     fold: bool,
@@ -108,6 +143,7 @@ impl<V: Copy + Default> StrTable<V> {
         Self {
             slots: Vec::new(),
             shift: 64,
+            multiplier: MULTIPLIER,
             keys: Vec::new(),
             fold,
         }
@@ -137,11 +173,44 @@ impl<V: Copy + Default> StrTable<V> {
         };
         self.keys.push(bytes.into());
         self.place(slot);
+        if self.keys.len() <= SPREAD_KEYS_MAX && !self.spread(self.slots.len(), self.multiplier) {
+            self.respread();
+        }
         true
     }
 
+    /// Whether every key would start at a slot of its own with this size and multiplier.
+    fn spread(&self, capacity: usize, multiplier: u64) -> bool {
+        let shift = 64 - capacity.trailing_zeros();
+        let mut taken = vec![false; capacity];
+        for slot in self.slots.iter().filter(|s| s.len != EMPTY) {
+            let at = start_slot(slot.head, slot.len, multiplier, shift);
+            match taken.get_mut(at) {
+                Some(t) if !*t => *t = true,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Looks for a size (up to four times the current one) and a multiplier under which no
+    /// two keys share a start slot, and rebuilds the table with the first found; keeps the
+    /// table as it is (correct, with longer probes) when there is none.
+    fn respread(&mut self) {
+        let base = self.slots.len();
+        for capacity in [base, 2 * base, 4 * base] {
+            for i in 0..SPREAD_TRIES {
+                let multiplier = MULTIPLIER.wrapping_add(i.wrapping_mul(0x6a09_e667_f3bc_c908)) | 1;
+                if self.spread(capacity, multiplier) {
+                    self.rebuild(capacity, multiplier);
+                    return;
+                }
+            }
+        }
+    }
+
     /// The value of the key equal to `probe`, if any.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get(&self, probe: &str) -> Option<V> {
         let bytes = probe.as_bytes();
         let len = bytes.len();
@@ -153,34 +222,32 @@ impl<V: Copy + Default> StrTable<V> {
             if slot.len == EMPTY {
                 return None;
             }
-            if slot.len == len && slot.head == head && (len <= 8 || self.tail_eq(slot, bytes)) {
+            if slot.len == len && slot.head == head && (len <= HEAD_BYTES || self.same(slot, bytes))
+            {
                 return Some(slot.value);
             }
             at = (at + 1) & mask;
         }
     }
 
-    /// Whether the bytes of `probe` past the head equal those of the slot's key.
+    /// Whether `probe` equals the slot's key (for keys longer than the head words).
     #[inline(never)]
-    fn tail_eq(&self, slot: &Slot<V>, probe: &[u8]) -> bool {
-        let (Some(key), Some(tail)) = (
-            self.keys.get(slot.entry).and_then(|k| k.get(8..)),
-            probe.get(8..),
-        ) else {
+    fn same(&self, slot: &Slot<V>, probe: &[u8]) -> bool {
+        let Some(key) = self.keys.get(slot.entry) else {
             return false;
         };
         if self.fold {
-            key.eq_ignore_ascii_case(tail)
+            key.eq_ignore_ascii_case(probe)
         } else {
-            key == tail
+            **key == *probe
         }
     }
 
     #[inline]
-    fn head(&self, bytes: &[u8]) -> u64 {
-        let head = head_word(bytes);
+    fn head(&self, bytes: &[u8]) -> [u64; 2] {
+        let head = head_words(bytes);
         if self.fold {
-            fold_word(head)
+            head.map(fold_word)
         } else {
             head
         }
@@ -188,22 +255,25 @@ impl<V: Copy + Default> StrTable<V> {
 
     /// The first slot to look at for a string of this head and length.
     #[inline]
-    fn start(&self, head: u64, len: usize) -> usize {
-        let mixed = (head ^ (len as u64).rotate_right(8)).wrapping_mul(MULTIPLIER);
-        // With no slots the shift is 64: `checked_shr` gives 0 and `get` then misses.
-        mixed.checked_shr(self.shift).unwrap_or(0) as usize
+    fn start(&self, head: [u64; 2], len: usize) -> usize {
+        start_slot(head, len, self.multiplier, self.shift)
     }
 
     fn grow(&mut self) {
-        let capacity = (2 * self.slots.len()).max(4);
+        self.rebuild((2 * self.slots.len()).max(4), self.multiplier);
+    }
+
+    /// Moves every key to a new table of `capacity` slots (a power of two) and `multiplier`.
+    fn rebuild(&mut self, capacity: usize, multiplier: u64) {
         let empty = Slot {
             len: EMPTY,
-            head: 0,
+            head: [0, 0],
             entry: 0,
             value: V::default(),
         };
         let old = std::mem::replace(&mut self.slots, vec![empty; capacity]);
         self.shift = 64 - capacity.trailing_zeros();
+        self.multiplier = multiplier;
         for slot in old.into_iter().filter(|s| s.len != EMPTY) {
             self.place(slot);
         }
@@ -236,7 +306,7 @@ mod tests {
     }
 
     #[test]
-    fn head_word_identifies_short_strings_and_reads_only_their_bytes() {
+    fn head_words_identify_short_strings() {
         let mut seen = HashMap::new();
         let alphabet = [b'a', b'b', 0u8, 0xff];
         // Every string of length 0..=5 over four symbols (zero bytes included).
@@ -245,12 +315,28 @@ mod tests {
                 let s: Vec<u8> = (0..len)
                     .map(|i| alphabet[code / 4usize.pow(i) % 4])
                     .collect();
-                let previous = seen.insert((s.len(), head_word(&s)), s.clone());
+                let previous = seen.insert((s.len(), head_words(&s)), s.clone());
                 assert!(previous.is_none(), "{s:?} and {previous:?} share a head");
             }
         }
-        assert_eq!(head_word(b"abcdefghXYZ"), head_word(b"abcdefgh"));
-        assert_eq!(head_word(b""), 0);
+        // Up to 16 bytes, changing any one byte changes the head.
+        let mut rng = Rng::new(1);
+        for len in 0..=16 {
+            for _ in 0..50 {
+                let s: Vec<u8> = (0..len).map(|_| rng.below(256) as u8).collect();
+                for at in 0..len {
+                    let mut changed = s.clone();
+                    changed[at] ^= 1 + rng.below(255) as u8;
+                    assert_ne!(head_words(&s), head_words(&changed), "{s:?} at {at}");
+                }
+            }
+        }
+        // Past 16 bytes the head does not see every byte (the table then compares them).
+        assert_eq!(
+            head_words(b"abcdefgh-XXX-ijklmnop"),
+            head_words(b"abcdefgh-YYY-ijklmnop")
+        );
+        assert_eq!(head_words(b""), [0, 0]);
     }
 
     #[test]
@@ -360,7 +446,7 @@ mod tests {
         let len = rng.below(41);
         let mut s = String::new();
         while s.len() < len {
-            s.push_str(*rng.pick(alphabet));
+            s.push_str(alphabet[rng.below(alphabet.len())]);
         }
         s
     }

@@ -48,7 +48,9 @@ impl TagScorer {
         &self.weights
     }
 
-    fn score_item(&self, item: &ContextItem) -> f64 {
+    /// The item's score (see the type's documentation).
+    #[inline]
+    pub(super) fn score_item(&self, item: &ContextItem) -> f64 {
         if self.total == 0.0 || item.tags().is_empty() {
             return 0.0;
         }
