@@ -123,7 +123,7 @@ pub(crate) struct StrTable<V> {
     shift: u32,
     /// Odd; see [`MULTIPLIER`].
     multiplier: u64,
-    /// The keys in insertion order (for the bytes past the head of long keys).
+    /// The keys in insertion order (compared whole when longer than the head).
     keys: Vec<Box<[u8]>>,
     fold: bool,
 }
