@@ -172,11 +172,21 @@ impl Scorer for CompositeScorer {
                 k += len;
                 continue;
             }
-            if child_scores.is_empty() {
-                child_scores = vec![0.0; items.len()];
+            let weight = self.normalized_weights[k];
+            if k == 0 {
+                // The first child scores straight into `out` (still all 0.0, as a fresh
+                // buffer of child scores would be): `0.0 + c × ŵ` as in every other pass.
+                child.score_all_at(items, positions, out)?;
+                for sum in out.iter_mut() {
+                    *sum = 0.0 + *sum * weight;
+                }
+            } else {
+                if child_scores.is_empty() {
+                    child_scores = vec![0.0; items.len()];
+                }
+                child.score_all_at(items, positions, &mut child_scores)?;
+                accumulate_weighted(out, &child_scores, weight);
             }
-            child.score_all_at(items, positions, &mut child_scores)?;
-            accumulate_weighted(out, &child_scores, self.normalized_weights[k]);
             k += 1;
         }
         Ok(())
