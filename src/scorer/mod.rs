@@ -18,6 +18,7 @@ mod metadata_trust;
 mod per_item;
 mod priority;
 mod rank;
+mod rank_count;
 mod recency;
 mod reflexive;
 mod scaled;
