@@ -51,10 +51,11 @@ impl TagScorer {
     /// The item's score (see the type's documentation).
     #[inline]
     pub(super) fn score_item(&self, item: &ContextItem) -> f64 {
-        if self.total == 0.0 || item.tags().is_empty() {
+        let tags = item.tags();
+        if self.total == 0.0 || tags.is_empty() {
             return 0.0;
         }
-        let matched = sum_in_order(item.tags().iter().filter_map(|tag| self.lookup.get(tag)));
+        let matched = sum_in_order(tags.iter().filter_map(|tag| self.lookup.get(tag)));
         // `f64::min` ignores NaN, so an overflowing `inf / inf` table scores 1.0 (as the crate).
         f64::min(matched / self.total, 1.0)
     }
