@@ -4,7 +4,11 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::model::ContextItem;
-use crate::scorer::{check_one_slot_per_item, config_error, sum_in_order, Scorer};
+use crate::scorer::reflexive::clamped_hint;
+use crate::scorer::{
+    check_one_slot_per_item, config_error, sum_in_order, KindScorer, MetadataKeyScorer,
+    MetadataTrustScorer, ReflexiveScorer, Scorer, TagScorer,
+};
 
 /// CompositeScorer: weighted sum of child scores, weights normalised by their sum.
 ///
@@ -14,7 +18,10 @@ use crate::scorer::{check_one_slot_per_item, config_error, sum_in_order, Scorer}
 /// MetadataKey) push it above 1. It is never `-0.0`.
 ///
 /// Children are shared, immutable scorers, so a composite cannot contain itself (decision D17 in
-/// docs/decisions.md). Each child runs one batch pass per composite pass.
+/// docs/decisions.md). Each child runs one batch pass per composite pass, except that
+/// consecutive built-in children whose score of an item depends on that item alone (Kind,
+/// Tag, Reflexive, MetadataKey, MetadataTrust) are scored together in one pass over the
+/// items, each item's contributions still added in child order.
 #[derive(Debug, Clone)]
 pub struct CompositeScorer {
     children: Vec<(Arc<dyn Scorer>, f64)>,
@@ -73,6 +80,65 @@ fn accumulate_weighted(acc: &mut [f64], child_scores: &[f64], weight: f64) {
     }
 }
 
+/// A built-in child whose score of an item depends on that item alone, so that several can
+/// be scored in one pass over the items.
+#[derive(Clone, Copy)]
+enum PerItem<'a> {
+    Kind(&'a KindScorer),
+    Tag(&'a TagScorer),
+    Reflexive,
+    MetadataKey(&'a MetadataKeyScorer),
+    MetadataTrust(&'a MetadataTrustScorer),
+}
+
+impl<'a> PerItem<'a> {
+    /// Recognises the child, or `None` for a scorer that needs its own pass.
+    fn of(child: &'a dyn Scorer) -> Option<Self> {
+        let any = child.as_any();
+        if let Some(kind) = any.downcast_ref::<KindScorer>() {
+            Some(Self::Kind(kind))
+        } else if let Some(tag) = any.downcast_ref::<TagScorer>() {
+            Some(Self::Tag(tag))
+        } else if any.is::<ReflexiveScorer>() {
+            Some(Self::Reflexive)
+        } else if let Some(key) = any.downcast_ref::<MetadataKeyScorer>() {
+            Some(Self::MetadataKey(key))
+        } else {
+            any.downcast_ref::<MetadataTrustScorer>()
+                .map(Self::MetadataTrust)
+        }
+    }
+
+    /// The score the child's own pass would give `item`.
+    #[inline]
+    fn score(self, item: &ContextItem) -> f64 {
+        match self {
+            Self::Kind(kind) => kind.score_item(item),
+            Self::Tag(tag) => tag.score_item(item),
+            Self::Reflexive => clamped_hint(item.future_relevance_hint()),
+            Self::MetadataKey(key) => key.score_item(item),
+            Self::MetadataTrust(trust) => trust.score_item(item),
+        }
+    }
+}
+
+/// At most this many consecutive per-item children share one pass (a longer run takes
+/// several passes), so that the group lives on the stack.
+const GROUP_MAX: usize = 8;
+
+/// `acc[i] = acc[i] + c_k(item_i) × w_k` for each child k of `group` in order: the same
+/// operations, in the same order, as one [`accumulate_weighted`] pass per child.
+fn accumulate_per_item(acc: &mut [f64], items: &[&ContextItem], group: &[(PerItem<'_>, f64)]) {
+    for (sum, item) in acc.iter_mut().zip(items) {
+        let mut total = *sum;
+        for &(child, weight) in group {
+            let contribution = child.score(item) * weight;
+            total += contribution;
+        }
+        *sum = total;
+    }
+}
+
 impl Scorer for CompositeScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
         self.score_all_at(items, &[], out)
@@ -86,10 +152,42 @@ impl Scorer for CompositeScorer {
     ) -> Result<()> {
         check_one_slot_per_item(items, out)?;
         out.fill(0.0);
-        let mut child_scores = vec![0.0; items.len()];
-        for ((child, _), weight) in self.children.iter().zip(&self.normalized_weights) {
-            child.score_all_at(items, positions, &mut child_scores)?;
-            accumulate_weighted(out, &child_scores, *weight);
+        let mut child_scores = Vec::new();
+        let mut k = 0;
+        while let Some((child, _)) = self.children.get(k) {
+            let mut group = [(PerItem::Reflexive, 0.0); GROUP_MAX];
+            let mut len = 0;
+            while len < GROUP_MAX {
+                let Some((child, _)) = self.children.get(k + len) else {
+                    break;
+                };
+                let Some(per_item) = PerItem::of(child.as_ref()) else {
+                    break;
+                };
+                group[len] = (per_item, self.normalized_weights[k + len]);
+                len += 1;
+            }
+            if len > 0 {
+                accumulate_per_item(out, items, &group[..len]);
+                k += len;
+                continue;
+            }
+            let weight = self.normalized_weights[k];
+            if k == 0 {
+                // The first child scores straight into `out` (still all 0.0, as a fresh
+                // buffer of child scores would be): `0.0 + c × ŵ` as in every other pass.
+                child.score_all_at(items, positions, out)?;
+                for sum in out.iter_mut() {
+                    *sum = 0.0 + *sum * weight;
+                }
+            } else {
+                if child_scores.is_empty() {
+                    child_scores = vec![0.0; items.len()];
+                }
+                child.score_all_at(items, positions, &mut child_scores)?;
+                accumulate_weighted(out, &child_scores, weight);
+            }
+            k += 1;
         }
         Ok(())
     }
@@ -98,6 +196,7 @@ impl Scorer for CompositeScorer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ContextKind;
     use crate::scorer::priority::tests::naive_priority;
     use crate::scorer::recency::tests::naive_recency;
     use crate::scorer::test_support::{
@@ -288,6 +387,133 @@ mod tests {
                 .collect();
             assert_bits_eq(seed, &run(&outer, &items), &want);
         }
+    }
+
+    /// Random items with every field a per-item child reads: kinds, tags, hints, and the
+    /// metadata keys of MetadataKey ("k") and MetadataTrust.
+    fn items_for_per_item_children(rng: &mut Rng) -> Vec<ContextItem> {
+        let kinds = [
+            "Message",
+            "memory",
+            "ToolOutput",
+            "SYSTEMPROMPT",
+            "Custom-Kind",
+        ];
+        let tags = [
+            "a",
+            "A",
+            "user-pref",
+            "user-prefs",
+            "",
+            "é",
+            "a-very-long-tag-name",
+        ];
+        let base = rng.next_u64();
+        items_from(rng.below(40), |i| {
+            let mut rng = Rng::new(base.wrapping_add(i as u64));
+            let mut b = ContextItem::builder(format!("item{i}"), 1)
+                .kind(ContextKind::new(*rng.pick(&kinds)).unwrap())
+                .tags((0..rng.below(4)).map(|_| *rng.pick(&tags)))
+                .future_relevance_hint(random_float(&mut rng, 0.3))
+                .timestamp(rng.range(0, 5))
+                .priority(rng.range(0, 3));
+            if rng.chance(0.5) {
+                b = b.metadata_entry("k", *rng.pick(&["v", "w"]));
+            }
+            if rng.chance(0.5) {
+                let trust = *rng.pick(&["0.25", "2", "-1", "NaN", "x"]);
+                b = b.metadata_entry(MetadataTrustScorer::TRUST_KEY, trust);
+            }
+            b.build().unwrap()
+        })
+    }
+
+    /// One random child: a per-item built-in (scored in a shared pass) or one that needs
+    /// its own pass.
+    fn random_child(rng: &mut Rng) -> Arc<dyn Scorer> {
+        match rng.below(8) {
+            0 => Arc::new(RecencyScorer::new()),
+            1 => Arc::new(PriorityScorer::new()),
+            2 => Arc::new(KindScorer::new()),
+            3 => Arc::new(
+                KindScorer::with_weights(vec![
+                    (ContextKind::new("custom-kind").unwrap(), 2.5),
+                    (ContextKind::new("Memory").unwrap(), 0.3),
+                ])
+                .unwrap(),
+            ),
+            4 => Arc::new(
+                TagScorer::new(vec![
+                    ("a".into(), 0.7),
+                    ("user-pref".into(), 1.0),
+                    ("a-very-long-tag-name".into(), 0.1),
+                    ("é".into(), 0.2),
+                ])
+                .unwrap(),
+            ),
+            5 => Arc::new(ReflexiveScorer::new()),
+            6 => Arc::new(MetadataKeyScorer::new("k", "v", 1.5).unwrap()),
+            _ => Arc::new(MetadataTrustScorer::new(0.4).unwrap()),
+        }
+    }
+
+    #[test]
+    fn shared_passes_match_one_pass_per_child_bit_for_bit() {
+        for seed in 47_000..49_000 {
+            let mut rng = Rng::new(seed);
+            let items = items_for_per_item_children(&mut rng);
+            // Up to 12 children, so that runs longer than one shared pass occur.
+            let children: Vec<(Arc<dyn Scorer>, f64)> = (0..1 + rng.below(12))
+                .map(|_| (random_child(&mut rng), random_weight(&mut rng)))
+                .collect();
+            let scorer = CompositeScorer::new(children.clone()).unwrap();
+            let child_scores: Vec<Vec<f64>> = children
+                .iter()
+                .map(|(c, _)| run(c.as_ref(), &items))
+                .collect();
+            let lookups: Vec<Box<dyn Fn(usize) -> f64 + '_>> = child_scores
+                .iter()
+                .map(|t| Box::new(move |i: usize| t[i]) as Box<dyn Fn(usize) -> f64>)
+                .collect();
+            let naive_children: Vec<(&dyn Fn(usize) -> f64, f64)> = lookups
+                .iter()
+                .zip(&children)
+                .map(|(f, (_, w))| (f.as_ref(), *w))
+                .collect();
+            let want: Vec<f64> = (0..items.len())
+                .map(|i| naive_composite(i, &naive_children))
+                .collect();
+            assert_bits_eq(seed, &run(&scorer, &items), &want);
+        }
+    }
+
+    #[test]
+    fn a_run_of_more_per_item_children_than_one_pass_takes() {
+        let items = items_from(3, |i| {
+            ContextItem::builder(format!("item{i}"), 1)
+                .future_relevance_hint(0.1 * (i + 1) as f64)
+                .build()
+                .unwrap()
+        });
+        let n = 2 * GROUP_MAX + 3;
+        let children: Vec<(Arc<dyn Scorer>, f64)> = (0..n)
+            .map(|k| {
+                (
+                    Arc::new(ReflexiveScorer::new()) as Arc<dyn Scorer>,
+                    (k + 1) as f64,
+                )
+            })
+            .collect();
+        let scorer = CompositeScorer::new(children.clone()).unwrap();
+        let hint = |i: usize| 0.1 * (i + 1) as f64;
+        let naive_children: Vec<(&dyn Fn(usize) -> f64, f64)> = children
+            .iter()
+            .map(|(_, w)| (&hint as &dyn Fn(usize) -> f64, *w))
+            .collect();
+        let want: Vec<f64> = (0..3)
+            .map(|i| naive_composite(i, &naive_children))
+            .collect();
+        assert_bits_eq(0, &run(&scorer, &items), &want);
     }
 
     /// A positive finite weight of varied magnitude.

@@ -1,12 +1,9 @@
 //! KindScorer: a weight per item kind (spec 03 §2.3).
 
 use crate::error::Result;
-use crate::hash::FastMap;
 use crate::model::{ContextItem, ContextKind};
+use crate::scorer::str_table::StrTable;
 use crate::scorer::{config_error, score_each, validate_table_weight, Scorer};
-
-/// Tables up to this size are scanned instead of hashed.
-const LINEAR_SCAN_MAX: usize = 8;
 
 /// KindScorer: the weight configured for the item's kind, 0.0 for an unlisted kind.
 ///
@@ -15,7 +12,8 @@ const LINEAR_SCAN_MAX: usize = 8;
 #[derive(Debug, Clone)]
 pub struct KindScorer {
     weights: Vec<(ContextKind, f64)>,
-    lookup: FastMap<ContextKind, f64>,
+    /// The weights by kind spelling, matched under ASCII case folding like [`ContextKind`].
+    lookup: StrTable<f64>,
 }
 
 impl KindScorer {
@@ -50,10 +48,10 @@ impl KindScorer {
     /// (naming the later spelling): a kind-keyed table cannot hold both, and silently keeping
     /// one would make the result depend on the order of configuration.
     pub fn with_weights(weights: Vec<(ContextKind, f64)>) -> Result<Self> {
-        let mut lookup = FastMap::with_capacity_and_hasher(weights.len(), Default::default());
+        let mut lookup = StrTable::new_ascii_folded();
         for (kind, weight) in &weights {
             validate_table_weight(&format!("weight for kind '{kind}'"), *weight)?;
-            if lookup.insert(kind.clone(), *weight).is_some() {
+            if !lookup.insert(kind.as_str(), *weight) {
                 return Err(config_error(format!(
                     "kind '{kind}' appears more than once"
                 )));
@@ -67,17 +65,10 @@ impl KindScorer {
         &self.weights
     }
 
-    fn score_item(&self, item: &ContextItem) -> f64 {
-        // A short table is faster to scan than to hash into.
-        if self.weights.len() <= LINEAR_SCAN_MAX {
-            let kind = item.kind();
-            return self
-                .weights
-                .iter()
-                .find(|(k, _)| k == kind)
-                .map_or(0.0, |(_, w)| *w);
-        }
-        self.lookup.get(item.kind()).copied().unwrap_or(0.0)
+    /// The item's score: its kind's weight, or 0.0.
+    #[inline]
+    pub(super) fn score_item(&self, item: &ContextItem) -> f64 {
+        self.lookup.get(item.kind().as_str()).unwrap_or(0.0)
     }
 }
 

@@ -44,7 +44,8 @@ impl MetadataKeyScorer {
         self.boost
     }
 
-    fn score_item(&self, item: &ContextItem) -> f64 {
+    /// The item's score (see the type's documentation).
+    pub(super) fn score_item(&self, item: &ContextItem) -> f64 {
         match item.metadata().get(&self.key) {
             Some(stored) if *stored == self.value => self.boost,
             _ => 1.0,

@@ -39,7 +39,8 @@ impl MetadataTrustScorer {
         self.default_score
     }
 
-    fn score_item(&self, item: &ContextItem) -> f64 {
+    /// The item's score (see the type's documentation).
+    pub(super) fn score_item(&self, item: &ContextItem) -> f64 {
         item.metadata()
             .get(Self::TRUST_KEY)
             .and_then(|value| value.parse::<f64>().ok())

@@ -18,9 +18,11 @@ mod metadata_trust;
 mod per_item;
 mod priority;
 mod rank;
+mod rank_count;
 mod recency;
 mod reflexive;
 mod scaled;
+mod str_table;
 mod tag;
 #[cfg(test)]
 mod test_support;

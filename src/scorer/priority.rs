@@ -2,7 +2,7 @@
 
 use crate::error::Result;
 use crate::model::ContextItem;
-use crate::scorer::rank::rank_scores;
+use crate::scorer::rank_count::rank_scores_by_counting;
 use crate::scorer::Scorer;
 
 /// PriorityScorer: ranks the prioritised items from lowest (0.0) to highest (1.0) priority.
@@ -10,7 +10,8 @@ use crate::scorer::Scorer;
 /// An item scores `#(priorities strictly smaller) / (m − 1)`, `m` being the number of
 /// items with a priority; ties share a score, so a tied maximum never reaches 1.0. An item
 /// without a priority scores 0.0 and a lone prioritised item 1.0. Negative priorities are
-/// ordinary values. One pass costs O(N log N). No configuration.
+/// ordinary values. One pass costs O(N log N), or O(N) when the priorities span few values.
+/// No configuration.
 #[derive(Debug, Clone, Default)]
 pub struct PriorityScorer;
 
@@ -23,7 +24,7 @@ impl PriorityScorer {
 
 impl Scorer for PriorityScorer {
     fn score_all(&self, items: &[&ContextItem], out: &mut [f64]) -> Result<()> {
-        rank_scores(items, out, ContextItem::priority)
+        rank_scores_by_counting(items, out, ContextItem::priority)
     }
 }
 

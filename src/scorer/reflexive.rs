@@ -19,7 +19,8 @@ impl ReflexiveScorer {
 }
 
 /// The spec's checks in order: missing, non-finite, below 0, above 1, else the hint.
-fn clamped_hint(hint: Option<f64>) -> f64 {
+#[inline]
+pub(super) fn clamped_hint(hint: Option<f64>) -> f64 {
     match hint {
         Some(h) if h.is_finite() => clamp_unit(h),
         _ => 0.0,

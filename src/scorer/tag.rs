@@ -1,8 +1,8 @@
 //! TagScorer: matched tag weights over the total weight (spec 03 §2.4).
 
 use crate::error::Result;
-use crate::hash::FastMap;
 use crate::model::ContextItem;
+use crate::scorer::str_table::StrTable;
 use crate::scorer::{config_error, score_each, sum_in_order, validate_table_weight, Scorer};
 
 /// TagScorer: `min(s / total, 1.0)`, where `s` sums the weights of the item's tags and `total` the
@@ -14,7 +14,7 @@ use crate::scorer::{config_error, score_each, sum_in_order, validate_table_weigh
 #[derive(Debug, Clone)]
 pub struct TagScorer {
     weights: Vec<(String, f64)>,
-    lookup: FastMap<String, f64>,
+    lookup: StrTable<f64>,
     total: f64,
 }
 
@@ -28,10 +28,10 @@ impl TagScorer {
     /// more than once`, since the table is a map. `total` is summed once, left to right in
     /// configuration order, so it is reproducible to the bit.
     pub fn new(weights: Vec<(String, f64)>) -> Result<Self> {
-        let mut lookup = FastMap::with_capacity_and_hasher(weights.len(), Default::default());
+        let mut lookup = StrTable::new();
         for (tag, weight) in &weights {
             validate_table_weight(&format!("tag weight for '{tag}'"), *weight)?;
-            if lookup.insert(tag.clone(), *weight).is_some() {
+            if !lookup.insert(tag, *weight) {
                 return Err(config_error(format!("tag '{tag}' appears more than once")));
             }
         }
@@ -48,15 +48,14 @@ impl TagScorer {
         &self.weights
     }
 
-    fn score_item(&self, item: &ContextItem) -> f64 {
-        if self.total == 0.0 || item.tags().is_empty() {
+    /// The item's score (see the type's documentation).
+    #[inline]
+    pub(super) fn score_item(&self, item: &ContextItem) -> f64 {
+        let tags = item.tags();
+        if self.total == 0.0 || tags.is_empty() {
             return 0.0;
         }
-        let matched = sum_in_order(
-            item.tags()
-                .iter()
-                .filter_map(|tag| self.lookup.get(tag).copied()),
-        );
+        let matched = sum_in_order(tags.iter().filter_map(|tag| self.lookup.get(tag)));
         // `f64::min` ignores NaN, so an overflowing `inf / inf` table scores 1.0 (as the crate).
         f64::min(matched / self.total, 1.0)
     }

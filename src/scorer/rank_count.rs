@@ -1,0 +1,132 @@
+//! The rank pass by counting, for keys that span a small range of values (priorities are
+//! usually a handful of small integers): the same scores as [`rank_scores`], computed
+//! without sorting.
+//!
+//! An item with a key scores `#(keys strictly smaller) / (m − 1)` (spec 03 §2.2, §5.1).
+//! When the keys span few values, one count per value and a running sum over the values
+//! give every item's strictly-smaller count directly: two sequential passes over the keyed
+//! items instead of a sort and a scattered write. The count is the same integer the sorted
+//! form finds (the index where the item's tie group starts), divided by the same `m − 1`,
+//! so the scores are equal bit for bit.
+
+use crate::error::Result;
+use crate::model::ContextItem;
+use crate::scorer::check_one_slot_per_item;
+use crate::scorer::rank::rank_scores;
+
+/// Keys spanning more values than this are ranked by sorting.
+const SPAN_MAX: u64 = 1 << 16;
+
+/// Writes the rank score of every item into `out`, ranking by `key` (`None` = unranked):
+/// by counting when the keys span at most [`SPAN_MAX`] values and no more than four per
+/// keyed item, else by [`rank_scores`].
+pub(super) fn rank_scores_by_counting(
+    items: &[&ContextItem],
+    out: &mut [f64],
+    key: impl Fn(&ContextItem) -> Option<i64> + Copy,
+) -> Result<()> {
+    check_one_slot_per_item(items, out)?;
+    let mut keyed = Vec::with_capacity(items.len());
+    let (mut lowest, mut highest) = (i64::MAX, i64::MIN);
+    for (position, item) in items.iter().enumerate() {
+        if let Some(k) = key(item) {
+            lowest = lowest.min(k);
+            highest = highest.max(k);
+            keyed.push((k, position));
+        }
+    }
+    let span = highest.abs_diff(lowest);
+    if keyed.len() < 2 || span >= SPAN_MAX || span / 4 >= keyed.len() as u64 {
+        return rank_scores(items, out, key);
+    }
+    // `span < SPAN_MAX`, so every offset below fits a usize.
+    let mut smaller = vec![0usize; span as usize + 1];
+    for (k, _) in &keyed {
+        if let Some(count) = smaller.get_mut(k.abs_diff(lowest) as usize) {
+            *count += 1;
+        }
+    }
+    // Counts per value become the number of keys strictly below each value.
+    let mut below = 0;
+    for count in &mut smaller {
+        let here = *count;
+        *count = below;
+        below += here;
+    }
+    out.fill(0.0);
+    let denominator = (keyed.len() - 1) as f64;
+    for (k, position) in keyed {
+        if let (Some(slot), Some(count)) = (
+            out.get_mut(position),
+            smaller.get(k.abs_diff(lowest) as usize),
+        ) {
+            *slot = *count as f64 / denominator;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scorer::recency::tests::naive_rank;
+    use crate::scorer::test_support::{assert_bits_eq, item_refs};
+    use crate::testutil::Rng;
+
+    fn prioritised(keys: &[Option<i64>]) -> Vec<ContextItem> {
+        keys.iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let b = ContextItem::builder(format!("item{i}"), 1);
+                match k {
+                    Some(p) => b.priority(*p).build().unwrap(),
+                    None => b.build().unwrap(),
+                }
+            })
+            .collect()
+    }
+
+    fn counted(items: &[ContextItem]) -> Vec<f64> {
+        let refs = item_refs(items);
+        let mut out = vec![f64::NAN; refs.len()];
+        rank_scores_by_counting(&refs, &mut out, ContextItem::priority).unwrap();
+        out
+    }
+
+    #[test]
+    fn matches_the_per_item_form_on_small_and_wide_spans() {
+        for seed in 0..3_000u64 {
+            let mut rng = Rng::new(seed);
+            let n = rng.below(60);
+            let missing = *rng.pick(&[0.0, 0.3, 0.9]);
+            let base = *rng.pick(&[0, -5, i64::MIN, i64::MAX - 20, 1 << 40]);
+            let spread = *rng.pick(&[1u64, 3, 10, 200, SPAN_MAX - 1, SPAN_MAX, u64::MAX]);
+            let keys: Vec<Option<i64>> = (0..n)
+                .map(|_| {
+                    (!rng.chance(missing))
+                        .then(|| base.wrapping_add((rng.next_u64() % spread) as i64))
+                })
+                .collect();
+            let items = prioritised(&keys);
+            let want: Vec<f64> = (0..n)
+                .map(|i| naive_rank(i, &items, ContextItem::priority))
+                .collect();
+            assert_bits_eq(seed, &counted(&items), &want);
+        }
+    }
+
+    #[test]
+    fn ties_lone_and_missing_keys() {
+        let items = prioritised(&[Some(3), None, Some(3), Some(1), Some(9)]);
+        assert_eq!(counted(&items), [1.0 / 3.0, 0.0, 1.0 / 3.0, 0.0, 1.0]);
+        assert_eq!(
+            counted(&prioritised(&[None, Some(4), None])),
+            [0.0, 1.0, 0.0]
+        );
+        assert_eq!(counted(&prioritised(&[None, None])), [0.0, 0.0]);
+        assert_eq!(
+            counted(&prioritised(&[Some(i64::MIN), Some(i64::MAX)])),
+            [0.0, 1.0]
+        );
+    }
+}
