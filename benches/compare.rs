@@ -2147,7 +2147,11 @@ fn main() {
             fmt_time(start.elapsed() / runs),
             fmt_time(Duration::from_secs_f64(cpu / f64::from(runs))),
             fmt_time(timed / runs),
-            if o.cold { ", caches evicted before each" } else { "" }
+            if o.cold {
+                ", caches evicted before each"
+            } else {
+                ""
+            }
         );
         return;
     }

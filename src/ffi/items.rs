@@ -591,7 +591,8 @@ unsafe fn append_packed(
     count: usize,
 ) -> FfiResult<()> {
     let start = list.len();
-    let mut packer = new_store_packer(count.min(256))?;
+    // A first guess (one short tag per item); later stores are sized like the one before.
+    let mut packer = new_store_packer(count.min(256), count.min(256) * 8)?;
     let mut first_unattached = start;
     for i in 0..count {
         // SAFETY: forwarded from the caller; `i < count`.
@@ -605,7 +606,8 @@ unsafe fn append_packed(
         if packer.holds(STORE_BYTES - STORE_SLACK) {
             // The next store is sized like this one: a batch is usually uniform.
             let spans = packer.span_entries() + packer.span_entries() / 16;
-            let next = match new_store_packer(spans / 2) {
+            let bytes = packer.string_bytes() + packer.string_bytes() / 16;
+            let next = match new_store_packer(spans / 2, bytes) {
                 Ok(next) => next,
                 Err(e) => {
                     list.truncate(start);
@@ -630,9 +632,14 @@ const STORE_BYTES: usize = 64 * 1024;
 /// less than this is left.
 const STORE_SLACK: usize = 2 * 1024;
 
-/// A packer with room for one store's text and `strings` tags and group keys.
-fn new_store_packer(strings: usize) -> FfiResult<TextPacker> {
-    Ok(TextPacker::with_capacity(STORE_BYTES, strings)?)
+/// A packer with room for one store's text and `strings` tags and group keys of
+/// `string_bytes` bytes in all.
+fn new_store_packer(strings: usize, string_bytes: usize) -> FfiResult<TextPacker> {
+    Ok(TextPacker::with_capacity(
+        STORE_BYTES,
+        strings,
+        string_bytes,
+    )?)
 }
 
 /// Finishes `packer` and gives its store to `items` (the items packed into it).

@@ -150,6 +150,12 @@ impl ContextItem {
     fn text(&self) -> &str {
         self.store.as_deref().map_or("", TextStore::text)
     }
+    /// The store's buffer of tags and group keys, empty while the item's batch is being
+    /// packed.
+    #[inline]
+    fn strings(&self) -> &str {
+        self.store.as_deref().map_or("", TextStore::strings)
+    }
     /// The span table entries of the item's tags and group key.
     #[inline]
     fn string_spans(&self) -> &[usize] {
@@ -189,7 +195,7 @@ impl ContextItem {
     pub fn tags(&self) -> Tags<'_> {
         let spans = self.string_spans();
         Tags::new(
-            self.text(),
+            self.strings(),
             &spans[..spans.len().min(2 * self.tag_count as usize)],
         )
     }
@@ -204,7 +210,7 @@ impl ContextItem {
             return None;
         }
         match self.string_spans() {
-            [.., start, end] => self.text().get(*start..*end),
+            [.., start, end] => self.strings().get(*start..*end),
             _ => None,
         }
     }
@@ -296,10 +302,9 @@ impl ContextItem {
             TextPacker::content_only(f.content)
         } else {
             let strings = f.tags.len() + usize::from(f.group.is_some());
-            let bytes = f.content.len()
-                + f.tags.iter().map(String::len).sum::<usize>()
+            let string_bytes = f.tags.iter().map(String::len).sum::<usize>()
                 + f.group.as_deref().map_or(0, str::len);
-            let mut packer = TextPacker::with_capacity(bytes, strings)?;
+            let mut packer = TextPacker::with_capacity(f.content.len(), strings, string_bytes)?;
             let mut item = packer.item(&f.content)?;
             for tag in &f.tags {
                 packer.tag(&mut item, tag)?;

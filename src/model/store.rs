@@ -14,22 +14,31 @@ use std::sync::Arc;
 use crate::alloc;
 use crate::error::{Error, Result};
 
-/// The strings of one or more items: one text buffer, and a table of `(start, end)` byte
-/// offsets into it, two entries per string, for every item's tags followed by its group
-/// key. Each item also knows its content's offsets.
+/// The strings of one or more items: the contents in one text buffer (each item knows
+/// its content's offsets), the tags and group keys in a second, and a table of
+/// `(start, end)` byte offsets into the second, two entries per string, for every item's
+/// tags followed by its group key. Tags and keys are kept apart from the contents so that
+/// the scorers reading every item's tags read a dense buffer a fraction of the contents'
+/// size rather than a cache line beyond each content.
 #[derive(Default)]
 pub(crate) struct TextStore {
     text: String,
+    strings: String,
     spans: Vec<usize>,
 }
 
 impl TextStore {
-    /// The whole text buffer.
+    /// The contents' buffer.
     #[inline]
     pub(crate) fn text(&self) -> &str {
         &self.text
     }
-    /// The span table (pairs of byte offsets).
+    /// The tags' and group keys' buffer, which the span table points into.
+    #[inline]
+    pub(crate) fn strings(&self) -> &str {
+        &self.strings
+    }
+    /// The span table (pairs of byte offsets into [`strings`](Self::strings)).
     #[inline]
     pub(crate) fn spans(&self) -> &[usize] {
         &self.spans
@@ -53,6 +62,7 @@ pub(crate) struct ItemStrings {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Mark {
     text: usize,
+    strings: usize,
     spans: usize,
 }
 
@@ -62,6 +72,7 @@ pub(crate) struct Mark {
 #[derive(Default)]
 pub(crate) struct TextPacker {
     text: String,
+    strings: String,
     spans: Vec<usize>,
 }
 
@@ -75,12 +86,15 @@ impl TextPacker {
         Self::default()
     }
 
-    /// An empty packer with room for `text` bytes and `strings` tags and group keys
-    /// (`strings` may be 0: the span table then grows as tags arrive).
-    pub(crate) fn with_capacity(text: usize, strings: usize) -> Result<Self> {
+    /// An empty packer with room for `text` bytes of content and `strings` tags and
+    /// group keys of `string_bytes` bytes in all (`strings` may be 0: the buffers then
+    /// grow as tags arrive).
+    pub(crate) fn with_capacity(text: usize, strings: usize, string_bytes: usize) -> Result<Self> {
         let mut packer = Self::new();
         alloc::grow_string(&mut packer.text, text)
             .map_err(|bytes| alloc::out_of_memory_bytes(bytes, "item text"))?;
+        alloc::grow_string(&mut packer.strings, string_bytes)
+            .map_err(|bytes| alloc::out_of_memory_bytes(bytes, "tags"))?;
         alloc::reserve(&mut packer.spans, strings.saturating_mul(2), "item strings")?;
         Ok(packer)
     }
@@ -89,6 +103,7 @@ impl TextPacker {
     pub(crate) fn mark(&self) -> Mark {
         Mark {
             text: self.text.len(),
+            strings: self.strings.len(),
             spans: self.spans.len(),
         }
     }
@@ -96,16 +111,17 @@ impl TextPacker {
     /// Forgets everything packed since `mark`.
     pub(crate) fn rollback(&mut self, mark: Mark) {
         self.text.truncate(mark.text);
+        self.strings.truncate(mark.strings);
         self.spans.truncate(mark.spans);
     }
 
-    /// Copies `s` to the end of the text; an allocation failure names `what`.
-    fn append(&mut self, s: &str, what: &str) -> Result<(usize, usize)> {
-        alloc::grow_string(&mut self.text, s.len())
+    /// Copies `s` to the end of `buffer`; an allocation failure names `what`.
+    fn append(buffer: &mut String, s: &str, what: &str) -> Result<(usize, usize)> {
+        alloc::grow_string(buffer, s.len())
             .map_err(|bytes| alloc::out_of_memory_bytes(bytes, what))?;
-        let start = self.text.len();
-        self.text.push_str(s);
-        Ok((start, self.text.len()))
+        let start = buffer.len();
+        buffer.push_str(s);
+        Ok((start, buffer.len()))
     }
 
     fn append_string(&mut self, s: &str, what: &str) -> Result<()> {
@@ -113,7 +129,7 @@ impl TextPacker {
             return Err(Error::InvalidArgument(TOO_MANY_STRINGS.into()));
         }
         alloc::grow(&mut self.spans, 2, what)?;
-        let (start, end) = self.append(s, what)?;
+        let (start, end) = Self::append(&mut self.strings, s, what)?;
         self.spans.extend_from_slice(&[start, end]);
         Ok(())
     }
@@ -123,7 +139,7 @@ impl TextPacker {
         let first = u32::try_from(self.spans.len() / 2)
             .map_err(|_| Error::InvalidArgument(TOO_MANY_STRINGS.into()))?;
         Ok(ItemStrings {
-            content: self.append(content, "content")?,
+            content: Self::append(&mut self.text, content, "content")?,
             first,
             tag_count: 0,
             has_group: false,
@@ -152,11 +168,11 @@ impl TextPacker {
         Ok(())
     }
 
-    /// Whether the text holds at least `bytes` bytes: a batch starts a new store then,
-    /// so that stores stay small enough for the allocator to reuse their memory (a
-    /// fresh multi-megabyte buffer per push costs a page fault per 4 KiB).
+    /// Whether the buffers hold at least `bytes` bytes together: a batch starts a new
+    /// store then, so that stores stay small enough for the allocator to reuse their
+    /// memory (a fresh multi-megabyte buffer per push costs a page fault per 4 KiB).
     pub(crate) fn holds(&self, bytes: usize) -> bool {
-        self.text.len() >= bytes
+        self.text.len() + self.strings.len() >= bytes
     }
 
     /// The shared store of everything packed, each buffer shrunk to its size when more
@@ -166,11 +182,15 @@ impl TextPacker {
         if self.text.capacity() - self.text.len() > self.text.len() / 8 {
             self.text.shrink_to_fit();
         }
+        if self.strings.capacity() - self.strings.len() > self.strings.len() / 8 {
+            self.strings.shrink_to_fit();
+        }
         if self.spans.capacity() - self.spans.len() > self.spans.len() / 8 {
             self.spans.shrink_to_fit();
         }
         Arc::new(TextStore {
             text: self.text,
+            strings: self.strings,
             spans: self.spans,
         })
     }
@@ -178,6 +198,11 @@ impl TextPacker {
     /// The number of span table entries (two per tag or group key) packed so far.
     pub(crate) fn span_entries(&self) -> usize {
         self.spans.len()
+    }
+
+    /// The bytes of tags and group keys packed so far.
+    pub(crate) fn string_bytes(&self) -> usize {
+        self.strings.len()
     }
 
     /// A store holding only `content`, without copying it (an item without tags and
@@ -189,6 +214,7 @@ impl TextPacker {
         };
         let store = Arc::new(TextStore {
             text: content,
+            strings: String::new(),
             spans: Vec::new(),
         });
         (store, strings)
@@ -362,7 +388,8 @@ mod tests {
         let mut c = p.item("héllo").unwrap();
         p.tag(&mut c, "Tag").unwrap();
         let store = p.finish();
-        assert_eq!(store.text(), "firstxg1secondhélloTag");
+        assert_eq!(store.text(), "firstsecondhéllo");
+        assert_eq!(store.strings(), "xg1Tag");
         assert_eq!(&store.text()[a.content.0..a.content.1], "first");
         assert_eq!(&store.text()[b.content.0..b.content.1], "second");
         assert_eq!(&store.text()[c.content.0..c.content.1], "héllo");
@@ -372,7 +399,7 @@ mod tests {
         let tags = |s: &ItemStrings| {
             let at = 2 * s.first as usize;
             Tags::new(
-                store.text(),
+                store.strings(),
                 &store.spans()[at..at + 2 * s.tag_count as usize],
             )
         };
@@ -396,6 +423,7 @@ mod tests {
         assert_eq!(next.first, 0);
         let store = p.finish();
         assert_eq!(store.text(), "keptnext");
+        assert!(store.strings().is_empty());
         assert!(store.spans().is_empty());
     }
 
