@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::model::{ScoredItem, Units};
 use crate::placer::Placer;
-use crate::radix::{i64_order_key, stable_sort_by_key};
+use crate::radix::{i64_order_key, stable_order};
 
 /// Orders items by ascending timestamp; items without one go last. Scores are ignored.
 ///
@@ -44,19 +44,22 @@ impl Placer for ChronologicalPlacer {
 /// ones, taken in index order and sorted stably by timestamp, come first; the others
 /// follow in index order (rule C5).
 fn chronological_order(n: usize, timestamp: impl Fn(usize) -> Option<i64>) -> Vec<usize> {
-    let mut timed: Vec<(u64, usize)> = Vec::with_capacity(n);
+    let mut keys: Vec<u64> = Vec::with_capacity(n);
+    let mut timed: Vec<usize> = Vec::with_capacity(n);
     // The untimed ones are collected at the front of the final list (allocated once at
     // its final size), then rotated behind the sorted timed ones.
     let mut order: Vec<usize> = Vec::with_capacity(n);
     for i in 0..n {
         match timestamp(i) {
-            Some(ts) => timed.push((i64_order_key(ts), i)),
+            Some(ts) => {
+                keys.push(i64_order_key(ts));
+                timed.push(i);
+            }
             None => order.push(i),
         }
     }
-    stable_sort_by_key(&mut timed);
     let untimed = order.len();
-    order.extend(timed.iter().map(|&(_, i)| i));
+    order.extend(stable_order(&keys).into_iter().map(|k| timed[k]));
     order.rotate_left(untimed);
     order
 }

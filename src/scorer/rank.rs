@@ -7,7 +7,7 @@
 
 use crate::error::Result;
 use crate::model::ContextItem;
-use crate::radix::{i64_order_key, stable_sort_by_key};
+use crate::radix::{i64_order_key, stable_order};
 use crate::scorer::check_one_slot_per_item;
 
 /// Writes the rank score of every item into `out`, ranking by `key` (`None` = unranked).
@@ -18,43 +18,43 @@ pub(super) fn rank_scores(
 ) -> Result<()> {
     check_one_slot_per_item(items, out)?;
     out.fill(0.0);
-    let mut keyed = keyed_positions(items, key);
-    match keyed.len() {
+    let (keys, positions) = keyed_positions(items, key);
+    match keys.len() {
         0 => {}
-        1 => out[keyed[0].1] = 1.0,
-        _ => {
-            stable_sort_by_key(&mut keyed);
-            write_tie_group_ranks(&keyed, out);
-        }
+        1 => out[positions[0]] = 1.0,
+        _ => write_tie_group_ranks(&keys, &positions, &stable_order(&keys), out),
     }
     Ok(())
 }
 
-/// The (order key, position) pairs of the items that have a key, in input order.
+/// The order keys of the items that have a key and their positions, in input order.
 fn keyed_positions(
     items: &[&ContextItem],
     key: impl Fn(&ContextItem) -> Option<i64>,
-) -> Vec<(u64, usize)> {
-    let mut keyed = Vec::with_capacity(items.len());
+) -> (Vec<u64>, Vec<usize>) {
+    let mut keys = Vec::with_capacity(items.len());
+    let mut positions = Vec::with_capacity(items.len());
     for (position, item) in items.iter().enumerate() {
         if let Some(k) = key(item) {
-            keyed.push((i64_order_key(k), position));
+            keys.push(i64_order_key(k));
+            positions.push(position);
         }
     }
-    keyed
+    (keys, positions)
 }
 
-/// Given keyed items sorted by key, gives each one `group_start / (m − 1)`, where
-/// `group_start` is the sorted index of the first key equal to its own: exactly the number
-/// of keys strictly smaller, so the single division matches the per-item form bit for bit.
-fn write_tie_group_ranks<K: Ord>(sorted: &[(K, usize)], out: &mut [f64]) {
-    let denominator = (sorted.len() - 1) as f64;
+/// Given the keyed items' `keys` and `positions` and their stable `order` by key, gives
+/// each one `group_start / (m − 1)`, where `group_start` is the sorted index of the first
+/// key equal to its own: exactly the number of keys strictly smaller, so the single
+/// division matches the per-item form bit for bit.
+fn write_tie_group_ranks(keys: &[u64], positions: &[usize], order: &[usize], out: &mut [f64]) {
+    let denominator = (order.len() - 1) as f64;
     let mut group_start = 0;
-    for (index, (key, position)) in sorted.iter().enumerate() {
-        if index > 0 && *key != sorted[index - 1].0 {
+    for (index, &k) in order.iter().enumerate() {
+        if index > 0 && keys[k] != keys[order[index - 1]] {
             group_start = index;
         }
-        out[*position] = group_start as f64 / denominator;
+        out[positions[k]] = group_start as f64 / denominator;
     }
 }
 
