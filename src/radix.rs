@@ -3,7 +3,7 @@
 //!
 //! Every one of those sorts orders by a key and breaks ties by position, and lists its
 //! keys in position order; the *stable* order of the keys ([`stable_order`]: the indices
-//! of the keys, sorted by key, equal keys in index order) therefore gives exactly the
+//! of the keys sorted by key, equal keys in index order) therefore gives exactly the
 //! `(key, position)` order. Floating-point keys become integers through
 //! [`f64_order_key`], which orders like `f64::total_cmp`; signed integers through
 //! [`i64_order_key`]. Any correct sort gives the same result; this one is an LSD radix
@@ -15,76 +15,110 @@
 const UNSTABLE_MAX_LEN: usize = 4096;
 
 /// The number of values of a radix digit when the values need more than two bytes (11
-/// bits: a 50-bit value takes 5 passes instead of 7).
+/// bits: fewer passes than bytes, measured faster from 4096 keys on).
 const WIDE_BUCKETS: usize = 1 << 11;
 
-/// The indices `0..keys.len()` ordered by key ascending, equal keys in index order.
+/// Values wider than two bytes keep only their highest bits: as many as the index has,
+/// plus this many, rounded up to whole wide digits (two passes at 10 000 keys, three at
+/// 100 000). Real scores and densities then tie in their upper bits only when they are
+/// equal (already in order) or very close (reordered afterwards), so the radix sort does
+/// two or three passes where the full 50-bit values would take five.
+const SPREAD_BITS: u32 = 8;
+
+/// The indices `0..n` ordered by `key(index)` ascending, equal keys in index order. `key`
+/// is called once per index in order, and again for the few indices in tied runs of
+/// truncated values (see below); it must give the same key every time.
 ///
 /// The keys are first normalised: the bits below the lowest bit in which two keys differ
 /// are dropped, and the smallest key is subtracted, which keeps the order and the
 /// equalities. Each key then goes into one 64-bit word, its normalised value above its
 /// index: `(value << index_bits) | index`. When the value does not fit in the
-/// `64 - index_bits` upper bits, only its highest bits go in, and runs of words with
-/// equal upper bits but different keys are reordered afterwards by `(key, index)` (rare
-/// for real scores, whose close values rarely share all of their leading bits). Every
+/// `64 - index_bits` upper bits, or is wider than the radix passes are worth (see
+/// [`SPREAD_BITS`]), only its highest bits go in, and runs of words with equal upper bits
+/// but different keys are reordered afterwards by `(key, index)`. Every
 /// word is distinct and holds its index, so sorting the words by their upper bits with
 /// an LSD radix sort (digits whose value is the same in every word skipped) leaves equal
 /// keys in index order: the stable order.
-pub(crate) fn stable_order(keys: &[u64]) -> Vec<usize> {
-    let n = keys.len();
-    if n < 2 {
-        return (0..n).collect();
-    }
-    if n > u32::MAX as usize {
-        // Beyond the radix sort's 32-bit counts (not reachable in practice).
+pub(crate) fn stable_order(n: usize, key: impl Fn(usize) -> u64) -> Vec<usize> {
+    if n < 2 || n > u32::MAX as usize {
+        // Nothing to sort, or beyond the radix sort's index packing (not reachable in
+        // practice): the standard library's stable sort.
         let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| keys[i]);
+        order.sort_by_key(|&i| key(i));
         return order;
     }
-    // One pass: the range, the bits in which some key differs from the first, and
-    // whether the keys are already in order (a chronological chat ranked by recency).
-    let first = keys[0];
+    // One pass: the keys, their range, the bits in which some key differs from the first,
+    // and whether they are already in order (a chronological chat ranked by recency).
+    let first = key(0);
     let (mut min, mut max, mut differ, mut previous, mut sorted) = (first, first, 0, first, true);
-    for &key in keys {
-        min = min.min(key);
-        max = max.max(key);
-        differ |= key ^ first;
-        sorted &= previous <= key;
-        previous = key;
-    }
-    if sorted {
-        return (0..n).collect();
-    }
+    let mut words: Vec<u64> = (0..n)
+        .map(|i| {
+            let k = key(i);
+            min = min.min(k);
+            max = max.max(k);
+            differ |= k ^ first;
+            sorted &= previous <= k;
+            previous = k;
+            k
+        })
+        .collect();
+    let index_mask = if sorted {
+        // Words that are their own index.
+        for (i, word) in words.iter_mut().enumerate() {
+            *word = i as u64;
+        }
+        u64::MAX
+    } else {
+        pack_and_sort(&mut words, min, max, differ, &key)
+    };
+    // The same allocation, read as indices.
+    words
+        .into_iter()
+        .map(|word| (word & index_mask) as usize)
+        .collect()
+}
+
+/// Replaces the `keys` (not in order, smallest `min`, largest `max`, `differ` the bits in
+/// which some key differs from the first) by their packed words in the stable order of the
+/// keys, as described at [`stable_order`]; returns the mask of the words' index bits.
+fn pack_and_sort(
+    words: &mut Vec<u64>,
+    min: u64,
+    max: u64,
+    differ: u64,
+    key: impl Fn(usize) -> u64,
+) -> u64 {
+    let n = words.len();
     // Every key has the same bits below `low` (so has the minimum: subtracting it leaves
     // them zero); `width` bits hold every normalised value.
     let low = differ.trailing_zeros();
     let width = u64::BITS - ((max - min) >> low).leading_zeros();
     // `n - 1 < 2^32`, so at least 32 bits are left for the value.
     let index_bits = usize::BITS - (n - 1).leading_zeros();
-    let value_bits = width.min(u64::BITS - index_bits);
+    let mut value_bits = width.min(u64::BITS - index_bits);
+    if value_bits > 16 {
+        // Whole wide digits covering `index_bits + SPREAD_BITS`: about 2^SPREAD_BITS times as
+        // many distinct upper values as keys.
+        let digits = (index_bits + SPREAD_BITS).div_ceil(WIDE_BUCKETS.trailing_zeros());
+        value_bits = value_bits.min(digits * WIDE_BUCKETS.trailing_zeros());
+    }
     let dropped = low + (width - value_bits);
-    let mut words: Vec<u64> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, &key)| ((key - min) >> dropped << index_bits) | i as u64)
-        .collect();
+    for (i, word) in words.iter_mut().enumerate() {
+        *word = ((*word - min) >> dropped << index_bits) | i as u64;
+    }
     if value_bits <= 16 {
         // One or two passes.
-        radix_sort_bits::<256>(&mut words, index_bits, index_bits + value_bits);
+        radix_sort_bits::<256>(words, index_bits, index_bits + value_bits);
     } else if n < UNSTABLE_MAX_LEN {
         // The words are distinct: any sort orders them like the radix sort.
         words.sort_unstable();
     } else {
-        radix_sort_bits::<WIDE_BUCKETS>(&mut words, index_bits, index_bits + value_bits);
+        radix_sort_bits::<WIDE_BUCKETS>(words, index_bits, index_bits + value_bits);
     }
-    let index_mask = (1u64 << index_bits) - 1;
     if value_bits < width {
-        reorder_truncated_runs(&mut words, index_bits, keys);
+        reorder_truncated_runs(words, index_bits, key);
     }
-    words
-        .into_iter()
-        .map(|word| (word & index_mask) as usize)
-        .collect()
+    (1u64 << index_bits) - 1
 }
 
 /// Sorts distinct `words` by their bits `low..high` (ascending, ties in current order),
@@ -102,7 +136,7 @@ fn radix_sort_bits<const BUCKETS: usize>(words: &mut Vec<u64>, low: u32, high: u
             count[((word >> shift(digit)) & mask) as usize] += 1;
         }
     }
-    let mut buffer: Vec<u64> = Vec::new();
+    let mut buffer = vec![0u64; n];
     for (digit, count) in counts.iter_mut().enumerate() {
         let shift = shift(digit);
         // A digit shared by every word leaves the order as it is.
@@ -115,9 +149,6 @@ fn radix_sort_bits<const BUCKETS: usize>(words: &mut Vec<u64>, low: u32, high: u
             *c = offset;
             offset += here;
         }
-        if buffer.is_empty() {
-            buffer = vec![0; n];
-        }
         for &word in words.iter() {
             let slot = &mut count[((word >> shift) & mask) as usize];
             buffer[*slot as usize] = word;
@@ -128,11 +159,11 @@ fn radix_sort_bits<const BUCKETS: usize>(words: &mut Vec<u64>, low: u32, high: u
 }
 
 /// In `words` sorted by their bits from `index_bits` up (ties by index), puts every run
-/// of words with equal upper bits in `(key, index)` order, `keys` indexed by the words'
-/// low `index_bits` bits.
-fn reorder_truncated_runs(words: &mut [u64], index_bits: u32, keys: &[u64]) {
+/// of words with equal upper bits in `(key, index)` order, `key` taking the index in the
+/// words' low `index_bits` bits.
+fn reorder_truncated_runs(words: &mut [u64], index_bits: u32, key: impl Fn(usize) -> u64) {
     let index_mask = (1u64 << index_bits) - 1;
-    let key = |word: u64| keys[(word & index_mask) as usize];
+    let key = |word: u64| key((word & index_mask) as usize);
     let mut start = 0;
     while start < words.len() {
         let upper = words[start] >> index_bits;
@@ -179,12 +210,8 @@ mod tests {
     }
 
     fn check(keys: &[u64], what: &str) {
-        assert_eq!(
-            stable_order(keys),
-            reference(keys),
-            "{what}, n = {}",
-            keys.len()
-        );
+        let got = stable_order(keys.len(), |i| keys[i]);
+        assert_eq!(got, reference(keys), "{what}, n = {}", keys.len());
     }
 
     /// The bits of the index part of the packed words for `n` keys.
@@ -258,39 +285,43 @@ mod tests {
         }
     }
 
+    /// The value bits the words keep for `n` keys of wider values.
+    fn kept_bits(n: usize) -> u32 {
+        let digit = WIDE_BUCKETS.trailing_zeros();
+        let spread = (index_bits(n) + SPREAD_BITS).div_ceil(digit) * digit;
+        spread.min(u64::BITS - index_bits(n))
+    }
+
     #[test]
-    fn values_needing_exactly_the_spare_bits_or_one_more() {
+    fn values_at_the_width_boundaries() {
         let mut rng = Rng::new(11);
-        for n in [300, 4095, 4097, 5000, 70_000] {
+        for n in [300, 4095, 4096, 4097, 5000, 70_000] {
             let spare = u64::BITS - index_bits(n);
-            for (width, low) in [
-                (spare, 0),
-                (spare + 1, 0),
-                (spare, 64 - spare),
-                (spare + 1, 3),
-            ] {
-                if width + low > 64 {
-                    continue;
+            let kept = kept_bits(n);
+            for width in [16, 17, kept - 1, kept, kept + 1, spare, spare + 1, 64] {
+                for low in [0, 3, 64 - width] {
+                    if width + low > 64 {
+                        continue;
+                    }
+                    let top = 1u64 << (width - 1);
+                    let keys: Vec<u64> = (0..n)
+                        .map(|i| {
+                            // The extremes set the width; the rest cluster in a few
+                            // upper values, so truncated words tie while the keys differ.
+                            let value = match i % 7 {
+                                0 => 0,
+                                1 => top | (top - 1),
+                                2 => top | rng.below(4) as u64,
+                                3 => top >> 1,
+                                _ => (rng.next_u64() % (top | (top - 1))) >> 4 << 4,
+                            };
+                            value << low
+                        })
+                        .collect();
+                    check(&keys, &format!("width {width}, low {low}"));
+                    let shifted: Vec<u64> = keys.iter().map(|k| k.wrapping_add(1 << low)).collect();
+                    check(&shifted, &format!("width {width}, low {low}, shifted"));
                 }
-                let top = 1u64 << (width - 1);
-                let keys: Vec<u64> = (0..n)
-                    .map(|i| {
-                        // The extremes set the width; the rest share the upper bits in
-                        // clusters, so truncated words tie while the keys differ.
-                        let value = match i % 7 {
-                            0 => 0,
-                            1 => top | (top - 1),
-                            2 => top | rng.below(4) as u64,
-                            _ => {
-                                (rng.next_u64() % (top | (top - 1))) & !0xff | rng.below(256) as u64
-                            }
-                        };
-                        value << low
-                    })
-                    .collect();
-                check(&keys, &format!("width {width}, low {low}"));
-                let shifted: Vec<u64> = keys.iter().map(|k| k.wrapping_add(1 << low)).collect();
-                check(&shifted, &format!("width {width}, low {low}, shifted"));
             }
         }
     }

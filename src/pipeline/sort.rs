@@ -9,8 +9,7 @@ use crate::radix::{f64_order_key, stable_order};
 /// order of the inverted total-order keys of the scores.
 pub(super) fn sort_by_score(candidates: &mut [Candidate]) {
     debug_assert!(candidates.windows(2).all(|w| w[0].index < w[1].index));
-    let keys: Vec<u64> = candidates.iter().map(|c| !f64_order_key(c.score)).collect();
-    let order = stable_order(&keys);
+    let order = stable_order(candidates.len(), |k| !f64_order_key(candidates[k].score));
     let unsorted = candidates.to_vec();
     for (slot, k) in candidates.iter_mut().zip(order) {
         *slot = unsorted[k];

@@ -44,22 +44,19 @@ impl Placer for ChronologicalPlacer {
 /// ones, taken in index order and sorted stably by timestamp, come first; the others
 /// follow in index order (rule C5).
 fn chronological_order(n: usize, timestamp: impl Fn(usize) -> Option<i64>) -> Vec<usize> {
-    let mut keys: Vec<u64> = Vec::with_capacity(n);
-    let mut timed: Vec<usize> = Vec::with_capacity(n);
+    let mut timed: Vec<(u64, usize)> = Vec::with_capacity(n);
     // The untimed ones are collected at the front of the final list (allocated once at
     // its final size), then rotated behind the sorted timed ones.
     let mut order: Vec<usize> = Vec::with_capacity(n);
     for i in 0..n {
         match timestamp(i) {
-            Some(ts) => {
-                keys.push(i64_order_key(ts));
-                timed.push(i);
-            }
+            Some(ts) => timed.push((i64_order_key(ts), i)),
             None => order.push(i),
         }
     }
     let untimed = order.len();
-    order.extend(stable_order(&keys).into_iter().map(|k| timed[k]));
+    let sorted = stable_order(timed.len(), |k| timed[k].0);
+    order.extend(sorted.into_iter().map(|k| timed[k].1));
     order.rotate_left(untimed);
     order
 }

@@ -36,12 +36,11 @@ impl Placer for UShapedPlacer {
 /// (total order), ties by index; even ranks fill from the left edge inwards, odd ranks
 /// from the right edge inwards.
 fn u_shaped_order(n: usize, score: impl Fn(usize) -> f64) -> Vec<usize> {
-    // Keys in index order, sorted stably by descending score: (score descending, index
-    // ascending).
-    let keys: Vec<u64> = (0..n).map(|i| !f64_order_key(score(i))).collect();
+    // The stable order by descending score: (score descending, index ascending).
+    let ranked = stable_order(n, |i| !f64_order_key(score(i)));
     let mut out = vec![0usize; n];
     let (mut left, mut right) = (0usize, n);
-    for (rank, i) in stable_order(&keys).into_iter().enumerate() {
+    for (rank, i) in ranked.into_iter().enumerate() {
         if rank % 2 == 0 {
             out[left] = i;
             left += 1;

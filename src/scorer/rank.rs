@@ -18,43 +18,41 @@ pub(super) fn rank_scores(
 ) -> Result<()> {
     check_one_slot_per_item(items, out)?;
     out.fill(0.0);
-    let (keys, positions) = keyed_positions(items, key);
-    match keys.len() {
+    let keyed = keyed_positions(items, key);
+    match keyed.len() {
         0 => {}
-        1 => out[positions[0]] = 1.0,
-        _ => write_tie_group_ranks(&keys, &positions, &stable_order(&keys), out),
+        1 => out[keyed[0].1] = 1.0,
+        _ => write_tie_group_ranks(&keyed, &stable_order(keyed.len(), |k| keyed[k].0), out),
     }
     Ok(())
 }
 
-/// The order keys of the items that have a key and their positions, in input order.
+/// The (order key, position) pairs of the items that have a key, in input order.
 fn keyed_positions(
     items: &[&ContextItem],
     key: impl Fn(&ContextItem) -> Option<i64>,
-) -> (Vec<u64>, Vec<usize>) {
-    let mut keys = Vec::with_capacity(items.len());
-    let mut positions = Vec::with_capacity(items.len());
+) -> Vec<(u64, usize)> {
+    let mut keyed = Vec::with_capacity(items.len());
     for (position, item) in items.iter().enumerate() {
         if let Some(k) = key(item) {
-            keys.push(i64_order_key(k));
-            positions.push(position);
+            keyed.push((i64_order_key(k), position));
         }
     }
-    (keys, positions)
+    keyed
 }
 
-/// Given the keyed items' `keys` and `positions` and their stable `order` by key, gives
-/// each one `group_start / (m − 1)`, where `group_start` is the sorted index of the first
-/// key equal to its own: exactly the number of keys strictly smaller, so the single
-/// division matches the per-item form bit for bit.
-fn write_tie_group_ranks(keys: &[u64], positions: &[usize], order: &[usize], out: &mut [f64]) {
+/// Given the keyed items and their stable `order` by key, gives each one
+/// `group_start / (m − 1)`, where `group_start` is the sorted index of the first key equal
+/// to its own: exactly the number of keys strictly smaller, so the single division matches
+/// the per-item form bit for bit.
+fn write_tie_group_ranks(keyed: &[(u64, usize)], order: &[usize], out: &mut [f64]) {
     let denominator = (order.len() - 1) as f64;
     let mut group_start = 0;
     for (index, &k) in order.iter().enumerate() {
-        if index > 0 && keys[k] != keys[order[index - 1]] {
+        if index > 0 && keyed[k].0 != keyed[order[index - 1]].0 {
             group_start = index;
         }
-        out[positions[k]] = group_start as f64 / denominator;
+        out[keyed[k].1] = group_start as f64 / denominator;
     }
 }
 
