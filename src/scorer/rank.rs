@@ -48,11 +48,14 @@ fn keyed_positions(
 fn write_tie_group_ranks(keyed: &[(u64, usize)], order: &[usize], out: &mut [f64]) {
     let denominator = (order.len() - 1) as f64;
     let mut group_start = 0;
+    let mut group_key = keyed[order[0]].0;
     for (index, &k) in order.iter().enumerate() {
-        if index > 0 && keyed[k].0 != keyed[order[index - 1]].0 {
+        let (key, position) = keyed[k];
+        if key != group_key {
             group_start = index;
+            group_key = key;
         }
-        out[keyed[k].1] = group_start as f64 / denominator;
+        out[position] = group_start as f64 / denominator;
     }
 }
 
