@@ -11,11 +11,12 @@
 //! detected in one pass and left alone. Short inputs use the standard library's sort.
 
 /// Below this length, packed words whose values need more than two bytes are sorted with
-/// the standard library's unstable sort (faster there than the radix passes).
-const UNSTABLE_MAX_LEN: usize = 4096;
+/// the standard library's unstable sort (as fast there as the radix passes). From this
+/// length on, every sort that is not already in order makes the same allocations.
+const UNSTABLE_MAX_LEN: usize = 256;
 
 /// The number of values of a radix digit when the values need more than two bytes (11
-/// bits: fewer passes than bytes, measured faster from 4096 keys on).
+/// bits: fewer passes than bytes).
 const WIDE_BUCKETS: usize = 1 << 11;
 
 /// Values wider than two bytes keep only their highest bits: as many as the index has,
@@ -221,8 +222,8 @@ mod tests {
 
     /// Lengths around every switch: trivial, the unstable sort's limit, 8- and 11-bit
     /// digits, and index widths changing at powers of two.
-    const LENGTHS: [usize; 14] = [
-        0, 1, 2, 3, 17, 255, 1000, 4095, 4096, 4097, 8192, 8193, 20_000, 65_537,
+    const LENGTHS: [usize; 15] = [
+        0, 1, 2, 3, 17, 255, 256, 257, 1000, 4096, 4097, 8192, 8193, 20_000, 65_537,
     ];
 
     #[test]
@@ -295,7 +296,7 @@ mod tests {
     #[test]
     fn values_at_the_width_boundaries() {
         let mut rng = Rng::new(11);
-        for n in [300, 4095, 4096, 4097, 5000, 70_000] {
+        for n in [255, 256, 300, 4096, 4097, 5000, 70_000] {
             let spare = u64::BITS - index_bits(n);
             let kept = kept_bits(n);
             for width in [16, 17, kept - 1, kept, kept + 1, spare, spare + 1, 64] {
