@@ -1,41 +1,147 @@
-//! A stable sort of `(key, position)` pairs by an unsigned 64-bit key, for the engine's
-//! large sorts (Sort, the rank scorers, GreedySlice's density order, the placers).
+//! A stable sort by an unsigned 64-bit key, for the engine's large sorts (Sort, the rank
+//! scorers, GreedySlice's density order, the placers).
 //!
-//! Every one of those sorts orders by a key and breaks ties by position, and builds its
-//! pairs in position order; a *stable* sort by the key alone therefore gives exactly the
+//! Every one of those sorts orders by a key and breaks ties by position, and lists its
+//! keys in position order; the *stable* order of the keys ([`stable_order`]: the indices
+//! of the keys sorted by key, equal keys in index order) therefore gives exactly the
 //! `(key, position)` order. Floating-point keys become integers through
 //! [`f64_order_key`], which orders like `f64::total_cmp`; signed integers through
 //! [`i64_order_key`]. Any correct sort gives the same result; this one is an LSD radix
-//! sort (one byte per pass, passes whose byte is equal for every key skipped), which
-//! takes about a third of the time of a comparison sort at 100 000 pairs. Input already
-//! in order is detected in one pass and left alone. Short inputs use the standard
-//! library's stable sort.
+//! sort of packed 64-bit words, described at [`stable_order`]. Input already in order is
+//! detected in one pass and left alone. Short inputs use the standard library's sort.
 
-/// Below this length the standard library's stable sort is used.
-const RADIX_MIN_LEN: usize = 256;
+/// Below this length, packed words whose values need more than two bytes are sorted with
+/// the standard library's unstable sort (as fast there as the radix passes). From this
+/// length on, every sort that is not already in order makes the same allocations.
+const UNSTABLE_MAX_LEN: usize = 256;
 
-/// Sorts `pairs` by key ascending, keeping pairs with equal keys in their current order.
-pub(crate) fn stable_sort_by_key(pairs: &mut Vec<(u64, usize)>) {
-    let n = pairs.len();
-    if n < RADIX_MIN_LEN {
-        pairs.sort_by_key(|p| p.0);
-        return;
+/// The number of values of a radix digit when the values need more than two bytes (11
+/// bits: fewer passes than bytes).
+const WIDE_BUCKETS: usize = 1 << 11;
+
+/// Values wider than two bytes keep only their highest bits: as many as the index has,
+/// plus this many, rounded up to whole wide digits (two passes at 10 000 keys, three at
+/// 100 000). Real scores and densities then tie in their upper bits only when they are
+/// equal (already in order) or very close (reordered afterwards), so the radix sort does
+/// two or three passes where the full 50-bit values would take five.
+const SPREAD_BITS: u32 = 8;
+
+/// The indices `0..n` ordered by `key(index)` ascending, equal keys in index order. `key`
+/// is called once per index in order, and again for the few indices in tied runs of
+/// truncated values (see below); it must give the same key every time.
+///
+/// The keys are first normalised: the bits below the lowest bit in which two keys differ
+/// are dropped, and the smallest key is subtracted, which keeps the order and the
+/// equalities. Each key then goes into one 64-bit word, its normalised value above its
+/// index: `(value << index_bits) | index`. When the value does not fit in the
+/// `64 - index_bits` upper bits, or is wider than the radix passes are worth (see
+/// [`SPREAD_BITS`]), only its highest bits go in, and runs of words with equal upper bits
+/// but different keys are reordered afterwards by `(key, index)`. Every
+/// word is distinct and holds its index, so sorting the words by their upper bits with
+/// an LSD radix sort (digits whose value is the same in every word skipped) leaves equal
+/// keys in index order: the stable order.
+pub(crate) fn stable_order(n: usize, key: impl Fn(usize) -> u64) -> Vec<usize> {
+    if n < 2 || n > u32::MAX as usize {
+        // Nothing to sort, or beyond the radix sort's index packing (not reachable in
+        // practice): the standard library's stable sort.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| key(i));
+        return order;
     }
-    // Already in order (a chronological chat ranked by recency): nothing to do.
-    if pairs.windows(2).all(|w| w[0].0 <= w[1].0) {
-        return;
+    // One pass: the keys, their range, the bits in which some key differs from the first,
+    // and whether they are already in order (a chronological chat ranked by recency).
+    let first = key(0);
+    let (mut min, mut max, mut differ, mut previous, mut sorted) = (first, first, 0, first, true);
+    let mut words: Vec<u64> = (0..n)
+        .map(|i| {
+            let k = key(i);
+            min = min.min(k);
+            max = max.max(k);
+            differ |= k ^ first;
+            sorted &= previous <= k;
+            previous = k;
+            k
+        })
+        .collect();
+    let index_mask = if sorted {
+        // Words that are their own index.
+        for (i, word) in words.iter_mut().enumerate() {
+            *word = i as u64;
+        }
+        u64::MAX
+    } else {
+        pack_and_sort(&mut words, min, max, differ, &key)
+    };
+    // The same allocation, read as indices.
+    words
+        .into_iter()
+        .map(|word| (word & index_mask) as usize)
+        .collect()
+}
+
+/// Replaces the `keys` (not in order, smallest `min`, largest `max`, `differ` the bits in
+/// which some key differs from the first) by their packed words in the stable order of the
+/// keys, as described at [`stable_order`]; returns the mask of the words' index bits.
+fn pack_and_sort(
+    words: &mut Vec<u64>,
+    min: u64,
+    max: u64,
+    differ: u64,
+    key: impl Fn(usize) -> u64,
+) -> u64 {
+    let n = words.len();
+    // Every key has the same bits below `low` (so has the minimum: subtracting it leaves
+    // them zero); `width` bits hold every normalised value.
+    let low = differ.trailing_zeros();
+    let width = u64::BITS - ((max - min) >> low).leading_zeros();
+    // `n - 1 < 2^32`, so at least 32 bits are left for the value.
+    let index_bits = usize::BITS - (n - 1).leading_zeros();
+    let mut value_bits = width.min(u64::BITS - index_bits);
+    if value_bits > 16 {
+        // Whole wide digits covering `index_bits + SPREAD_BITS`: about 2^SPREAD_BITS times as
+        // many distinct upper values as keys.
+        let digits = (index_bits + SPREAD_BITS).div_ceil(WIDE_BUCKETS.trailing_zeros());
+        value_bits = value_bits.min(digits * WIDE_BUCKETS.trailing_zeros());
     }
-    let mut counts = vec![[0usize; 256]; 8];
-    for &(key, _) in pairs.iter() {
+    let dropped = low + (width - value_bits);
+    for (i, word) in words.iter_mut().enumerate() {
+        *word = ((*word - min) >> dropped << index_bits) | i as u64;
+    }
+    if value_bits <= 16 {
+        // One or two passes.
+        radix_sort_bits::<256>(words, index_bits, index_bits + value_bits);
+    } else if n < UNSTABLE_MAX_LEN {
+        // The words are distinct: any sort orders them like the radix sort.
+        words.sort_unstable();
+    } else {
+        radix_sort_bits::<WIDE_BUCKETS>(words, index_bits, index_bits + value_bits);
+    }
+    if value_bits < width {
+        reorder_truncated_runs(words, index_bits, key);
+    }
+    (1u64 << index_bits) - 1
+}
+
+/// Sorts distinct `words` by their bits `low..high` (ascending, ties in current order),
+/// with LSD passes of `log2(BUCKETS)`-bit digits; digits equal in every word are skipped.
+/// `words.len()` fits in `u32`.
+fn radix_sort_bits<const BUCKETS: usize>(words: &mut Vec<u64>, low: u32, high: u32) {
+    let n = words.len();
+    let digit_bits = BUCKETS.trailing_zeros();
+    let digits = (high - low).div_ceil(digit_bits) as usize;
+    let mask = (BUCKETS - 1) as u64;
+    let shift = |digit: usize| low + digit as u32 * digit_bits;
+    let mut counts = vec![[0u32; BUCKETS]; digits];
+    for &word in words.iter() {
         for (digit, count) in counts.iter_mut().enumerate() {
-            count[(key >> (8 * digit)) as u8 as usize] += 1;
+            count[((word >> shift(digit)) & mask) as usize] += 1;
         }
     }
-    let mut buffer = vec![(0u64, 0usize); n];
-    let mut sorted_in_buffer = false;
+    let mut buffer = vec![0u64; n];
     for (digit, count) in counts.iter_mut().enumerate() {
-        // A byte shared by every key leaves the order as it is.
-        if count.contains(&n) {
+        let shift = shift(digit);
+        // A digit shared by every word leaves the order as it is.
+        if count[((words[0] >> shift) & mask) as usize] as usize == n {
             continue;
         }
         let mut offset = 0;
@@ -44,20 +150,35 @@ pub(crate) fn stable_sort_by_key(pairs: &mut Vec<(u64, usize)>) {
             *c = offset;
             offset += here;
         }
-        let (from, to) = if sorted_in_buffer {
-            (&buffer[..], &mut pairs[..])
-        } else {
-            (&pairs[..], &mut buffer[..])
-        };
-        for &pair in from {
-            let slot = &mut count[(pair.0 >> (8 * digit)) as u8 as usize];
-            to[*slot] = pair;
+        for &word in words.iter() {
+            let slot = &mut count[((word >> shift) & mask) as usize];
+            buffer[*slot as usize] = word;
             *slot += 1;
         }
-        sorted_in_buffer = !sorted_in_buffer;
+        std::mem::swap(words, &mut buffer);
     }
-    if sorted_in_buffer {
-        *pairs = buffer;
+}
+
+/// In `words` sorted by their bits from `index_bits` up (ties by index), puts every run
+/// of words with equal upper bits in `(key, index)` order, `key` taking the index in the
+/// words' low `index_bits` bits.
+fn reorder_truncated_runs(words: &mut [u64], index_bits: u32, key: impl Fn(usize) -> u64) {
+    let index_mask = (1u64 << index_bits) - 1;
+    let key = |word: u64| key((word & index_mask) as usize);
+    let mut start = 0;
+    while start < words.len() {
+        let upper = words[start] >> index_bits;
+        let mut end = start + 1;
+        let mut all_equal = true;
+        while end < words.len() && words[end] >> index_bits == upper {
+            all_equal &= key(words[end]) == key(words[start]);
+            end += 1;
+        }
+        // Equal keys are already in index order.
+        if !all_equal {
+            words[start..end].sort_unstable_by_key(|&word| (key(word), word));
+        }
+        start = end;
     }
 }
 
@@ -72,15 +193,6 @@ pub(crate) fn f64_order_key(x: f64) -> u64 {
     }
 }
 
-/// The f64 whose [`f64_order_key`] is `key` (the mapping is a bijection on bit patterns).
-pub(crate) fn f64_from_order_key(key: u64) -> f64 {
-    if key >> 63 == 1 {
-        f64::from_bits(key & !(1 << 63))
-    } else {
-        f64::from_bits(!key)
-    }
-}
-
 /// Maps an i64 to a u64 with the same order.
 pub(crate) fn i64_order_key(x: i64) -> u64 {
     (x as u64) ^ (1 << 63)
@@ -91,25 +203,143 @@ mod tests {
     use super::*;
     use crate::testutil::Rng;
 
+    /// The stable order by the standard library's stable sort.
+    fn reference(keys: &[u64]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_by_key(|&i| keys[i]);
+        order
+    }
+
+    fn check(keys: &[u64], what: &str) {
+        let got = stable_order(keys.len(), |i| keys[i]);
+        assert_eq!(got, reference(keys), "{what}, n = {}", keys.len());
+    }
+
+    /// The bits of the index part of the packed words for `n` keys.
+    fn index_bits(n: usize) -> u32 {
+        usize::BITS - (n - 1).leading_zeros()
+    }
+
+    /// Lengths around every switch: trivial, the unstable sort's limit, 8- and 11-bit
+    /// digits, and index widths changing at powers of two.
+    const LENGTHS: [usize; 15] = [
+        0, 1, 2, 3, 17, 255, 256, 257, 1000, 4096, 4097, 8192, 8193, 20_000, 65_537,
+    ];
+
     #[test]
-    fn matches_a_stable_comparison_sort() {
-        for seed in 0..300 {
+    fn matches_a_stable_comparison_sort_on_random_keys() {
+        for seed in 0..400 {
             let mut rng = Rng::new(seed);
-            let n = match seed % 3 {
+            let n = match seed % 4 {
                 0 => rng.below(300),
-                1 => 200 + rng.below(3_000),
+                1 => 200 + rng.below(6_000),
+                2 => *rng.pick(&LENGTHS),
                 _ => 20_000,
             };
-            let spread = *rng.pick(&[1u64, 2, 50, 1 << 20, u64::MAX]);
+            // Few distinct values (ties), one or two bytes, high bytes only, or anything.
+            let spread = *rng.pick(&[1u64, 2, 50, 1 << 12, 1 << 16, 1 << 20, 1 << 40, u64::MAX]);
             let shift = rng.below(64) as u32;
-            let pairs: Vec<(u64, usize)> = (0..n)
-                .map(|pos| ((rng.next_u64() % spread.max(1)).rotate_left(shift), pos))
+            let base = rng.next_u64();
+            let keys: Vec<u64> = (0..n)
+                .map(|_| base.wrapping_add((rng.next_u64() % spread).rotate_left(shift)))
                 .collect();
-            let mut want = pairs.clone();
-            want.sort_by_key(|p| p.0);
-            let mut got = pairs;
-            stable_sort_by_key(&mut got);
-            assert_eq!(got, want, "seed {seed}");
+            check(&keys, &format!("seed {seed}"));
+        }
+    }
+
+    #[test]
+    fn matches_a_stable_comparison_sort_on_special_shapes() {
+        let mut rng = Rng::new(7);
+        for n in LENGTHS {
+            let all_equal = vec![42u64; n];
+            check(&all_equal, "all equal");
+            let ascending: Vec<u64> = (0..n as u64).map(|i| i / 3).collect();
+            check(&ascending, "ascending");
+            let descending: Vec<u64> = ascending.iter().rev().copied().collect();
+            check(&descending, "descending");
+            // Only the top byte (or top bit) varies; the rest is shared.
+            let top_byte: Vec<u64> = (0..n)
+                .map(|_| (rng.next_u64() >> 56 << 56) | 0x55)
+                .collect();
+            check(&top_byte, "top byte");
+            let top_bit: Vec<u64> = (0..n).map(|_| (rng.next_u64() >> 63 << 63) | 7).collect();
+            check(&top_bit, "top bit");
+            // Whole seconds in nanoseconds: the low bits are shared.
+            let seconds: Vec<u64> = (0..n)
+                .map(|_| {
+                    i64_order_key(1_700_000_000_000_000_000 + rng.range(0, 1 << 20) * 1_000_000_000)
+                })
+                .collect();
+            check(&seconds, "seconds");
+            // Scores and their densities, descending, with ties.
+            let scores: Vec<u64> = (0..n)
+                .map(|_| {
+                    let score = (rng.below(10) as f64 / 9.0 + rng.unit()) / 2.0;
+                    if rng.chance(0.3) {
+                        !f64_order_key(0.5)
+                    } else {
+                        !f64_order_key(score / (1 + rng.below(80)) as f64)
+                    }
+                })
+                .collect();
+            check(&scores, "densities");
+        }
+    }
+
+    /// The value bits the words keep for `n` keys of wider values.
+    fn kept_bits(n: usize) -> u32 {
+        let digit = WIDE_BUCKETS.trailing_zeros();
+        let spread = (index_bits(n) + SPREAD_BITS).div_ceil(digit) * digit;
+        spread.min(u64::BITS - index_bits(n))
+    }
+
+    #[test]
+    fn values_at_the_width_boundaries() {
+        let mut rng = Rng::new(11);
+        for n in [255, 256, 300, 4096, 4097, 5000, 70_000] {
+            let spare = u64::BITS - index_bits(n);
+            let kept = kept_bits(n);
+            for width in [16, 17, kept - 1, kept, kept + 1, spare, spare + 1, 64] {
+                for low in [0, 3, 64 - width] {
+                    if width + low > 64 {
+                        continue;
+                    }
+                    let top = 1u64 << (width - 1);
+                    let keys: Vec<u64> = (0..n)
+                        .map(|i| {
+                            // The extremes set the width; the rest cluster in a few
+                            // upper values, so truncated words tie while the keys differ.
+                            let value = match i % 7 {
+                                0 => 0,
+                                1 => top | (top - 1),
+                                2 => top | rng.below(4) as u64,
+                                3 => top >> 1,
+                                _ => (rng.next_u64() % (top | (top - 1))) >> 4 << 4,
+                            };
+                            value << low
+                        })
+                        .collect();
+                    check(&keys, &format!("width {width}, low {low}"));
+                    let shifted: Vec<u64> = keys.iter().map(|k| k.wrapping_add(1 << low)).collect();
+                    check(&shifted, &format!("width {width}, low {low}, shifted"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn clustered_full_width_keys_reorder_their_runs() {
+        // Two far-apart extremes make the normalised values 64 bits wide; the keys in
+        // between differ only in their low bits, so their truncated words tie and the runs
+        // are put in key order afterwards.
+        let mut rng = Rng::new(3);
+        for n in [500, 5000, 30_000] {
+            let mut keys: Vec<u64> = (0..n)
+                .map(|_| (1 << 62) + rng.below(1 << 14) as u64)
+                .collect();
+            keys[n / 3] = 0;
+            keys[n / 2] = u64::MAX;
+            check(&keys, "clustered");
         }
     }
 
@@ -138,12 +368,6 @@ mod tests {
                     "{a} {b}"
                 );
             }
-        }
-        for x in floats
-            .into_iter()
-            .chain([1.5e-300, -2.5, f64::from_bits(0x7ff4_0000_0000_0001)])
-        {
-            assert_eq!(f64_from_order_key(f64_order_key(x)).to_bits(), x.to_bits());
         }
         let ints = [i64::MIN, -5, -1, 0, 1, 7, i64::MAX];
         for a in ints {

@@ -2,22 +2,16 @@
 //! position. Deduplicate keeps input order, so the input index is the position key.
 
 use crate::pipeline::score::Candidate;
-use crate::radix::{f64_from_order_key, f64_order_key, stable_sort_by_key};
+use crate::radix::{f64_order_key, stable_order};
 
 /// Candidates arrive in input order (Classify, Score and Deduplicate keep it), so a
-/// stable sort by descending score gives (score descending, index ascending). The key is
-/// the inverted total-order key of the score, from which the score is recovered exactly.
+/// stable sort by descending score gives (score descending, index ascending): the stable
+/// order of the inverted total-order keys of the scores.
 pub(super) fn sort_by_score(candidates: &mut [Candidate]) {
     debug_assert!(candidates.windows(2).all(|w| w[0].index < w[1].index));
-    let mut keyed: Vec<(u64, usize)> = candidates
-        .iter()
-        .map(|c| (!f64_order_key(c.score), c.index))
-        .collect();
-    stable_sort_by_key(&mut keyed);
-    for (slot, (key, index)) in candidates.iter_mut().zip(keyed) {
-        *slot = Candidate {
-            index,
-            score: f64_from_order_key(!key),
-        };
+    let order = stable_order(candidates.len(), |k| !f64_order_key(candidates[k].score));
+    let unsorted = candidates.to_vec();
+    for (slot, k) in candidates.iter_mut().zip(order) {
+        *slot = unsorted[k];
     }
 }

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::model::{ScoredItem, Units};
 use crate::placer::Placer;
-use crate::radix::{i64_order_key, stable_sort_by_key};
+use crate::radix::{i64_order_key, stable_order};
 
 /// Orders items by ascending timestamp; items without one go last. Scores are ignored.
 ///
@@ -54,9 +54,9 @@ fn chronological_order(n: usize, timestamp: impl Fn(usize) -> Option<i64>) -> Ve
             None => order.push(i),
         }
     }
-    stable_sort_by_key(&mut timed);
     let untimed = order.len();
-    order.extend(timed.iter().map(|&(_, i)| i));
+    let sorted = stable_order(timed.len(), |k| timed[k].0);
+    order.extend(sorted.into_iter().map(|k| timed[k].1));
     order.rotate_left(untimed);
     order
 }

@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::model::{ScoredItem, Units};
 use crate::placer::Placer;
-use crate::radix::{f64_order_key, stable_sort_by_key};
+use crate::radix::{f64_order_key, stable_order};
 
 /// Rank items by score descending (total order, ties by position); even ranks fill from
 /// the left edge, odd ranks from the right edge.
@@ -36,13 +36,11 @@ impl Placer for UShapedPlacer {
 /// (total order), ties by index; even ranks fill from the left edge inwards, odd ranks
 /// from the right edge inwards.
 fn u_shaped_order(n: usize, score: impl Fn(usize) -> f64) -> Vec<usize> {
-    // Built in index order and sorted stably by descending score: (score descending,
-    // index ascending).
-    let mut ranked: Vec<(u64, usize)> = (0..n).map(|i| (!f64_order_key(score(i)), i)).collect();
-    stable_sort_by_key(&mut ranked);
+    // The stable order by descending score: (score descending, index ascending).
+    let ranked = stable_order(n, |i| !f64_order_key(score(i)));
     let mut out = vec![0usize; n];
     let (mut left, mut right) = (0usize, n);
-    for (rank, (_, i)) in ranked.into_iter().enumerate() {
+    for (rank, i) in ranked.into_iter().enumerate() {
         if rank % 2 == 0 {
             out[left] = i;
             left += 1;

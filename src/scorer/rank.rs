@@ -7,7 +7,7 @@
 
 use crate::error::Result;
 use crate::model::ContextItem;
-use crate::radix::{i64_order_key, stable_sort_by_key};
+use crate::radix::{i64_order_key, stable_order};
 use crate::scorer::check_one_slot_per_item;
 
 /// Writes the rank score of every item into `out`, ranking by `key` (`None` = unranked).
@@ -18,14 +18,11 @@ pub(super) fn rank_scores(
 ) -> Result<()> {
     check_one_slot_per_item(items, out)?;
     out.fill(0.0);
-    let mut keyed = keyed_positions(items, key);
+    let keyed = keyed_positions(items, key);
     match keyed.len() {
         0 => {}
         1 => out[keyed[0].1] = 1.0,
-        _ => {
-            stable_sort_by_key(&mut keyed);
-            write_tie_group_ranks(&keyed, out);
-        }
+        _ => write_tie_group_ranks(&keyed, &stable_order(keyed.len(), |k| keyed[k].0), out),
     }
     Ok(())
 }
@@ -44,17 +41,21 @@ fn keyed_positions(
     keyed
 }
 
-/// Given keyed items sorted by key, gives each one `group_start / (m − 1)`, where
-/// `group_start` is the sorted index of the first key equal to its own: exactly the number
-/// of keys strictly smaller, so the single division matches the per-item form bit for bit.
-fn write_tie_group_ranks<K: Ord>(sorted: &[(K, usize)], out: &mut [f64]) {
-    let denominator = (sorted.len() - 1) as f64;
+/// Given the keyed items and their stable `order` by key, gives each one
+/// `group_start / (m − 1)`, where `group_start` is the sorted index of the first key equal
+/// to its own: exactly the number of keys strictly smaller, so the single division matches
+/// the per-item form bit for bit.
+fn write_tie_group_ranks(keyed: &[(u64, usize)], order: &[usize], out: &mut [f64]) {
+    let denominator = (order.len() - 1) as f64;
     let mut group_start = 0;
-    for (index, (key, position)) in sorted.iter().enumerate() {
-        if index > 0 && *key != sorted[index - 1].0 {
+    let mut group_key = keyed[order[0]].0;
+    for (index, &k) in order.iter().enumerate() {
+        let (key, position) = keyed[k];
+        if key != group_key {
             group_start = index;
+            group_key = key;
         }
-        out[*position] = group_start as f64 / denominator;
+        out[position] = group_start as f64 / denominator;
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, Levels, ScoredItem, Units};
-use crate::radix::{f64_order_key, stable_sort_by_key};
+use crate::radix::{f64_order_key, stable_order};
 use crate::slicer::shared::select_units;
 use crate::slicer::{SliceOutcome, Slicer};
 
@@ -104,16 +104,11 @@ fn density(score: f64, tokens: i64) -> f64 {
 }
 
 /// Candidates (items or units) ordered by density descending (total order), then index
-/// ascending: the pairs are built in index order and sorted stably by the inverted
-/// total-order key of the density. `tokens[i]` and `score(i)` describe candidate `i`.
+/// ascending: the stable order of the inverted total-order keys of the densities. `tokens[i]` and `score(i)` describe candidate `i`.
 fn density_order(tokens: &[i64], score: impl Fn(usize) -> f64) -> Vec<usize> {
-    let mut keys: Vec<(u64, usize)> = tokens
-        .iter()
-        .enumerate()
-        .map(|(i, &t)| (!f64_order_key(density(score(i), t)), i))
-        .collect();
-    stable_sort_by_key(&mut keys);
-    keys.into_iter().map(|(_, i)| i).collect()
+    stable_order(tokens.len(), |i| {
+        !f64_order_key(density(score(i), tokens[i]))
+    })
 }
 
 /// The single greedy pass over `order` with `target > 0` tokens of room (`tokens[i]`
