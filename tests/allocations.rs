@@ -255,10 +255,11 @@ fn a_batch_push_allocates_per_store() {
             .map(|(d, t)| t[..d.tag_count].iter().map(|t| t.len).sum::<usize>())
             .sum::<usize>();
     let c = count(&input, true);
-    // About three allocations per store of 62–64 KiB of text (the text, its span table
-    // and the shared header; now and then the span table grows once more), and the list.
+    // About four allocations per store of 62–64 KiB of text (the contents, the tags'
+    // buffer, their span table and the shared header; now and then the tags' buffer or
+    // the span table grows once more), and the list.
     let stores = bytes.div_ceil(62 * 1024);
     eprintln!("{bytes} bytes of text: {} allocations for the push", c.push);
-    assert!(c.push <= 4 * stores + 4, "{} allocations", c.push);
+    assert!(c.push <= 5 * stores + 4, "{} allocations", c.push);
     assert!(c.push * 50 < input.descs.len(), "{} allocations", c.push);
 }

@@ -340,10 +340,12 @@ unsafe fn pack_checked(packer: &mut TextPacker, d: &ctxpack_item_desc) -> FfiRes
         }
         let encoding = item_encoding(d)?;
         let tokens = counted_tokens(d, content, encoding)?;
-        let variants = read_variants(d.variants, d.variant_count, encoding)?;
-        if !variants.is_empty() {
-            check_variants(content, &variants)?;
-        }
+        // Most items have no variants: the empty list is made here, in place, rather
+        // than returned through memory by a call.
+        let variants = match d.variant_count {
+            0 => Vec::new(),
+            count => read_checked_variants(d.variants, count, encoding, content)?,
+        };
         let values = ItemValues {
             tokens,
             kind,
@@ -402,29 +404,30 @@ fn counted_tokens(
     counted(d.tokens, content, encoding, "desc.tokens")
 }
 
-/// Copies the caller's variant descriptors (their values are checked with the item, by
-/// [`check_variants`]); with the item's encoding, their tokens are counted with it too.
+/// Copies the caller's `count` (> 0) variant descriptors and checks them with the
+/// item's `content` ([`check_variants`]); with the item's encoding, their tokens are
+/// counted with it too.
 ///
 /// # Safety
 /// `descs` is NULL or valid for `count` descriptors of its `struct_size` each.
-#[inline(always)]
-unsafe fn read_variants(
+#[inline(never)]
+unsafe fn read_checked_variants(
     descs: *const ctxpack_variant_desc,
     count: usize,
     encoding: Option<&Encoding>,
+    content: &str,
 ) -> FfiResult<Vec<Variant>> {
-    if count == 0 {
-        return Ok(Vec::new());
-    }
     // SAFETY: forwarded from the caller.
-    unsafe { read_some_variants(descs, count, encoding) }
+    let variants = unsafe { read_some_variants(descs, count, encoding) }?;
+    check_variants(content, &variants)?;
+    Ok(variants)
 }
 
-/// [`read_variants`] for a count above 0.
+/// Copies the caller's variant descriptors (`count` > 0).
 ///
 /// # Safety
-/// As for [`read_variants`].
-#[inline(never)]
+/// As for [`read_checked_variants`].
+#[inline(always)]
 unsafe fn read_some_variants(
     descs: *const ctxpack_variant_desc,
     count: usize,

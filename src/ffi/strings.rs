@@ -111,7 +111,7 @@ unsafe fn to_str_rest<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a str> {
 /// Whether every byte is ASCII, reading 8-byte words: the standard library's check takes
 /// the bytes after its last 64-byte block one at a time, which is most of a short string
 /// (tags, kinds) and a quarter of a typical message. Short strings are read as two
-/// overlapping words (or halves), so no length needs a byte loop.
+/// overlapping words (or halves, or three bytes), so no length needs a byte loop.
 #[inline]
 pub(crate) fn all_ascii(b: &[u8]) -> bool {
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -134,8 +134,11 @@ pub(crate) fn all_ascii(b: &[u8]) -> bool {
         (any | word(n - 8)) & HIGH == 0
     } else if n >= 4 {
         (half(0) | half(n - 4)) & (HIGH as u32) == 0
+    } else if n > 0 {
+        // The first, middle and last bytes cover every byte of 1 to 3.
+        (b[0] | b[n / 2] | b[n - 1]) < 0x80
     } else {
-        b.iter().fold(0u8, |any, &x| any | x) < 0x80
+        true
     }
 }
 
