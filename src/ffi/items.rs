@@ -468,13 +468,18 @@ unsafe fn read_item(
     descs: *const ctxpack_item_desc,
     index: usize,
 ) -> FfiResult<ContextItem> {
+    let copied;
     // SAFETY: forwarded from the caller.
-    unsafe {
-        match in_place(descs, index) {
-            Some(desc) => pack_item(packer, desc),
-            None => pack_item(packer, &versioned::read_element(descs, index, "descs")?),
+    let desc = match unsafe { in_place(descs, index) } {
+        Some(desc) => desc,
+        None => {
+            // SAFETY: forwarded from the caller.
+            copied = unsafe { versioned::read_element(descs, index, "descs") }?;
+            &copied
         }
-    }
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { pack_item(packer, desc) }
 }
 
 /// Converts the array `descs` of `count` descriptors into items for a one-shot run
