@@ -35,6 +35,17 @@ pub(crate) fn items_from(n: usize, f: impl Fn(usize) -> ContextItem) -> Vec<Cont
     (0..n).map(f).collect()
 }
 
+/// One item per key, with that priority (`None`: no priority).
+pub(crate) fn prioritised(keys: &[Option<i64>]) -> Vec<ContextItem> {
+    items_from(keys.len(), |i| {
+        let b = ContextItem::builder(format!("item{i}"), 1);
+        match keys[i] {
+            Some(p) => b.priority(p).build().unwrap(),
+            None => b.build().unwrap(),
+        }
+    })
+}
+
 /// Asserts `got` and `want` are equal bit for bit, naming the seed on failure.
 ///
 /// Every non-NaN value must match exactly (signed zeros and infinities included). Two NaNs
