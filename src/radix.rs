@@ -8,7 +8,9 @@
 //! [`f64_order_key`], which orders like `f64::total_cmp`; signed integers through
 //! [`i64_order_key`]. Any correct sort gives the same result; this one is an LSD radix
 //! sort of packed 64-bit words, described at [`stable_order`]. Input already in order is
-//! detected in one pass and left alone. Short inputs use the standard library's sort.
+//! detected in one pass and left alone. Fewer than [`UNSTABLE_MAX_LEN`] keys whose values
+//! need more than two bytes are packed the same way and sorted with the standard library's
+//! unstable sort.
 
 /// Below this length, packed words whose values need more than two bytes are sorted with
 /// the standard library's unstable sort (as fast there as the radix passes). From this

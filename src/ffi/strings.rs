@@ -272,6 +272,47 @@ mod tests {
         }
     }
 
+    /// `to_str` (its inlined ASCII part and its out-of-line rest) accepts exactly what
+    /// `std::str::from_utf8` accepts, at every length and with a non-ASCII sequence at
+    /// every position, and reports an invalid one at the standard library's offset.
+    #[test]
+    fn to_str_agrees_with_from_utf8() {
+        let sequences: [&[u8]; 5] = [b"\xc3\xa9", b"\xe6\x97\xa5", b"\x80", b"\xe6\x97", b"\xff"];
+        for n in 0..80usize {
+            let ascii: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            let mut cases = vec![ascii.clone()];
+            for at in 0..n {
+                for seq in sequences {
+                    let mut bytes = ascii.clone();
+                    bytes.splice(at..(at + seq.len()).min(n), seq.iter().copied());
+                    cases.push(bytes);
+                }
+            }
+            for bytes in &cases {
+                let arg = ctxpack_str {
+                    ptr: bytes.as_ptr().cast(),
+                    len: bytes.len(),
+                };
+                // SAFETY: `arg` points to `bytes`, valid for its length.
+                let got = unsafe { to_str(&arg, "tags[0]") };
+                match std::str::from_utf8(bytes) {
+                    Ok(want) => assert_eq!(got.unwrap(), want),
+                    Err(e) => {
+                        let err = got.unwrap_err();
+                        assert_eq!(err.status, ctxpack_status::CTXPACK_INVALID_UTF8);
+                        assert_eq!(
+                            err.message,
+                            format!(
+                                "tags[0] is not valid UTF-8 (invalid byte at offset {})",
+                                e.valid_up_to()
+                            )
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn string_arguments_are_validated() {
         let ok = ctxpack_str {

@@ -53,6 +53,8 @@ pub(crate) fn flag(byte: u8, what: &str) -> FfiResult<bool> {
     }
 }
 
+/// The error of a flag byte `b` that is neither 0 nor 1 (out of line: callers check
+/// flags on every push).
 #[cold]
 #[inline(never)]
 fn flag_error(b: u8, what: &str) -> FfiError {
@@ -68,6 +70,8 @@ pub(crate) fn reserved(bytes: &[u8], what: &str) -> FfiResult<()> {
     }
 }
 
+/// The error of `bytes[i]`, the first non-zero reserved byte (out of line, like
+/// [`flag_error`]).
 #[cold]
 #[inline(never)]
 fn reserved_error(bytes: &[u8], i: usize, what: &str) -> FfiError {

@@ -145,7 +145,7 @@ impl ContextItem {
         self.flags & flag != 0
     }
 
-    /// The store's text, empty while the item's batch is being packed.
+    /// The store's contents' buffer, empty while the item's batch is being packed.
     #[inline]
     fn text(&self) -> &str {
         self.store.as_deref().map_or("", TextStore::text)

@@ -227,6 +227,24 @@ mod tests {
         assert_eq!(std::mem::size_of::<ContextKind>(), 16);
     }
 
+    /// `well_known` (the push path's shortcut) gives what `new` gives for every exact
+    /// well-known spelling, and nothing for any other spelling, blank ones included.
+    #[test]
+    fn well_known_shortcut_matches_new() {
+        for name in ContextKind::KNOWN {
+            let shortcut = ContextKind::well_known(name).unwrap();
+            assert_eq!(shortcut.0, ContextKind::new(*name).unwrap().0, "{name}");
+        }
+        for name in ContextSource::KNOWN {
+            let shortcut = ContextSource::well_known(name).unwrap();
+            assert_eq!(shortcut.0, ContextSource::new(*name).unwrap().0, "{name}");
+        }
+        for other in ["message", "MEMORY", "Message ", "", " ", "Custom"] {
+            assert!(ContextKind::well_known(other).is_none(), "{other:?}");
+        }
+        assert!(ContextSource::well_known("chat").is_none());
+    }
+
     #[test]
     fn defaults() {
         assert_eq!(ContextKind::default().as_str(), "Message");

@@ -48,7 +48,7 @@ impl TextStore {
 /// Where one item's strings lie in the store being packed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct ItemStrings {
-    /// Byte offsets of the content.
+    /// Byte offsets of the content in the contents' buffer.
     pub content: (usize, usize),
     /// Index (in strings, not entries) of the item's first tag in the span table.
     pub first: u32,
@@ -66,9 +66,10 @@ pub(crate) struct Mark {
     spans: usize,
 }
 
-/// Packs items' strings into one buffer; [`TextPacker::finish`] turns it into the shared
-/// [`TextStore`]. Each string is copied once; both buffers grow geometrically and are
-/// shrunk to their size at the end. Allocation failures are [`Error::OutOfMemory`].
+/// Packs items' strings: contents into one buffer, tags and group keys into a second with
+/// their span table; [`TextPacker::finish`] turns them into the shared [`TextStore`]. Each
+/// string is copied once; the buffers and the table grow geometrically and are shrunk to
+/// their size at the end. Allocation failures are [`Error::OutOfMemory`].
 #[derive(Default)]
 pub(crate) struct TextPacker {
     text: String,

@@ -215,6 +215,18 @@ mod tests {
     }
 
     /// The per-item CompositeScorer of spec 03 §2.7; `children[k](i)` is child k's score.
+    /// [`naive_composite`] of every item `0..n`, child `k` scoring item `i` as
+    /// `tables[k][i]` with raw weight `weights[k]`.
+    fn naive_of_tables(tables: &[Vec<f64>], weights: &[f64], n: usize) -> Vec<f64> {
+        let lookups: Vec<_> = tables.iter().map(|t| move |i: usize| t[i]).collect();
+        let children: Vec<(&dyn Fn(usize) -> f64, f64)> = lookups
+            .iter()
+            .zip(weights)
+            .map(|(f, w)| (f as &dyn Fn(usize) -> f64, *w))
+            .collect();
+        (0..n).map(|i| naive_composite(i, &children)).collect()
+    }
+
     fn naive_composite(i: usize, children: &[(&dyn Fn(usize) -> f64, f64)]) -> f64 {
         let mut total = 0.0;
         for (_, w) in children {
@@ -340,18 +352,7 @@ mod tests {
                     .collect(),
             )
             .unwrap();
-            let lookups: Vec<Box<dyn Fn(usize) -> f64>> = tables
-                .iter()
-                .map(|t| Box::new(move |i: usize| t[i]) as Box<dyn Fn(usize) -> f64>)
-                .collect();
-            let naive_children: Vec<(&dyn Fn(usize) -> f64, f64)> = lookups
-                .iter()
-                .zip(&weights)
-                .map(|(f, w)| (f.as_ref(), *w))
-                .collect();
-            let want: Vec<f64> = (0..n)
-                .map(|i| naive_composite(i, &naive_children))
-                .collect();
+            let want = naive_of_tables(&tables, &weights, n);
             assert_bits_eq(seed, &run(&scorer, &items_from(n, plain)), &want);
         }
     }
@@ -471,18 +472,8 @@ mod tests {
                 .iter()
                 .map(|(c, _)| run(c.as_ref(), &items))
                 .collect();
-            let lookups: Vec<Box<dyn Fn(usize) -> f64 + '_>> = child_scores
-                .iter()
-                .map(|t| Box::new(move |i: usize| t[i]) as Box<dyn Fn(usize) -> f64>)
-                .collect();
-            let naive_children: Vec<(&dyn Fn(usize) -> f64, f64)> = lookups
-                .iter()
-                .zip(&children)
-                .map(|(f, (_, w))| (f.as_ref(), *w))
-                .collect();
-            let want: Vec<f64> = (0..items.len())
-                .map(|i| naive_composite(i, &naive_children))
-                .collect();
+            let weights: Vec<f64> = children.iter().map(|(_, w)| *w).collect();
+            let want = naive_of_tables(&child_scores, &weights, items.len());
             assert_bits_eq(seed, &run(&scorer, &items), &want);
         }
     }

@@ -87,7 +87,8 @@ impl Scorer for KindScorer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scorer::test_support::{items_from, run};
+    use crate::scorer::test_support::{items_from, random_ascii_case, random_name, run};
+    use crate::testutil::Rng;
 
     fn kind(s: &str) -> ContextKind {
         ContextKind::new(s).unwrap()
@@ -198,5 +199,58 @@ mod tests {
             cfg("kind 'memory' appears more than once")
         );
         assert!(KindScorer::with_weights(vec![(kind("A"), 0.0), (kind("B"), 1e300)]).is_ok());
+    }
+
+    /// The weight table matches like `ContextKind`'s equality (ASCII case folding, every
+    /// other byte exact) on random tables of up to 100 kinds: long kinds differing only
+    /// past their first 16 bytes or only in case, non-ASCII kinds, well-known names.
+    #[test]
+    fn lookup_agrees_with_kind_equality_on_random_tables() {
+        let known = [
+            "Message",
+            "Document",
+            "ToolOutput",
+            "Memory",
+            "SystemPrompt",
+        ];
+        for seed in 0..300 {
+            let mut rng = Rng::new(seed);
+            let mut weights: Vec<(ContextKind, f64)> = Vec::new();
+            for _ in 0..rng.below(100) {
+                let name = if rng.chance(0.1) {
+                    let name = *rng.pick(&known);
+                    random_ascii_case(&mut rng, name)
+                } else {
+                    random_name(&mut rng)
+                };
+                let k = kind(&name);
+                if weights.iter().all(|(other, _)| *other != k) {
+                    weights.push((k, rng.unit() * 3.0));
+                }
+            }
+            let scorer = KindScorer::with_weights(weights.clone()).unwrap();
+            let mut probes: Vec<String> = known.iter().map(|k| k.to_string()).collect();
+            for (k, _) in &weights {
+                probes.push(random_ascii_case(&mut rng, k.as_str()));
+                probes.push(format!("{}x", k.as_str()));
+            }
+            probes.extend((0..20).map(|_| random_name(&mut rng)));
+            let items = items_from(probes.len(), |i| {
+                ContextItem::builder(format!("item{i}"), 1)
+                    .kind(kind(&probes[i]))
+                    .build()
+                    .unwrap()
+            });
+            let want: Vec<f64> = items
+                .iter()
+                .map(|item| {
+                    weights
+                        .iter()
+                        .find(|(k, _)| k == item.kind())
+                        .map_or(0.0, |(_, w)| *w)
+                })
+                .collect();
+            assert_eq!(run(&scorer, &items), want, "seed {seed}");
+        }
     }
 }

@@ -32,22 +32,12 @@ impl Scorer for PriorityScorer {
 pub(crate) mod tests {
     use super::*;
     use crate::scorer::recency::tests::naive_rank;
-    use crate::scorer::test_support::{assert_bits_eq, items_from, random_items, run};
+    use crate::scorer::test_support::{assert_bits_eq, prioritised, random_items, run};
     use crate::testutil::Rng;
 
     /// The per-item PriorityScorer of spec 03 §2.2.
     pub(crate) fn naive_priority(i: usize, all: &[ContextItem]) -> f64 {
         naive_rank(i, all, ContextItem::priority)
-    }
-
-    fn prioritised(ps: &[Option<i64>]) -> Vec<ContextItem> {
-        items_from(ps.len(), |i| {
-            let b = ContextItem::builder(format!("item{i}"), 1);
-            match ps[i] {
-                Some(p) => b.priority(p).build().unwrap(),
-                None => b.build().unwrap(),
-            }
-        })
     }
 
     #[test]

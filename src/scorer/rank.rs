@@ -62,20 +62,10 @@ fn write_tie_group_ranks(keyed: &[(u64, usize)], order: &[usize], out: &mut [f64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scorer::test_support::item_refs;
+    use crate::scorer::test_support::{item_refs, prioritised};
 
     fn ranks(keys: &[Option<i64>]) -> Vec<f64> {
-        let items: Vec<ContextItem> = keys
-            .iter()
-            .enumerate()
-            .map(|(i, k)| {
-                let b = ContextItem::builder(format!("item{i}"), 1);
-                match k {
-                    Some(p) => b.priority(*p).build().unwrap(),
-                    None => b.build().unwrap(),
-                }
-            })
-            .collect();
+        let items = prioritised(keys);
         let refs = item_refs(&items);
         let mut out = vec![f64::NAN; refs.len()];
         rank_scores(&refs, &mut out, ContextItem::priority).unwrap();

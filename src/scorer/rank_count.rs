@@ -70,21 +70,8 @@ pub(super) fn rank_scores_by_counting(
 mod tests {
     use super::*;
     use crate::scorer::recency::tests::naive_rank;
-    use crate::scorer::test_support::{assert_bits_eq, item_refs};
+    use crate::scorer::test_support::{assert_bits_eq, item_refs, prioritised};
     use crate::testutil::Rng;
-
-    fn prioritised(keys: &[Option<i64>]) -> Vec<ContextItem> {
-        keys.iter()
-            .enumerate()
-            .map(|(i, k)| {
-                let b = ContextItem::builder(format!("item{i}"), 1);
-                match k {
-                    Some(p) => b.priority(*p).build().unwrap(),
-                    None => b.build().unwrap(),
-                }
-            })
-            .collect()
-    }
 
     fn counted(items: &[ContextItem]) -> Vec<f64> {
         let refs = item_refs(items);

@@ -70,7 +70,8 @@ impl Scorer for TagScorer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scorer::test_support::{items_from, run};
+    use crate::scorer::test_support::{items_from, random_ascii_case, random_name, run};
+    use crate::testutil::Rng;
 
     fn table(entries: &[(&str, f64)]) -> Result<TagScorer> {
         TagScorer::new(entries.iter().map(|(t, w)| (t.to_string(), *w)).collect())
@@ -172,5 +173,52 @@ mod tests {
             "tags differing in case are distinct"
         );
         assert!(table(&[("t", -0.0)]).is_ok());
+    }
+
+    /// Matched weights are found by exact (case-sensitive) equality on random tables of up
+    /// to 100 tags: long tags differing only past their first 16 bytes or only in case,
+    /// non-ASCII tags; the score is the per-item form over a linear search of the table.
+    #[test]
+    fn lookup_agrees_with_string_equality_on_random_tables() {
+        for seed in 0..300 {
+            let mut rng = Rng::new(seed);
+            let mut weights: Vec<(String, f64)> = Vec::new();
+            for _ in 0..rng.below(100) {
+                let tag = random_name(&mut rng);
+                if weights.iter().all(|(other, _)| *other != tag) {
+                    weights.push((tag, rng.unit() * 3.0));
+                }
+            }
+            let scorer = TagScorer::new(weights.clone()).unwrap();
+            let mut probes: Vec<String> = Vec::new();
+            for (tag, _) in &weights {
+                probes.push(tag.clone());
+                probes.push(random_ascii_case(&mut rng, tag));
+                probes.push(format!("{tag}x"));
+            }
+            probes.extend((0..20).map(|_| random_name(&mut rng)));
+            let items = items_from(1 + probes.len() / 3, |i| {
+                ContextItem::builder(format!("item{i}"), 1)
+                    .tags(probes.iter().skip(3 * i).take(3 + i % 2).cloned())
+                    .build()
+                    .unwrap()
+            });
+            let total = sum_in_order(weights.iter().map(|(_, w)| *w));
+            let want: Vec<f64> = items
+                .iter()
+                .map(|item| {
+                    let matched =
+                        sum_in_order(item.tags().iter().filter_map(|tag| {
+                            weights.iter().find(|(t, _)| t == tag).map(|(_, w)| *w)
+                        }));
+                    if total == 0.0 || item.tags().is_empty() {
+                        0.0
+                    } else {
+                        f64::min(matched / total, 1.0)
+                    }
+                })
+                .collect();
+            assert_eq!(run(&scorer, &items), want, "seed {seed}");
+        }
     }
 }

@@ -35,6 +35,43 @@ pub(crate) fn items_from(n: usize, f: impl Fn(usize) -> ContextItem) -> Vec<Cont
     (0..n).map(f).collect()
 }
 
+/// A random non-blank name of 1 to 40 bytes over a small alphabet, so that names of a
+/// table often share their length and first or last 16 bytes, sometimes non-ASCII.
+pub(crate) fn random_name(rng: &mut Rng) -> String {
+    const ALPHABET: [&str; 7] = ["a", "B", "-", "é", "x", "X", "日"];
+    let len = 1 + rng.below(40);
+    let mut name = String::new();
+    while name.len() < len {
+        let piece = ALPHABET[rng.below(ALPHABET.len())];
+        name.push_str(piece);
+    }
+    name
+}
+
+/// `name` with the case of each ASCII letter chosen at random (equal under ASCII folding).
+pub(crate) fn random_ascii_case(rng: &mut Rng, name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if rng.chance(0.5) {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
+}
+
+/// One item per key, with that priority (`None`: no priority).
+pub(crate) fn prioritised(keys: &[Option<i64>]) -> Vec<ContextItem> {
+    items_from(keys.len(), |i| {
+        let b = ContextItem::builder(format!("item{i}"), 1);
+        match keys[i] {
+            Some(p) => b.priority(p).build().unwrap(),
+            None => b.build().unwrap(),
+        }
+    })
+}
+
 /// Asserts `got` and `want` are equal bit for bit, naming the seed on failure.
 ///
 /// Every non-NaN value must match exactly (signed zeros and infinities included). Two NaNs
