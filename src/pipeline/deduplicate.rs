@@ -208,15 +208,17 @@ fn best_of_each_content<'a>(
     if n > u32::MAX as usize {
         return single_pass(n, content, score);
     }
-    let hashes: Vec<u64> = (0..n).map(hash).collect();
     let mut keep = vec![false; n];
     let bits = (n / PARTITION_TARGET).max(1).ilog2();
     if bits == 0 {
-        // One partition: every position in order, without the partitioning's vectors.
+        // One partition: every position in order, keyed by its whole hash, without the
+        // partitioning's vectors.
         let mut table = GroupTable::new(n);
-        let groups = group_partition(&mut table, 0..n, &hashes, &content, &score, &mut keep);
+        let members = (0..n).map(|pos| (pos, hash(pos)));
+        let groups = group_partition(&mut table, members, &content, &score, &mut keep);
         return (groups < n).then_some(keep);
     }
+    let hashes: Vec<u64> = (0..n).map(hash).collect();
     let partition_of = |hash: u64| (hash >> (64 - bits)) as usize;
     let mut starts = vec![0u32; (1 << bits) + 1];
     for &h in &hashes {
@@ -225,66 +227,76 @@ fn best_of_each_content<'a>(
     for p in 1..starts.len() {
         starts[p] += starts[p - 1];
     }
-    // The positions, partition by partition (u32: n fits, checked above).
-    let mut order = vec![0u32; n];
+    // Partition by partition, each position (it fits in 32 bits, checked above) in the
+    // low half of a word whose high half is the top half of its hash: the members of a
+    // partition are then read in sequence, their keys with them. Within a partition the
+    // 32-bit keys still tell nearly all distinct contents apart; equal keys are confirmed
+    // by comparing the contents, so a collision only costs a comparison.
+    const LOW: u64 = u32::MAX as u64;
+    let mut words = vec![0u64; n];
     {
         let mut next = starts.clone();
         for (pos, &h) in hashes.iter().enumerate() {
             let slot = &mut next[partition_of(h)];
-            order[*slot as usize] = pos as u32;
+            words[*slot as usize] = (h & !LOW) | pos as u64;
             *slot += 1;
         }
     }
+    drop(hashes);
     let largest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
     let mut table = GroupTable::new(largest as usize);
     let mut groups = 0;
     for part in starts.windows(2) {
-        let members = order[part[0] as usize..part[1] as usize]
+        let members = words[part[0] as usize..part[1] as usize]
             .iter()
-            .map(|&p| p as usize);
-        groups += group_partition(&mut table, members, &hashes, &content, &score, &mut keep);
+            .map(|&w| ((w & LOW) as usize, w >> 32));
+        groups += group_partition(&mut table, members, &content, &score, &mut keep);
     }
     (groups < n).then_some(keep)
 }
 
-/// Groups the positions `members` (one partition, in position order) by content with
-/// `table`, sets `keep` for each (whether it is its group's first best score) and returns
-/// the number of groups.
+/// Groups the members of one partition, `(position, key)` in position order (equal
+/// contents have equal keys), by content with `table`, marks in `keep` each group's first
+/// member with the strictly highest score, and returns the number of groups.
 fn group_partition<'a>(
     table: &mut GroupTable,
-    members: impl Iterator<Item = usize> + Clone,
-    hashes: &[u64],
+    members: impl Iterator<Item = (usize, u64)>,
     content: &impl Fn(usize) -> &'a str,
     score: &impl Fn(usize) -> f64,
     keep: &mut [bool],
 ) -> usize {
     table.clear();
-    for pos in members.clone() {
-        let group = table.find_or_insert(hashes[pos], pos, |first| content(first) == content(pos));
-        let best = &mut table.best[group];
-        if score(pos) > score(*best as usize) {
+    for (pos, key) in members {
+        let group = table.find_or_insert(key, pos, |first| content(first) == content(pos));
+        let best = &mut table.groups[group].best;
+        // A new group's first member is its best so far; scores are read for repeats only.
+        if *best as usize != pos && score(pos) > score(*best as usize) {
             *best = pos as u32;
         }
-        table.group_of.push(group as u32);
     }
-    for (pos, &group) in members.zip(&table.group_of) {
-        keep[pos] = table.best[group as usize] as usize == pos;
+    for group in &table.groups {
+        keep[group.best as usize] = true;
     }
-    table.best.len()
+    table.groups.len()
 }
 
-/// Open addressing with linear probing over (hash, group) slots, reused across
+/// Open addressing with linear probing over (key, group) slots, reused across
 /// partitions by clearing only the slots in use. Groups are numbered from 0 in order of
-/// first appearance; `first[g]` is the first member of group `g`, `best[g]` its member
-/// with the best score so far, and `group_of` lists the group of each member in turn.
-/// Positions and group numbers are u32 (the callers check that the positions fit).
+/// first appearance. Positions and group numbers are u32 (the callers check that the
+/// positions fit).
 struct GroupTable {
     slots: Vec<(u64, u32)>,
-    used: Vec<u32>,
-    first: Vec<u32>,
-    best: Vec<u32>,
-    group_of: Vec<u32>,
+    groups: Vec<Group>,
     mask: usize,
+}
+
+/// One group of a [`GroupTable`]: its first member, its member with the best score so far,
+/// and the slot that names it.
+#[derive(Clone, Copy)]
+struct Group {
+    first: u32,
+    best: u32,
+    slot: u32,
 }
 
 /// The group number of an empty slot.
@@ -295,40 +307,37 @@ impl GroupTable {
         let size = (capacity * 2).next_power_of_two().max(2);
         Self {
             slots: vec![(0, EMPTY); size],
-            used: Vec::with_capacity(capacity),
-            first: Vec::with_capacity(capacity),
-            best: Vec::with_capacity(capacity),
-            group_of: Vec::with_capacity(capacity),
+            groups: Vec::with_capacity(capacity),
             mask: size - 1,
         }
     }
 
     fn clear(&mut self) {
-        for &i in &self.used {
-            self.slots[i as usize].1 = EMPTY;
+        for group in &self.groups {
+            self.slots[group.slot as usize].1 = EMPTY;
         }
-        self.used.clear();
-        self.first.clear();
-        self.best.clear();
-        self.group_of.clear();
+        self.groups.clear();
     }
 
-    /// The group of member `pos` whose content has this hash: an existing group whose
-    /// first member `same(first)` confirms (equal hashes with different contents probe
-    /// on), or a new group, numbered next, with `pos` as its first (and best) member.
-    fn find_or_insert(&mut self, hash: u64, pos: usize, same: impl Fn(usize) -> bool) -> usize {
-        let mut i = hash as usize & self.mask;
+    /// The group of member `pos` whose content has this key (from its hash): an existing
+    /// group whose first member `same(first)` confirms (equal keys with different
+    /// contents probe on), or a new group, numbered next, with `pos` as its first (and
+    /// best) member.
+    fn find_or_insert(&mut self, key: u64, pos: usize, same: impl Fn(usize) -> bool) -> usize {
+        let mut i = key as usize & self.mask;
         loop {
             match self.slots[i] {
                 (_, EMPTY) => {
-                    let group = self.first.len();
-                    self.first.push(pos as u32);
-                    self.best.push(pos as u32);
-                    self.slots[i] = (hash, group as u32);
-                    self.used.push(i as u32);
+                    let group = self.groups.len();
+                    self.groups.push(Group {
+                        first: pos as u32,
+                        best: pos as u32,
+                        slot: i as u32,
+                    });
+                    self.slots[i] = (key, group as u32);
                     return group;
                 }
-                (h, group) if h == hash && same(self.first[group as usize] as usize) => {
+                (k, group) if k == key && same(self.groups[group as usize].first as usize) => {
                     return group as usize
                 }
                 _ => i = (i + 1) & self.mask,
