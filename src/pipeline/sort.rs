@@ -7,11 +7,22 @@ use crate::radix::{f64_order_key, stable_order};
 /// Candidates arrive in input order (Classify, Score and Deduplicate keep it), so a
 /// stable sort by descending score gives (score descending, index ascending): the stable
 /// order of the inverted total-order keys of the scores.
-pub(super) fn sort_by_score(candidates: &mut [Candidate]) {
+///
+/// Up to [`PERMUTE_MAX_LEN`] candidates are permuted in place (no allocation); longer lists
+/// are gathered into a new vector, whose independent reads overlap where the in-place
+/// permutation's chain of dependent reads misses the cache on every step.
+pub(super) fn sort_by_score(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
     debug_assert!(candidates.windows(2).all(|w| w[0].index < w[1].index));
     let order = stable_order(candidates.len(), |k| !f64_order_key(candidates[k].score));
-    permute(candidates, order);
+    if candidates.len() <= PERMUTE_MAX_LEN {
+        permute(&mut candidates, order);
+        return candidates;
+    }
+    order.into_iter().map(|k| candidates[k]).collect()
 }
+
+/// Up to this many candidates (256 KiB of them), Sort permutes in place.
+const PERMUTE_MAX_LEN: usize = 1 << 14;
 
 /// Puts `values[order[i]]` at position `i` for every `i`, in place (`order` a
 /// permutation of the positions): each cycle of the permutation is followed once, its
@@ -63,7 +74,10 @@ mod tests {
     fn sorts_by_score_descending_then_index() {
         for seed in 0..200 {
             let mut rng = Rng::new(seed);
-            let n = rng.below(700);
+            let n = match seed % 8 {
+                0 => PERMUTE_MAX_LEN + rng.below(3000),
+                _ => rng.below(700),
+            };
             let mut candidates: Vec<Candidate> = (0..n)
                 .map(|index| Candidate {
                     index,
@@ -76,7 +90,7 @@ mod tests {
                 .collect();
             let mut want = candidates.clone();
             want.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-            sort_by_score(&mut candidates);
+            let candidates = sort_by_score(candidates);
             let key = |c: &[Candidate]| c.iter().map(|c| c.index).collect::<Vec<_>>();
             assert_eq!(key(&candidates), key(&want));
         }
