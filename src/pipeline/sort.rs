@@ -78,7 +78,7 @@ mod tests {
                 0 => PERMUTE_MAX_LEN + rng.below(3000),
                 _ => rng.below(700),
             };
-            let mut candidates: Vec<Candidate> = (0..n)
+            let candidates: Vec<Candidate> = (0..n)
                 .map(|index| Candidate {
                     index,
                     score: match rng.below(5) {
