@@ -32,7 +32,7 @@ pub(super) fn deduplicate<C: Collector>(
 
 fn remove_duplicates<C: Collector>(
     items: &[ContextItem],
-    scored: Vec<Candidate>,
+    mut scored: Vec<Candidate>,
     collector: &mut C,
 ) -> Vec<Candidate> {
     let content = |pos: usize| items[scored[pos].index].content();
@@ -41,11 +41,11 @@ fn remove_duplicates<C: Collector>(
     let Some(keep) = best_of_each_content(scored.len(), content, score, hash) else {
         return scored;
     };
-    let mut survivors = Vec::with_capacity(scored.len());
-    for (candidate, kept) in scored.iter().zip(keep) {
-        if kept {
-            survivors.push(*candidate);
-        } else if C::ENABLED {
+    // The survivors replace the candidates in place, in order.
+    let mut flags = keep.iter();
+    scored.retain(|candidate| {
+        let kept = flags.next().copied().unwrap_or(true);
+        if !kept && C::ENABLED {
             let content = items[candidate.index].content();
             let reason = ExclusionReason::Deduplicated {
                 deduplicated_against: content.to_owned(),
@@ -57,8 +57,9 @@ fn remove_duplicates<C: Collector>(
                 reason,
             );
         }
-    }
-    survivors
+        kept
+    });
+    scored
 }
 
 /// [`remove_duplicates`] with groups: item-level among ungrouped candidates, group-level
@@ -204,107 +205,164 @@ fn best_of_each_content<'a>(
     score: impl Fn(usize) -> f64,
     hash: impl Fn(usize) -> u64,
 ) -> Option<Vec<bool>> {
-    let hashes: Vec<u64> = (0..n).map(hash).collect();
+    if n > u32::MAX as usize {
+        return single_pass(n, content, score);
+    }
+    let mut keep = vec![false; n];
     let bits = (n / PARTITION_TARGET).max(1).ilog2();
-    let partition_of = |hash: u64| {
-        if bits == 0 {
-            0
-        } else {
-            (hash >> (64 - bits)) as usize
-        }
-    };
-    let mut starts = vec![0usize; (1 << bits) + 1];
+    if bits == 0 {
+        // One partition: every position in order, keyed by its whole hash, without the
+        // partitioning's vectors.
+        let mut table = GroupTable::new(n);
+        let members = (0..n).map(|pos| (pos, hash(pos)));
+        let groups = group_partition(&mut table, members, &content, &score, &mut keep);
+        return (groups < n).then_some(keep);
+    }
+    let hashes: Vec<u64> = (0..n).map(hash).collect();
+    let partition_of = |hash: u64| (hash >> (64 - bits)) as usize;
+    let mut starts = vec![0u32; (1 << bits) + 1];
     for &h in &hashes {
         starts[partition_of(h) + 1] += 1;
     }
     for p in 1..starts.len() {
         starts[p] += starts[p - 1];
     }
-    let mut next = starts.clone();
-    let mut order = vec![0usize; n];
-    for (pos, &h) in hashes.iter().enumerate() {
-        let slot = &mut next[partition_of(h)];
-        order[*slot] = pos;
-        *slot += 1;
+    // Partition by partition, each position (it fits in 32 bits, checked above) in the
+    // low half of a word whose high half is the top half of its hash: the members of a
+    // partition are then read in sequence, their keys with them. Within a partition the
+    // 32-bit keys still tell nearly all distinct contents apart; equal keys are confirmed
+    // by comparing the contents, so a collision only costs a comparison.
+    const LOW: u64 = u32::MAX as u64;
+    let mut words = vec![0u64; n];
+    {
+        let mut next = starts.clone();
+        for (pos, &h) in hashes.iter().enumerate() {
+            let slot = &mut next[partition_of(h)];
+            words[*slot as usize] = (h & !LOW) | pos as u64;
+            *slot += 1;
+        }
     }
+    drop(hashes);
     let largest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-    let mut table = GroupTable::new(largest);
-    let mut keep = vec![false; n];
+    let mut table = GroupTable::new(largest as usize);
     let mut groups = 0;
-    // Per partition: the group of each member, and each group's best position so far.
-    let mut group_of = Vec::with_capacity(largest);
-    let mut best: Vec<usize> = Vec::with_capacity(largest);
     for part in starts.windows(2) {
-        let members = &order[part[0]..part[1]];
-        table.clear();
-        group_of.clear();
-        best.clear();
-        for &pos in members {
-            let group =
-                table.find_or_insert(hashes[pos], pos, |first| content(first) == content(pos));
-            if group == best.len() {
-                best.push(pos);
-            } else if score(pos) > score(best[group]) {
-                best[group] = pos;
-            }
-            group_of.push(group);
-        }
-        groups += best.len();
-        for (&pos, &group) in members.iter().zip(&group_of) {
-            keep[pos] = best[group] == pos;
-        }
+        let members = words[part[0] as usize..part[1] as usize]
+            .iter()
+            .map(|&w| ((w & LOW) as usize, w >> 32));
+        groups += group_partition(&mut table, members, &content, &score, &mut keep);
     }
     (groups < n).then_some(keep)
 }
 
-/// Open addressing with linear probing over (hash, group) slots, reused across
+/// Groups the members of one partition, `(position, key)` in position order (equal
+/// contents have equal keys), by content with `table`, marks in `keep` each group's first
+/// member with the strictly highest score, and returns the number of groups.
+fn group_partition<'a>(
+    table: &mut GroupTable,
+    members: impl Iterator<Item = (usize, u64)>,
+    content: &impl Fn(usize) -> &'a str,
+    score: &impl Fn(usize) -> f64,
+    keep: &mut [bool],
+) -> usize {
+    table.clear();
+    for (pos, key) in members {
+        let group = table.find_or_insert(key, pos, |first| content(first) == content(pos));
+        let best = &mut table.groups[group].best;
+        // A new group's first member is its best so far; scores are read for repeats only.
+        if *best as usize != pos && score(pos) > score(*best as usize) {
+            *best = pos as u32;
+        }
+    }
+    for group in &table.groups {
+        keep[group.best as usize] = true;
+    }
+    table.groups.len()
+}
+
+/// Open addressing with linear probing over (key, group) slots, reused across
 /// partitions by clearing only the slots in use. Groups are numbered from 0 in order of
-/// first appearance; `first[g]` is the first member of group `g`.
+/// first appearance. Positions and group numbers are u32 (the callers check that the
+/// positions fit).
 struct GroupTable {
-    slots: Vec<Option<(u64, usize)>>,
-    used: Vec<usize>,
-    first: Vec<usize>,
+    slots: Vec<(u64, u32)>,
+    groups: Vec<Group>,
     mask: usize,
 }
+
+/// One group of a [`GroupTable`]: its first member, its member with the best score so far,
+/// and the slot that names it.
+#[derive(Clone, Copy)]
+struct Group {
+    first: u32,
+    best: u32,
+    slot: u32,
+}
+
+/// The group number of an empty slot.
+const EMPTY: u32 = u32::MAX;
 
 impl GroupTable {
     fn new(capacity: usize) -> Self {
         let size = (capacity * 2).next_power_of_two().max(2);
         Self {
-            slots: vec![None; size],
-            used: Vec::with_capacity(capacity),
-            first: Vec::with_capacity(capacity),
+            slots: vec![(0, EMPTY); size],
+            groups: Vec::with_capacity(capacity),
             mask: size - 1,
         }
     }
 
     fn clear(&mut self) {
-        for &i in &self.used {
-            self.slots[i] = None;
+        for group in &self.groups {
+            self.slots[group.slot as usize].1 = EMPTY;
         }
-        self.used.clear();
-        self.first.clear();
+        self.groups.clear();
     }
 
-    /// The group of member `pos` whose content has this hash: an existing group whose
-    /// first member `same(first)` confirms (equal hashes with different contents probe
-    /// on), or a new group, numbered next, with `pos` as its first member.
-    fn find_or_insert(&mut self, hash: u64, pos: usize, same: impl Fn(usize) -> bool) -> usize {
-        let mut i = hash as usize & self.mask;
+    /// The group of member `pos` whose content has this key (from its hash): an existing
+    /// group whose first member `same(first)` confirms (equal keys with different
+    /// contents probe on), or a new group, numbered next, with `pos` as its first (and
+    /// best) member.
+    fn find_or_insert(&mut self, key: u64, pos: usize, same: impl Fn(usize) -> bool) -> usize {
+        let mut i = key as usize & self.mask;
         loop {
             match self.slots[i] {
-                None => {
-                    let group = self.first.len();
-                    self.first.push(pos);
-                    self.slots[i] = Some((hash, group));
-                    self.used.push(i);
+                (_, EMPTY) => {
+                    let group = self.groups.len();
+                    self.groups.push(Group {
+                        first: pos as u32,
+                        best: pos as u32,
+                        slot: i as u32,
+                    });
+                    self.slots[i] = (key, group as u32);
                     return group;
                 }
-                Some((h, group)) if h == hash && same(self.first[group]) => return group,
-                Some(_) => i = (i + 1) & self.mask,
+                (k, group) if k == key && same(self.groups[group as usize].first as usize) => {
+                    return group as usize
+                }
+                _ => i = (i + 1) & self.mask,
             }
         }
     }
+}
+
+/// [`best_of_each_content`] for more positions than 32 bits hold (not reachable in
+/// practice): the specification's single pass with a map from content to best position.
+fn single_pass<'a>(
+    n: usize,
+    content: impl Fn(usize) -> &'a str,
+    score: impl Fn(usize) -> f64,
+) -> Option<Vec<bool>> {
+    let mut best: FastMap<&'a str, usize> = FastMap::default();
+    for pos in 0..n {
+        let slot = best.entry(content(pos)).or_insert(pos);
+        if score(pos) > score(*slot) {
+            *slot = pos;
+        }
+    }
+    let groups = best.len();
+    let keep = (0..n).map(|pos| best[content(pos)] == pos).collect();
+    (groups < n).then_some(keep)
 }
 
 #[cfg(test)]
@@ -343,6 +401,8 @@ mod tests {
         let by_pos = |p: usize| hash(&contents[p]);
         let got = best_of_each_content(contents.len(), |p| &contents[p], |p| scores[p], by_pos);
         let want = naive(contents, scores);
+        let single = single_pass(contents.len(), |p| &contents[p], |p| scores[p]);
+        assert_eq!(single, want.iter().any(|&k| !k).then(|| want.clone()));
         match got {
             Some(keep) => assert_eq!(keep, want, "{contents:?} {scores:?}"),
             None => assert!(want.iter().all(|&k| k), "{contents:?}"),

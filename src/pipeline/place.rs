@@ -89,14 +89,16 @@ pub(super) fn place<C: Collector>(
         ..
     } = context;
     collector.begin_stage();
+    // The sliced candidates' vector becomes the merged list, the pinned entries inserted
+    // at its front (no new vector when nothing is pinned).
     let mut merged = Merged {
-        list: Vec::with_capacity(pinned.len() + sliced.len()),
+        list: sliced,
         pinned: pinned.len(),
     };
-    merged
-        .list
-        .extend(pinned.iter().map(|&index| Candidate { index, score: 1.0 }));
-    merged.list.extend(sliced);
+    if !pinned.is_empty() {
+        let entries = pinned.iter().map(|&index| Candidate { index, score: 1.0 });
+        merged.list.splice(0..0, entries);
+    }
     let mut units = groups.as_deref().map(|t| merged_units(t, &merged));
 
     let target = budget.target_tokens();

@@ -59,15 +59,14 @@ pub(super) fn rank<'a, C: Collector>(
         table.set_values(&scored);
     }
     check_cancelled("before deduplication")?;
-    let mut sorted = deduplicate(
+    let survivors = deduplicate(
         pipeline.deduplication,
         items,
         scored,
         classified.groups.as_mut(),
         collector,
     );
-    sort_by_score(&mut sorted);
-    Ok((classified, sorted))
+    Ok((classified, sort_by_score(survivors)))
 }
 
 fn run_stages<C: Collector>(

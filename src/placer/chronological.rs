@@ -93,4 +93,35 @@ mod tests {
         );
         assert!(ChronologicalPlacer.place(&[]).unwrap().is_empty());
     }
+
+    #[test]
+    fn matches_a_stable_sort_by_presence_then_timestamp() {
+        let mut state = 7u64;
+        let mut next = move |below: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % below
+        };
+        for case in 0..300 {
+            let n = next(if case % 5 == 0 { 2000 } else { 40 }) as usize;
+            let stamps: Vec<Option<i64>> = (0..n)
+                .map(|_| match next(8) {
+                    0 => None,
+                    1 => Some(i64::MAX),
+                    2 => Some(i64::MIN),
+                    3 if case % 3 == 0 => None,
+                    _ => Some(next(20) as i64 - 10),
+                })
+                .map(|t| match (case % 4, t) {
+                    (1, Some(i64::MAX)) => Some(5), // cases without the largest key
+                    (2, None) => Some(3),           // cases with every timestamp
+                    _ => t,
+                })
+                .collect();
+            let mut want: Vec<usize> = (0..n).collect();
+            want.sort_by_key(|&i| (stamps[i].is_none(), stamps[i]));
+            assert_eq!(chronological_order(n, |i| stamps[i]), want, "{stamps:?}");
+        }
+    }
 }
