@@ -104,7 +104,8 @@ fn density(score: f64, tokens: i64) -> f64 {
 }
 
 /// Candidates (items or units) ordered by density descending (total order), then index
-/// ascending: the stable order of the inverted total-order keys of the densities. `tokens[i]` and `score(i)` describe candidate `i`.
+/// ascending: the stable order of the inverted total-order keys of the densities.
+/// `tokens[i]` and `score(i)` describe candidate `i`.
 fn density_order(tokens: &[i64], score: impl Fn(usize) -> f64) -> Vec<usize> {
     stable_order(tokens.len(), |i| {
         !f64_order_key(density(score(i), tokens[i]))
