@@ -1336,12 +1336,17 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
         if i < ctx_samples_target {
             // The timed run comes first after the previous round's reference run, whose
             // memory traffic leaves the caches cold, as a host's other work does. With a
-            // one-shot row, the list run and the one-shot run take turns in that place, so
-            // that both are timed under the same conditions.
+            // one-shot row (or a traced row), the list run and the one-shot run (or the
+            // untraced run) take turns in that place, so that both are timed under the
+            // same conditions; each then has half the samples.
             if oneshot_first.is_some() && i % 2 == 1 {
                 let (r, d) = time(|| ctx_run_oneshot(&setup, &descs, trace));
                 black_box(r.ok());
                 oneshot_samples.push(d);
+            } else if traced && i % 2 == 1 {
+                let (r, d) = time(|| ctx_run(&setup, &descs, 0));
+                black_box(r.ok());
+                untraced_samples.push(d);
             } else {
                 let (r, d) = time(|| ctx_run(&setup, &descs, trace));
                 black_box(r.ok());
@@ -1352,11 +1357,6 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
             // warmer caches: at small N the phases add up to less than a complete run).
             if i % 2 == 1 {
                 phase_samples.push(ctx_run_phased(&setup, &descs, trace));
-            }
-            if traced {
-                let (r, d) = time(|| ctx_run(&setup, &descs, 0));
-                black_box(r.ok());
-                untraced_samples.push(d);
             }
         }
         if ref_samples.len() < ref_reps && matches!(reference, RefOutcome::Ran { .. }) {
