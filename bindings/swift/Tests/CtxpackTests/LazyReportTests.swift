@@ -36,26 +36,34 @@ private func filled<T: GrowingCStruct>(
     return value
 }
 
+/// Entries `0..<count` of one report list, each filled with `fill` (index, out, error).
+private func filledAll<T: GrowingCStruct>(
+    _ count: Int,
+    _ fill: (Int, UnsafeMutablePointer<T>, UnsafeMutablePointer<OpaquePointer?>) -> Int32
+) throws -> [T] {
+    try (0..<count).map { i in try filled { fill(i, $0, $1) } }
+}
+
 private func rawRead(_ report: Report) throws -> RawReport {
     try report.result.with { r in
         var raw = RawReport(summary: try filled { ctxpack_result_report_summary(r, $0, $1) })
-        for i in 0..<raw.summary.included_count {
-            raw.included.append(try filled { ctxpack_result_report_included(r, i, $0, $1) })
+        raw.included = try filledAll(raw.summary.included_count) {
+            ctxpack_result_report_included(r, $0, $1, $2)
         }
-        for i in 0..<raw.summary.excluded_count {
-            raw.excluded.append(try filled { ctxpack_result_report_excluded(r, i, $0, $1) })
+        raw.excluded = try filledAll(raw.summary.excluded_count) {
+            ctxpack_result_report_excluded(r, $0, $1, $2)
         }
-        for i in 0..<raw.summary.event_count {
-            raw.events.append(try filled { ctxpack_result_report_event(r, i, $0, $1) })
+        raw.events = try filledAll(raw.summary.event_count) {
+            ctxpack_result_report_event(r, $0, $1, $2)
         }
-        for i in 0..<raw.summary.shortfall_count {
-            raw.shortfalls.append(try filled { ctxpack_result_report_shortfall(r, i, $0, $1) })
+        raw.shortfalls = try filledAll(raw.summary.shortfall_count) {
+            ctxpack_result_report_shortfall(r, $0, $1, $2)
         }
-        for i in 0..<raw.summary.group_count {
-            raw.groups.append(try filled { ctxpack_result_report_group(r, i, $0, $1) })
+        raw.groups = try filledAll(raw.summary.group_count) {
+            ctxpack_result_report_group(r, $0, $1, $2)
         }
-        for i in 0..<raw.summary.pruned_form_count {
-            raw.pruned.append(try filled { ctxpack_result_report_pruned_form(r, i, $0, $1) })
+        raw.pruned = try filledAll(raw.summary.pruned_form_count) {
+            ctxpack_result_report_pruned_form(r, $0, $1, $2)
         }
         var json = ctxpack_str(ptr: nil, len: 0)
         XCTAssertEqual(ctxpack_result_report_json(r, &json), 0)
