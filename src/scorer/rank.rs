@@ -17,35 +17,43 @@ pub(super) fn rank_scores(
     key: impl Fn(&ContextItem) -> Option<i64>,
 ) -> Result<()> {
     check_one_slot_per_item(items, out)?;
-    out.fill(0.0);
-    let keyed = keyed_positions(items, key);
-    match keyed.len() {
-        0 => {}
-        1 => out[keyed[0].1] = 1.0,
-        _ => write_tie_group_ranks(&keyed, &stable_order(keyed.len(), |k| keyed[k].0), out),
-    }
+    rank_sorted(&keyed_positions(items, key), out);
     Ok(())
 }
 
-/// The (order key, position) pairs of the items that have a key, in input order.
-fn keyed_positions(
+/// The (key, position) pairs of the items that have a key, in input order.
+pub(super) fn keyed_positions(
     items: &[&ContextItem],
     key: impl Fn(&ContextItem) -> Option<i64>,
-) -> Vec<(u64, usize)> {
+) -> Vec<(i64, usize)> {
     let mut keyed = Vec::with_capacity(items.len());
     for (position, item) in items.iter().enumerate() {
         if let Some(k) = key(item) {
-            keyed.push((i64_order_key(k), position));
+            keyed.push((k, position));
         }
     }
     keyed
+}
+
+/// Writes the rank scores of the `keyed` (key, position) pairs into `out` (every other
+/// slot 0.0) by sorting the keys once.
+pub(super) fn rank_sorted(keyed: &[(i64, usize)], out: &mut [f64]) {
+    out.fill(0.0);
+    match keyed.len() {
+        0 => {}
+        1 => out[keyed[0].1] = 1.0,
+        _ => {
+            let order = stable_order(keyed.len(), |k| i64_order_key(keyed[k].0));
+            write_tie_group_ranks(keyed, &order, out);
+        }
+    }
 }
 
 /// Given the keyed items and their stable `order` by key, gives each one
 /// `group_start / (m − 1)`, where `group_start` is the sorted index of the first key equal
 /// to its own: exactly the number of keys strictly smaller, so the single division matches
 /// the per-item form bit for bit.
-fn write_tie_group_ranks(keyed: &[(u64, usize)], order: &[usize], out: &mut [f64]) {
+fn write_tie_group_ranks(keyed: &[(i64, usize)], order: &[usize], out: &mut [f64]) {
     let denominator = (order.len() - 1) as f64;
     let mut group_start = 0;
     let mut group_key = keyed[order[0]].0;

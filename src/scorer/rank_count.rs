@@ -1,6 +1,6 @@
 //! The rank pass by counting, for keys that span a small range of values (priorities are
-//! usually a handful of small integers): the same scores as [`rank_scores`], computed
-//! without sorting.
+//! usually a handful of small integers): the same scores as
+//! [`rank_scores`](crate::scorer::rank::rank_scores), computed without sorting.
 //!
 //! An item with a key scores `#(keys strictly smaller) / (m − 1)` (spec 03 §2.2, §5.1).
 //! When the keys span few values, one count per value and a running sum over the values
@@ -12,32 +12,27 @@
 use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::check_one_slot_per_item;
-use crate::scorer::rank::rank_scores;
+use crate::scorer::rank::{keyed_positions, rank_sorted};
 
 /// Keys spanning more values than this are ranked by sorting.
 const SPAN_MAX: u64 = 1 << 16;
 
 /// Writes the rank score of every item into `out`, ranking by `key` (`None` = unranked):
 /// by counting when the keys span at most [`SPAN_MAX`] values and no more than four per
-/// keyed item, else by [`rank_scores`].
+/// keyed item, else by sorting (as [`rank_scores`](crate::scorer::rank::rank_scores)).
 pub(super) fn rank_scores_by_counting(
     items: &[&ContextItem],
     out: &mut [f64],
-    key: impl Fn(&ContextItem) -> Option<i64> + Copy,
+    key: impl Fn(&ContextItem) -> Option<i64>,
 ) -> Result<()> {
     check_one_slot_per_item(items, out)?;
-    let mut keyed = Vec::with_capacity(items.len());
-    let (mut lowest, mut highest) = (i64::MAX, i64::MIN);
-    for (position, item) in items.iter().enumerate() {
-        if let Some(k) = key(item) {
-            lowest = lowest.min(k);
-            highest = highest.max(k);
-            keyed.push((k, position));
-        }
-    }
+    let keyed = keyed_positions(items, key);
+    let lowest = keyed.iter().map(|&(k, _)| k).min().unwrap_or(0);
+    let highest = keyed.iter().map(|&(k, _)| k).max().unwrap_or(0);
     let span = highest.abs_diff(lowest);
     if keyed.len() < 2 || span >= SPAN_MAX || span / 4 >= keyed.len() as u64 {
-        return rank_scores(items, out, key);
+        rank_sorted(&keyed, out);
+        return Ok(());
     }
     // `span < SPAN_MAX`, so every offset below fits a usize.
     let mut smaller = vec![0usize; span as usize + 1];
