@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::alloc;
 use crate::ffi::handles::{self, HandleType};
-use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, FfiError, FfiResult};
+use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, named, FfiError, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, to_str};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::hash::hash_bytes;
@@ -215,22 +215,7 @@ pub unsafe extern "C" fn ctxpack_item_desc_init(
 #[inline(always)]
 unsafe fn element_str<'a>(s: &ctxpack_str, name: impl FnOnce() -> String) -> FfiResult<&'a str> {
     // SAFETY: forwarded from the caller.
-    match unsafe { to_str(s, "") } {
-        Ok(text) => Ok(text),
-        // SAFETY: forwarded from the caller.
-        Err(_) => unsafe { element_error(s, name) },
-    }
-}
-
-/// The error of an invalid array element, read again under the element's name.
-///
-/// # Safety
-/// As for [`to_str`].
-#[cold]
-#[inline(never)]
-unsafe fn element_error<'a>(s: &ctxpack_str, name: impl FnOnce() -> String) -> FfiResult<&'a str> {
-    // SAFETY: forwarded from the caller.
-    unsafe { to_str(s, &name()) }
+    named(|what| unsafe { to_str(s, what) }, name)
 }
 
 /// A kind or source as the constructors take it: short ones borrowed (the constructor

@@ -196,12 +196,24 @@ pub(crate) type FfiResult<T> = Result<T, FfiError>;
 
 /// Runs `check` with an empty name and, only when it fails, again under the name `what`
 /// builds: a nested field's name (`options.reserved`) is formatted for an error message,
-/// never on the successful path. `check` must have no effect when it fails.
-pub(crate) fn named<T>(
-    check: impl Fn(&str) -> FfiResult<T>,
+/// never on the successful path. `check` must have no effect when it fails. The first
+/// check is inlined into the caller, the rare second one is not.
+#[inline(always)]
+pub(crate) fn named<T, C: Fn(&str) -> FfiResult<T>>(
+    check: C,
     what: impl FnOnce() -> String,
 ) -> FfiResult<T> {
-    check("").or_else(|_| check(&what()))
+    match check("") {
+        Ok(value) => Ok(value),
+        Err(_) => renamed(check, what),
+    }
+}
+
+/// The second check of [`named`], under the formatted name.
+#[cold]
+#[inline(never)]
+fn renamed<T>(check: impl Fn(&str) -> FfiResult<T>, what: impl FnOnce() -> String) -> FfiResult<T> {
+    check(&what())
 }
 
 /// An error reported by a failed call: its status and a human-readable message. Owned by
