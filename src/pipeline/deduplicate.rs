@@ -194,7 +194,8 @@ const PARTITION_TARGET: usize = 256;
 /// computed when they were built, so no content is read here unless two hashes match).
 ///
 /// A single hash table over every content misses the cache on nearly every probe once it
-/// outgrows the cache (about 100 ns a candidate at N = 100 000). So the positions are split by the top bits of their hash into partitions of about
+/// outgrows the cache (about 100 ns a candidate at N = 100 000). So the positions are
+/// split by the top bits of their hash into partitions of about
 /// [`PARTITION_TARGET`] candidates (a stable counting sort: positions stay in order), and
 /// each partition is grouped with a small table that stays in L1. Equal contents have
 /// equal hashes, so they land in one partition; equal hashes are confirmed by comparing
