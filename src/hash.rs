@@ -84,31 +84,42 @@ const LANE_KEYS: [u64; 4] = [
 /// an avalanche (MurmurHash3's fmix64). Not a cryptographic hash: equal hashes are always
 /// confirmed by comparing the bytes.
 pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
-    #[inline]
-    fn absorb(lanes: &mut [u64; 4], block: &[u8]) {
-        absorb_words(
-            lanes,
-            std::array::from_fn(|i| {
-                u64::from_le_bytes(block[i * 8..i * 8 + 8].try_into().expect("word"))
-            }),
-        );
-    }
-    #[inline]
-    fn absorb_words(lanes: &mut [u64; 4], words: [u64; 4]) {
+    hash_seeing_words(bytes, |_| {})
+}
+
+/// [`hash_bytes`] of `bytes` when every byte is ASCII, `None` otherwise: one pass reads
+/// each word for both, so a string that is checked and hashed (an item's content) is
+/// read once.
+#[inline]
+pub(crate) fn hash_if_ascii(bytes: &[u8]) -> Option<u64> {
+    let mut any = 0u64;
+    let hash = hash_seeing_words(bytes, |word| any |= word);
+    (any & 0x8080_8080_8080_8080 == 0).then_some(hash)
+}
+
+/// [`hash_bytes`]'s algorithm, showing `seen` every word it absorbs; together they cover
+/// every byte of `bytes` (the last block's padding adds only zero bytes).
+#[inline(always)]
+fn hash_seeing_words(bytes: &[u8], mut seen: impl FnMut(u64)) -> u64 {
+    let mut absorb = |lanes: &mut [u64; 4], words: [u64; 4]| {
         for (i, lane) in lanes.iter_mut().enumerate() {
+            seen(words[i]);
             *lane = (*lane ^ words[i])
                 .wrapping_mul(LANE_KEYS[i])
                 .rotate_left(31);
         }
-    }
+    };
     let mut lanes = LANE_KEYS;
     let mut blocks = bytes.chunks_exact(32);
     for block in &mut blocks {
-        absorb(&mut lanes, block);
+        let words = std::array::from_fn(|i| {
+            u64::from_le_bytes(block[i * 8..i * 8 + 8].try_into().expect("word"))
+        });
+        absorb(&mut lanes, words);
     }
     let rest = blocks.remainder();
     if !rest.is_empty() {
-        absorb_words(&mut lanes, padded_words(bytes, rest.len()));
+        absorb(&mut lanes, padded_words(bytes, rest.len()));
     }
     let merged = (bytes.len() as u64).wrapping_mul(LANE_KEYS[0])
         ^ lanes[0].rotate_left(1)
@@ -220,6 +231,27 @@ mod tests {
                 padded_hash(&text[..n]),
                 "length {n}"
             );
+        }
+    }
+
+    /// The one-pass check gives `hash_bytes`'s value for ASCII at every length, and
+    /// `None` when any one byte (at every position, of every high value class) is not.
+    #[test]
+    fn hash_if_ascii_is_hash_bytes_of_ascii_and_none_otherwise() {
+        let text: Vec<u8> = (0..160u32).map(|i| (i * 37 % 127) as u8).collect();
+        for n in 0..text.len() {
+            assert_eq!(
+                hash_if_ascii(&text[..n]),
+                Some(hash_bytes(&text[..n])),
+                "length {n}"
+            );
+            for at in 0..n {
+                for high in [0x80u8, 0xC3, 0xFF] {
+                    let mut bad = text[..n].to_vec();
+                    bad[at] = high;
+                    assert_eq!(hash_if_ascii(&bad), None, "length {n}, byte {at}");
+                }
+            }
         }
     }
 

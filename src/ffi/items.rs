@@ -6,9 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use crate::alloc;
 use crate::ffi::handles::{self, HandleType};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, named, FfiError, FfiResult};
-use crate::ffi::strings::{array, ctxpack_str, to_str};
+use crate::ffi::strings::{array, ctxpack_str, to_str, to_str_hashed};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
-use crate::hash::hash_bytes;
 use crate::model::{
     check_variants, ContextItem, ContextKind, ContextSource, ItemValues, TextPacker, Variant,
 };
@@ -281,7 +280,7 @@ unsafe fn pack_checked(packer: &mut TextPacker, d: &ctxpack_item_desc) -> FfiRes
     reserved(&d.reserved, "desc.reserved")?;
     // SAFETY (whole body): the descriptor's pointers are valid by the caller's contract.
     unsafe {
-        let content = to_str(&d.content, "content")?;
+        let (content, content_hash) = to_str_hashed(&d.content, "content")?;
         let kind = to_str(&d.kind, "kind")?;
         let kind = if kind.is_empty() {
             ContextKind::default()
@@ -343,11 +342,7 @@ unsafe fn pack_checked(packer: &mut TextPacker, d: &ctxpack_item_desc) -> FfiRes
             original_tokens: has_original.then_some(d.original_tokens),
             variants,
         };
-        Ok(ContextItem::packed(
-            strings,
-            hash_bytes(content.as_bytes()),
-            values,
-        ))
+        Ok(ContextItem::packed(strings, content_hash, values))
     }
 }
 

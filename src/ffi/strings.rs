@@ -5,6 +5,7 @@ use std::mem::{align_of, size_of};
 use std::slice;
 
 use crate::ffi::status::{ctxpack_status, FfiError, FfiResult};
+use crate::hash::{hash_bytes, hash_if_ascii};
 
 /// A UTF-8 string that is not necessarily NUL-terminated: `len` bytes at `ptr`.
 ///
@@ -85,6 +86,27 @@ pub(crate) unsafe fn to_str<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a st
     }
     // SAFETY: forwarded from the caller.
     unsafe { to_str_rest(s, what) }
+}
+
+/// [`to_str`] and the string's [`hash_bytes`] together: an ASCII string is checked and
+/// hashed in one pass over its bytes (an item's content is the longest string a push
+/// reads).
+///
+/// # Safety
+/// As for [`to_str`].
+#[inline(always)]
+pub(crate) unsafe fn to_str_hashed<'a>(s: &ctxpack_str, what: &str) -> FfiResult<(&'a str, u64)> {
+    if s.len != 0 && !s.ptr.is_null() && s.len <= isize::MAX as usize {
+        // SAFETY: as in `to_str`.
+        let b = unsafe { slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) };
+        if let Some(hash) = hash_if_ascii(b) {
+            // SAFETY: ASCII bytes are UTF-8.
+            return Ok((unsafe { std::str::from_utf8_unchecked(b) }, hash));
+        }
+    }
+    // SAFETY: forwarded from the caller.
+    let text = unsafe { to_str(s, what) }?;
+    Ok((text, hash_bytes(text.as_bytes())))
 }
 
 /// [`to_str`] for the strings its inlined part does not accept: a NULL pointer, a length

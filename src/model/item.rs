@@ -328,6 +328,18 @@ impl ContextItem {
     pub(crate) fn packed(strings: ItemStrings, content_hash: u64, v: ItemValues) -> ContextItem {
         let flag = |on: bool, bit: u8| if on { bit } else { 0 };
         let has_variants = !v.variants.is_empty();
+        let extra = if v.metadata.is_empty() && !has_variants {
+            // An empty map and an empty vector own no memory: forgetting them saves the
+            // two out-of-line drop calls most items would make here.
+            std::mem::forget(v.metadata);
+            std::mem::forget(v.variants);
+            None
+        } else {
+            Some(Box::new(Extra {
+                metadata: v.metadata,
+                variants: v.variants.into_boxed_slice(),
+            }))
+        };
         ContextItem {
             store: None,
             content: strings.content,
@@ -344,12 +356,7 @@ impl ContextItem {
                 | flag(v.original_tokens.is_some(), HAS_ORIGINAL_TOKENS)
                 | flag(strings.has_group, HAS_GROUP)
                 | flag(has_variants, HAS_VARIANTS),
-            extra: (!v.metadata.is_empty() || has_variants).then(|| {
-                Box::new(Extra {
-                    metadata: v.metadata,
-                    variants: v.variants.into_boxed_slice(),
-                })
-            }),
+            extra,
             priority: v.priority.unwrap_or(0),
             timestamp: v.timestamp.unwrap_or(0),
             original_tokens: v.original_tokens.unwrap_or(0),
