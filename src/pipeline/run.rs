@@ -53,6 +53,7 @@ pub(super) fn rank<'a, C: Collector>(
         pipeline.scorer.as_ref(),
         items,
         &classified.scoreable,
+        &classified.scoreable_tokens,
         collector,
     )?;
     if let Some(table) = &mut classified.groups {

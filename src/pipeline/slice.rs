@@ -16,7 +16,7 @@ use crate::model::{ContextBudget, ContextItem, ContextKind, GroupValue, ScoredIt
 use crate::pipeline::forms::{slice_cause, RunForms};
 use crate::pipeline::groups::{exclude_member, RunGroups};
 use crate::pipeline::score::Candidate;
-use crate::slicer::{SliceOutcome, Slicer};
+use crate::slicer::{greedy_select_columns, GreedySlice, SliceOutcome, Slicer};
 
 /// What the pipeline knows about the pinned items when it explains Slice exclusions.
 pub(super) struct PinnedContext<'a> {
@@ -74,21 +74,12 @@ pub(super) fn slice_within<C: Collector>(
     extensions: Extensions<'_, '_>,
     collector: &mut C,
 ) -> Result<Vec<Candidate>> {
-    let view: Vec<ScoredItem<'_>> = sorted
-        .iter()
-        .map(|c| ScoredItem {
-            item: &items[c.index],
-            score: c.score,
-        })
-        .collect();
     let sliced = match extensions {
         Extensions {
             groups: None,
             forms: None,
             ..
-        } => slice_items(
-            slicer, items, sorted, &view, budget, effective, pinned, collector,
-        )?,
+        } => slice_items(slicer, items, sorted, budget, effective, pinned, collector)?,
         Extensions {
             groups,
             forms,
@@ -98,7 +89,7 @@ pub(super) fn slice_within<C: Collector>(
                 slicer,
                 items,
                 sorted,
-                view: &view,
+                view: &scored_view(items, sorted),
                 budget,
                 effective,
                 pinned,
@@ -109,25 +100,44 @@ pub(super) fn slice_within<C: Collector>(
     Ok(sliced)
 }
 
-/// The Slice stage without groups.
-#[allow(clippy::too_many_arguments)]
+/// The sorted candidates as the slicer trait sees them.
+fn scored_view<'a>(items: &'a [ContextItem], sorted: &[Candidate]) -> Vec<ScoredItem<'a>> {
+    sorted
+        .iter()
+        .map(|c| ScoredItem {
+            item: &items[c.index],
+            score: c.score,
+        })
+        .collect()
+}
+
+/// The Slice stage without groups. [`GreedySlice`] is run over the candidates' own
+/// tokens and scores (the same selection, without reading the items in score order);
+/// every other slicer gets the items.
 fn slice_items<C: Collector>(
     slicer: &dyn Slicer,
     items: &[ContextItem],
     sorted: &[Candidate],
-    view: &[ScoredItem<'_>],
     budget: &ContextBudget,
     effective: &ContextBudget,
     pinned: &PinnedContext<'_>,
     collector: &mut C,
 ) -> Result<Vec<Candidate>> {
-    let outcome = if view.is_empty() {
-        Default::default()
+    let mut selected = vec![false; sorted.len()];
+    let (count, shortfalls) = if slicer.as_any().is::<GreedySlice>() {
+        let (tokens, score) = (|p: usize| sorted[p].tokens, |p: usize| sorted[p].score);
+        let count = greedy_select_columns(sorted.len(), tokens, score, effective, &mut selected)?;
+        (count, Vec::new())
     } else {
-        slicer.slice(view, effective)?
+        let outcome = if sorted.is_empty() {
+            Default::default()
+        } else {
+            slicer.slice(&scored_view(items, sorted), effective)?
+        };
+        mark_selection(&outcome.selected, &mut selected)?;
+        (outcome.selected.len(), outcome.shortfalls)
     };
-    let selected = selection_mask(&outcome.selected, sorted.len())?;
-    let sliced = kept(sorted, &selected, outcome.selected.len());
+    let sliced = kept(sorted, &selected, count);
     if C::ENABLED {
         let tokens = |index: usize| items[index].tokens();
         let explainer =
@@ -141,7 +151,7 @@ fn slice_items<C: Collector>(
                 reason,
             );
         }
-        collector.shortfalls(outcome.shortfalls);
+        collector.shortfalls(shortfalls);
     }
     Ok(sliced)
 }
@@ -418,6 +428,14 @@ fn kept(sorted: &[Candidate], mask: &[bool], count: usize) -> Vec<Candidate> {
 /// or repeated (a custom slicer's mistake must not corrupt the run).
 fn selection_mask(positions: &[usize], len: usize) -> Result<Vec<bool>> {
     let mut mask = vec![false; len];
+    mark_selection(positions, &mut mask)?;
+    Ok(mask)
+}
+
+/// Sets the slicer's positions in `mask` (all false on entry), rejecting positions out of
+/// range or repeated.
+fn mark_selection(positions: &[usize], mask: &mut [bool]) -> Result<()> {
+    let len = mask.len();
     for &pos in positions {
         match mask.get_mut(pos) {
             None => {
@@ -433,7 +451,7 @@ fn selection_mask(positions: &[usize], len: usize) -> Result<Vec<bool>> {
             Some(seen) => *seen = true,
         }
     }
-    Ok(mask)
+    Ok(())
 }
 
 /// The after-the-fact exclusion rule of 02 §6.4: PinnedOverride, then CountCapExceeded,

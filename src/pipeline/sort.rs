@@ -86,12 +86,13 @@ mod tests {
                         1 => -0.0,
                         _ => rng.below(8) as f64 / 8.0,
                     },
+                    tokens: index as i64,
                 })
                 .collect();
             let mut want = candidates.clone();
             want.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
             let candidates = sort_by_score(candidates);
-            let key = |c: &[Candidate]| c.iter().map(|c| c.index).collect::<Vec<_>>();
+            let key = |c: &[Candidate]| c.iter().map(|c| (c.index, c.tokens)).collect::<Vec<_>>();
             assert_eq!(key(&candidates), key(&want));
         }
     }

@@ -43,7 +43,10 @@ impl Placer for ChronologicalPlacer {
 /// The order of `n` elements by (has no timestamp, timestamp, index): the timestamped
 /// ones, taken in index order and sorted stably by timestamp, come first; the others
 /// follow in index order (rule C5).
-fn chronological_order(n: usize, timestamp: impl Fn(usize) -> Option<i64>) -> Vec<usize> {
+pub(crate) fn chronological_order(
+    n: usize,
+    timestamp: impl Fn(usize) -> Option<i64>,
+) -> Vec<usize> {
     let mut timed: Vec<(u64, usize)> = Vec::with_capacity(n);
     // The untimed ones are collected at the front of the final list (allocated once at
     // its final size), then rotated behind the sorted timed ones.
