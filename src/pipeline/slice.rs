@@ -413,14 +413,23 @@ fn reject_forms(outcome: &SliceOutcome, sorted: &[Candidate]) -> Result<()> {
 /// The candidates whose mask entry is set, in Sort order (decision D2 in docs/decisions.md).
 /// `count` is the number of set entries (the slicer's distinct positions), so the list is
 /// allocated once.
+///
+/// Without a branch on the mask (a selection mixes kept and left-out candidates
+/// unpredictably): every candidate is copied to the next free slot, and only a kept one
+/// moves the slot on. The list has one spare slot for the copies after the last kept
+/// candidate, cut off at the end.
 fn kept(sorted: &[Candidate], mask: &[bool], count: usize) -> Vec<Candidate> {
-    let mut kept = Vec::with_capacity(count);
-    kept.extend(
-        sorted
-            .iter()
-            .zip(mask)
-            .filter_map(|(c, &keep)| keep.then_some(*c)),
-    );
+    debug_assert_eq!(mask.iter().filter(|&&keep| keep).count(), count);
+    let Some(&first) = sorted.first() else {
+        return Vec::new();
+    };
+    let mut kept = vec![first; count + 1];
+    let mut next = 0;
+    for (candidate, &keep) in sorted.iter().zip(mask) {
+        kept[next] = *candidate;
+        next = (next + usize::from(keep)).min(count);
+    }
+    kept.truncate(count);
     kept
 }
 
@@ -535,6 +544,38 @@ impl<'a> SliceExplainer<'a> {
         ExclusionReason::BudgetExceeded {
             item_tokens: tokens,
             available_tokens: self.available,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::Rng;
+
+    #[test]
+    fn kept_is_the_filter_of_the_mask() {
+        for seed in 0..300u64 {
+            let mut rng = Rng::new(seed);
+            let n = rng.below(if seed % 3 == 0 { 5000 } else { 20 });
+            let sorted: Vec<Candidate> = (0..n)
+                .map(|i| Candidate {
+                    index: rng.below(n.max(1)),
+                    score: i as f64,
+                    tokens: rng.range(0, 100),
+                })
+                .collect();
+            let share = rng.unit();
+            let mask: Vec<bool> = (0..n).map(|_| rng.chance(share)).collect();
+            let want: Vec<(usize, i64)> = sorted
+                .iter()
+                .zip(&mask)
+                .filter(|(_, &keep)| keep)
+                .map(|(c, _)| (c.index, c.tokens))
+                .collect();
+            let got = kept(&sorted, &mask, want.len());
+            let got: Vec<(usize, i64)> = got.iter().map(|c| (c.index, c.tokens)).collect();
+            assert_eq!(got, want, "seed {seed}");
         }
     }
 }
