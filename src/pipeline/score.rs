@@ -28,12 +28,13 @@ impl Candidate {
 }
 
 /// Scores the scoreable items (input positions `scoreable`, in input order, with
-/// `tokens` tokens each) and returns them as candidates.
+/// `tokens` tokens each) and returns them as candidates. Nothing after Score needs the
+/// two vectors, so they are freed here, once the candidates are built.
 pub(super) fn score<C: Collector>(
     scorer: &dyn Scorer,
     items: &[ContextItem],
-    scoreable: &[usize],
-    tokens: &[i64],
+    scoreable: Vec<usize>,
+    tokens: Vec<i64>,
     collector: &mut C,
 ) -> Result<Vec<Candidate>> {
     debug_assert_eq!(scoreable.len(), tokens.len());
@@ -41,13 +42,14 @@ pub(super) fn score<C: Collector>(
     let views: Vec<&ContextItem> = scoreable.iter().map(|&i| &items[i]).collect();
     let mut scores = vec![0.0; views.len()];
     if !views.is_empty() {
-        scorer.score_all_at(&views, scoreable, &mut scores)?;
+        scorer.score_all_at(&views, &scoreable, &mut scores)?;
     }
+    drop(views);
     let scored: Vec<Candidate> = scoreable
-        .iter()
+        .into_iter()
         .zip(tokens)
         .zip(scores)
-        .map(|((&index, &tokens), score)| Candidate {
+        .map(|((index, tokens), score)| Candidate {
             index,
             score,
             tokens,
