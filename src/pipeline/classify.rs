@@ -15,6 +15,8 @@ use crate::pipeline::groups::{member_reason, GroupIds, RunGroups, NO_GROUP};
 pub(super) struct Classified<'a> {
     pub pinned: Vec<usize>,
     pub scoreable: Vec<usize>,
+    /// The tokens of the scoreable items (parallel to `scoreable`), for their candidates.
+    pub scoreable_tokens: Vec<i64>,
     pub pinned_tokens: i64,
     /// `None` when no item has a group key.
     pub groups: Option<RunGroups<'a>>,
@@ -32,6 +34,7 @@ pub(super) fn classify<'a, C: Collector>(
     collector.begin_stage();
     let mut pinned = Vec::new();
     let mut scoreable = Vec::with_capacity(items.len());
+    let mut scoreable_tokens = Vec::with_capacity(items.len());
     let mut negative = Vec::new();
     let mut ids = GroupIds::new(items.len());
     let mut variants = false;
@@ -48,6 +51,7 @@ pub(super) fn classify<'a, C: Collector>(
             pinned.push(index);
         } else {
             scoreable.push(index);
+            scoreable_tokens.push(item.tokens());
         }
     }
     // Unless some group has a negative or a pinned member, every negative item is
@@ -61,6 +65,8 @@ pub(super) fn classify<'a, C: Collector>(
         let mut table = ids.finish(group_value)?;
         (pinned, scoreable) =
             classify_groups(items, &mut table, &first_negative, &first_pinned, collector);
+        scoreable_tokens.clear();
+        scoreable_tokens.extend(scoreable.iter().map(|&i| items[i].tokens()));
         negative.clear();
         Some(table)
     } else {
@@ -91,6 +97,7 @@ pub(super) fn classify<'a, C: Collector>(
     Ok(Classified {
         pinned,
         scoreable,
+        scoreable_tokens,
         pinned_tokens,
         groups,
         forms,

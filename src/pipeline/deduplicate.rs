@@ -185,6 +185,12 @@ fn surviving_groups(items: &[ContextItem], table: &RunGroups<'_>) -> Vec<bool> {
 /// Average number of candidates per partition (see [`best_of_each_content`]).
 const PARTITION_TARGET: usize = 256;
 
+/// Up to this many candidates, [`best_of_each_content`] first checks in one pass whether
+/// any hash repeats ([`some_hash_repeats`]; its table, at most 2 MiB, stays in the
+/// core's cache). Beyond, that table would miss the cache on most probes, and the
+/// partitioned grouping is faster even when every content is distinct.
+const QUICK_CHECK_MAX_LEN: usize = 1 << 17;
+
 /// For `n` candidates, which ones survive: among the candidates with byte-identical
 /// `content`, the first with the strictly highest `score` (each group's candidates are
 /// compared in position order, exactly as a single left-to-right pass does). `None` when
@@ -192,6 +198,9 @@ const PARTITION_TARGET: usize = 256;
 ///
 /// `hash` must give equal contents equal hashes (the items carry their content's hash,
 /// computed when they were built, so no content is read here unless two hashes match).
+///
+/// Up to [`QUICK_CHECK_MAX_LEN`] candidates, one pass over the hashes first settles the
+/// common case of all-distinct contents ([`some_hash_repeats`]).
 ///
 /// A single hash table over every content misses the cache on nearly every probe once it
 /// outgrows the cache (about 100 ns a candidate at N = 100 000). So the positions are
@@ -208,6 +217,10 @@ fn best_of_each_content<'a>(
 ) -> Option<Vec<bool>> {
     if n > u32::MAX as usize {
         return single_pass(n, content, score);
+    }
+    if n <= QUICK_CHECK_MAX_LEN && !some_hash_repeats(n, &hash) {
+        // Distinct hashes, distinct contents: the common case, settled in one pass.
+        return None;
     }
     let mut keep = vec![false; n];
     let bits = (n / PARTITION_TARGET).max(1).ilog2();
@@ -254,6 +267,38 @@ fn best_of_each_content<'a>(
         groups += group_partition(&mut table, members, &content, &score, &mut keep);
     }
     (groups < n).then_some(keep)
+}
+
+/// Whether two of the `n` hashes may be equal: one pass inserting every hash into an open
+/// addressing table of about twice as many slots, which stops at the first slot holding
+/// the same value. It only looks at hashes, so `true` may come from a collision of
+/// different contents (or of hashes equal but for their lowest bit, which the table
+/// sets to tell a hash from an empty slot); `false` proves every content distinct.
+///
+/// Inputs whose contents are all distinct — most of them — skip the partitioning of
+/// [`best_of_each_content`] and its tables: the probes of this pass are independent of
+/// one another, so their cache misses overlap, and the table is a single allocation.
+fn some_hash_repeats(n: usize, hash: &impl Fn(usize) -> u64) -> bool {
+    const EMPTY_SLOT: u64 = 0;
+    let size = (2 * n).next_power_of_two().max(2);
+    let shift = u64::BITS - size.trailing_zeros();
+    let mask = size - 1;
+    let mut slots = vec![EMPTY_SLOT; size];
+    for pos in 0..n {
+        let value = hash(pos) | 1;
+        let mut i = (value >> shift) as usize;
+        loop {
+            match slots[i] {
+                EMPTY_SLOT => {
+                    slots[i] = value;
+                    break;
+                }
+                seen if seen == value => return true,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+    false
 }
 
 /// Groups the members of one partition, `(position, key)` in position order (equal
@@ -439,6 +484,51 @@ mod tests {
                 check(&contents, &scores, &top);
             }
         }
+    }
+
+    #[test]
+    fn the_quick_check_finds_repeats_and_proves_distinct_hashes() {
+        let mut rng = Rng::new(5);
+        for n in [0, 1, 2, 3, 100, 5000] {
+            let distinct: Vec<u64> = (0..n).map(|_| rng.next_u64() & !1).collect();
+            assert!(!some_hash_repeats(n, &|p| distinct[p]), "n = {n}");
+            if n >= 2 {
+                let mut repeated = distinct.clone();
+                repeated[rng.below(n)] = distinct[rng.below(n - 1)];
+                let same = (0..n).any(|a| (0..a).any(|b| repeated[a] == repeated[b]));
+                assert_eq!(some_hash_repeats(n, &|p| repeated[p]), same, "n = {n}");
+            }
+        }
+        // Hashes that differ in their lowest bit only look equal to the check; the full
+        // grouping then tells the contents apart.
+        let contents: Vec<String> = (0..600).map(|i| format!("item {i}")).collect();
+        let scores = vec![0.5; 600];
+        let hash = |p: usize| (p as u64 / 2) << 32 | (p as u64 % 2);
+        assert!(some_hash_repeats(600, &hash));
+        assert!(best_of_each_content(600, |p| &contents[p], |p| scores[p], hash).is_none());
+    }
+
+    #[test]
+    fn past_the_quick_check_duplicates_are_still_found() {
+        let n = QUICK_CHECK_MAX_LEN + 1000;
+        let contents: Vec<String> = (0..n).map(|i| format!("item {}", i % (n - 3))).collect();
+        let scores: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
+        let hash = |p: usize| content_hash(&contents[p]);
+        let keep = best_of_each_content(n, |p| &contents[p], |p| scores[p], hash).unwrap();
+        let want: Vec<bool> = (0..n)
+            .map(|p| {
+                // Positions p and p + n - 3 (for p < 3) share a content.
+                match p {
+                    p if p < 3 => scores[p] >= scores[p + n - 3],
+                    p if p >= n - 3 => scores[p] > scores[p - (n - 3)],
+                    _ => true,
+                }
+            })
+            .collect();
+        assert_eq!(keep, want);
+        let distinct = |p: usize| content_hash(&format!("other {p}"));
+        let other: Vec<String> = (0..n).map(|p| format!("other {p}")).collect();
+        assert!(best_of_each_content(n, |p| &other[p], |p| scores[p], distinct).is_none());
     }
 
     #[test]

@@ -18,7 +18,10 @@ use crate::model::{ContextBudget, ContextItem, GroupValue, OverflowStrategy, Sco
 use crate::pipeline::forms::RunForms;
 use crate::pipeline::groups::{exclude_member, RunGroups};
 use crate::pipeline::score::Candidate;
-use crate::placer::{check_permutation, Placer};
+use crate::placer::{
+    check_permutation, chronological_order, u_shaped_order, ChronologicalPlacer, Placer,
+    UShapedPlacer,
+};
 
 /// The placed window: input positions with their scores, reasons and forms, plus any
 /// overflow.
@@ -96,17 +99,14 @@ pub(super) fn place<C: Collector>(
         pinned: pinned.len(),
     };
     if !pinned.is_empty() {
-        let entries = pinned.iter().map(|&index| Candidate { index, score: 1.0 });
+        let entries = pinned.iter().map(|&i| Candidate::of(items, i, 1.0));
         merged.list.splice(0..0, entries);
     }
     let mut units = groups.as_deref().map(|t| merged_units(t, &merged));
 
     let target = budget.target_tokens();
     let merged_tokens = match forms.as_deref() {
-        None => checked_token_sum(
-            merged.list.iter().map(|c| items[c.index].tokens()),
-            "merged tokens",
-        )?,
+        None => checked_token_sum(merged.list.iter().map(|c| c.tokens), "merged tokens")?,
         Some(f) => checked_token_sum(
             merged.list.iter().map(|c| f.tokens(items, c.index)),
             "merged tokens",
@@ -138,7 +138,7 @@ pub(super) fn place<C: Collector>(
                     units = Some(all.subset(&kept));
                     merged.list = kept.iter().map(|&p| merged.list[p]).collect();
                 }
-                _ => merged.list = truncate(items, merged.list, merged.pinned, target, collector),
+                _ => merged.list = truncate(merged.list, merged.pinned, target, collector),
             },
             OverflowStrategy::Proceed => {
                 let event = OverflowEvent {
@@ -166,10 +166,15 @@ pub(super) fn place<C: Collector>(
         placed.forms.reserve(order.len());
     }
     for pos in order {
-        let Candidate { index, score } = merged.list[pos];
+        let Candidate {
+            index,
+            score,
+            tokens,
+            ..
+        } = merged.list[pos];
         let pinned = pos < merged.pinned;
         let reason = match forms.as_deref() {
-            None => inclusion_reason(&items[index], pinned),
+            None => inclusion_reason(tokens, pinned),
             Some(f) => {
                 placed.forms.push(f.chosen(index));
                 form_reason(&items[index], pinned, f, index)
@@ -224,18 +229,28 @@ fn placement(
     if let Some(held) = context.held.filter(|h| !h.is_empty()) {
         return held_placement(context, merged, units, held);
     }
-    let view: Vec<ScoredItem<'_>> = list
-        .iter()
-        .map(|c| ScoredItem {
-            item: &context.items[c.index],
-            score: c.score,
-        })
-        .collect();
-    let order = match units {
-        None => context.placer.place(&view)?,
-        Some(units) => context.placer.place_grouped(&view, units)?,
+    let builtin = match units {
+        None => builtin_order(context.placer, context.items, list),
+        Some(_) => None,
     };
-    check_permutation(&order, list.len())?;
+    let order = match builtin {
+        Some(order) => order,
+        None => {
+            let view: Vec<ScoredItem<'_>> = list
+                .iter()
+                .map(|c| ScoredItem {
+                    item: &context.items[c.index],
+                    score: c.score,
+                })
+                .collect();
+            let order = match units {
+                None => context.placer.place(&view)?,
+                Some(units) => context.placer.place_grouped(&view, units)?,
+            };
+            check_permutation(&order, list.len())?;
+            order
+        }
+    };
     // Whatever the placer, each group's members end up together in input order.
     let order = match units {
         Some(units) if !units.all_single() => units.gather(&order),
@@ -252,6 +267,27 @@ fn placement(
     };
     out.extend(order.into_iter().filter(|&p| p >= merged.pinned));
     Ok(out)
+}
+
+/// The order a built-in placer gives `list` (without groups), computed directly from the
+/// candidates' scores or their items' timestamps, without the placer's view of the items
+/// or the permutation check: the same order, a permutation by construction. `None` for
+/// any other placer.
+fn builtin_order(
+    placer: &dyn Placer,
+    items: &[ContextItem],
+    list: &[Candidate],
+) -> Option<Vec<usize>> {
+    let placer = placer.as_any();
+    if placer.is::<ChronologicalPlacer>() {
+        Some(chronological_order(list.len(), |p| {
+            items[list[p].index].timestamp()
+        }))
+    } else if placer.is::<UShapedPlacer>() {
+        Some(u_shaped_order(list.len(), |p| list[p].score))
+    } else {
+        None
+    }
 }
 
 /// Hold's placement: the kept prefix first, in its previous order (what Truncate dropped
@@ -299,7 +335,6 @@ fn held_placement(
 /// non-pinned item stays when it still fits under `target`, otherwise it is skipped and the walk
 /// goes on.
 fn truncate<C: Collector>(
-    items: &[ContextItem],
     merged: Vec<Candidate>,
     pinned: usize,
     target: i64,
@@ -309,10 +344,9 @@ fn truncate<C: Collector>(
     let mut dropped = Vec::new();
     let mut used: i64 = 0;
     for (pos, candidate) in merged.into_iter().enumerate() {
-        let item = &items[candidate.index];
         // Every token count here is >= 0 and their total fits in i64 (checked by the caller).
-        if pos < pinned || used + item.tokens() <= target {
-            used += item.tokens();
+        if pos < pinned || used + candidate.tokens <= target {
+            used += candidate.tokens;
             kept.push(candidate);
         } else if C::ENABLED {
             dropped.push(candidate);
@@ -321,7 +355,7 @@ fn truncate<C: Collector>(
     let available_tokens = target - used;
     for c in dropped {
         let reason = ExclusionReason::BudgetExceeded {
-            item_tokens: items[c.index].tokens(),
+            item_tokens: c.tokens,
             available_tokens,
         };
         collector.exclude(PipelineStage::Place, c.index, c.score, reason);
@@ -491,17 +525,83 @@ fn form_reason(
             available_tokens,
             cause,
         },
-        _ => inclusion_reason(item, pinned),
+        _ => inclusion_reason(item.tokens(), pinned),
     }
 }
 
-/// Pinned (the item, or its group), zero tokens, scored — in that order.
-fn inclusion_reason(item: &ContextItem, pinned: bool) -> InclusionReason {
+/// Pinned (the item, or its group), zero tokens (the item's `tokens`), scored — in that
+/// order.
+fn inclusion_reason(tokens: i64, pinned: bool) -> InclusionReason {
     if pinned {
         InclusionReason::Pinned
-    } else if item.tokens() == 0 {
+    } else if tokens == 0 {
         InclusionReason::ZeroToken
     } else {
         InclusionReason::Scored
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::Rng;
+
+    #[test]
+    fn builtin_orders_match_the_placers_on_their_views() {
+        let scores = [0.0, -0.0, 0.2, 0.4, 1.0, f64::NAN, f64::INFINITY];
+        for seed in 0..400u64 {
+            let mut rng = Rng::new(seed);
+            let n = match seed % 4 {
+                0 => 300 + rng.below(2000), // past the radix sort's small-input path
+                _ => rng.below(30),
+            };
+            let items: Vec<ContextItem> = (0..n)
+                .map(|i| {
+                    let item = ContextItem::builder(format!("i{i}"), rng.range(0, 50));
+                    match rng.below(6) {
+                        0 => item,
+                        1 => item.timestamp(i64::MAX),
+                        2 => item.timestamp(i64::MIN),
+                        _ => item.timestamp(rng.range(-10, 10)), // many ties
+                    }
+                    .build()
+                    .unwrap()
+                })
+                .collect();
+            // A merged list: the items in a random order, with tied and special scores.
+            let mut list: Vec<Candidate> = (0..n)
+                .map(|i| Candidate::of(&items, i, *rng.pick(&scores)))
+                .collect();
+            for i in (1..n).rev() {
+                list.swap(i, rng.below(i + 1));
+            }
+            let view: Vec<ScoredItem<'_>> = list
+                .iter()
+                .map(|c| ScoredItem {
+                    item: &items[c.index],
+                    score: c.score,
+                })
+                .collect();
+            let placers: [&dyn Placer; 2] = [&ChronologicalPlacer, &UShapedPlacer];
+            for placer in placers {
+                let want = placer.place(&view).unwrap();
+                let got = builtin_order(placer, &items, &list);
+                assert_eq!(got, Some(want), "seed {seed}, {placer:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn other_placers_get_no_builtin_order() {
+        #[derive(Debug)]
+        struct Reverse;
+        impl Placer for Reverse {
+            fn place(&self, items: &[ScoredItem<'_>]) -> Result<Vec<usize>> {
+                Ok((0..items.len()).rev().collect())
+            }
+        }
+        let items = [ContextItem::new("a", 1).unwrap()];
+        let list = [Candidate::of(&items, 0, 0.5)];
+        assert_eq!(builtin_order(&Reverse, &items, &list), None);
     }
 }

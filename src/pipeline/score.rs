@@ -5,29 +5,55 @@ use crate::error::Result;
 use crate::model::ContextItem;
 use crate::scorer::Scorer;
 
-/// An item on its way through the pipeline: its input position and its score.
+/// An item on its way through the pipeline: its input position, its score, and its tokens
+/// (its full form's), copied when Classify reads the item so that the stages after Score
+/// never go back to the item array in score order just for them (one cache miss per
+/// candidate on large inputs).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Candidate {
     pub index: usize,
     pub score: f64,
+    pub tokens: i64,
 }
 
+impl Candidate {
+    /// The candidate for input position `index` of `items`, scored `score`.
+    pub(super) fn of(items: &[ContextItem], index: usize, score: f64) -> Candidate {
+        Candidate {
+            index,
+            score,
+            tokens: items[index].tokens(),
+        }
+    }
+}
+
+/// Scores the scoreable items (input positions `scoreable`, in input order, with
+/// `tokens` tokens each) and returns them as candidates. Nothing after Score needs the
+/// two vectors, so they are freed here, once the candidates are built.
 pub(super) fn score<C: Collector>(
     scorer: &dyn Scorer,
     items: &[ContextItem],
-    scoreable: &[usize],
+    scoreable: Vec<usize>,
+    tokens: Vec<i64>,
     collector: &mut C,
 ) -> Result<Vec<Candidate>> {
+    debug_assert_eq!(scoreable.len(), tokens.len());
     collector.begin_stage();
     let views: Vec<&ContextItem> = scoreable.iter().map(|&i| &items[i]).collect();
     let mut scores = vec![0.0; views.len()];
     if !views.is_empty() {
-        scorer.score_all_at(&views, scoreable, &mut scores)?;
+        scorer.score_all_at(&views, &scoreable, &mut scores)?;
     }
+    drop(views);
     let scored: Vec<Candidate> = scoreable
-        .iter()
+        .into_iter()
+        .zip(tokens)
         .zip(scores)
-        .map(|(&index, score)| Candidate { index, score })
+        .map(|((index, tokens), score)| Candidate {
+            index,
+            score,
+            tokens,
+        })
         .collect();
     collector.end_stage(PipelineStage::Score, scored.len());
     Ok(scored)

@@ -16,7 +16,7 @@ use crate::model::{ContextBudget, ContextItem, ContextKind, GroupValue, ScoredIt
 use crate::pipeline::forms::{slice_cause, RunForms};
 use crate::pipeline::groups::{exclude_member, RunGroups};
 use crate::pipeline::score::Candidate;
-use crate::slicer::{SliceOutcome, Slicer};
+use crate::slicer::{greedy_select_columns, GreedySlice, SliceOutcome, Slicer};
 
 /// What the pipeline knows about the pinned items when it explains Slice exclusions.
 pub(super) struct PinnedContext<'a> {
@@ -74,21 +74,12 @@ pub(super) fn slice_within<C: Collector>(
     extensions: Extensions<'_, '_>,
     collector: &mut C,
 ) -> Result<Vec<Candidate>> {
-    let view: Vec<ScoredItem<'_>> = sorted
-        .iter()
-        .map(|c| ScoredItem {
-            item: &items[c.index],
-            score: c.score,
-        })
-        .collect();
     let sliced = match extensions {
         Extensions {
             groups: None,
             forms: None,
             ..
-        } => slice_items(
-            slicer, items, sorted, &view, budget, effective, pinned, collector,
-        )?,
+        } => slice_items(slicer, items, sorted, budget, effective, pinned, collector)?,
         Extensions {
             groups,
             forms,
@@ -98,7 +89,7 @@ pub(super) fn slice_within<C: Collector>(
                 slicer,
                 items,
                 sorted,
-                view: &view,
+                view: &scored_view(items, sorted),
                 budget,
                 effective,
                 pinned,
@@ -109,25 +100,44 @@ pub(super) fn slice_within<C: Collector>(
     Ok(sliced)
 }
 
-/// The Slice stage without groups.
-#[allow(clippy::too_many_arguments)]
+/// The sorted candidates as the slicer trait sees them.
+fn scored_view<'a>(items: &'a [ContextItem], sorted: &[Candidate]) -> Vec<ScoredItem<'a>> {
+    sorted
+        .iter()
+        .map(|c| ScoredItem {
+            item: &items[c.index],
+            score: c.score,
+        })
+        .collect()
+}
+
+/// The Slice stage without groups. [`GreedySlice`] is run over the candidates' own
+/// tokens and scores (the same selection, without reading the items in score order);
+/// every other slicer gets the items.
 fn slice_items<C: Collector>(
     slicer: &dyn Slicer,
     items: &[ContextItem],
     sorted: &[Candidate],
-    view: &[ScoredItem<'_>],
     budget: &ContextBudget,
     effective: &ContextBudget,
     pinned: &PinnedContext<'_>,
     collector: &mut C,
 ) -> Result<Vec<Candidate>> {
-    let outcome = if view.is_empty() {
-        Default::default()
+    let mut selected = vec![false; sorted.len()];
+    let (count, shortfalls) = if slicer.as_any().is::<GreedySlice>() {
+        let (tokens, score) = (|p: usize| sorted[p].tokens, |p: usize| sorted[p].score);
+        let count = greedy_select_columns(sorted.len(), tokens, score, effective, &mut selected)?;
+        (count, Vec::new())
     } else {
-        slicer.slice(view, effective)?
+        let outcome = if sorted.is_empty() {
+            Default::default()
+        } else {
+            slicer.slice(&scored_view(items, sorted), effective)?
+        };
+        mark_selection(&outcome.selected, &mut selected)?;
+        (outcome.selected.len(), outcome.shortfalls)
     };
-    let selected = selection_mask(&outcome.selected, sorted.len())?;
-    let sliced = kept(sorted, &selected, outcome.selected.len());
+    let sliced = kept(sorted, &selected, count);
     if C::ENABLED {
         let tokens = |index: usize| items[index].tokens();
         let explainer =
@@ -141,7 +151,7 @@ fn slice_items<C: Collector>(
                 reason,
             );
         }
-        collector.shortfalls(outcome.shortfalls);
+        collector.shortfalls(shortfalls);
     }
     Ok(sliced)
 }
@@ -403,14 +413,23 @@ fn reject_forms(outcome: &SliceOutcome, sorted: &[Candidate]) -> Result<()> {
 /// The candidates whose mask entry is set, in Sort order (decision D2 in docs/decisions.md).
 /// `count` is the number of set entries (the slicer's distinct positions), so the list is
 /// allocated once.
+///
+/// Without a branch on the mask (a selection mixes kept and left-out candidates
+/// unpredictably): every candidate is copied to the next free slot, and only a kept one
+/// moves the slot on. The list has one spare slot for the copies after the last kept
+/// candidate, cut off at the end.
 fn kept(sorted: &[Candidate], mask: &[bool], count: usize) -> Vec<Candidate> {
-    let mut kept = Vec::with_capacity(count);
-    kept.extend(
-        sorted
-            .iter()
-            .zip(mask)
-            .filter_map(|(c, &keep)| keep.then_some(*c)),
-    );
+    debug_assert_eq!(mask.iter().filter(|&&keep| keep).count(), count);
+    let Some(&first) = sorted.first() else {
+        return Vec::new();
+    };
+    let mut kept = vec![first; count + 1];
+    let mut next = 0;
+    for (candidate, &keep) in sorted.iter().zip(mask) {
+        kept[next] = *candidate;
+        next = (next + usize::from(keep)).min(count);
+    }
+    kept.truncate(count);
     kept
 }
 
@@ -418,6 +437,14 @@ fn kept(sorted: &[Candidate], mask: &[bool], count: usize) -> Vec<Candidate> {
 /// or repeated (a custom slicer's mistake must not corrupt the run).
 fn selection_mask(positions: &[usize], len: usize) -> Result<Vec<bool>> {
     let mut mask = vec![false; len];
+    mark_selection(positions, &mut mask)?;
+    Ok(mask)
+}
+
+/// Sets the slicer's positions in `mask` (all false on entry), rejecting positions out of
+/// range or repeated.
+fn mark_selection(positions: &[usize], mask: &mut [bool]) -> Result<()> {
+    let len = mask.len();
     for &pos in positions {
         match mask.get_mut(pos) {
             None => {
@@ -433,7 +460,7 @@ fn selection_mask(positions: &[usize], len: usize) -> Result<Vec<bool>> {
             Some(seen) => *seen = true,
         }
     }
-    Ok(mask)
+    Ok(())
 }
 
 /// The after-the-fact exclusion rule of 02 §6.4: PinnedOverride, then CountCapExceeded,
@@ -517,6 +544,38 @@ impl<'a> SliceExplainer<'a> {
         ExclusionReason::BudgetExceeded {
             item_tokens: tokens,
             available_tokens: self.available,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::Rng;
+
+    #[test]
+    fn kept_is_the_filter_of_the_mask() {
+        for seed in 0..300u64 {
+            let mut rng = Rng::new(seed);
+            let n = rng.below(if seed % 3 == 0 { 5000 } else { 20 });
+            let sorted: Vec<Candidate> = (0..n)
+                .map(|i| Candidate {
+                    index: rng.below(n.max(1)),
+                    score: i as f64,
+                    tokens: rng.range(0, 100),
+                })
+                .collect();
+            let share = rng.unit();
+            let mask: Vec<bool> = (0..n).map(|_| rng.chance(share)).collect();
+            let want: Vec<(usize, i64)> = sorted
+                .iter()
+                .zip(&mask)
+                .filter(|(_, &keep)| keep)
+                .map(|(c, _)| (c.index, c.tokens))
+                .collect();
+            let got = kept(&sorted, &mask, want.len());
+            let got: Vec<(usize, i64)> = got.iter().map(|c| (c.index, c.tokens)).collect();
+            assert_eq!(got, want, "seed {seed}");
         }
     }
 }

@@ -43,12 +43,37 @@ impl Placer for ChronologicalPlacer {
 /// The order of `n` elements by (has no timestamp, timestamp, index): the timestamped
 /// ones, taken in index order and sorted stably by timestamp, come first; the others
 /// follow in index order (rule C5).
-fn chronological_order(n: usize, timestamp: impl Fn(usize) -> Option<i64>) -> Vec<usize> {
+///
+/// When every element has a timestamp (most inputs), that is the stable order of their
+/// keys, read once into one vector: no pairs of key and index, no second list.
+pub(crate) fn chronological_order(
+    n: usize,
+    timestamp: impl Fn(usize) -> Option<i64>,
+) -> Vec<usize> {
+    let mut keys: Vec<u64> = Vec::with_capacity(n);
+    for i in 0..n {
+        match timestamp(i) {
+            Some(ts) => keys.push(i64_order_key(ts)),
+            None => return with_undated(n, timestamp, &keys, i),
+        }
+    }
+    stable_order(n, |i| keys[i])
+}
+
+/// [`chronological_order`] once element `first_undated` turned out to have no timestamp;
+/// `keys` are the keys of the elements before it.
+fn with_undated(
+    n: usize,
+    timestamp: impl Fn(usize) -> Option<i64>,
+    keys: &[u64],
+    first_undated: usize,
+) -> Vec<usize> {
     let mut timed: Vec<(u64, usize)> = Vec::with_capacity(n);
+    timed.extend(keys.iter().copied().zip(0..first_undated));
     // The untimed ones are collected at the front of the final list (allocated once at
     // its final size), then rotated behind the sorted timed ones.
     let mut order: Vec<usize> = Vec::with_capacity(n);
-    for i in 0..n {
+    for i in first_undated..n {
         match timestamp(i) {
             Some(ts) => timed.push((i64_order_key(ts), i)),
             None => order.push(i),
@@ -122,6 +147,20 @@ mod tests {
             let mut want: Vec<usize> = (0..n).collect();
             want.sort_by_key(|&i| (stamps[i].is_none(), stamps[i]));
             assert_eq!(chronological_order(n, |i| stamps[i]), want, "{stamps:?}");
+        }
+    }
+
+    #[test]
+    fn one_undated_element_anywhere() {
+        for n in [1, 2, 3, 300, 1000] {
+            for undated in [0, n / 2, n - 1] {
+                let stamps: Vec<Option<i64>> = (0..n)
+                    .map(|i| (i != undated).then_some((i as i64 * 7919) % 13))
+                    .collect();
+                let mut want: Vec<usize> = (0..n).collect();
+                want.sort_by_key(|&i| (stamps[i].is_none(), stamps[i]));
+                assert_eq!(chronological_order(n, |i| stamps[i]), want, "{n} {undated}");
+            }
         }
     }
 }

@@ -11,6 +11,9 @@ mod u_shaped;
 pub use chronological::ChronologicalPlacer;
 pub use u_shaped::UShapedPlacer;
 
+pub(crate) use chronological::chronological_order;
+pub(crate) use u_shaped::u_shaped_order;
+
 /// Orders the final selection.
 ///
 /// Contract (spec 05 §1.2): return a permutation of `0..items.len()` (position `k` of the

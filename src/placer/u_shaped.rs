@@ -35,7 +35,7 @@ impl Placer for UShapedPlacer {
 /// The U-shaped order of `n` elements scored by `score`: ranked by score descending
 /// (total order), ties by index; even ranks fill from the left edge inwards, odd ranks
 /// from the right edge inwards.
-fn u_shaped_order(n: usize, score: impl Fn(usize) -> f64) -> Vec<usize> {
+pub(crate) fn u_shaped_order(n: usize, score: impl Fn(usize) -> f64) -> Vec<usize> {
     // The stable order by descending score: (score descending, index ascending).
     let ranked = stable_order(n, |i| !f64_order_key(score(i)));
     let mut out = vec![0usize; n];

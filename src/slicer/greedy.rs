@@ -41,7 +41,7 @@ impl Slicer for GreedySlice {
         }
         // One pass reads every item (the only one that touches the items themselves).
         let tokens: Vec<i64> = items.iter().map(|s| s.item.tokens()).collect();
-        let order = density_order(&tokens, |pos| items[pos].score);
+        let order = density_order(tokens.len(), |pos| tokens[pos], |pos| items[pos].score);
         let selected = fill(&tokens, &order, target)?;
         Ok(SliceOutcome {
             selected,
@@ -63,7 +63,7 @@ impl Slicer for GreedySlice {
             units,
             budget,
             |tokens, target| {
-                let order = density_order(tokens, |u| units.value(u));
+                let order = density_order(tokens.len(), |u| tokens[u], |u| units.value(u));
                 fill(tokens, &order, target)
             },
             |levels, target| fill_levels(levels, units.len(), target),
@@ -77,7 +77,7 @@ impl Slicer for GreedySlice {
 /// Returns (unit, level) in visiting order.
 fn fill_levels(levels: &Levels, n: usize, target: i64) -> Result<Vec<(usize, usize)>> {
     let full: Vec<i64> = (0..n).map(|u| levels.tokens(u, 0)).collect();
-    let order = density_order(&full, |u| levels.value(u, 0));
+    let order = density_order(n, |u| full[u], |u| levels.value(u, 0));
     let mut room = target;
     let mut picks = Vec::new();
     for u in order {
@@ -105,32 +105,70 @@ fn density(score: f64, tokens: i64) -> f64 {
 
 /// Candidates (items or units) ordered by density descending (total order), then index
 /// ascending: the stable order of the inverted total-order keys of the densities.
-/// `tokens[i]` and `score(i)` describe candidate `i`.
-fn density_order(tokens: &[i64], score: impl Fn(usize) -> f64) -> Vec<usize> {
-    stable_order(tokens.len(), |i| {
-        !f64_order_key(density(score(i), tokens[i]))
-    })
+/// Candidate `i` of the `n` has `tokens(i)` tokens and score `score(i)`.
+fn density_order(
+    n: usize,
+    tokens: impl Fn(usize) -> i64,
+    score: impl Fn(usize) -> f64,
+) -> Vec<usize> {
+    stable_order(n, |i| !f64_order_key(density(score(i), tokens(i))))
 }
 
 /// The single greedy pass over `order` with `target > 0` tokens of room (`tokens[i]`
 /// is the token count of candidate `i`); the selected candidates in visiting order.
 fn fill(tokens: &[i64], order: &[usize], target: i64) -> Result<Vec<usize>> {
-    let mut room = target;
     // At most every candidate: one allocation instead of a doubling series.
     let mut selected = Vec::with_capacity(order.len());
+    visit(|pos| tokens[pos], order, target, |pos| selected.push(pos))?;
+    Ok(selected)
+}
+
+/// The greedy pass itself: walks `order` with `target` tokens of room and calls `take`
+/// with every candidate taken, in visiting order.
+fn visit(
+    tokens: impl Fn(usize) -> i64,
+    order: &[usize],
+    target: i64,
+    mut take: impl FnMut(usize),
+) -> Result<()> {
+    let mut room = target;
     for &pos in order {
-        let tokens = tokens[pos];
+        let tokens = tokens(pos);
         if tokens == 0 {
-            selected.push(pos);
+            take(pos);
         } else if tokens <= room {
-            selected.push(pos);
+            take(pos);
             // Only a negative token count (direct calls) can overflow here.
             room = room.checked_sub(tokens).ok_or_else(|| {
                 Error::TokenOverflow("GreedySlice remaining budget does not fit in 64 bits".into())
             })?;
         }
     }
-    Ok(selected)
+    Ok(())
+}
+
+/// [`GreedySlice::slice`] over columns instead of item references, for the pipeline,
+/// which has every candidate's tokens and score at hand: candidate `i` of the `n` has
+/// `tokens(i)` tokens and score `score(i)`. Sets `selected[i]` (all false on entry, `n`
+/// long) for exactly the candidates `slice` selects, and returns how many it set.
+pub(crate) fn select_columns(
+    n: usize,
+    tokens: impl Fn(usize) -> i64,
+    score: impl Fn(usize) -> f64,
+    budget: &ContextBudget,
+    selected: &mut [bool],
+) -> Result<usize> {
+    let target = budget.target_tokens();
+    if n == 0 || target <= 0 {
+        return Ok(0);
+    }
+    let order = density_order(n, &tokens, score);
+    let mut count = 0;
+    visit(tokens, &order, target, |pos| {
+        selected[pos] = true;
+        count += 1;
+    })?;
+    Ok(count)
 }
 
 #[cfg(test)]
@@ -336,6 +374,46 @@ mod tests {
             let want = naive(&items, target);
             let got = run(&GreedySlice::new(), &items, target).selected;
             assert_eq!(got, want, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn columns_select_exactly_what_slice_selects() {
+        let scores = [0.0, -0.0, 0.5, 1.0, -0.3, f64::MAX, f64::INFINITY, f64::NAN];
+        for seed in 0..1500u64 {
+            let mut rng = Rng::new(seed ^ 0x5eed);
+            let n = match seed % 5 {
+                0 => 300 + rng.below(3000), // past the radix sort's small-input path
+                _ => rng.below(40),
+            };
+            let specs: Vec<(i64, f64)> = (0..n)
+                .map(|_| {
+                    let tokens = match rng.below(8) {
+                        0 => 0,
+                        1 => rng.range(1, 3),
+                        _ => rng.range(1, 400),
+                    };
+                    let score = match rng.below(3) {
+                        0 => *rng.pick(&scores),
+                        1 => rng.below(5) as f64 / 4.0, // many equal densities
+                        _ => rng.unit(),
+                    };
+                    (tokens, score)
+                })
+                .collect();
+            let fx = Fixture::from_tokens_scores(&specs);
+            let total: i64 = specs.iter().map(|s| s.0).sum();
+            let target = rng.range(0, total.max(1) + 50);
+            let want = naive(&fx.scored(), target);
+            let mut want_mask = vec![false; n];
+            for &p in &want {
+                want_mask[p] = true;
+            }
+            let mut got = vec![false; n];
+            let (tokens, score) = (|i: usize| specs[i].0, |i: usize| specs[i].1);
+            let count = select_columns(n, tokens, score, &budget(target), &mut got).unwrap();
+            assert_eq!(got, want_mask, "seed {seed}");
+            assert_eq!(count, want.len(), "seed {seed}");
         }
     }
 }
