@@ -36,32 +36,41 @@ pub(super) fn keyed_positions(
 }
 
 /// Writes the rank scores of the `keyed` (key, position) pairs into `out` (every other
-/// slot 0.0) by sorting the keys once.
+/// slot 0.0) by sorting the keys once. Keys that already come in non-decreasing order
+/// (timestamps of a transcript, in the order its turns were added) are their own stable
+/// order, found by one comparison per pair instead of a sort.
 pub(super) fn rank_sorted(keyed: &[(i64, usize)], out: &mut [f64]) {
     out.fill(0.0);
     match keyed.len() {
         0 => {}
         1 => out[keyed[0].1] = 1.0,
-        _ => {
-            let order = stable_order(keyed.len(), |k| i64_order_key(keyed[k].0));
-            write_tie_group_ranks(keyed, &order, out);
+        len if keyed.windows(2).all(|pair| pair[0].0 <= pair[1].0) => {
+            write_tie_group_ranks(keyed, 0..len, out);
+        }
+        len => {
+            let order = stable_order(len, |k| i64_order_key(keyed[k].0));
+            write_tie_group_ranks(keyed, order.iter().copied(), out);
         }
     }
 }
 
-/// Given the keyed items and their stable `order` by key, gives each one
-/// `group_start / (m − 1)`, where `group_start` is the sorted index of the first key equal
-/// to its own: exactly the number of keys strictly smaller, so the single division matches
-/// the per-item form bit for bit.
-fn write_tie_group_ranks(keyed: &[(i64, usize)], order: &[usize], out: &mut [f64]) {
+/// Given the keyed items and their stable `order` by key (at least two items), gives each
+/// one `group_start / (m − 1)`, where `group_start` is the sorted index of the first key
+/// equal to its own: exactly the number of keys strictly smaller, so the single division
+/// matches the per-item form bit for bit.
+fn write_tie_group_ranks(
+    keyed: &[(i64, usize)],
+    order: impl ExactSizeIterator<Item = usize>,
+    out: &mut [f64],
+) {
     let denominator = (order.len() - 1) as f64;
     let mut group_start = 0;
-    let mut group_key = keyed[order[0]].0;
-    for (index, &k) in order.iter().enumerate() {
+    let mut group_key = None;
+    for (index, k) in order.enumerate() {
         let (key, position) = keyed[k];
-        if key != group_key {
+        if group_key != Some(key) {
             group_start = index;
-            group_key = key;
+            group_key = Some(key);
         }
         out[position] = group_start as f64 / denominator;
     }
@@ -70,7 +79,9 @@ fn write_tie_group_ranks(keyed: &[(i64, usize)], order: &[usize], out: &mut [f64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scorer::test_support::{item_refs, prioritised};
+    use crate::scorer::recency::tests::naive_rank;
+    use crate::scorer::test_support::{assert_bits_eq, item_refs, prioritised};
+    use crate::testutil::Rng;
 
     fn ranks(keys: &[Option<i64>]) -> Vec<f64> {
         let items = prioritised(keys);
@@ -99,5 +110,38 @@ mod tests {
             ranks(&[Some(i64::MAX), None, Some(i64::MIN)]),
             [1.0, 0.0, 0.0]
         );
+    }
+
+    /// Keys already in non-decreasing order (ranked without sorting) and the same keys with
+    /// one pair out of order (ranked by sorting) both score as the per-item form: ties,
+    /// unkeyed items between keyed ones, extreme keys.
+    #[test]
+    fn keys_in_order_and_one_out_of_order_match_the_per_item_form() {
+        for seed in 0..2_000u64 {
+            let mut rng = Rng::new(seed);
+            let n = rng.below(50);
+            let missing = *rng.pick(&[0.0, 0.3]);
+            let step = *rng.pick(&[1u64, 3, 1 << 40]);
+            let mut key = *rng.pick(&[i64::MIN, -7, 0]);
+            let mut keys: Vec<Option<i64>> = (0..n)
+                .map(|_| {
+                    key = key.saturating_add((rng.next_u64() % step) as i64 * rng.below(2) as i64);
+                    (!rng.chance(missing)).then_some(key)
+                })
+                .collect();
+            if rng.chance(0.5) {
+                if let Some(last) = keys.iter_mut().rev().flatten().next() {
+                    *last = i64::MIN;
+                }
+            }
+            let items = prioritised(&keys);
+            let want: Vec<f64> = (0..n)
+                .map(|i| naive_rank(i, &items, ContextItem::priority))
+                .collect();
+            let refs = item_refs(&items);
+            let mut got = vec![f64::NAN; n];
+            rank_scores(&refs, &mut got, ContextItem::priority).unwrap();
+            assert_bits_eq(seed, &got, &want);
+        }
     }
 }
