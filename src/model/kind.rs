@@ -53,7 +53,7 @@ macro_rules! folded_string_type {
 
         impl $name {
             /// The well-known spellings, numbered by position.
-            const KNOWN: &'static [&'static str] = &$known;
+            pub(crate) const KNOWN: &'static [&'static str] = &$known;
 
             /// The value spelled exactly like one of the well-known names, without
             /// allocating; `None` for any other spelling (build those with `new`).
@@ -153,6 +153,16 @@ folded_string_type!(
 );
 
 impl ContextKind {
+    /// The kind's position in `KNOWN` when it is spelled exactly like a well-known name
+    /// (KindScorer then reads its weight by position instead of looking the name up).
+    #[inline]
+    pub(crate) fn known_index(&self) -> Option<usize> {
+        match self.0 {
+            Spelling::Known(i) => Some(usize::from(i)),
+            Spelling::Custom(_) => None,
+        }
+    }
+
     /// A conversational message (the default kind).
     pub const MESSAGE: &'static str = "Message";
     /// A document or file content.
@@ -217,6 +227,11 @@ mod tests {
         assert_eq!(set.len(), 1);
         assert_eq!(ContextSource::new("Rag").unwrap().0, Spelling::Known(2));
         assert_eq!(ContextKind::default().0, Spelling::Known(0));
+        assert_eq!(known.known_index(), Some(3));
+        assert_eq!(ContextKind::new("memory").unwrap().known_index(), None);
+        for (i, name) in ContextKind::KNOWN.iter().enumerate() {
+            assert_eq!(ContextKind::new(*name).unwrap().known_index(), Some(i));
+        }
         // Well-known values compare by number, others by their folded text.
         let custom = ContextKind::new(String::from("ToolOUTPUT")).unwrap();
         assert_eq!(custom, ContextKind::new("ToolOutput").unwrap());

@@ -273,6 +273,15 @@ impl<'a> Tags<'a> {
             spans: self.spans.chunks_exact(2),
         }
     }
+    /// The tags' bytes in order (the scorers' lookups compare bytes; reading a tag as
+    /// `&str` would check its ends for character boundaries first).
+    #[inline]
+    pub(crate) fn bytes(&self) -> impl Iterator<Item = &'a [u8]> {
+        let text = self.text.as_bytes();
+        self.spans
+            .chunks_exact(2)
+            .map(move |span| text.get(span[0]..span[1]).unwrap_or(&[]))
+    }
     /// The tags as owned strings.
     pub fn to_vec(&self) -> Vec<String> {
         self.iter().map(str::to_owned).collect()
@@ -451,5 +460,11 @@ mod tests {
         assert_eq!(tags.get(2), None);
         assert!(Tags::new("", &[]).is_empty());
         assert!(std::panic::catch_unwind(|| tags[2].len()).is_err());
+        let bytes: Vec<&[u8]> = tags.bytes().collect();
+        assert_eq!(bytes, [&b"a"[..], b"bc"]);
+        let text = "é tag ü";
+        let spans = [0, 2, 2, 7, 7, 9];
+        let tags = Tags::new(text, &spans);
+        assert!(tags.bytes().eq(tags.iter().map(str::as_bytes)));
     }
 }

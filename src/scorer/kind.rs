@@ -14,7 +14,13 @@ pub struct KindScorer {
     weights: Vec<(ContextKind, f64)>,
     /// The weights by kind spelling, matched under ASCII case folding like [`ContextKind`].
     lookup: StrTable<f64>,
+    /// `lookup`'s answer for each well-known spelling, by its position in
+    /// `ContextKind::KNOWN`: most items' kinds are read without a lookup.
+    known: [Option<f64>; KNOWN_KINDS],
 }
+
+/// How many well-known kind spellings there are.
+const KNOWN_KINDS: usize = ContextKind::KNOWN.len();
 
 impl KindScorer {
     /// The default table (SystemPrompt 1.0, Memory 0.8, ToolOutput 0.6, Document 0.4, Message 0.2).
@@ -57,7 +63,12 @@ impl KindScorer {
                 )));
             }
         }
-        Ok(Self { weights, lookup })
+        let known = std::array::from_fn(|i| lookup.get(ContextKind::KNOWN[i]));
+        Ok(Self {
+            weights,
+            lookup,
+            known,
+        })
     }
 
     /// The configured table, in configuration order.
@@ -68,7 +79,12 @@ impl KindScorer {
     /// The item's score: its kind's weight, or 0.0.
     #[inline]
     pub(super) fn score_item(&self, item: &ContextItem) -> f64 {
-        self.lookup.get(item.kind().as_str()).unwrap_or(0.0)
+        let kind = item.kind();
+        match kind.known_index() {
+            Some(i) => self.known[i],
+            None => self.lookup.get(kind.as_str()),
+        }
+        .unwrap_or(0.0)
     }
 }
 

@@ -212,7 +212,12 @@ impl<V: Copy + Default> StrTable<V> {
     /// The value of the key equal to `probe`, if any.
     #[inline(always)]
     pub(crate) fn get(&self, probe: &str) -> Option<V> {
-        let bytes = probe.as_bytes();
+        self.get_bytes(probe.as_bytes())
+    }
+
+    /// [`get`](Self::get) for a probe given as its UTF-8 bytes.
+    #[inline(always)]
+    pub(crate) fn get_bytes(&self, bytes: &[u8]) -> Option<V> {
         let len = bytes.len();
         let head = self.head(bytes);
         let mask = self.slots.len().wrapping_sub(1);

@@ -55,7 +55,7 @@ impl TagScorer {
         if self.total == 0.0 || tags.is_empty() {
             return 0.0;
         }
-        let matched = sum_in_order(tags.iter().filter_map(|tag| self.lookup.get(tag)));
+        let matched = sum_in_order(tags.bytes().filter_map(|tag| self.lookup.get_bytes(tag)));
         // `f64::min` ignores NaN, so an overflowing `inf / inf` table scores 1.0 (as the crate).
         f64::min(matched / self.total, 1.0)
     }
