@@ -75,7 +75,7 @@ impl Recorder {
                 stage,
                 duration_ms: 0.0,
                 item_count: 1,
-                message: Some(format!("item {index} {what}: {reason}")),
+                message: Some(item_message(index, what, reason)),
                 item_index: Some(index),
             });
         }
@@ -97,6 +97,28 @@ impl Recorder {
             .sort_by(|a, b| b.score.total_cmp(&a.score));
         self.report
     }
+}
+
+/// `item {index} {what}: {reason}`, built without the formatting machinery (a traced run
+/// writes one such message for every item).
+fn item_message(index: usize, what: &str, reason: &str) -> String {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    let mut rest = index;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let digits = std::str::from_utf8(&digits[start..]).unwrap_or_default();
+    let mut message = String::with_capacity(8 + digits.len() + what.len() + reason.len());
+    for part in ["item ", digits, " ", what, ": ", reason] {
+        message.push_str(part);
+    }
+    message
 }
 
 impl Collector for Recorder {
@@ -145,5 +167,25 @@ impl Collector for Recorder {
 
     fn pruned_forms(&mut self, pruned: Vec<PrunedForm>) {
         self.report.pruned_forms = pruned;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::item_message;
+
+    #[test]
+    fn item_message_is_the_formatted_message() {
+        let mut indices = vec![0, 1, 9, 10, 99, 100, 12_345, usize::MAX];
+        indices.extend((0..64).map(|bit| 1usize << bit));
+        indices.extend((0..64).map(|bit| (1usize << bit).wrapping_sub(1)));
+        for index in indices {
+            for (what, reason) in [("excluded", "BudgetExceeded"), ("included", ""), ("", "x")] {
+                assert_eq!(
+                    item_message(index, what, reason),
+                    format!("item {index} {what}: {reason}")
+                );
+            }
+        }
     }
 }
