@@ -75,10 +75,8 @@ pub(crate) unsafe fn to_str<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a st
     if s.len == 0 {
         return Ok("");
     }
-    if !s.ptr.is_null() && s.len <= isize::MAX as usize {
-        // SAFETY: not NULL, a byte array needs no alignment, and the length fits the
-        // address space; validity for `len` bytes is the caller's contract.
-        let b = unsafe { slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) };
+    // SAFETY: forwarded from the caller.
+    if let Some(b) = unsafe { plain_bytes(s) } {
         if all_ascii(b) {
             // SAFETY: ASCII bytes are UTF-8.
             return Ok(unsafe { std::str::from_utf8_unchecked(b) });
@@ -96,21 +94,36 @@ pub(crate) unsafe fn to_str<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a st
 /// As for [`to_str`].
 #[inline(always)]
 pub(crate) unsafe fn to_str_hashed<'a>(s: &ctxpack_str, what: &str) -> FfiResult<(&'a str, u64)> {
-    if s.len != 0 && !s.ptr.is_null() && s.len <= isize::MAX as usize {
-        // SAFETY: as in `to_str`.
-        let b = unsafe { slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) };
+    // SAFETY: forwarded from the caller.
+    if let Some(b) = unsafe { plain_bytes(s) } {
         if let Some(hash) = hash_if_ascii(b) {
             // SAFETY: ASCII bytes are UTF-8.
             return Ok((unsafe { std::str::from_utf8_unchecked(b) }, hash));
         }
     }
     // SAFETY: forwarded from the caller.
-    let text = unsafe { to_str(s, what) }?;
+    let text = unsafe { to_str_rest(s, what) }?;
     Ok((text, hash_bytes(text.as_bytes())))
 }
 
+/// The bytes of a non-empty string whose pointer can be read as it is (not NULL, the
+/// length within the address space); `None` for every other string, which the checked
+/// path ([`to_str_rest`]) reads or rejects.
+///
+/// # Safety
+/// As for [`to_str`].
+#[inline(always)]
+unsafe fn plain_bytes<'a>(s: &ctxpack_str) -> Option<&'a [u8]> {
+    if s.len == 0 || s.ptr.is_null() || s.len > isize::MAX as usize {
+        return None;
+    }
+    // SAFETY: not NULL, a byte array needs no alignment, and the length fits the address
+    // space; validity for `len` bytes is the caller's contract.
+    Some(unsafe { slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) })
+}
+
 /// [`to_str`] for the strings its inlined part does not accept: a NULL pointer, a length
-/// too large, non-ASCII text (valid or not).
+/// too large, non-ASCII text (valid or not); the empty string reads as "".
 ///
 /// # Safety
 /// As for [`to_str`].

@@ -14,10 +14,10 @@ use crate::diagnostics::{
     Collector, DowngradeCause, ExclusionReason, InclusionReason, OverflowEvent, PipelineStage,
 };
 use crate::error::{checked_token_sum, Error, Result};
-use crate::model::{ContextBudget, ContextItem, GroupValue, OverflowStrategy, ScoredItem, Units};
+use crate::model::{ContextBudget, ContextItem, GroupValue, OverflowStrategy, Units};
 use crate::pipeline::forms::RunForms;
 use crate::pipeline::groups::{exclude_member, RunGroups};
-use crate::pipeline::score::Candidate;
+use crate::pipeline::score::{scored_view, Candidate};
 use crate::placer::{
     check_permutation, chronological_order, u_shaped_order, ChronologicalPlacer, Placer,
     UShapedPlacer,
@@ -236,13 +236,7 @@ fn placement(
     let order = match builtin {
         Some(order) => order,
         None => {
-            let view: Vec<ScoredItem<'_>> = list
-                .iter()
-                .map(|c| ScoredItem {
-                    item: &context.items[c.index],
-                    score: c.score,
-                })
-                .collect();
+            let view = scored_view(context.items, list);
             let order = match units {
                 None => context.placer.place(&view)?,
                 Some(units) => context.placer.place_grouped(&view, units)?,
@@ -544,6 +538,7 @@ fn inclusion_reason(tokens: i64, pinned: bool) -> InclusionReason {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ScoredItem;
     use crate::testutil::Rng;
 
     #[test]
@@ -575,13 +570,7 @@ mod tests {
             for i in (1..n).rev() {
                 list.swap(i, rng.below(i + 1));
             }
-            let view: Vec<ScoredItem<'_>> = list
-                .iter()
-                .map(|c| ScoredItem {
-                    item: &items[c.index],
-                    score: c.score,
-                })
-                .collect();
+            let view = scored_view(&items, &list);
             let placers: [&dyn Placer; 2] = [&ChronologicalPlacer, &UShapedPlacer];
             for placer in placers {
                 let want = placer.place(&view).unwrap();

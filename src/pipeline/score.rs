@@ -2,7 +2,7 @@
 
 use crate::diagnostics::{Collector, PipelineStage};
 use crate::error::Result;
-use crate::model::ContextItem;
+use crate::model::{ContextItem, ScoredItem};
 use crate::scorer::Scorer;
 
 /// An item on its way through the pipeline: its input position, its score, and its tokens
@@ -25,6 +25,16 @@ impl Candidate {
             tokens: items[index].tokens(),
         }
     }
+}
+
+/// The candidates as the slicer and placer traits see them: each one's item and score.
+pub(super) fn scored_view<'a>(items: &'a [ContextItem], list: &[Candidate]) -> Vec<ScoredItem<'a>> {
+    list.iter()
+        .map(|c| ScoredItem {
+            item: &items[c.index],
+            score: c.score,
+        })
+        .collect()
 }
 
 /// Scores the scoreable items (input positions `scoreable`, in input order, with

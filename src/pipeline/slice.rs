@@ -15,7 +15,7 @@ use crate::hash::FastMap;
 use crate::model::{ContextBudget, ContextItem, ContextKind, GroupValue, ScoredItem, Units};
 use crate::pipeline::forms::{slice_cause, RunForms};
 use crate::pipeline::groups::{exclude_member, RunGroups};
-use crate::pipeline::score::Candidate;
+use crate::pipeline::score::{scored_view, Candidate};
 use crate::slicer::{greedy_select_columns, GreedySlice, SliceOutcome, Slicer};
 
 /// What the pipeline knows about the pinned items when it explains Slice exclusions.
@@ -98,17 +98,6 @@ pub(super) fn slice_within<C: Collector>(
         }
     };
     Ok(sliced)
-}
-
-/// The sorted candidates as the slicer trait sees them.
-fn scored_view<'a>(items: &'a [ContextItem], sorted: &[Candidate]) -> Vec<ScoredItem<'a>> {
-    sorted
-        .iter()
-        .map(|c| ScoredItem {
-            item: &items[c.index],
-            score: c.score,
-        })
-        .collect()
 }
 
 /// The Slice stage without groups. [`GreedySlice`] is run over the candidates' own

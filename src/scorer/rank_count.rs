@@ -27,8 +27,11 @@ pub(super) fn rank_scores_by_counting(
 ) -> Result<()> {
     check_one_slot_per_item(items, out)?;
     let keyed = keyed_positions(items, key);
-    let lowest = keyed.iter().map(|&(k, _)| k).min().unwrap_or(0);
-    let highest = keyed.iter().map(|&(k, _)| k).max().unwrap_or(0);
+    let (lowest, highest) = keyed
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(low, high), &(k, _)| {
+            (low.min(k), high.max(k))
+        });
     let span = highest.abs_diff(lowest);
     if keyed.len() < 2 || span >= SPAN_MAX || span / 4 >= keyed.len() as u64 {
         rank_sorted(&keyed, out);
