@@ -9,12 +9,15 @@
 #   make test-install  installs into a temporary tree and builds examples/*.c and a consumer
 #                      of each binding against it
 #   make csharp-package  the C# binding's NuGet package (target/nuget; bindings/csharp/README.md)
+#   make miri          the unit tests of the core's one module with `unsafe` code (the items'
+#                      counted store references) under Miri; needs a nightly toolchain with
+#                      the miri component; not part of `make test` (docs/design.md)
 #
 # Needs GNU make 4.3 or later (grouped targets).
 
 CARGO ?= cargo
 
-.PHONY: all build test test-rust test-c test-bindings test-fuzz-build lint demo deps install uninstall test-install csharp-package
+.PHONY: all build test test-rust test-c test-bindings test-fuzz-build lint demo deps install uninstall test-install csharp-package miri
 
 all: build
 
@@ -64,6 +67,10 @@ test-bindings:
 
 test-fuzz-build:
 	scripts/fuzz.sh check
+
+# Its own target directory: Miri's builds do not mix with the release builds.
+miri:
+	CARGO_TARGET_DIR=target/miri $(CARGO) +nightly miri test --lib -- model::shared_store model::item
 
 test: deps lint test-fuzz-build test-rust test-c test-bindings test-install
 	@echo "make test: all suites passed"

@@ -12,6 +12,7 @@ use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::cancel::ctxpack_cancel_token;
 use crate::ffi::enums::{ctxpack_chat_format, ctxpack_trace_detail, enum_arg};
 use crate::ffi::handles::{self, HandleType, Held};
+use crate::ffi::items::ItemVec;
 use crate::ffi::pipeline::ctxpack_pipeline;
 use crate::ffi::policy::ctxpack_string;
 use crate::ffi::prefix::{
@@ -22,7 +23,6 @@ use crate::ffi::result::{ctxpack_result, entry, write_array, ResultData, RunCont
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
 use crate::ffi::strings::{ctxpack_str, to_str, OwnedCString};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
-use crate::model::ContextItem;
 use crate::pipeline::Selection;
 use crate::prefix::{PrefixState, ReuseReport};
 use crate::tokenizer::Encoding;
@@ -130,7 +130,7 @@ pub(crate) struct ChatResultData {
     tokens: i64,
     selection: Selection,
     /// The run's items, kept when the run was traced (for the report's JSON form).
-    items: Option<Arc<Vec<ContextItem>>>,
+    items: Option<Arc<ItemVec>>,
     context: RunContext,
     /// With `options.prefix`: the reuse report and the state for the next turn.
     reuse: Option<ReuseReport>,
@@ -279,7 +279,7 @@ pub unsafe extern "C" fn ctxpack_chat_trim(
             input_tokens: trimmed.input_tokens,
             tokens: trimmed.tokens,
             selection: trimmed.selection,
-            items: traced.then(|| Arc::new(trimmed.items)),
+            items: traced.then(|| Arc::new(ItemVec::from(trimmed.items))),
             context: RunContext::of(&pipeline, &budget),
             reuse: trimmed.reuse,
             state: trimmed.state,

@@ -1,6 +1,7 @@
 //! The item list handle and the item descriptor.
 
 use std::collections::BTreeMap;
+use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::alloc;
@@ -9,7 +10,8 @@ use crate::ffi::status::{ctxpack_error, ctxpack_status, guard, named, FfiError, 
 use crate::ffi::strings::{array, ctxpack_str, to_str, to_str_hashed};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::model::{
-    check_variants, ContextItem, ContextKind, ContextSource, ItemValues, TextPacker, Variant,
+    check_variants, drop_items, ContextItem, ContextKind, ContextSource, ItemValues, TextPacker,
+    Variant,
 };
 use crate::tokenizer::Encoding;
 
@@ -27,13 +29,50 @@ pub struct ctxpack_items {
 impl HandleType for ctxpack_items {
     // The current version, shared with the runs and traced results that took it
     // (copy-on-write on push).
-    type Value = Mutex<Arc<Vec<ContextItem>>>;
+    type Value = Mutex<Arc<ItemVec>>;
     const TAG: u32 = u32::from_be_bytes(*b"CPIT");
     const NAME: &'static str = "ctxpack_items";
 }
 
+/// The items of a list version or of a one-shot run. Dropping it gives the items' store
+/// references back a store at a time ([`drop_items`]) instead of one atomic
+/// decrement per item; otherwise it is the vector it wraps.
+#[derive(Clone, Default)]
+pub(crate) struct ItemVec(Vec<ContextItem>);
+
+impl Deref for ItemVec {
+    type Target = Vec<ContextItem>;
+    fn deref(&self) -> &Vec<ContextItem> {
+        &self.0
+    }
+}
+
+impl DerefMut for ItemVec {
+    fn deref_mut(&mut self) -> &mut Vec<ContextItem> {
+        &mut self.0
+    }
+}
+
+impl AsRef<[ContextItem]> for ItemVec {
+    fn as_ref(&self) -> &[ContextItem] {
+        &self.0
+    }
+}
+
+impl From<Vec<ContextItem>> for ItemVec {
+    fn from(items: Vec<ContextItem>) -> Self {
+        Self(items)
+    }
+}
+
+impl Drop for ItemVec {
+    fn drop(&mut self) {
+        drop_items(&mut self.0);
+    }
+}
+
 /// Locks the list's current version.
-fn lock(list: &Mutex<Arc<Vec<ContextItem>>>) -> MutexGuard<'_, Arc<Vec<ContextItem>>> {
+fn lock(list: &Mutex<Arc<ItemVec>>) -> MutexGuard<'_, Arc<ItemVec>> {
     // A panic while the lock was held is caught at the boundary; the list is still whole.
     list.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -43,10 +82,7 @@ fn lock(list: &Mutex<Arc<Vec<ContextItem>>>) -> MutexGuard<'_, Arc<Vec<ContextIt
 ///
 /// # Safety
 /// `items` is NULL or a handle.
-pub(crate) unsafe fn snapshot(
-    items: *const ctxpack_items,
-    what: &str,
-) -> FfiResult<Arc<Vec<ContextItem>>> {
+pub(crate) unsafe fn snapshot(items: *const ctxpack_items, what: &str) -> FfiResult<Arc<ItemVec>> {
     // SAFETY: forwarded from the caller; the list is only locked for the clone.
     Ok(lock(unsafe { handles::borrow(items, what) }?).clone())
 }
@@ -239,7 +275,7 @@ pub(crate) unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
     let mut packer = TextPacker::new();
     // SAFETY: forwarded from the caller.
     let mut item = unsafe { pack_item(&mut packer, d) }?;
-    item.attach(&packer.finish());
+    item.set_store(packer.finish());
     Ok(item)
 }
 
@@ -471,7 +507,7 @@ unsafe fn read_item(
 pub(crate) unsafe fn items_from_descs(
     descs: *const ctxpack_item_desc,
     count: usize,
-) -> FfiResult<Vec<ContextItem>> {
+) -> FfiResult<ItemVec> {
     let mut items = alloc::vec_with_capacity(count, "items").map_err(|_| {
         alloc::out_of_memory_bytes(
             count as u128 * std::mem::size_of::<ContextItem>() as u128,
@@ -480,7 +516,7 @@ pub(crate) unsafe fn items_from_descs(
     })?;
     // SAFETY: forwarded from the caller.
     unsafe { append_packed(&mut items, descs, count) }?;
-    Ok(items)
+    Ok(ItemVec(items))
 }
 
 /// Descriptor `index` read where it lies, without copying it, in the common case that
@@ -515,7 +551,7 @@ pub unsafe extern "C" fn ctxpack_items_new(
     out: *mut *mut ctxpack_items,
     out_error: *mut *mut ctxpack_error,
 ) -> ctxpack_status {
-    handles::create(out, out_error, || Ok(Mutex::new(Arc::new(Vec::new()))))
+    handles::create(out, out_error, || Ok(Mutex::new(Arc::default())))
 }
 
 /// Appends one item, copied from `desc`. On failure the list is unchanged.
@@ -635,10 +671,7 @@ fn attach(items: &mut [ContextItem], packer: TextPacker) {
     if items.is_empty() {
         return;
     }
-    let store = packer.finish();
-    for item in items {
-        item.attach(&store);
-    }
+    packer.finish().share_with(items);
 }
 
 /// Stores the number of items in `*out_len`.
@@ -659,7 +692,7 @@ pub unsafe extern "C" fn ctxpack_items_len(
 pub unsafe extern "C" fn ctxpack_items_clear(items: *mut ctxpack_items) -> ctxpack_status {
     // SAFETY: `items` is NULL or a handle.
     guard(std::ptr::null_mut(), || unsafe {
-        *lock(handles::borrow(items, "items")?) = Arc::new(Vec::new());
+        *lock(handles::borrow(items, "items")?) = Arc::default();
         Ok(())
     })
 }

@@ -13,7 +13,7 @@ use crate::ffi::enums::{
     ctxpack_group_value, ctxpack_overflow_strategy, ctxpack_trace_detail, enum_arg,
 };
 use crate::ffi::handles::{self, HandleType, Held};
-use crate::ffi::items::{ctxpack_item_desc, ctxpack_items, items_from_descs, snapshot};
+use crate::ffi::items::{ctxpack_item_desc, ctxpack_items, items_from_descs, snapshot, ItemVec};
 use crate::ffi::placer::ctxpack_placer;
 use crate::ffi::result::{ctxpack_result, ResultData, RunContext};
 use crate::ffi::scorer::ctxpack_scorer;
@@ -263,7 +263,7 @@ fn run_to_result<I>(
     items: I,
 ) -> FfiResult<ResultData>
 where
-    I: Deref + Into<Arc<Vec<ContextItem>>>,
+    I: Deref + Into<Arc<ItemVec>>,
     I::Target: AsRef<[ContextItem]>,
 {
     let list = (*items).as_ref();

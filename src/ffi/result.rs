@@ -12,6 +12,7 @@ use crate::ffi::enums::{
     ctxpack_inclusion_reason, ctxpack_pipeline_stage,
 };
 use crate::ffi::handles::{self, HandleType};
+use crate::ffi::items::ItemVec;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
 use crate::ffi::strings::{ctxpack_str, static_str, terminate, OwnedCString};
 use crate::ffi::versioned::{self, Versioned};
@@ -61,7 +62,7 @@ pub(crate) struct ResultData {
     /// selection's own list is empty when no candidate had variants).
     forms: Vec<usize>,
     /// The run's items, kept for the JSON form of a traced run.
-    items: Option<Arc<Vec<ContextItem>>>,
+    items: Option<Arc<ItemVec>>,
     /// The run's budget and quota constraints, for the report helpers.
     pub(crate) context: RunContext,
     /// The JSON form, built on first request.
@@ -73,7 +74,7 @@ pub(crate) struct ResultData {
 impl ResultData {
     pub(crate) fn new(
         mut selection: Selection,
-        items: Option<Arc<Vec<ContextItem>>>,
+        items: Option<Arc<ItemVec>>,
         context: RunContext,
     ) -> Self {
         if let Some(report) = &mut selection.report {
@@ -106,7 +107,7 @@ impl ResultData {
     /// mirrors its report; `items` are the run's items.
     pub(crate) fn from_report(
         report: SelectionReport,
-        items: Arc<Vec<ContextItem>>,
+        items: Arc<ItemVec>,
         context: RunContext,
     ) -> Self {
         Self::new(Selection::from_report(report), Some(items), context)
@@ -1176,7 +1177,7 @@ mod tests {
         };
         let selection = pipeline.run_with(&items, &budget, &options).unwrap();
         let context = RunContext::of(&pipeline, &budget);
-        let data = ResultData::new(selection, Some(Arc::new(items)), context);
+        let data = ResultData::new(selection, Some(Arc::new(ItemVec::from(items))), context);
         assert_eq!(data.selection.indices, [0, 1]);
         assert_eq!(data.forms, [1, 0]);
         assert_eq!(
@@ -1254,7 +1255,7 @@ mod tests {
             overflows += usize::from(traced.overflow.is_some());
             let report = traced.report.clone().unwrap();
             let context = RunContext::of(&pipeline, &budget);
-            let data = ResultData::from_report(report, Arc::new(items), context);
+            let data = ResultData::from_report(report, Arc::new(ItemVec::from(items)), context);
             assert_eq!(data.selection, traced, "case {case}");
         }
         assert!(overflows > 0, "no case went over target");

@@ -7,12 +7,11 @@ use crate::analytics::{pipeline_sensitivity, SensitivityReport};
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::enums::ctxpack_item_status;
 use crate::ffi::handles::{self, HandleType, Held};
-use crate::ffi::items::{ctxpack_items, snapshot};
+use crate::ffi::items::{ctxpack_items, snapshot, ItemVec};
 use crate::ffi::pipeline::ctxpack_pipeline;
 use crate::ffi::result::{ctxpack_result, entry, write_array, ResultData, RunContext};
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiResult};
 use crate::ffi::strings::{array, ctxpack_str, terminate, to_str};
-use crate::model::ContextItem;
 use crate::pipeline::Pipeline;
 
 /// One variant of a sensitivity comparison: a label and a pipeline (build one from a
@@ -47,17 +46,13 @@ pub(crate) struct SensitivityData {
     /// Per diff, the `ctxpack_item_status` of every variant, in variant order.
     statuses: Vec<Vec<i32>>,
     /// The items of the runs, for the variants' results.
-    items: Arc<Vec<ContextItem>>,
+    items: Arc<ItemVec>,
     /// Each variant's budget and quota constraints, for its result's report helpers.
     contexts: Vec<RunContext>,
 }
 
 impl SensitivityData {
-    fn new(
-        mut report: SensitivityReport,
-        items: Arc<Vec<ContextItem>>,
-        contexts: Vec<RunContext>,
-    ) -> Self {
+    fn new(mut report: SensitivityReport, items: Arc<ItemVec>, contexts: Vec<RunContext>) -> Self {
         for v in &mut report.variants {
             terminate(&mut v.label);
         }

@@ -5,8 +5,8 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 use crate::hash::hash_bytes;
-use std::sync::Arc;
 
+use crate::model::shared_store::SharedStore;
 use crate::model::store::{ItemStrings, Tags, TextPacker, TextStore};
 use crate::model::variant::{self, Variant};
 use crate::model::{ContextKind, ContextSource};
@@ -36,40 +36,45 @@ use crate::tokenizer::Encoding;
 /// # Ok::<(), ctxpack::Error>(())
 /// ```
 ///
-/// Stored compactly (128 bytes on 64-bit targets): every pipeline stage walks the items,
-/// so fewer bytes per item means fewer cache lines per pass. The content, tags and group
+/// Stored compactly (128 bytes on 64-bit targets, aligned to 64: two cache lines, the
+/// fields the scorers read in the first): every pipeline stage walks the items, so fewer
+/// bytes per item means fewer cache lines per pass. The content, tags and group
 /// key live in a text store shared with the other items pushed in the same batch (one
 /// buffer, `docs/design.md`, "Item storage"), so cloning an item or dropping a batch
 /// does not copy or free strings one by one. Optional numbers are a value and a flag bit
 /// (the value is 0 when absent, so equality is unchanged), and the rarely set fields
 /// (metadata, the variants) share one box that exists only when one of them is set.
 #[derive(Clone)]
+#[repr(C, align(64))]
 pub struct ContextItem {
+    // The first cache line holds every field a scorer reads (the composite scorers walk
+    // the items once per scorer), the second what Classify, Deduplicate and the
+    // accessors read once per run.
     /// The shared strings; `None` only while a batch is being packed (never seen outside
     /// the function packing it), when every string reads as empty.
-    store: Option<Arc<TextStore>>,
-    /// Byte offsets of the content in the store.
-    content: (usize, usize),
-    /// `hash_bytes(content)`, computed once when the item is built (while the content is
-    /// still in the cache), so Deduplicate does not read every content again.
-    content_hash: u64,
-    tokens: i64,
+    store: Option<SharedStore>,
+    timestamp: i64,
+    priority: i64,
+    future_relevance_hint: f64,
     kind: ContextKind,
-    source: ContextSource,
     /// Index of the item's first tag in the store's span table; the group key, when
     /// [`HAS_GROUP`] is set, follows the tags.
     first_string: u32,
     tag_count: u32,
+    /// [`PINNED`] and the `HAS_…` bits of the optional fields.
+    flags: u8,
+    tokens: i64,
+    /// `hash_bytes(content)`, computed once when the item is built (while the content is
+    /// still in the cache), so Deduplicate does not read every content again.
+    content_hash: u64,
+    /// Byte offsets of the content in the store.
+    content: (usize, usize),
+    source: ContextSource,
     /// Metadata and variants: `None` when both are empty, never `Some` of an empty
     /// [`Extra`]. Boxed on purpose: 8 bytes in the item for fields most items leave
     /// empty.
     extra: Option<Box<Extra>>,
-    priority: i64,
-    timestamp: i64,
     original_tokens: i64,
-    future_relevance_hint: f64,
-    /// [`PINNED`] and the `HAS_…` bits of the optional fields.
-    flags: u8,
 }
 
 const PINNED: u8 = 1;
@@ -364,10 +369,18 @@ impl ContextItem {
         }
     }
 
-    /// Gives an item made by [`packed`](Self::packed) the finished store of its batch.
+    /// Gives an item made by [`packed`](Self::packed) the finished store of its batch
+    /// (one reference; [`SharedStore::share_with`] gives a batch's items theirs).
     #[inline]
-    pub(crate) fn attach(&mut self, store: &Arc<TextStore>) {
-        self.store = Some(Arc::clone(store));
+    pub(crate) fn set_store(&mut self, store: SharedStore) {
+        self.store = Some(store);
+    }
+
+    /// Takes the item's store reference out (the item then reads as empty strings), for
+    /// [`drop_items`](crate::model::drop_items).
+    #[inline]
+    pub(crate) fn take_store(&mut self) -> Option<SharedStore> {
+        self.store.take()
     }
 }
 
@@ -677,6 +690,7 @@ mod tests {
     fn compact_layout_keeps_equality_and_defaults() {
         #[cfg(target_pointer_width = "64")]
         assert_eq!(std::mem::size_of::<ContextItem>(), 128);
+        assert_eq!(std::mem::align_of::<ContextItem>(), 64);
         let plain = ContextItem::new("x", 1).unwrap();
         assert_eq!(plain, ContextItem::new("x", 1).unwrap());
         assert_ne!(
@@ -792,10 +806,8 @@ mod tests {
         assert_eq!((items[0].content(), items[0].tags().len()), ("", 0));
         assert_eq!(items[0].group(), None);
         let store = packer.finish();
-        for item in &mut items {
-            item.attach(&store);
-        }
-        assert_eq!(Arc::strong_count(&store), 4);
+        store.clone().share_with(&mut items);
+        assert_eq!(store.ref_count(), 4);
         let expected = ContextItem::builder("first item", 4)
             .tags(["red", "", "Red"])
             .group("call_1")
@@ -818,10 +830,10 @@ mod tests {
         );
         // A clone shares the store; dropping the items leaves only the local handle.
         let copy = items[2].clone();
-        assert_eq!(Arc::strong_count(&store), 5);
+        assert_eq!(store.ref_count(), 5);
         drop(items);
         assert_eq!(copy.content(), "third, grouped");
-        assert_eq!(Arc::strong_count(&store), 2);
+        assert_eq!(store.ref_count(), 2);
     }
 
     /// Equality compares text, not where it is stored.
@@ -839,7 +851,7 @@ mod tests {
                 ..ItemValues::default()
             },
         );
-        packed.attach(&packer.finish());
+        packed.set_store(packer.finish());
         let built = ContextItem::builder("x", 1).tags(["t"]).build().unwrap();
         assert_eq!(packed, built);
         assert_ne!(

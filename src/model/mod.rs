@@ -9,6 +9,8 @@ mod item;
 mod json;
 mod kind;
 mod levels;
+#[allow(unsafe_code)]
+mod shared_store;
 mod store;
 mod timestamp;
 mod variant;
@@ -25,6 +27,7 @@ pub use json::{read_items, read_items_counted, read_items_with, ItemReadError, I
 pub(crate) use kind::fold_ascii;
 pub use kind::{ContextKind, ContextSource};
 pub(crate) use levels::{LevelSource, Levels};
+pub(crate) use shared_store::drop_items;
 pub(crate) use store::TextPacker;
 pub use store::{TagIter, Tags};
 pub use timestamp::{format_rfc3339, parse_rfc3339};

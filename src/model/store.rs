@@ -7,12 +7,11 @@
 //! items and tags there are. An item built with [`crate::ContextItem::builder`] gets a
 //! store of its own.
 
-use std::fmt;
-use std::ops::Index;
-use std::sync::Arc;
-
 use crate::alloc;
 use crate::error::{Error, Result};
+use crate::model::shared_store::SharedStore;
+use std::fmt;
+use std::ops::Index;
 
 /// The strings of one or more items: the contents in one text buffer (each item knows
 /// its content's offsets), the tags and group keys in a second, and a table of
@@ -179,7 +178,7 @@ impl TextPacker {
     /// The shared store of everything packed, each buffer shrunk to its size when more
     /// than an eighth of it is unused (a store finished because it is full keeps its
     /// buffers as they are: one allocation fewer each).
-    pub(crate) fn finish(mut self) -> Arc<TextStore> {
+    pub(crate) fn finish(mut self) -> SharedStore {
         if self.text.capacity() - self.text.len() > self.text.len() / 8 {
             self.text.shrink_to_fit();
         }
@@ -189,7 +188,7 @@ impl TextPacker {
         if self.spans.capacity() - self.spans.len() > self.spans.len() / 8 {
             self.spans.shrink_to_fit();
         }
-        Arc::new(TextStore {
+        SharedStore::new(TextStore {
             text: self.text,
             strings: self.strings,
             spans: self.spans,
@@ -208,12 +207,12 @@ impl TextPacker {
 
     /// A store holding only `content`, without copying it (an item without tags and
     /// group key).
-    pub(crate) fn content_only(content: String) -> (Arc<TextStore>, ItemStrings) {
+    pub(crate) fn content_only(content: String) -> (SharedStore, ItemStrings) {
         let strings = ItemStrings {
             content: (0, content.len()),
             ..ItemStrings::default()
         };
-        let store = Arc::new(TextStore {
+        let store = SharedStore::new(TextStore {
             text: content,
             strings: String::new(),
             spans: Vec::new(),
