@@ -1,6 +1,7 @@
 //! The item list handle and the item descriptor.
 
 use std::collections::BTreeMap;
+use std::mem::MaybeUninit;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -280,9 +281,9 @@ pub(crate) unsafe fn to_item(d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
 }
 
 /// Converts a descriptor into an item whose strings (content, tags, group key) are
-/// copied into `packer`, checking every argument. The item reads its strings once
-/// [`ContextItem::attach`] gives it the finished store. On failure `packer` is left as it
-/// was.
+/// copied into `packer`, checking every argument. The item reads its strings once it is
+/// given the finished store (`ContextItem::set_store`, `SharedStore::share_with`). On
+/// failure `packer` is left as it was.
 ///
 /// # Safety
 /// The descriptor's pointers are valid for their lengths.
@@ -290,21 +291,44 @@ pub(crate) unsafe fn pack_item(
     packer: &mut TextPacker,
     d: &ctxpack_item_desc,
 ) -> FfiResult<ContextItem> {
-    let mark = packer.mark();
+    let mut slot = MaybeUninit::uninit();
     // SAFETY: forwarded from the caller.
-    let item = unsafe { pack_checked(packer, d) };
-    if item.is_err() {
-        packer.rollback(mark);
-    }
-    item
+    unsafe { pack_item_into(packer, d, &mut slot) }?;
+    // SAFETY: `pack_item_into` succeeded, so it wrote the item.
+    Ok(unsafe { slot.assume_init() })
 }
 
-/// [`pack_item`] without the rollback: every argument is read and checked in the
-/// documented order, the strings copied as they are checked.
+/// [`pack_item`] writing the item into `slot` (on success; on failure `slot` is left
+/// uninitialised): a push writes each item straight into the list's spare room rather
+/// than moving it there.
 ///
 /// # Safety
 /// The descriptor's pointers are valid for their lengths.
-unsafe fn pack_checked(packer: &mut TextPacker, d: &ctxpack_item_desc) -> FfiResult<ContextItem> {
+unsafe fn pack_item_into(
+    packer: &mut TextPacker,
+    d: &ctxpack_item_desc,
+    slot: &mut MaybeUninit<ContextItem>,
+) -> FfiResult<()> {
+    let mark = packer.mark();
+    // SAFETY: forwarded from the caller.
+    let done = unsafe { pack_checked(packer, d, slot) };
+    if done.is_err() {
+        packer.rollback(mark);
+    }
+    done
+}
+
+/// [`pack_item_into`] without the rollback: every argument is read and checked in the
+/// documented order, the strings copied as they are checked, and the item written to
+/// `slot` once all of them passed.
+///
+/// # Safety
+/// The descriptor's pointers are valid for their lengths.
+unsafe fn pack_checked(
+    packer: &mut TextPacker,
+    d: &ctxpack_item_desc,
+    slot: &mut MaybeUninit<ContextItem>,
+) -> FfiResult<()> {
     let pinned = flag(d.pinned, "desc.pinned")?;
     let has_priority = flag(d.has_priority, "desc.has_priority")?;
     let has_timestamp = flag(d.has_timestamp, "desc.has_timestamp")?;
@@ -378,7 +402,8 @@ unsafe fn pack_checked(packer: &mut TextPacker, d: &ctxpack_item_desc) -> FfiRes
             original_tokens: has_original.then_some(d.original_tokens),
             variants,
         };
-        Ok(ContextItem::packed(strings, content_hash, values))
+        slot.write(ContextItem::packed(strings, content_hash, values));
+        Ok(())
     }
 }
 
@@ -475,15 +500,16 @@ unsafe fn read_some_variants(
     Ok(variants)
 }
 
-/// Reads descriptor `index` of an array and packs it ([`pack_item`]).
+/// Reads descriptor `index` of an array and packs it into `slot` ([`pack_item_into`]).
 ///
 /// # Safety
 /// `descs` holds more than `index` descriptors.
-unsafe fn read_item(
+unsafe fn read_item_into(
     packer: &mut TextPacker,
     descs: *const ctxpack_item_desc,
     index: usize,
-) -> FfiResult<ContextItem> {
+    slot: &mut MaybeUninit<ContextItem>,
+) -> FfiResult<()> {
     let copied;
     // SAFETY: forwarded from the caller.
     let desc = match unsafe { in_place(descs, index) } {
@@ -495,7 +521,7 @@ unsafe fn read_item(
         }
     };
     // SAFETY: forwarded from the caller.
-    unsafe { pack_item(packer, desc) }
+    unsafe { pack_item_into(packer, desc, slot) }
 }
 
 /// Converts the array `descs` of `count` descriptors into items for a one-shot run
@@ -619,9 +645,18 @@ unsafe fn append_packed(
     let mut packer = new_store_packer(count.min(256), count.min(256) * 8)?;
     let mut first_unattached = start;
     for i in 0..count {
+        if list.len() == list.capacity() {
+            // Not reached when the caller reserved the room, as documented.
+            if let Err(e) = alloc::grow(list, 1, "items") {
+                list.truncate(start);
+                return Err(e.into());
+            }
+        }
+        let slot = &mut list.spare_capacity_mut()[0];
         // SAFETY: forwarded from the caller; `i < count`.
-        match unsafe { read_item(&mut packer, descs, i) } {
-            Ok(item) => list.push(item),
+        match unsafe { read_item_into(&mut packer, descs, i, slot) } {
+            // SAFETY: the item was written to the first spare slot.
+            Ok(()) => unsafe { list.set_len(list.len() + 1) },
             Err(e) => {
                 list.truncate(start);
                 return Err(e.context(format_args!("item {i}")));
