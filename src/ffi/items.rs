@@ -382,8 +382,14 @@ unsafe fn pack_checked(
         if content.is_empty() {
             return Err(crate::Error::EmptyContent.into());
         }
-        let encoding = item_encoding(d)?;
-        let tokens = counted_tokens(d, content, encoding)?;
+        // Most items have no encoding: the caller counted (the checks below only
+        // matter with one).
+        let (encoding, tokens) = if d.encoding.len == 0 {
+            (None, d.tokens)
+        } else {
+            let encoding = item_encoding(d)?;
+            (encoding, counted_tokens(d, content, encoding)?)
+        };
         // Most items have no variants: the empty list is made here, in place, rather
         // than returned through memory by a call.
         let variants = match d.variant_count {

@@ -182,31 +182,37 @@ pub(crate) fn all_ascii(b: &[u8]) -> bool {
 ///
 /// # Safety
 /// `ptr` is valid for `len` elements, or NULL; the elements outlive `'a`.
+#[inline(always)]
 pub(crate) unsafe fn array<'a, T>(ptr: *const T, len: usize, what: &str) -> FfiResult<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
     }
-    if ptr.is_null() {
-        return Err(FfiError::new(
-            ctxpack_status::CTXPACK_NULL_ARGUMENT,
-            format!("{what} is NULL but its length is {len}"),
-        ));
-    }
-    if (ptr as usize) % align_of::<T>() != 0 {
-        return Err(FfiError::invalid(format!(
-            "{what} is not aligned for its element type"
-        )));
-    }
-    if len
+    let fits = len
         .checked_mul(size_of::<T>())
-        .is_none_or(|bytes| bytes > isize::MAX as usize)
-    {
-        return Err(FfiError::invalid(format!(
-            "{what} length {len} is too large"
-        )));
+        .is_some_and(|bytes| bytes <= isize::MAX as usize);
+    let aligned = (ptr as usize) % align_of::<T>() == 0;
+    if ptr.is_null() || !aligned || !fits {
+        return Err(array_error(ptr.is_null(), aligned, len, what));
     }
     // SAFETY: non-NULL, aligned, size checked; validity is the caller's contract.
     Ok(unsafe { slice::from_raw_parts(ptr, len) })
+}
+
+/// The error of an array argument [`array`] refuses, checked in this order: a NULL
+/// pointer, a misaligned one, a length whose bytes do not fit the address space.
+#[cold]
+#[inline(never)]
+fn array_error(null: bool, aligned: bool, len: usize, what: &str) -> FfiError {
+    if null {
+        FfiError::new(
+            ctxpack_status::CTXPACK_NULL_ARGUMENT,
+            format!("{what} is NULL but its length is {len}"),
+        )
+    } else if !aligned {
+        FfiError::invalid(format!("{what} is not aligned for its element type"))
+    } else {
+        FfiError::invalid(format!("{what} length {len} is too large"))
+    }
 }
 
 /// Puts a NUL just after the text of `s`, in its spare capacity (reallocating when it has
@@ -287,6 +293,46 @@ pub unsafe extern "C" fn ctxpack_str_from_cstr(s: *const c_char) -> ctxpack_str 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `array`'s errors, in their order: NULL first, then misalignment, then a length
+    /// whose bytes do not fit the address space (a pointer both misaligned and too long
+    /// reports the misalignment); an empty array is accepted whatever the pointer.
+    #[test]
+    fn array_errors_come_in_order() {
+        let words = [0u64; 2];
+        let misaligned = words.as_ptr().cast::<u8>().wrapping_add(1).cast::<u64>();
+        let huge = usize::MAX / 4;
+        let err = |ptr: *const u64, len: usize| {
+            // SAFETY: every call below is refused before the pointer is read.
+            let e = unsafe { array(ptr, len, "xs") }.unwrap_err();
+            (e.status, e.message)
+        };
+        let invalid = ctxpack_status::CTXPACK_INVALID_ARGUMENT;
+        assert_eq!(
+            err(std::ptr::null(), huge),
+            (
+                ctxpack_status::CTXPACK_NULL_ARGUMENT,
+                format!("xs is NULL but its length is {huge}")
+            )
+        );
+        assert_eq!(
+            err(misaligned, huge),
+            (invalid, "xs is not aligned for its element type".into())
+        );
+        assert_eq!(
+            err(misaligned, 1),
+            (invalid, "xs is not aligned for its element type".into())
+        );
+        assert_eq!(
+            err(words.as_ptr(), huge),
+            (invalid, format!("xs length {huge} is too large"))
+        );
+        // SAFETY: an empty array reads nothing; two words are valid.
+        unsafe {
+            assert!(array(std::ptr::null::<u64>(), 0, "xs").unwrap().is_empty());
+            assert_eq!(array(words.as_ptr(), 2, "xs").unwrap(), &[0, 0]);
+        }
+    }
 
     /// `all_ascii` agrees with the standard library at every length and with a high byte
     /// at every position (first, last, inside each word, in the overlapping last word).

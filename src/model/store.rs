@@ -148,6 +148,7 @@ impl TextPacker {
 
     /// Makes room in the span table for `count` more tags, before they are read (a count
     /// no memory can back fails here, naming `tags`, without reading any tag).
+    #[inline]
     pub(crate) fn reserve_tags(&mut self, count: usize) -> Result<()> {
         alloc::grow(&mut self.spans, count.saturating_mul(2), "tags")
     }
