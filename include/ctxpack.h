@@ -1596,6 +1596,19 @@ ctxpack_status ctxpack_chat_result_adjustment(const struct ctxpack_chat_result *
 // NUL-terminated, owned by the chat result). `CTXPACK_OUT_OF_RANGE` past either count.
 ctxpack_status ctxpack_chat_result_adjustment_path(const struct ctxpack_chat_result *result, size_t i, size_t j, struct ctxpack_str *out_path);
 
+// The number of rule pins: user messages that ctxpack pinned, beyond the system messages
+// and the last turn, for the run whose selection the result holds. When the first run's
+// selection would start an Anthropic request with an assistant message, ctxpack also runs
+// the pipeline with a user message before it pinned, and keeps that run when it keeps
+// more messages (then more tokens) than dropping the leading units (docs/chat.md). 0 or 1
+// in practice; always 0 for OpenAI requests.
+ctxpack_status ctxpack_chat_result_rule_pin_count(const struct ctxpack_chat_result *result, size_t *out_count);
+
+// Rule pin `i`: the JSON path of the pinned message (`*out_path`, `"messages[0]"`) and why
+// (`*out_reason`), both NUL-terminated and owned by the chat result. A rule pin is always
+// one user message. `CTXPACK_OUT_OF_RANGE` past the count.
+ctxpack_status ctxpack_chat_result_rule_pin(const struct ctxpack_chat_result *result, size_t i, struct ctxpack_str *out_path, struct ctxpack_str *out_reason);
+
 // The pipeline's selection as a **new** result handle (the caller frees it with
 // `ctxpack_result_free`; it may outlive the chat result): `ctxpack_result_indices` and
 // the other selection accessors, and, when `options.trace_detail` asked for it, the

@@ -133,11 +133,12 @@ impl std::fmt::Debug for ChatOptions<'_> {
     }
 }
 
-/// Units dropped after the pipeline ran, to satisfy a provider rule the pipeline does not
-/// know (only ever drops, so the budget holds).
+/// A unit that a provider rule the pipeline does not know made ctxpack drop after the run
+/// ([`Trimmed::adjustments`]) or pin for another run ([`Trimmed::rule_pins`]); either way
+/// the budget holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Adjustment {
-    /// JSON paths of the dropped messages.
+    /// JSON paths of the unit's messages.
     pub paths: Vec<String>,
     /// Why.
     pub reason: String,
@@ -162,6 +163,13 @@ pub struct Trimmed {
     pub selection: Selection,
     /// Units dropped after the run to satisfy the provider's rules.
     pub adjustments: Vec<Adjustment>,
+    /// Units pinned, beyond the system messages and the last turn, for the run whose
+    /// selection this is: when the first run's selection would start an Anthropic request
+    /// with an assistant message, ctxpack also tries pinning a user message before it and
+    /// running the pipeline again, and keeps that run when it keeps more messages (then
+    /// more tokens) than dropping the leading units (`docs/chat.md`, *What ctxpack guarantees*). Empty
+    /// otherwise.
+    pub rule_pins: Vec<Adjustment>,
     /// Tokens of the whole input request as counted ([`ChatOptions::counter`] and the
     /// overheads).
     pub input_tokens: i64,
@@ -220,15 +228,21 @@ pub fn trim(
         options: o,
         identify: &identify,
     });
-    let mut run = select::run(
-        &conv,
-        pipeline,
-        budget,
-        &pinned,
-        options.trace,
-        prefix_input.as_ref(),
-    )?;
-    let adjustments = rules::enforce(&conv, &mut run.kept_units, &pinned)?;
+    let run_pinned = |pins: &[bool]| {
+        select::run(
+            &conv,
+            pipeline,
+            budget,
+            pins,
+            options.trace,
+            prefix_input.as_ref(),
+        )
+    };
+    let rules::Valid {
+        mut run,
+        dropped: adjustments,
+        pinned: rule_pins,
+    } = rules::select(&conv, &pinned, &run_pinned)?;
     let mut keep = vec![false; conv.messages.len()];
     for (unit, _) in conv.units.iter().zip(&run.kept_units).filter(|(_, &k)| k) {
         keep[unit.clone()].fill(true);
@@ -285,6 +299,7 @@ pub fn trim(
         item_paths: run.item_paths,
         selection: run.selection,
         adjustments,
+        rule_pins,
         input_tokens,
         tokens,
         reuse,

@@ -1,43 +1,133 @@
-//! The provider rules a selection must also satisfy beyond keeping units whole, enforced by
-//! dropping further units after the run (never by adding any, so the budget still holds).
+//! The provider rules a selection must also satisfy beyond keeping units whole.
 //!
 //! * Every request keeps at least one message.
-//! * Anthropic: the first message is a user message; units are dropped from the front until
-//!   one that starts with a user message leads.
+//! * Anthropic: the first message is a user message. When the pipeline's selection starts
+//!   with a unit led by an assistant message, two repairs are possible: dropping units from
+//!   the front until one led by a user message leads, or pinning the nearest user-led unit
+//!   before the selection (then, if the selection still starts with an assistant, the
+//!   conversation's first unit, a user message) and running the pipeline again, which fills
+//!   the budget around it. [`select`] makes each valid and keeps the one that keeps the most
+//!   messages, then the most tokens (the drop on a tie): a pinned user message that is long
+//!   does not push out several recent ones.
 //! * Anthropic: the API merges consecutive messages of one role into one turn, and with
 //!   extended thinking the last assistant turn must start with a thinking block. So an
 //!   assistant message that starts with a thinking block is never left right after another
 //!   assistant message it did not follow in the request: the earlier one's unit is dropped
 //!   (or, when that one is pinned, the later one's).
+//!
+//! Drops only ever remove units from a selection and pinning runs the pipeline again with
+//! the same budget, so the budget holds either way.
 
 use crate::chat::conversation::{Conversation, Role};
+use crate::chat::select::Run;
 use crate::chat::{Adjustment, Provider};
 use crate::error::{Error, Result};
 
-/// Drops units until the selection satisfies the provider's rules; returns what was dropped.
-pub(crate) fn enforce(
+/// The most runs made after the first one to pin a user message at the front.
+const MAX_RERUNS: usize = 2;
+
+/// A selection that satisfies the provider's rules, and how it was reached.
+pub(crate) struct Valid {
+    /// The run whose selection this is; its `kept_units` are the units sent.
+    pub(crate) run: Run,
+    /// Units the run selected that were dropped afterwards.
+    pub(crate) dropped: Vec<Adjustment>,
+    /// Units pinned for the run, beyond the request's own pinned units.
+    pub(crate) pinned: Vec<Adjustment>,
+}
+
+/// Runs the pipeline with `run` (given which units are pinned) and returns a selection that
+/// satisfies the provider's rules; see the module documentation for how. A run made only
+/// to repair the first one may fail (say, the pinned user message does not fit): the
+/// repair is then not available, and only a cancellation is reported.
+pub(crate) fn select(
     conv: &Conversation,
-    kept: &mut [bool],
     pinned: &[bool],
-) -> Result<Vec<Adjustment>> {
-    let mut adjustments = Vec::new();
-    if conv.provider == Provider::Anthropic {
-        while let Some((unit, reason)) = anthropic_violation(conv, kept, pinned)? {
-            kept[unit] = false;
-            adjustments.push(Adjustment {
-                paths: conv.units[unit].clone().map(Conversation::path).collect(),
-                reason,
-            });
+    run: &dyn Fn(&[bool]) -> Result<Run>,
+) -> Result<Valid> {
+    let first = run(pinned)?;
+    let mut next_pin = assistant_lead(conv, &first.kept_units)
+        .and_then(|lead| (0..lead).rev().find(|&u| conv.starts_with_user(u)));
+    let mut best = enforce(conv, first, pinned, Vec::new())?;
+    let mut reruns = 0;
+    while let Some(unit) = next_pin.take() {
+        if pinned[unit] || reruns == MAX_RERUNS {
+            break;
+        }
+        reruns += 1;
+        let mut pins = pinned.to_vec();
+        pins[unit] = true;
+        let again = match run(&pins) {
+            Ok(again) => again,
+            Err(e @ Error::Cancelled(_)) => return Err(e),
+            Err(_) => break,
+        };
+        if unit != 0 && assistant_lead(conv, &again.kept_units).is_some() {
+            next_pin = Some(0);
+        }
+        let pin = Adjustment {
+            paths: conv.units[unit].clone().map(Conversation::path).collect(),
+            reason: "pinned so that the request starts with a user message; the pipeline \
+                     ran again around it"
+                .into(),
+        };
+        let candidate = enforce(conv, again, &pins, vec![pin])?;
+        if kept_size(conv, &candidate) > kept_size(conv, &best) {
+            best = candidate;
         }
     }
-    if !kept.iter().any(|&k| k) {
+    if !best.run.kept_units.iter().any(|&k| k) {
         return Err(Error::InvalidBudget(
             "the budget leaves room for no message of the request (a request needs at least \
              one)"
                 .into(),
         ));
     }
-    Ok(adjustments)
+    Ok(best)
+}
+
+/// Anthropic: the first unit of the selection when it starts with an assistant message.
+fn assistant_lead(conv: &Conversation, kept: &[bool]) -> Option<usize> {
+    if conv.provider != Provider::Anthropic {
+        return None;
+    }
+    kept.iter()
+        .position(|&k| k)
+        .filter(|&first| !conv.starts_with_user(first))
+}
+
+/// How much of the conversation a selection keeps: its messages, then their tokens.
+fn kept_size(conv: &Conversation, valid: &Valid) -> (usize, i64) {
+    conv.units
+        .iter()
+        .zip(&valid.run.kept_units)
+        .filter(|(_, &k)| k)
+        .flat_map(|(u, _)| &conv.messages[u.clone()])
+        .fold((0, 0), |(n, t), m| (n + 1, t.saturating_add(m.tokens)))
+}
+
+/// Drops units from the run's selection until it satisfies the provider's rules.
+fn enforce(
+    conv: &Conversation,
+    mut run: Run,
+    pinned: &[bool],
+    pins: Vec<Adjustment>,
+) -> Result<Valid> {
+    let mut dropped = Vec::new();
+    if conv.provider == Provider::Anthropic {
+        while let Some((unit, reason)) = anthropic_violation(conv, &run.kept_units, pinned)? {
+            run.kept_units[unit] = false;
+            dropped.push(Adjustment {
+                paths: conv.units[unit].clone().map(Conversation::path).collect(),
+                reason,
+            });
+        }
+    }
+    Ok(Valid {
+        run,
+        dropped,
+        pinned: pins,
+    })
 }
 
 /// The next unit to drop, with the reason, or `None` when the selection is valid.

@@ -383,6 +383,123 @@ fn anthropic_requests_start_with_a_user_message() {
     assert_eq!(t.item_paths[0], "system");
 }
 
+/// The tokens the item standing for `path` was given.
+fn item_tokens(t: &Trimmed, path: &str) -> i64 {
+    let i = t.item_paths.iter().position(|p| p == path).unwrap();
+    t.items[i].tokens()
+}
+
+#[test]
+fn a_user_message_is_pinned_when_dropping_the_leading_units_would_keep_less() {
+    let body = json!({"messages": [
+        {"role": "user", "content": "ten words about the task we are working on today"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "search", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "result ".repeat(40)}]},
+        {"role": "assistant", "content": "short answer"},
+        {"role": "user", "content": "next question"}]});
+    let all = run(Provider::Anthropic, &body, 1_000_000).unwrap();
+    assert_eq!(all.kept, [0, 1, 2, 3, 4]);
+    // Room for everything but the oldest message, which the pipeline drops first: the
+    // selection would start with the tool call. Dropping the leading units would keep the
+    // last turn alone; pinning the first message and running again keeps three messages.
+    let budget = all.input_tokens - item_tokens(&all, "messages[0]");
+    let t = run(Provider::Anthropic, &body, budget).unwrap();
+    assert_eq!(t.kept, [0, 3, 4]);
+    assert!(t.adjustments.is_empty(), "{:?}", t.adjustments);
+    assert_eq!(t.rule_pins.len(), 1);
+    assert_eq!(t.rule_pins[0].paths, ["messages[0]"]);
+    assert!(t.tokens <= budget);
+    // The report is the second run's: the first message is included as pinned.
+    let traced = {
+        let budget = ContextBudget::new(budget, budget).unwrap();
+        let mut o = options();
+        o.trace = TraceDetail::Item;
+        trim(
+            Provider::Anthropic,
+            &body.to_string(),
+            &budget,
+            &chat_pipeline(),
+            &o,
+        )
+        .unwrap()
+    };
+    let report = traced.selection.report.as_ref().unwrap();
+    let first = traced
+        .item_paths
+        .iter()
+        .position(|p| p == "messages[0]")
+        .unwrap();
+    let included = report.included.iter().find(|i| i.index == first).unwrap();
+    assert_eq!(included.reason, crate::diagnostics::InclusionReason::Pinned);
+    // An OpenAI request has no such rule: the same conversation drops the first message.
+    let openai = json!({"messages": [
+        {"role": "user", "content": "ten words about the task we are working on today"},
+        {"role": "assistant", "content": null, "tool_calls": [call("c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "result ".repeat(40)},
+        {"role": "assistant", "content": "short answer"},
+        {"role": "user", "content": "next question"}]});
+    let all = run(Provider::OpenAi, &openai, 1_000_000).unwrap();
+    let budget = all.input_tokens - item_tokens(&all, "messages[0]");
+    let t = run(Provider::OpenAi, &openai, budget).unwrap();
+    assert_eq!(t.kept, [1, 2, 3, 4]);
+    assert!(t.rule_pins.is_empty());
+}
+
+#[test]
+fn dropping_the_leading_unit_wins_when_the_pinned_message_would_push_out_more() {
+    // The nearest user message before the leading assistant message is long: pinning it
+    // would keep fewer messages than dropping the assistant message.
+    let body = json!({"messages": [
+        {"role": "user", "content": "word ".repeat(20)},
+        {"role": "assistant", "content": "a reply"},
+        {"role": "user", "content": "a short follow up"},
+        {"role": "assistant", "content": "another reply"},
+        {"role": "user", "content": "a second follow up"},
+        {"role": "assistant", "content": "a third reply"},
+        {"role": "user", "content": "last"}]});
+    let all = run(Provider::Anthropic, &body, 1_000_000).unwrap();
+    let budget = all.input_tokens - item_tokens(&all, "messages[0]");
+    let t = run(Provider::Anthropic, &body, budget).unwrap();
+    assert_eq!(t.kept, [2, 3, 4, 5, 6]);
+    assert_eq!(t.adjustments.len(), 1);
+    assert_eq!(t.adjustments[0].paths, ["messages[1]"]);
+    assert!(t.rule_pins.is_empty());
+    // The second run was made, and kept fewer messages: the first one, the last one and
+    // what fits in the seven tokens left.
+    let counter = count::Counter {
+        count: &words,
+        overheads: Overheads::of(Provider::Anthropic),
+    };
+    let (conv, _) = read(Provider::Anthropic, &body.to_string(), &counter).unwrap();
+    let pinned = conv.pinned_units(true);
+    let budget = ContextBudget::new(budget, budget).unwrap();
+    let runs = std::cell::RefCell::new(Vec::new());
+    let run_pinned = |pins: &[bool]| {
+        let r = select::run(
+            &conv,
+            &chat_pipeline(),
+            &budget,
+            pins,
+            TraceDetail::None,
+            None,
+        )?;
+        runs.borrow_mut()
+            .push((pins.to_vec(), r.kept_units.clone()));
+        Ok(r)
+    };
+    let valid = rules::select(&conv, &pinned, &run_pinned).unwrap();
+    assert_eq!(
+        valid.run.kept_units,
+        [false, false, true, true, true, true, true]
+    );
+    let runs = runs.into_inner();
+    assert_eq!(runs.len(), 2);
+    assert!(runs[1].0[0], "the second run pins the first message");
+    assert_eq!(runs[1].1, [true, false, false, false, false, true, true]);
+}
+
 #[test]
 fn a_thinking_turn_is_not_merged_into_an_earlier_assistant_message() {
     let big = "word ".repeat(300);

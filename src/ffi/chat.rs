@@ -126,6 +126,7 @@ pub(crate) struct ChatResultData {
     dropped: Vec<usize>,
     item_paths: Vec<OwnedCString>,
     adjustments: Vec<AdjustmentData>,
+    rule_pins: Vec<AdjustmentData>,
     input_tokens: i64,
     tokens: i64,
     selection: Selection,
@@ -263,19 +264,21 @@ pub unsafe extern "C" fn ctxpack_chat_trim(
         let trimmed = chat::trim(provider, json, &budget, &pipeline, &chat_options)?;
         let traced = !matches!(chat_options.trace, TraceDetail::None);
         let cstrings = |v: Vec<String>| v.into_iter().map(OwnedCString::new).collect();
+        let adjustments = |v: Vec<chat::Adjustment>| {
+            v.into_iter()
+                .map(|a| AdjustmentData {
+                    paths: cstrings(a.paths),
+                    reason: OwnedCString::new(a.reason),
+                })
+                .collect()
+        };
         Ok(ChatResultData {
             json: OwnedCString::try_new(trimmed.json)?,
             kept: trimmed.kept,
             dropped: trimmed.dropped,
             item_paths: cstrings(trimmed.item_paths),
-            adjustments: trimmed
-                .adjustments
-                .into_iter()
-                .map(|a| AdjustmentData {
-                    paths: cstrings(a.paths),
-                    reason: OwnedCString::new(a.reason),
-                })
-                .collect(),
+            adjustments: adjustments(trimmed.adjustments),
+            rule_pins: adjustments(trimmed.rule_pins),
             input_tokens: trimmed.input_tokens,
             tokens: trimmed.tokens,
             selection: trimmed.selection,
@@ -436,6 +439,48 @@ pub unsafe extern "C" fn ctxpack_chat_result_adjustment_path(
         let path = entry(&a.paths, j, "adjustment path")?;
         // SAFETY: `out_path` is NULL or writable.
         unsafe { handles::write_out(out_path, path.as_ctxpack_str(), "out_path") }
+    })
+}
+
+/// The number of rule pins: user messages that ctxpack pinned, beyond the system messages
+/// and the last turn, for the run whose selection the result holds. When the first run's
+/// selection would start an Anthropic request with an assistant message, ctxpack also runs
+/// the pipeline with a user message before it pinned, and keeps that run when it keeps
+/// more messages (then more tokens) than dropping the leading units (docs/chat.md). 0 or 1
+/// in practice; always 0 for OpenAI requests.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_chat_result_rule_pin_count(
+    result: *const ctxpack_chat_result,
+    out_count: *mut usize,
+) -> ctxpack_status {
+    handles::access(result, "result", |r| {
+        // SAFETY: `out_count` is NULL or writable.
+        unsafe { handles::write_out(out_count, r.rule_pins.len(), "out_count") }
+    })
+}
+
+/// Rule pin `i`: the JSON path of the pinned message (`*out_path`, `"messages[0]"`) and why
+/// (`*out_reason`), both NUL-terminated and owned by the chat result. A rule pin is always
+/// one user message. `CTXPACK_OUT_OF_RANGE` past the count.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_chat_result_rule_pin(
+    result: *const ctxpack_chat_result,
+    i: usize,
+    out_path: *mut ctxpack_str,
+    out_reason: *mut ctxpack_str,
+) -> ctxpack_status {
+    handles::access(result, "result", |r| {
+        let pin = entry(&r.rule_pins, i, "rule pin")?;
+        let path = entry(&pin.paths, 0, "rule pin path")?;
+        if out_reason.is_null() {
+            return Err(FfiError::null("out_reason"));
+        }
+        // SAFETY: the out-parameters are NULL or writable.
+        unsafe {
+            handles::write_out(out_path, path.as_ctxpack_str(), "out_path")?;
+            out_reason.write(pin.reason.as_ctxpack_str());
+        }
+        Ok(())
     })
 }
 

@@ -343,6 +343,75 @@ TEST(a_tool_call_is_kept_or_dropped_with_its_result) {
     ctxpack_pipeline_free(p);
 }
 
+// An Anthropic agent turn: the task, a tool call and its long result, an answer, and the
+// next question. `%s` is where the first message is repeated to measure its tokens.
+#define AGENT_TURN                                                                          \
+    "{\"messages\": [%s{\"role\": \"user\", \"content\": \"ten words about the task we are " \
+    "working on today\"},"                                                                  \
+    "{\"role\": \"assistant\", \"content\": [{\"type\": \"tool_use\", \"id\": \"t1\", "     \
+    "\"name\": \"search\", \"input\": {}}]},"                                               \
+    "{\"role\": \"user\", \"content\": [{\"type\": \"tool_result\", \"tool_use_id\": "      \
+    "\"t1\", \"content\": \"result result result result result result result result result " \
+    "result result result result result result result result result result result\"}]},"    \
+    "{\"role\": \"assistant\", \"content\": \"short answer\"},"                             \
+    "{\"role\": \"user\", \"content\": \"next question\"}]}"
+
+// The tokens of the whole request as trimmed by `p` (`first` repeated or not).
+static int64_t agent_turn_tokens(ctxpack_pipeline *p, const char *first) {
+    char request[2048];
+    snprintf(request, sizeof request, AGENT_TURN, first);
+    ctxpack_budget *b = budget_of(1000000, 1000000);
+    ctxpack_chat_result *r = NULL;
+    int64_t tokens = -1;
+    CHECK_OK(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_ANTHROPIC, ctxpack_str_from_cstr(request), b, p, NULL, &r, NULL));
+    if (r != NULL) CHECK_OK(ctxpack_chat_result_input_tokens(r, &tokens));
+    ctxpack_chat_result_free(r);
+    ctxpack_budget_free(b);
+    return tokens;
+}
+
+TEST(a_user_message_is_pinned_rather_than_losing_the_leading_units) {
+    ctxpack_pipeline *p = chat_pipeline();
+    REQUIRE(p);
+    // Two user messages in a row are one turn to Anthropic: repeating the first message
+    // measures its tokens.
+    int64_t all = agent_turn_tokens(p, "");
+    int64_t first = agent_turn_tokens(p, "{\"role\": \"user\", \"content\": \"ten words about the task we are working on today\"},") - all;
+    REQUIRE(all > 0 && first > 0);
+    // Room for everything but the first message, which the pipeline leaves out: the
+    // selection would start with the tool call. Pinning the first message and running
+    // again keeps it, the answer and the question; dropping would keep the question alone.
+    char request[2048];
+    snprintf(request, sizeof request, AGENT_TURN, "");
+    ctxpack_budget *b = budget_of(all - first, all - first);
+    ctxpack_chat_result *r = NULL;
+    REQUIRE_OK(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_ANTHROPIC, ctxpack_str_from_cstr(request), b, p, NULL, &r, NULL));
+    const size_t *kept = NULL;
+    size_t n = 0;
+    CHECK_OK(ctxpack_chat_result_kept(r, &kept, &n));
+    CHECK(n == 3 && kept[0] == 0 && kept[1] == 3 && kept[2] == 4);
+    size_t count = 99;
+    CHECK_OK(ctxpack_chat_result_adjustment_count(r, &count));
+    CHECK(count == 0);
+    CHECK_OK(ctxpack_chat_result_rule_pin_count(r, &count));
+    CHECK(count == 1);
+    ctxpack_str path = {0}, reason = {0};
+    CHECK_OK(ctxpack_chat_result_rule_pin(r, 0, &path, &reason));
+    CHECK_STR(path, "messages[0]");
+    CHECK(tf_str_contains(reason, "starts with a user message"));
+    CHECK(reason.ptr[reason.len] == '\0' && path.ptr[path.len] == '\0');
+    // Misuse.
+    CHECK_STATUS(ctxpack_chat_result_rule_pin(r, 1, &path, &reason), CTXPACK_OUT_OF_RANGE);
+    CHECK_STATUS(ctxpack_chat_result_rule_pin(r, 0, NULL, &reason), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_chat_result_rule_pin(r, 0, &path, NULL), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_chat_result_rule_pin(NULL, 0, &path, &reason), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_chat_result_rule_pin_count(r, NULL), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_chat_result_rule_pin_count((const ctxpack_chat_result *)b, &count), CTXPACK_WRONG_HANDLE_TYPE);
+    ctxpack_chat_result_free(r);
+    ctxpack_budget_free(b);
+    ctxpack_pipeline_free(p);
+}
+
 // Trims `request` as `format` and checks the failure.
 static void check_bad_request(int line, int32_t format, ctxpack_str request, ctxpack_status code, const char *needle) {
     ctxpack_pipeline *p = chat_pipeline();
@@ -731,6 +800,7 @@ int main(void) {
     RUN(options_match_the_cli);
     RUN(overheads_and_encodings);
     RUN(a_tool_call_is_kept_or_dropped_with_its_result);
+    RUN(a_user_message_is_pinned_rather_than_losing_the_leading_units);
     RUN(bad_requests);
     RUN(bad_arguments);
     RUN(accessors_and_freeing);
