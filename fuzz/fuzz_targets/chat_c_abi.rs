@@ -11,7 +11,8 @@
 //!   returned code and a non-empty message; `*out` is NULL after a failure;
 //! * with every argument valid, the outcome is the Rust API's (`chat::trim` with the same
 //!   options): the same status and message on failure; on success the same JSON byte for
-//!   byte, kept and dropped positions, tokens, item paths, adjustments and selection;
+//!   byte, kept and dropped positions, tokens, item paths, adjustments, rule pins and
+//!   selection;
 //!   with an invalid argument, the call fails;
 //! * every string the chat result hands out is NUL-terminated; `item_path` past the count
 //!   is `CTXPACK_OUT_OF_RANGE`; the selection is a result handle whose indices are distinct
@@ -330,6 +331,23 @@ fuzz_target!(|data: &[u8]| {
                             assert_eq!(&out_string(s), want);
                         }
                     }
+                    let mut pins = 0;
+                    ctxpack_chat_result_rule_pin_count(r, &mut pins);
+                    assert_eq!(pins, t.rule_pins.len());
+                    for (i, pin) in t.rule_pins.iter().enumerate() {
+                        let mut reason = s;
+                        assert_eq!(
+                            ctxpack_chat_result_rule_pin(r, i, &mut s, &mut reason),
+                            ctxpack_status::CTXPACK_OK
+                        );
+                        assert_eq!(pin.paths, [out_string(s)]);
+                        assert_eq!(out_string(reason), pin.reason);
+                    }
+                    let mut reason = s;
+                    assert_eq!(
+                        ctxpack_chat_result_rule_pin(r, pins, &mut s, &mut reason),
+                        ctxpack_status::CTXPACK_OUT_OF_RANGE
+                    );
                     // The selection, as a result handle.
                     let mut sel = ptr::null_mut();
                     assert_eq!(

@@ -448,6 +448,33 @@ fn a_user_message_is_pinned_when_dropping_the_leading_units_would_keep_less() {
 }
 
 #[test]
+fn an_agent_loop_cut_in_its_tool_calls_keeps_the_task_and_the_latest_calls() {
+    // The task, ten tool calls with their results, the final answer, a new question.
+    let task = "please fix the failing build, the log is below. ".repeat(4);
+    let mut messages = vec![json!({"role": "user", "content": task})];
+    for k in 0..10 {
+        let id = format!("t{k}");
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": id, "name": "shell", "input": {"step": k}}]}));
+        messages.push(json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": id, "content": "output line ".repeat(10)}]}));
+    }
+    messages.push(json!({"role": "assistant", "content": "fixed: a missing import"}));
+    messages.push(json!({"role": "user", "content": "thanks, now add a test"}));
+    let body = json!({ "messages": messages });
+    let all = run(Provider::Anthropic, &body, 1_000_000).unwrap();
+    let t = run(Provider::Anthropic, &body, all.input_tokens / 2).unwrap();
+    // Dropping the leading units would have left the answer's unit leading, then dropped it
+    // too: the last question alone. Pinning the task keeps it and the latest calls.
+    assert_eq!(t.rule_pins.len(), 1);
+    assert_eq!(t.rule_pins[0].paths, ["messages[0]"]);
+    assert_eq!(t.kept[0], 0);
+    assert!(t.kept.len() > 6, "{:?}", t.kept);
+    assert_eq!(t.kept[t.kept.len() - 2..], [21, 22]);
+    assert!(t.tokens <= all.input_tokens / 2);
+}
+
+#[test]
 fn dropping_the_leading_unit_wins_when_the_pinned_message_would_push_out_more() {
     // The nearest user message before the leading assistant message is long: pinning it
     // would keep fewer messages than dropping the assistant message.

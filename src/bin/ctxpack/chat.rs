@@ -109,10 +109,13 @@ pub fn run(
     })
 }
 
-/// The lines `--explain` adds for a chat request: units dropped to satisfy the provider's
-/// rules, and what was kept.
+/// The lines `--explain` adds for a chat request: messages pinned and units dropped to
+/// satisfy the provider's rules, and what was kept.
 fn summary(t: &Trimmed, counting: Counting) -> String {
     let mut out = String::new();
+    for p in &t.rule_pins {
+        let _ = writeln!(out, "pinned {}: {}", p.paths.join(", "), p.reason);
+    }
     for a in &t.adjustments {
         let _ = writeln!(
             out,
