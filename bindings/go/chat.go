@@ -67,6 +67,19 @@ type ChatAdjustment struct {
 	Reason string
 }
 
+// ChatRulePin is a user message ctxpack pinned, beyond the system messages and the last
+// turn, for the run whose selection the result holds. When the first run's selection would
+// start an Anthropic request with an assistant message, ctxpack also runs the pipeline with
+// a user message before it pinned, and keeps that run when it keeps more messages (then
+// more tokens) than dropping the leading units (docs/chat.md).
+type ChatRulePin struct {
+	// Path is the JSON path of the pinned message ("messages[0]"); a rule pin is always
+	// one user message.
+	Path string
+	// Reason says why.
+	Reason string
+}
+
 // ChatResult is a trimmed chat request and how it was obtained.
 type ChatResult struct {
 	// JSON is the trimmed request body: the request with the dropped messages removed,
@@ -83,6 +96,9 @@ type ChatResult struct {
 	ItemPaths []string
 	// Adjustments made after the run (usually none).
 	Adjustments []ChatAdjustment
+	// RulePins are the user messages pinned for a provider rule (ChatRulePin): at most one
+	// in practice, and none for an OpenAI request.
+	RulePins []ChatRulePin
 	// Selection is the pipeline's selection, with its Report when ChatOptions.Trace
 	// asked for one. The messages of a tool call and its results share a group.
 	Selection Result
@@ -226,6 +242,16 @@ func readChatResult(res *C.ctxpack_chat_result) (*ChatResult, error) {
 			adj.Paths[j] = goString(s)
 		}
 		out.Adjustments = append(out.Adjustments, adj)
+	}
+	if err := check(C.ctxpack_chat_result_rule_pin_count(res, &n)); err != nil {
+		return nil, err
+	}
+	for i := C.size_t(0); i < n; i++ {
+		var path, reason C.ctxpack_str
+		if err := check(C.ctxpack_chat_result_rule_pin(res, i, &path, &reason)); err != nil {
+			return nil, err
+		}
+		out.RulePins = append(out.RulePins, ChatRulePin{Path: goString(path), Reason: goString(reason)})
 	}
 	var sel *C.ctxpack_result
 	var cerr *C.ctxpack_error

@@ -195,6 +195,10 @@ func TestTrimChatSamplesKeepEveryCallWithItsResults(t *testing.T) {
 				t.Errorf("%s at %d: tokens %d of %d, dropped %v", tc.name, max, r.Tokens, r.InputTokens, r.Dropped)
 			}
 			droppedSome = droppedSome || len(r.Dropped) > 0
+			// The provider rules that adjust a selection or pin a message are Anthropic's.
+			if tc.format == ctxpack.ChatOpenAI && (len(r.Adjustments) != 0 || len(r.RulePins) != 0) {
+				t.Errorf("%s at %d: adjustments %v, rule pins %v", tc.name, max, r.Adjustments, r.RulePins)
+			}
 			// The report names every item; the excluded ones are dropped messages.
 			rep := r.Selection.Report
 			if rep == nil || rep.TotalCandidates != len(r.ItemPaths) {
@@ -255,6 +259,52 @@ func TestTrimChatOptions(t *testing.T) {
 	}
 	if _, err := ctxpack.TrimOpenAI(request, tight, pipeline, &ctxpack.ChatOptions{UnpinLastTurn: true}); err != nil {
 		t.Errorf("unpinned: %v", err)
+	}
+}
+
+// agentTurn is an Anthropic request after first (more messages, or ""): the task, a tool
+// call with a long result, a short answer and the next question.
+func agentTurn(first string) string {
+	return `{"messages": [` + first + `{"role": "user", "content": "ten words about the task we are working on today"},` +
+		`{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "search", "input": {}}]},` +
+		`{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "` +
+		strings.TrimSpace(strings.Repeat("result ", 20)) + `"}]},` +
+		`{"role": "assistant", "content": "short answer"},` +
+		`{"role": "user", "content": "next question"}]}`
+}
+
+// When the selection would start an Anthropic request with the assistant's tool call, a
+// user message is pinned for a second run rather than losing the leading units, as in
+// tests/c/test_chat.c.
+func TestTrimChatPinsAUserMessageRatherThanLosingTheLeadingUnits(t *testing.T) {
+	pipeline := must(ctxpack.NewPresetPipeline("chat"))
+	cleanup(t, pipeline)
+	roomy := newBudget(t, 1000000, 1000000)
+	// Two user messages in a row are one turn to Anthropic: repeating the first message
+	// measures its tokens.
+	all := must(ctxpack.TrimAnthropic(agentTurn(""), roomy, pipeline, nil)).InputTokens
+	first := must(ctxpack.TrimAnthropic(agentTurn(`{"role": "user", "content": "ten words about the task we are working on today"},`),
+		roomy, pipeline, nil)).InputTokens - all
+	if all <= 0 || first <= 0 {
+		t.Fatalf("all %d, first %d", all, first)
+	}
+	// Room for everything but the first message, which the pipeline leaves out: the
+	// selection would start with the tool call. Pinning the first message and running
+	// again keeps it, the answer and the question; dropping would keep the question alone.
+	r := must(ctxpack.TrimAnthropic(agentTurn(""), newBudget(t, all-first, all-first), pipeline, nil))
+	if !reflect.DeepEqual(r.Kept, []int{0, 3, 4}) {
+		t.Errorf("kept %v, want [0 3 4]", r.Kept)
+	}
+	if len(r.Adjustments) != 0 {
+		t.Errorf("adjustments %v", r.Adjustments)
+	}
+	if len(r.RulePins) != 1 || r.RulePins[0].Path != "messages[0]" ||
+		!strings.Contains(r.RulePins[0].Reason, "starts with a user message") {
+		t.Errorf("rule pins %+v", r.RulePins)
+	}
+	// With room for everything, nothing is pinned.
+	if full := must(ctxpack.TrimAnthropic(agentTurn(""), roomy, pipeline, nil)); len(full.RulePins) != 0 {
+		t.Errorf("everything fits: rule pins %+v", full.RulePins)
 	}
 }
 

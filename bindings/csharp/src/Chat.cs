@@ -137,6 +137,20 @@ namespace Ctxpack
         public IReadOnlyList<string> Paths { get; internal set; }
     }
 
+    /// <summary>A user message ctxpack pinned, beyond the system messages and the last turn,
+    /// for the run whose selection the result holds. When the first run's selection would
+    /// start an Anthropic request with an assistant message, ctxpack also runs the pipeline
+    /// with a user message before it pinned, and keeps that run when it keeps more messages
+    /// (then more tokens) than dropping the leading units (docs/chat.md).</summary>
+    public sealed class ChatRulePin
+    {
+        /// <summary>The JSON path of the pinned message ("messages[0]"); a rule pin is always
+        /// one user message.</summary>
+        public string Path { get; internal set; }
+        /// <summary>Why.</summary>
+        public string Reason { get; internal set; }
+    }
+
     /// <summary>A trimmed chat request and how it was obtained, copied out of the library's
     /// result.</summary>
     public sealed class ChatResult
@@ -156,6 +170,9 @@ namespace Ctxpack
         public IReadOnlyList<string> ItemPaths { get; private set; }
         /// <summary>Units dropped after the run (usually none).</summary>
         public IReadOnlyList<ChatAdjustment> Adjustments { get; private set; }
+        /// <summary>User messages pinned for a provider rule (ChatRulePin): at most one in
+        /// practice, and none for an OpenAI request.</summary>
+        public IReadOnlyList<ChatRulePin> RulePins { get; private set; }
         /// <summary>The pipeline's selection, with its Report when ChatOptions.Trace asked.</summary>
         public RunResult Selection { get; private set; }
         /// <summary>With ChatOptions.Prefix: how much of the previous turn's trimmed request
@@ -200,6 +217,14 @@ namespace Ctxpack
                 adjustments.Add(new ChatAdjustment { Reason = Native.ToManaged(reason), Paths = adjusted });
             }
             result.Adjustments = adjustments;
+            Errors.Check(Native.ctxpack_chat_result_rule_pin_count(r, out var nr));
+            var rulePins = new List<ChatRulePin>();
+            for (ulong i = 0; i < nr.ToUInt64(); i++)
+            {
+                Errors.Check(Native.ctxpack_chat_result_rule_pin(r, (UIntPtr)i, out var path, out var reason));
+                rulePins.Add(new ChatRulePin { Path = Native.ToManaged(path), Reason = Native.ToManaged(reason) });
+            }
+            result.RulePins = rulePins;
             Errors.Check(Native.ctxpack_chat_result_selection(r, out var selection, out var error), error);
             using (selection) result.Selection = RunResult.Read(selection);
             var probe = new Native.PrefixReuse();

@@ -780,6 +780,10 @@ namespace Ctxpack
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int ctxpack_chat_result_adjustment_path(ChatResultHandle result, UIntPtr i, UIntPtr j, out Str path);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int ctxpack_chat_result_rule_pin_count(ChatResultHandle result, out UIntPtr count);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int ctxpack_chat_result_rule_pin(ChatResultHandle result, UIntPtr i, out Str path, out Str reason);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int ctxpack_chat_result_selection(ChatResultHandle result, out ResultHandle selection, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern void ctxpack_chat_result_free(IntPtr result);

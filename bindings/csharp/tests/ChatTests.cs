@@ -92,10 +92,55 @@ namespace Ctxpack.Tests
                             foreach (var i in r.Selection.Indices)
                                 Assert.True(!dropped.Contains(r.ItemPaths[i]), $"selected {r.ItemPaths[i]} is kept");
                             Assert.Equal(0, r.Adjustments.Count, "adjustments");
+                            if (format == ChatFormat.OpenAi)
+                                Assert.Equal(0, r.RulePins.Count, $"{name} at {max}: rule pins (Anthropic's rule only)");
                         }
                     }
                     Assert.True(droppedSome, $"{name}: some budget drops messages");
                 }
+            }
+        }
+
+        /// An Anthropic request after first (more messages, or ""): the task, a tool call with a
+        /// long result, a short answer and the next question.
+        static string AgentTurn(string first) =>
+            "{\"messages\": [" + first + "{\"role\": \"user\", \"content\": \"ten words about the task we are working on today\"}," +
+            "{\"role\": \"assistant\", \"content\": [{\"type\": \"tool_use\", \"id\": \"t1\", \"name\": \"search\", \"input\": {}}]}," +
+            "{\"role\": \"user\", \"content\": [{\"type\": \"tool_result\", \"tool_use_id\": \"t1\", \"content\": \"" +
+            string.Join(" ", Enumerable.Repeat("result", 20)) + "\"}]}," +
+            "{\"role\": \"assistant\", \"content\": \"short answer\"}," +
+            "{\"role\": \"user\", \"content\": \"next question\"}]}";
+
+        /// When the selection would start an Anthropic request with the assistant's tool call,
+        /// a user message is pinned for a second run rather than losing the leading units, as
+        /// in tests/c/test_chat.c.
+        [Test]
+        public static void AUserMessageIsPinnedRatherThanLosingTheLeadingUnits()
+        {
+            using (var pipeline = Pipeline.FromPreset("chat"))
+            using (var roomy = new Budget(1000000, 1000000))
+            {
+                // Two user messages in a row are one turn to Anthropic: repeating the first
+                // message measures its tokens.
+                var all = Chat.TrimAnthropic(AgentTurn(""), roomy, pipeline).InputTokens;
+                var first = Chat.TrimAnthropic(
+                    AgentTurn("{\"role\": \"user\", \"content\": \"ten words about the task we are working on today\"},"),
+                    roomy, pipeline).InputTokens - all;
+                Assert.True(all > 0 && first > 0, $"all {all}, first {first}");
+                // Room for everything but the first message, which the pipeline leaves out: the
+                // selection would start with the tool call. Pinning the first message and
+                // running again keeps it, the answer and the question; dropping would keep the
+                // question alone.
+                using (var budget = new Budget(all - first, all - first))
+                {
+                    var r = Chat.TrimAnthropic(AgentTurn(""), budget, pipeline);
+                    Assert.Sequence(new[] { 0, 3, 4 }, r.Kept, "kept");
+                    Assert.Equal(0, r.Adjustments.Count, "adjustments");
+                    Assert.Equal(1, r.RulePins.Count, "rule pins");
+                    Assert.Equal("messages[0]", r.RulePins[0].Path, "rule pin path");
+                    Assert.True(r.RulePins[0].Reason.Contains("starts with a user message"), $"reason: {r.RulePins[0].Reason}");
+                }
+                Assert.Equal(0, Chat.TrimAnthropic(AgentTurn(""), roomy, pipeline).RulePins.Count, "everything fits: no rule pin");
             }
         }
 
