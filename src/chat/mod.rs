@@ -164,11 +164,12 @@ pub struct Trimmed {
     /// Units dropped after the run to satisfy the provider's rules.
     pub adjustments: Vec<Adjustment>,
     /// Units pinned, beyond the system messages and the last turn, for the run whose
-    /// selection this is: when the first run's selection would start an Anthropic request
-    /// with an assistant message, ctxpack also tries pinning a user message before it and
+    /// selection this is: when the first run's selection breaks an Anthropic ordering rule
+    /// (it starts with an assistant message, or a thinking turn would merge into an earlier
+    /// assistant message), ctxpack also tries pinning a user message that repairs it and
     /// running the pipeline again, and keeps that run when it keeps more messages (then
-    /// more tokens) than dropping the leading units (`docs/chat.md`, *What ctxpack guarantees*). Empty
-    /// otherwise.
+    /// more tokens) than dropping units (`docs/chat.md`, *Repairing a selection*). Empty
+    /// otherwise; each entry is one user message.
     pub rule_pins: Vec<Adjustment>,
     /// Tokens of the whole input request as counted ([`ChatOptions::counter`] and the
     /// overheads).

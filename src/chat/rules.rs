@@ -1,19 +1,21 @@
 //! The provider rules a selection must also satisfy beyond keeping units whole.
 //!
 //! * Every request keeps at least one message.
-//! * Anthropic: the first message is a user message. When the pipeline's selection starts
-//!   with a unit led by an assistant message, two repairs are possible: dropping units from
-//!   the front until one led by a user message leads, or pinning the nearest user-led unit
-//!   before the selection (then, if the selection still starts with an assistant, the
-//!   conversation's first unit, a user message) and running the pipeline again, which fills
-//!   the budget around it. [`select`] makes each valid and keeps the one that keeps the most
-//!   messages, then the most tokens (the drop on a tie): a pinned user message that is long
-//!   does not push out several recent ones.
+//! * Anthropic: the first message is a user message (A3 in docs/chat.md).
 //! * Anthropic: the API merges consecutive messages of one role into one turn, and with
 //!   extended thinking the last assistant turn must start with a thinking block. So an
 //!   assistant message that starts with a thinking block is never left right after another
-//!   assistant message it did not follow in the request: the earlier one's unit is dropped
-//!   (or, when that one is pinned, the later one's).
+//!   assistant message it did not follow in the request (A7).
+//!
+//! A selection that breaks one of the last two can be repaired in two ways: by dropping
+//! units (the leading ones until a user message leads; for A7 the earlier assistant
+//! message's unit, or the thinking turn's when that one is pinned), or by pinning a user
+//! message that repairs it (the nearest one before the selection, then the conversation's
+//! first; the nearest one between the two assistant messages) and running the pipeline
+//! again, which fills the budget around it. [`select`] makes each candidate valid by
+//! dropping and keeps the one that keeps the most messages, then the most tokens (the first
+//! run's on a tie): a pinned user message that is long does not push out several recent
+//! ones.
 //!
 //! Drops only ever remove units from a selection and pinning runs the pipeline again with
 //! the same budget, so the budget holds either way.
@@ -23,7 +25,7 @@ use crate::chat::select::Run;
 use crate::chat::{Adjustment, Provider};
 use crate::error::{Error, Result};
 
-/// The most runs made after the first one to pin a user message at the front.
+/// The most runs made after the first one with a user message pinned.
 const MAX_RERUNS: usize = 2;
 
 /// A selection that satisfies the provider's rules, and how it was reached.
@@ -46,11 +48,10 @@ pub(crate) fn select(
     run: &dyn Fn(&[bool]) -> Result<Run>,
 ) -> Result<Valid> {
     let first = run(pinned)?;
-    let mut next_pin = assistant_lead(conv, &first.kept_units)
-        .and_then(|lead| (0..lead).rev().find(|&u| conv.starts_with_user(u)));
+    let mut next_pin = repair_pin(conv, &first.kept_units, None);
     let mut best = enforce(conv, first, pinned, Vec::new())?;
     let mut reruns = 0;
-    while let Some(unit) = next_pin.take() {
+    while let Some((unit, reason)) = next_pin.take() {
         if pinned[unit] || reruns == MAX_RERUNS {
             break;
         }
@@ -62,14 +63,10 @@ pub(crate) fn select(
             Err(e @ Error::Cancelled(_)) => return Err(e),
             Err(_) => break,
         };
-        if unit != 0 && assistant_lead(conv, &again.kept_units).is_some() {
-            next_pin = Some(0);
-        }
+        next_pin = repair_pin(conv, &again.kept_units, Some(unit));
         let pin = Adjustment {
             paths: conv.units[unit].clone().map(Conversation::path).collect(),
-            reason: "pinned so that the request starts with a user message; the pipeline \
-                     ran again around it"
-                .into(),
+            reason,
         };
         let candidate = enforce(conv, again, &pins, vec![pin])?;
         if kept_size(conv, &candidate) > kept_size(conv, &best) {
@@ -86,14 +83,44 @@ pub(crate) fn select(
     Ok(best)
 }
 
-/// Anthropic: the first unit of the selection when it starts with an assistant message.
-fn assistant_lead(conv: &Conversation, kept: &[bool]) -> Option<usize> {
+/// The user-led unit to pin for another run, and why, when the selection `kept` breaks an
+/// Anthropic rule that a user message can repair:
+/// * it starts with an assistant message: the nearest user-led unit before it, or, when a
+///   run with `previous` pinned still does, the conversation's first unit;
+/// * a thinking turn would merge into an earlier assistant message: the nearest user-led
+///   unit between the two, if any.
+fn repair_pin(
+    conv: &Conversation,
+    kept: &[bool],
+    previous: Option<usize>,
+) -> Option<(usize, String)> {
     if conv.provider != Provider::Anthropic {
         return None;
     }
-    kept.iter()
-        .position(|&k| k)
-        .filter(|&first| !conv.starts_with_user(first))
+    let first = kept.iter().position(|&k| k)?;
+    let nearest_user =
+        |units: std::ops::Range<usize>| units.rev().find(|&u| conv.starts_with_user(u));
+    let (unit, reason) = if !conv.starts_with_user(first) {
+        let unit = match previous {
+            None => nearest_user(0..first)?,
+            Some(_) => 0,
+        };
+        (
+            unit,
+            "pinned so that the request starts with a user message".to_owned(),
+        )
+    } else {
+        let (p, q) = thinking_merge(conv, kept)?;
+        let unit = nearest_user(conv.unit_of(p) + 1..conv.unit_of(q))?;
+        (
+            unit,
+            format!(
+                "pinned so that the thinking turn of {} follows a user message",
+                Conversation::path(q)
+            ),
+        )
+    };
+    (previous != Some(unit)).then(|| (unit, format!("{reason}; the pipeline ran again around it")))
 }
 
 /// How much of the conversation a selection keeps: its messages, then their tokens.
@@ -147,34 +174,43 @@ fn anthropic_violation(
         )
         .map(Some);
     }
-    let kept_messages: Vec<usize> = conv
+    let Some((p, q)) = thinking_merge(conv, kept) else {
+        return Ok(None);
+    };
+    let reason = format!(
+        "it would merge into the turn of {}, which must start with its thinking block",
+        Conversation::path(q)
+    );
+    let (pu, qu) = (conv.unit_of(p), conv.unit_of(q));
+    if pinned[pu] {
+        droppable(qu, pinned, &reason).map(Some)
+    } else {
+        Ok(Some((pu, reason)))
+    }
+}
+
+/// The first two kept messages `(p, q)` where `q`, an assistant message that starts with a
+/// thinking block, would follow `p`, an assistant message it did not follow in the request.
+fn thinking_merge(conv: &Conversation, kept: &[bool]) -> Option<(usize, usize)> {
+    let mut kept_messages = conv
         .units
         .iter()
         .zip(kept)
         .filter(|(_, &k)| k)
-        .flat_map(|(u, _)| u.clone())
-        .collect();
-    for pair in kept_messages.windows(2) {
-        let (p, q) = (pair[0], pair[1]);
+        .flat_map(|(u, _)| u.clone());
+    let mut p = kept_messages.next()?;
+    for q in kept_messages {
         let (before, after) = (&conv.messages[p], &conv.messages[q]);
         if q != p + 1
             && before.role == Role::Assistant
             && after.role == Role::Assistant
             && after.starts_with_thinking
         {
-            let reason = format!(
-                "it would merge into the turn of {}, which must start with its thinking block",
-                Conversation::path(q)
-            );
-            let (pu, qu) = (conv.unit_of(p), conv.unit_of(q));
-            return if pinned[pu] {
-                droppable(qu, pinned, &reason).map(Some)
-            } else {
-                Ok(Some((pu, reason)))
-            };
+            return Some((p, q));
         }
+        p = q;
     }
-    Ok(None)
+    None
 }
 
 fn droppable(unit: usize, pinned: &[bool], reason: &str) -> Result<(usize, String)> {

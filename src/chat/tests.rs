@@ -634,3 +634,38 @@ fn an_anthropic_request_read_as_openai_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn a_user_message_is_pinned_before_a_thinking_turn_when_that_keeps_more() {
+    let body = json!({"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "first answer"},
+        {"role": "user", "content": "the second question is a little longer than the first"},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "hmm", "signature": "s"},
+            {"type": "text", "text": "a second answer that takes a good many more words than \
+                                      the first answer did"}]},
+        {"role": "user", "content": "last"}]});
+    let all = run(Provider::Anthropic, &body, 1_000_000).unwrap();
+    // Room for everything but the second question, which the pipeline leaves out: the
+    // thinking turn would follow the first answer. Dropping the first answer keeps three
+    // messages; pinning the second question and running again keeps four.
+    let budget = all.input_tokens - item_tokens(&all, "messages[2]");
+    let t = run(Provider::Anthropic, &body, budget).unwrap();
+    assert_eq!(t.kept, [0, 1, 2, 4]);
+    assert!(t.adjustments.is_empty(), "{:?}", t.adjustments);
+    assert_eq!(t.rule_pins.len(), 1);
+    assert_eq!(t.rule_pins[0].paths, ["messages[2]"]);
+    assert!(t.rule_pins[0]
+        .reason
+        .contains("thinking turn of messages[3]"));
+    // Without the thinking block the two assistant messages may merge: one run, nothing
+    // pinned or dropped.
+    let mut plain = body.clone();
+    plain["messages"][3]["content"] = json!("a second answer");
+    let all = run(Provider::Anthropic, &plain, 1_000_000).unwrap();
+    let budget = all.input_tokens - item_tokens(&all, "messages[2]");
+    let t = run(Provider::Anthropic, &plain, budget).unwrap();
+    assert_eq!(t.kept, [0, 1, 3, 4]);
+    assert!(t.adjustments.is_empty() && t.rule_pins.is_empty());
+}

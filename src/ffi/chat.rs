@@ -444,10 +444,11 @@ pub unsafe extern "C" fn ctxpack_chat_result_adjustment_path(
 
 /// The number of rule pins: user messages that ctxpack pinned, beyond the system messages
 /// and the last turn, for the run whose selection the result holds. When the first run's
-/// selection would start an Anthropic request with an assistant message, ctxpack also runs
-/// the pipeline with a user message before it pinned, and keeps that run when it keeps
-/// more messages (then more tokens) than dropping the leading units (docs/chat.md). 0 or 1
-/// in practice; always 0 for OpenAI requests.
+/// selection breaks an Anthropic ordering rule (it starts with an assistant message, or a
+/// thinking turn would merge into an earlier assistant message), ctxpack also runs the
+/// pipeline with a user message that repairs it pinned, and keeps that run when it keeps
+/// more messages (then more tokens) than dropping units (docs/chat.md, "Repairing a
+/// selection"). 0 or 1; always 0 for OpenAI requests.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_chat_result_rule_pin_count(
     result: *const ctxpack_chat_result,
