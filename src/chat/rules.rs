@@ -215,8 +215,9 @@ fn thinking_merge(conv: &Conversation, kept: &[bool]) -> Option<(usize, usize)> 
 
 fn droppable(unit: usize, pinned: &[bool], reason: &str) -> Result<(usize, String)> {
     if pinned[unit] {
-        // The pinned units (the last one and the user-led one before it) are chosen so that
-        // this cannot happen; an error is still better than an invalid request.
+        // The pinned units (the last one, the user-led one before it, and a user message
+        // pinned for a repair) are chosen so that this cannot happen; an error is still
+        // better than an invalid request.
         return Err(Error::InvalidRequest(format!(
             "cannot trim the request validly: a pinned unit would have to be dropped because \
              {reason}"
