@@ -2139,6 +2139,13 @@ struct ChatAdjustment {
     std::vector<std::string_view> paths;   // the dropped messages ("messages[0]")
 };
 
+// A user message ctxpack pinned, beyond the system messages and the last turn, for the
+// run whose selection the result holds (docs/chat.md).
+struct ChatRulePin {
+    std::string_view path;    // the pinned message ("messages[0]"); owned by the ChatResult
+    std::string_view reason;  // why it was pinned; owned by the ChatResult
+};
+
 // A trimmed chat request and how it was obtained. Strings and arrays it returns are owned
 // by it.
 class ChatResult : public detail::Owned<ctxpack_chat_result, ctxpack_chat_result_free> {
@@ -2175,6 +2182,9 @@ public:
         return detail::view(s);
     }
     std::string_view item_path(std::size_t i) const && = delete;
+    // The units the pipeline selected that were dropped after the run to satisfy a
+    // provider rule it does not know (Anthropic's first message and thinking blocks;
+    // docs/chat.md). Usually empty.
     std::vector<ChatAdjustment> adjustments() const & {
         std::size_t n = 0;
         detail::check(ctxpack_chat_result_adjustment_count(native(), &n), "ctxpack_chat_result_adjustment_count");
@@ -2195,6 +2205,25 @@ public:
         return out;
     }
     std::vector<ChatAdjustment> adjustments() const && = delete;
+    // The user messages ctxpack pinned, beyond the system messages and the last turn, for
+    // the run whose selection this result holds. When the first run's selection would
+    // start an Anthropic request with an assistant message, ctxpack also runs the pipeline
+    // with a user message before it pinned, and keeps that run when it keeps more messages
+    // (then more tokens) than dropping the leading units (docs/chat.md). Empty or one pin
+    // in practice; always empty for OpenAI requests.
+    std::vector<ChatRulePin> rule_pins() const & {
+        std::size_t n = 0;
+        detail::check(ctxpack_chat_result_rule_pin_count(native(), &n), "ctxpack_chat_result_rule_pin_count");
+        std::vector<ChatRulePin> out(n);
+        for (std::size_t i = 0; i < n; i++) {
+            ctxpack_str path{}, reason{};
+            detail::check(ctxpack_chat_result_rule_pin(native(), i, &path, &reason), "ctxpack_chat_result_rule_pin");
+            out[i].path = detail::view(path);
+            out[i].reason = detail::view(reason);
+        }
+        return out;
+    }
+    std::vector<ChatRulePin> rule_pins() const && = delete;
     // The pipeline's selection, with its report when `ChatOptions::trace` asked for one;
     // a new Result that may outlive this object.
     Result selection() const {

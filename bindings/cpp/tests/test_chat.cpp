@@ -2,12 +2,15 @@
 // library: published token counts (tiktoken's tests), agreement with the C functions,
 // limits and truncation; the bundled sample requests trimmed at several budgets, checked
 // for tool calls kept with their results, kept and dropped positions, and the report
-// mapped back to messages; errors as exceptions. Built and run by bindings/cpp/run.sh
+// mapped back to messages; a user message pinned so that an Anthropic request starts with
+// one (rule pins); errors as exceptions. Built and run by bindings/cpp/run.sh
 // (plain and under ASan+UBSan), with the sample directory as the first argument.
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "check.hpp"
@@ -109,6 +112,7 @@ TEST(samples_keep_every_call_with_its_results) {
             dropped_some = dropped_some || !dropped.empty();
             CHECK(dropped.empty() == (json == request));
             CHECK(r.adjustments().empty());
+            CHECK(r.rule_pins().empty());
             // The report's indices are item positions; their paths name the messages.
             Result selection = r.selection();
             REQUIRE(selection.has_report());
@@ -176,6 +180,62 @@ TEST(options_and_errors) {
     }
     CHECK(selection->json().find("Hello.") != std::string_view::npos);
 }
+
+namespace {
+
+// An Anthropic agent turn: the task, a tool call with a long result, a short answer and
+// the next question, with `first` (messages and their commas) before it.
+std::string agent_turn(const std::string &first) {
+    return R"({"messages": [)" + first + R"({"role": "user", "content": "ten words about the task we are working on today"},)"
+           R"({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "search", "input": {}}]},)"
+           R"({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": ")"
+           R"(result result result result result result result result result result )"
+           R"(result result result result result result result result result result"}]},)"
+           R"({"role": "assistant", "content": "short answer"},)"
+           R"({"role": "user", "content": "next question"}]})";
+}
+
+// The tokens of the whole agent turn (with `first` before it), as counted by a trim.
+int64_t agent_turn_tokens(const Pipeline &pipeline, const std::string &first) {
+    return trim_anthropic(agent_turn(first), Budget(1000000, 1000000), pipeline).input_tokens();
+}
+
+}  // namespace
+
+// When the selection would start an Anthropic request with an assistant message, a user
+// message is pinned for a second run if that keeps more than dropping the leading units.
+TEST(a_user_message_is_pinned_rather_than_losing_the_leading_units) {
+    Pipeline pipeline = Pipeline::preset("chat");
+    // Two user messages in a row are one turn to Anthropic: repeating the first message
+    // measures its tokens.
+    int64_t all = agent_turn_tokens(pipeline, "");
+    int64_t first =
+        agent_turn_tokens(pipeline, R"({"role": "user", "content": "ten words about the task we are working on today"},)") -
+        all;
+    REQUIRE(all > 0 && first > 0);
+    // Room for everything but the first message, which the pipeline leaves out: the
+    // selection would start with the tool call. Pinning the first message and running
+    // again keeps it, the answer and the question; dropping would keep the question alone.
+    ChatResult r = trim_anthropic(agent_turn(""), Budget(all - first, all - first), pipeline);
+    CHECK(r.kept().to_vector() == (std::vector<std::size_t>{0, 3, 4}));
+    CHECK(r.adjustments().empty());
+    std::vector<ChatRulePin> pins = r.rule_pins();
+    REQUIRE(pins.size() == 1);
+    CHECK(pins[0].path == "messages[0]");
+    CHECK(pins[0].reason.find("starts with a user message") != std::string_view::npos);
+    // The views are the library's NUL-terminated strings, owned by the result.
+    CHECK(pins[0].path.data()[pins[0].path.size()] == '\0');
+    CHECK(pins[0].reason.data()[pins[0].reason.size()] == '\0');
+}
+
+// Rule pins are views into a ChatResult: they compile on an lvalue only, not on a
+// temporary that would be destroyed (and its result freed) before the views are used.
+template <typename R, typename = void>
+struct has_rule_pins : std::false_type {};
+template <typename R>
+struct has_rule_pins<R, std::void_t<decltype(std::declval<R>().rule_pins())>> : std::true_type {};
+static_assert(has_rule_pins<const ChatResult &>::value && has_rule_pins<ChatResult &>::value);
+static_assert(!has_rule_pins<ChatResult>::value && !has_rule_pins<ChatResult &&>::value);
 
 // A trim can carry a prefix state across turns: the same request trimmed again with the
 // first turn's state gives the same request and reuses all of it; another conversation's

@@ -139,6 +139,15 @@ public struct ChatAdjustment: Sendable {
     public let paths: [String]
 }
 
+/// A user message ctxpack pinned, beyond the system messages and the last turn, for the
+/// run whose selection the result holds (docs/chat.md).
+public struct ChatRulePin: Sendable {
+    /// The JSON path of the pinned message (`"messages[0]"`).
+    public let path: String
+    /// Why it was pinned.
+    public let reason: String
+}
+
 /// A trimmed chat request and how it was obtained, copied out of the library's result.
 public struct ChatResult: Sendable {
     /// The trimmed request body (the request itself when everything fits).
@@ -152,7 +161,17 @@ public struct ChatResult: Sendable {
     /// For each item the pipeline ran on, the JSON path it stands for (`"messages[3]"`,
     /// `"system"`, `"$"`); `selection`'s indices are positions in this list.
     public let itemPaths: [String]
+    /// The units the pipeline selected that were dropped after the run to satisfy a
+    /// provider rule it does not know (Anthropic's first message and thinking blocks;
+    /// docs/chat.md). Usually empty.
     public let adjustments: [ChatAdjustment]
+    /// The user messages ctxpack pinned, beyond the system messages and the last turn, for
+    /// the run whose selection `selection` holds. When the first run's selection would
+    /// start an Anthropic request with an assistant message, ctxpack also runs the pipeline
+    /// with a user message before it pinned, and keeps that run when it keeps more messages
+    /// (then more tokens) than dropping the leading units (docs/chat.md). Empty or one pin
+    /// in practice; always empty for OpenAI requests.
+    public let rulePins: [ChatRulePin]
     /// The pipeline's selection, with its report when `ChatOptions.trace` asked for one.
     public let selection: RunResult
     /// With `ChatOptions.prefix`: how much of the previous turn's trimmed request this one
@@ -262,6 +281,13 @@ private func readChatResult(_ r: OpaquePointer) throws -> ChatResult {
         }
         return ChatAdjustment(reason: reason, paths: dropped)
     }
+    var rulePinCount = 0
+    try check(ctxpack_chat_result_rule_pin_count(r, &rulePinCount), nil, "ctxpack_chat_result_rule_pin_count")
+    let rulePins = try (0..<rulePinCount).map { i -> ChatRulePin in
+        var reason = ctxpack_str(ptr: nil, len: 0)
+        let path = try text("ctxpack_chat_result_rule_pin") { ctxpack_chat_result_rule_pin(r, i, $0, &reason) }
+        return ChatRulePin(path: path, reason: string(reason))
+    }
     // A new result that may outlive the chat result (a traced selection's report keeps it).
     let selection = ResultHandle(try create { ctxpack_chat_result_selection(r, $0, $1) })
     var probe = ctxpack_prefix_reuse.sized()
@@ -280,5 +306,6 @@ private func readChatResult(_ r: OpaquePointer) throws -> ChatResult {
         tokens: tokens, inputTokens: inputTokens,
         kept: try positions("ctxpack_chat_result_kept") { ctxpack_chat_result_kept(r, $0, $1) },
         dropped: try positions("ctxpack_chat_result_dropped") { ctxpack_chat_result_dropped(r, $0, $1) },
-        itemPaths: paths, adjustments: adjustments, selection: try readResult(selection), reuse: reuse, state: state)
+        itemPaths: paths, adjustments: adjustments, rulePins: rulePins,
+        selection: try readResult(selection), reuse: reuse, state: state)
 }

@@ -1,6 +1,7 @@
 // Token counting and chat request trimming: published counts (tiktoken's tests), limits
 // and truncation; the bundled sample requests trimmed at several budgets with every tool
-// call kept with its results, checked with Foundation's JSON reader; options and errors.
+// call kept with its results, checked with Foundation's JSON reader; a user message pinned
+// so that an Anthropic request starts with one (rule pins); options and errors.
 import Foundation
 import XCTest
 
@@ -91,9 +92,50 @@ final class ChatTests: XCTestCase {
                 for e in report.excluded { XCTAssertTrue(dropped.contains(r.itemPaths[e.index]), r.itemPaths[e.index]) }
                 for i in r.selection.indices { XCTAssertFalse(dropped.contains(r.itemPaths[i]), r.itemPaths[i]) }
                 XCTAssertTrue(r.adjustments.isEmpty)
+                XCTAssertTrue(r.rulePins.isEmpty)
             }
             XCTAssertTrue(droppedSome, name)
         }
+    }
+
+    /// An Anthropic agent turn: the task, a tool call with a long result, a short answer and
+    /// the next question, with `first` (messages and their commas) before it.
+    private func agentTurn(_ first: String = "") -> String {
+        let result = Array(repeating: "result", count: 20).joined(separator: " ")
+        let parts: [String] = [
+            #"{"messages": ["#, first,
+            #"{"role": "user", "content": "ten words about the task we are working on today"},"#,
+            #"{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "search", "input": {}}]},"#,
+            #"{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": ""#, result, #""}]},"#,
+            #"{"role": "assistant", "content": "short answer"},"#,
+            #"{"role": "user", "content": "next question"}]}"#,
+        ]
+        return parts.joined()
+    }
+
+    /// When the selection would start an Anthropic request with an assistant message, a user
+    /// message is pinned for a second run if that keeps more than dropping the leading units.
+    func testAUserMessageIsPinnedRatherThanLosingTheLeadingUnits() throws {
+        let pipeline = try Pipeline(preset: "chat")
+        let roomy = try Budget(maxTokens: 1_000_000, targetTokens: 1_000_000)
+        // Two user messages in a row are one turn to Anthropic: repeating the first message
+        // measures its tokens.
+        let all = try pipeline.trimAnthropic(agentTurn(), budget: roomy).inputTokens
+        let repeated = #"{"role": "user", "content": "ten words about the task we are working on today"},"#
+        let first = try pipeline.trimAnthropic(agentTurn(repeated), budget: roomy).inputTokens - all
+        XCTAssertGreaterThan(all, 0)
+        XCTAssertGreaterThan(first, 0)
+        // Room for everything but the first message, which the pipeline leaves out: the
+        // selection would start with the tool call. Pinning the first message and running
+        // again keeps it, the answer and the question; dropping would keep the question alone.
+        let r = try pipeline.trimAnthropic(
+            agentTurn(), budget: try Budget(maxTokens: all - first, targetTokens: all - first))
+        XCTAssertEqual(r.kept, [0, 3, 4])
+        XCTAssertTrue(r.adjustments.isEmpty)
+        XCTAssertEqual(r.rulePins.count, 1)
+        let pin = try XCTUnwrap(r.rulePins.first)
+        XCTAssertEqual(pin.path, "messages[0]")
+        XCTAssertTrue(pin.reason.contains("starts with a user message"), pin.reason)
     }
 
     func testATrimIsCancellable() async throws {
