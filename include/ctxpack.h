@@ -1601,8 +1601,8 @@ ctxpack_status ctxpack_chat_result_adjustment_path(const struct ctxpack_chat_res
 // selection breaks an Anthropic ordering rule (it starts with an assistant message, or a
 // thinking turn would merge into an earlier assistant message), ctxpack also runs the
 // pipeline with a user message that repairs it pinned, and keeps that run when it keeps
-// more messages (then more tokens) than dropping units (docs/chat.md, "Repairing a
-// selection"). 0 or 1; always 0 for OpenAI requests.
+// more of the first run's selection (in tokens) than dropping units (docs/chat.md,
+// "Repairing a selection"). 0 or 1; always 0 for OpenAI requests.
 ctxpack_status ctxpack_chat_result_rule_pin_count(const struct ctxpack_chat_result *result, size_t *out_count);
 
 // Rule pin `i`: the JSON path of the pinned message (`*out_path`, `"messages[0]"`) and why

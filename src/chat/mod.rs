@@ -167,8 +167,8 @@ pub struct Trimmed {
     /// selection this is: when the first run's selection breaks an Anthropic ordering rule
     /// (it starts with an assistant message, or a thinking turn would merge into an earlier
     /// assistant message), ctxpack also tries pinning a user message that repairs it and
-    /// running the pipeline again, and keeps that run when it keeps more messages (then
-    /// more tokens) than dropping units (`docs/chat.md`, *Repairing a selection*). Empty
+    /// running the pipeline again, and keeps that run when it keeps more of the first
+    /// run's selection (in tokens; then more messages, then more tokens) than dropping units (`docs/chat.md`, *Repairing a selection*). Empty
     /// otherwise; each entry is one user message.
     pub rule_pins: Vec<Adjustment>,
     /// Tokens of the whole input request as counted ([`ChatOptions::counter`] and the

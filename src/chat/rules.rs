@@ -13,9 +13,9 @@
 //! message that repairs it (the nearest one before the selection, then the conversation's
 //! first; the nearest one between the two assistant messages) and running the pipeline
 //! again, which fills the budget around it. [`select`] makes each candidate valid by
-//! dropping and keeps the one that keeps the most messages, then the most tokens (the first
-//! run's on a tie): a pinned user message that is long does not push out several recent
-//! ones.
+//! dropping and keeps the one that keeps the most of the first run's selection, counted in
+//! tokens, then the most messages, then the most tokens (the first run's on a tie): a
+//! repair never gives up more of what the pipeline chose than the other would.
 //!
 //! Drops only ever remove units from a selection and pinning runs the pipeline again with
 //! the same budget, so the budget holds either way.
@@ -48,6 +48,7 @@ pub(crate) fn select(
     run: &dyn Fn(&[bool]) -> Result<Run>,
 ) -> Result<Valid> {
     let first = run(pinned)?;
+    let chosen = first.kept_units.clone();
     let mut next_pin = repair_pin(conv, &first.kept_units, None);
     let mut best = enforce(conv, first, pinned, Vec::new())?;
     let mut reruns = 0;
@@ -69,7 +70,7 @@ pub(crate) fn select(
             reason,
         };
         let candidate = enforce(conv, again, &pins, vec![pin])?;
-        if kept_size(conv, &candidate) > kept_size(conv, &best) {
+        if kept_size(conv, &candidate, &chosen) > kept_size(conv, &best, &chosen) {
             best = candidate;
         }
     }
@@ -123,14 +124,20 @@ fn repair_pin(
     (previous != Some(unit)).then(|| (unit, format!("{reason}; the pipeline ran again around it")))
 }
 
-/// How much of the conversation a selection keeps: its messages, then their tokens.
-fn kept_size(conv: &Conversation, valid: &Valid) -> (usize, i64) {
+/// How a repaired selection ranks, higher is better: the tokens it keeps of the messages
+/// the first run chose (`chosen`, per unit), then how many messages it keeps, then their
+/// tokens.
+fn kept_size(conv: &Conversation, valid: &Valid, chosen: &[bool]) -> (i64, usize, i64) {
     conv.units
         .iter()
         .zip(&valid.run.kept_units)
-        .filter(|(_, &k)| k)
-        .flat_map(|(u, _)| &conv.messages[u.clone()])
-        .fold((0, 0), |(n, t), m| (n + 1, t.saturating_add(m.tokens)))
+        .zip(chosen)
+        .filter(|((_, &k), _)| k)
+        .flat_map(|((u, _), &c)| conv.messages[u.clone()].iter().map(move |m| (m, c)))
+        .fold((0, 0, 0), |(o, n, t), (m, c)| {
+            let overlap = if c { m.tokens } else { 0 };
+            (o.saturating_add(overlap), n + 1, t.saturating_add(m.tokens))
+        })
 }
 
 /// Drops units from the run's selection until it satisfies the provider's rules.

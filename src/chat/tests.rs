@@ -635,30 +635,67 @@ fn an_anthropic_request_read_as_openai_is_refused() {
     );
 }
 
-#[test]
-fn a_user_message_is_pinned_before_a_thinking_turn_when_that_keeps_more() {
-    let body = json!({"messages": [
+/// The conversation of an Anthropic request, read with the word counter.
+fn anthropic_conversation(body: &Value) -> conversation::Conversation {
+    let counter = count::Counter {
+        count: &words,
+        overheads: Overheads::of(Provider::Anthropic),
+    };
+    read(Provider::Anthropic, &body.to_string(), &counter)
+        .unwrap()
+        .0
+}
+
+/// A request whose thinking turn (messages[3]) answers messages[2], after an earlier
+/// answer (messages[1]) of `first_answer` words.
+fn thinking_turn(first_answer: usize) -> Value {
+    json!({"messages": [
         {"role": "user", "content": "q"},
-        {"role": "assistant", "content": "first answer"},
+        {"role": "assistant", "content": "answer ".repeat(first_answer)},
         {"role": "user", "content": "the second question is a little longer than the first"},
         {"role": "assistant", "content": [
             {"type": "thinking", "thinking": "hmm", "signature": "s"},
             {"type": "text", "text": "a second answer that takes a good many more words than \
                                       the first answer did"}]},
-        {"role": "user", "content": "last"}]});
+        {"role": "user", "content": "last"}]})
+}
+
+#[test]
+fn a_thinking_turn_keeps_what_the_pipeline_chose_rather_than_its_question() {
+    let body = thinking_turn(2);
     let all = run(Provider::Anthropic, &body, 1_000_000).unwrap();
     // Room for everything but the second question, which the pipeline leaves out: the
-    // thinking turn would follow the first answer. Dropping the first answer keeps three
-    // messages; pinning the second question and running again keeps four.
+    // thinking turn would follow the first answer. Dropping the first answer loses 5 of the
+    // tokens the pipeline chose; pinning the question and running again would lose the
+    // thinking turn's 20. Both runs are made and the drop is kept.
     let budget = all.input_tokens - item_tokens(&all, "messages[2]");
     let t = run(Provider::Anthropic, &body, budget).unwrap();
-    assert_eq!(t.kept, [0, 1, 2, 4]);
-    assert!(t.adjustments.is_empty(), "{:?}", t.adjustments);
-    assert_eq!(t.rule_pins.len(), 1);
-    assert_eq!(t.rule_pins[0].paths, ["messages[2]"]);
-    assert!(t.rule_pins[0]
-        .reason
-        .contains("thinking turn of messages[3]"));
+    assert_eq!(t.kept, [0, 3, 4]);
+    assert_eq!(t.adjustments.len(), 1);
+    assert_eq!(t.adjustments[0].paths, ["messages[1]"]);
+    assert!(t.rule_pins.is_empty());
+    let conv = anthropic_conversation(&body);
+    let budget = ContextBudget::new(budget, budget).unwrap();
+    let runs = std::cell::RefCell::new(Vec::new());
+    let run_pinned = |pins: &[bool]| {
+        let r = select::run(
+            &conv,
+            &chat_pipeline(),
+            &budget,
+            pins,
+            TraceDetail::None,
+            None,
+        )?;
+        runs.borrow_mut()
+            .push((pins.to_vec(), r.kept_units.clone()));
+        Ok(r)
+    };
+    rules::select(&conv, &conv.pinned_units(true), &run_pinned).unwrap();
+    let runs = runs.into_inner();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0].1, [true, true, false, true, true]);
+    assert_eq!(runs[1].0, [false, false, true, false, true]);
+    assert_eq!(runs[1].1, [true, true, true, false, true]);
     // Without the thinking block the two assistant messages may merge: one run, nothing
     // pinned or dropped.
     let mut plain = body.clone();
@@ -668,4 +705,85 @@ fn a_user_message_is_pinned_before_a_thinking_turn_when_that_keeps_more() {
     let t = run(Provider::Anthropic, &plain, budget).unwrap();
     assert_eq!(t.kept, [0, 1, 3, 4]);
     assert!(t.adjustments.is_empty() && t.rule_pins.is_empty());
+}
+
+/// Runs [`rules::select`] over `body` with a stand-in for the pipeline: `runs[k]` is the
+/// selection (kept units) of the `k`-th run, which must pin `pins[k]` beyond the request's
+/// own pinned units.
+fn select_with(body: &Value, runs: &[(Option<usize>, Vec<bool>)]) -> rules::Valid {
+    let conv = anthropic_conversation(body);
+    let pinned = conv.pinned_units(true);
+    let made = std::cell::Cell::new(0);
+    let stand_in = |pins: &[bool]| {
+        let (extra, kept) = &runs[made.get()];
+        made.set(made.get() + 1);
+        let mut expected = pinned.clone();
+        if let Some(u) = extra {
+            expected[*u] = true;
+        }
+        assert_eq!(pins, &expected[..], "run {}", made.get());
+        Ok(select::Run {
+            items: Vec::new(),
+            item_paths: Vec::new(),
+            selection: Selection::default(),
+            kept_units: kept.clone(),
+            prefix: None,
+        })
+    };
+    let valid = rules::select(&conv, &pinned, &stand_in).unwrap();
+    assert_eq!(made.get(), runs.len(), "every run was made");
+    valid
+}
+
+#[test]
+fn the_question_before_a_thinking_turn_is_pinned_when_that_keeps_more_of_the_selection() {
+    // The selection keeps both answers without the question between them. Dropping the
+    // long first answer would lose its 31 tokens; the run with the question pinned keeps it
+    // and loses the thinking turn's 20 instead, so that run is kept.
+    let body = thinking_turn(28);
+    let (f, t) = (false, true);
+    let valid = select_with(
+        &body,
+        &[(None, vec![t, t, f, t, t]), (Some(2), vec![t, t, t, f, t])],
+    );
+    assert_eq!(valid.run.kept_units, [t, t, t, f, t]);
+    assert!(valid.dropped.is_empty());
+    assert_eq!(valid.pinned.len(), 1);
+    assert_eq!(valid.pinned[0].paths, ["messages[2]"]);
+    assert!(valid.pinned[0]
+        .reason
+        .contains("the thinking turn of messages[3] follows a user message"));
+    // When the second run keeps less of the first one's selection than dropping the first
+    // answer does, the drop is kept.
+    let valid = select_with(
+        &body,
+        &[(None, vec![t, t, f, t, t]), (Some(2), vec![f, f, t, f, t])],
+    );
+    assert_eq!(valid.run.kept_units, [t, f, f, t, t]);
+    assert_eq!(valid.dropped.len(), 1);
+    assert!(valid.pinned.is_empty());
+}
+
+#[test]
+fn a_second_run_that_still_leads_with_an_assistant_pins_the_first_message() {
+    let body = json!({"messages": [
+        {"role": "user", "content": "the task"},
+        {"role": "assistant", "content": "a reply"},
+        {"role": "user", "content": "a follow up"},
+        {"role": "assistant", "content": "another reply"},
+        {"role": "user", "content": "last"}]});
+    let (f, t) = (false, true);
+    // The first run starts with messages[3]: messages[2] is pinned; that run starts with
+    // messages[1]: messages[0] is pinned, and that run is valid and keeps the most.
+    let valid = select_with(
+        &body,
+        &[
+            (None, vec![f, f, f, t, t]),
+            (Some(2), vec![f, t, t, f, t]),
+            (Some(0), vec![t, f, f, t, t]),
+        ],
+    );
+    assert_eq!(valid.run.kept_units, [t, f, f, t, t]);
+    assert_eq!(valid.pinned[0].paths, ["messages[0]"]);
+    assert!(valid.dropped.is_empty());
 }

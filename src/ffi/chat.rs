@@ -447,8 +447,8 @@ pub unsafe extern "C" fn ctxpack_chat_result_adjustment_path(
 /// selection breaks an Anthropic ordering rule (it starts with an assistant message, or a
 /// thinking turn would merge into an earlier assistant message), ctxpack also runs the
 /// pipeline with a user message that repairs it pinned, and keeps that run when it keeps
-/// more messages (then more tokens) than dropping units (docs/chat.md, "Repairing a
-/// selection"). 0 or 1; always 0 for OpenAI requests.
+/// more of the first run's selection (in tokens) than dropping units (docs/chat.md,
+/// "Repairing a selection"). 0 or 1; always 0 for OpenAI requests.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_chat_result_rule_pin_count(
     result: *const ctxpack_chat_result,
