@@ -233,3 +233,99 @@ fn the_state_describes_what_is_sent_after_the_provider_rules() {
     assert_eq!(sent, ["system", "$", "messages[2]", "messages[3]"]);
     assert_eq!(t.reuse.unwrap().window_entries, 4);
 }
+
+/// An Anthropic agent conversation after `turns` turns: per turn a user message with a
+/// long task (every third turn), a call with one or two parallel `tool_use` blocks, the
+/// user message of their results (long), and, except in the last turn (the model answers
+/// next), an answer.
+fn anthropic_conversation(turns: usize) -> Value {
+    let mut messages = Vec::new();
+    for t in 0..turns {
+        if t % 3 == 0 {
+            let task = format!(
+                "Task {t}: look at module {}. {}",
+                t % 7,
+                "Context line. ".repeat(80)
+            );
+            messages.push(json!({"role": "user", "content": task}));
+        }
+        let calls = 1 + t % 2;
+        let uses: Vec<Value> = (0..calls)
+            .map(|c| {
+                json!({"type": "tool_use", "id": format!("toolu_{t}_{c}"), "name": "read_file",
+                       "input": {"path": format!("src/m{t}_{c}.rs")}})
+            })
+            .collect();
+        let results: Vec<Value> = (0..calls)
+            .map(|c| {
+                let size = 150 + (t * 37 + c * 101) % 900;
+                json!({"type": "tool_result", "tool_use_id": format!("toolu_{t}_{c}"),
+                       "content": format!("file m{t}_{c}: {}", "fn x() {} ".repeat(size / 3))})
+            })
+            .collect();
+        messages.push(json!({"role": "assistant", "content": uses}));
+        messages.push(json!({"role": "user", "content": results}));
+        if t + 1 < turns {
+            messages.push(
+                json!({"role": "assistant", "content": format!("Turn {t}: found it in m{t}_0.")}),
+            );
+        }
+    }
+    json!({"model": "claude-x", "max_tokens": 1024, "system": "You fix bugs. Use the tools.",
+           "messages": messages})
+}
+
+#[test]
+fn anthropic_requests_with_a_user_message_pinned_for_the_rules_across_turns() {
+    // Old tasks are long, so the selection often starts with an assistant message; the
+    // trim then pins a user message for a second run. With and without Hold, every request
+    // passes the rules, and the state describes what is sent.
+    let max = 6_000;
+    for mode in [PrefixMode::Measure, PrefixMode::Hold] {
+        let mut state: Option<PrefixState> = None;
+        let mut previous: Option<Vec<Value>> = None;
+        let (mut pinned_turns, mut full) = (0, 0);
+        for turns in 1..=40 {
+            let body = anthropic_conversation(turns);
+            let t = turn(Provider::Anthropic, &body, max, Some(mode), state.as_ref());
+            let out: Value = serde_json::from_str(&t.json).unwrap();
+            chat_rules::anthropic(&out).unwrap_or_else(|e| panic!("turn {turns}: {e}"));
+            chat_rules::trimmed_from(&body, &out, &t.kept, true).unwrap();
+            assert!(t.tokens <= max, "turn {turns}");
+            let reuse = t.reuse.clone().unwrap();
+            let s = t.state.clone().unwrap();
+            assert_eq!(s.entries().len(), reuse.window_entries, "turn {turns}");
+            let kept_paths: Vec<String> = t.kept.iter().map(|i| format!("messages[{i}]")).collect();
+            for e in s.entries() {
+                let path = &t.item_paths[e.position as usize];
+                assert!(
+                    !path.starts_with("messages") || kept_paths.contains(path),
+                    "turn {turns}: the state names {path}, which was not sent"
+                );
+            }
+            if let Some(pin) = t.rule_pins.first() {
+                pinned_turns += 1;
+                assert!(kept_paths.contains(&pin.paths[0]), "turn {turns}");
+            }
+            let sent = messages(&t);
+            if let Some(prev) = &previous {
+                if reuse.outcome == TurnOutcome::Held
+                    && reuse.kept_entries == reuse.previous_entries
+                {
+                    full += 1;
+                    assert!(sent.starts_with(prev), "turn {turns}");
+                }
+            }
+            previous = Some(sent);
+            state = t.state;
+        }
+        eprintln!(
+            "anthropic {mode:?}: {pinned_turns} of 40 turns pinned a user message, {full} kept \
+             the whole previous request"
+        );
+        assert!(
+            pinned_turns > 0,
+            "{mode:?}: a pinned user message was exercised"
+        );
+    }
+}
