@@ -205,3 +205,59 @@ fn a_budget_below_the_pinned_parts_exits_1() {
     assert!(out.stdout.is_empty());
     assert!(stderr(&out).contains("pinned tokens"), "{}", stderr(&out));
 }
+
+#[test]
+fn explain_names_a_user_message_pinned_for_the_rules() {
+    // An Anthropic agent turn: the task, a call with a long result, an answer, a question.
+    let task = r#"{"role": "user", "content": "ten words about the task we are working on today"}"#;
+    let request = |first: &str| {
+        format!(
+            r#"{{"model": "m", "max_tokens": 10, "messages": [{first}{task},
+              {{"role": "assistant", "content": [{{"type": "tool_use", "id": "t1", "name": "search", "input": {{}}}}]}},
+              {{"role": "user", "content": [{{"type": "tool_result", "tool_use_id": "t1", "content": "{}"}}]}},
+              {{"role": "assistant", "content": "short answer"}},
+              {{"role": "user", "content": "next question"}}]}}"#,
+            "result ".repeat(40)
+        )
+    };
+    // Input tokens from the last line of --explain ("kept 5 of 5 messages, N of N tokens").
+    let tokens = |body: &str| -> i64 {
+        let out = ctxpack(
+            &["--format", "anthropic", "--max", "100000", "--explain"],
+            body.as_bytes(),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        let last = text.lines().last().unwrap().to_owned();
+        last.split(" of ")
+            .nth(2)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let all = tokens(&request(""));
+    // Two user messages in a row are one turn: repeating the task measures it.
+    let first = tokens(&request(&format!("{task},"))) - all;
+    let max = (all - first).to_string();
+    let out = ctxpack(
+        &["--format", "anthropic", "--max", &max, "--explain"],
+        request("").as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("\npinned messages[0]: pinned so that the request starts with a user message; the pipeline ran again around it\n"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .starts_with("kept 3 of 5 messages"),
+        "{text}"
+    );
+    assert!(!text.contains("dropped "), "{text}");
+}
