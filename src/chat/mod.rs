@@ -168,8 +168,9 @@ pub struct Trimmed {
     /// (it starts with an assistant message, or a thinking turn would merge into an earlier
     /// assistant message), ctxpack also tries pinning a user message that repairs it and
     /// running the pipeline again, and keeps that run when it keeps more of the first
-    /// run's selection (in tokens; then more messages, then more tokens) than dropping units (`docs/chat.md`, *Repairing a selection*). Empty
-    /// otherwise; each entry is one user message.
+    /// run's selection (in tokens; then more messages, then more tokens) than dropping
+    /// units (`docs/chat.md`, *Repairing a selection*). Empty otherwise; each entry is one
+    /// user message.
     pub rule_pins: Vec<Adjustment>,
     /// Tokens of the whole input request as counted ([`ChatOptions::counter`] and the
     /// overheads).
