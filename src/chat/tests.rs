@@ -495,33 +495,11 @@ fn dropping_the_leading_unit_wins_when_the_pinned_message_would_push_out_more() 
     assert!(t.rule_pins.is_empty());
     // The second run was made, and kept fewer messages: the first one, the last one and
     // what fits in the seven tokens left.
-    let counter = count::Counter {
-        count: &words,
-        overheads: Overheads::of(Provider::Anthropic),
-    };
-    let (conv, _) = read(Provider::Anthropic, &body.to_string(), &counter).unwrap();
-    let pinned = conv.pinned_units(true);
-    let budget = ContextBudget::new(budget, budget).unwrap();
-    let runs = std::cell::RefCell::new(Vec::new());
-    let run_pinned = |pins: &[bool]| {
-        let r = select::run(
-            &conv,
-            &chat_pipeline(),
-            &budget,
-            pins,
-            TraceDetail::None,
-            None,
-        )?;
-        runs.borrow_mut()
-            .push((pins.to_vec(), r.kept_units.clone()));
-        Ok(r)
-    };
-    let valid = rules::select(&conv, &pinned, &run_pinned).unwrap();
+    let (valid, runs) = select_recorded(&body, budget);
     assert_eq!(
         valid.run.kept_units,
         [false, false, true, true, true, true, true]
     );
-    let runs = runs.into_inner();
     assert_eq!(runs.len(), 2);
     assert!(runs[1].0[0], "the second run pins the first message");
     assert_eq!(runs[1].1, [true, false, false, false, false, true, true]);
@@ -635,6 +613,32 @@ fn an_anthropic_request_read_as_openai_is_refused() {
     );
 }
 
+/// One pipeline run as [`select_recorded`] saw it: the units pinned, the units kept.
+type RecordedRun = (Vec<bool>, Vec<bool>);
+
+/// Runs [`rules::select`] over the Anthropic request `body` with the chat pipeline at
+/// `budget`, and records each run it made.
+fn select_recorded(body: &Value, budget: i64) -> (rules::Valid, Vec<RecordedRun>) {
+    let conv = anthropic_conversation(body);
+    let budget = ContextBudget::new(budget, budget).unwrap();
+    let runs = std::cell::RefCell::new(Vec::new());
+    let run_pinned = |pins: &[bool]| {
+        let r = select::run(
+            &conv,
+            &chat_pipeline(),
+            &budget,
+            pins,
+            TraceDetail::None,
+            None,
+        )?;
+        runs.borrow_mut()
+            .push((pins.to_vec(), r.kept_units.clone()));
+        Ok(r)
+    };
+    let valid = rules::select(&conv, &conv.pinned_units(true), &run_pinned).unwrap();
+    (valid, runs.into_inner())
+}
+
 /// The conversation of an Anthropic request, read with the word counter.
 fn anthropic_conversation(body: &Value) -> conversation::Conversation {
     let counter = count::Counter {
@@ -674,24 +678,7 @@ fn a_thinking_turn_keeps_what_the_pipeline_chose_rather_than_its_question() {
     assert_eq!(t.adjustments.len(), 1);
     assert_eq!(t.adjustments[0].paths, ["messages[1]"]);
     assert!(t.rule_pins.is_empty());
-    let conv = anthropic_conversation(&body);
-    let budget = ContextBudget::new(budget, budget).unwrap();
-    let runs = std::cell::RefCell::new(Vec::new());
-    let run_pinned = |pins: &[bool]| {
-        let r = select::run(
-            &conv,
-            &chat_pipeline(),
-            &budget,
-            pins,
-            TraceDetail::None,
-            None,
-        )?;
-        runs.borrow_mut()
-            .push((pins.to_vec(), r.kept_units.clone()));
-        Ok(r)
-    };
-    rules::select(&conv, &conv.pinned_units(true), &run_pinned).unwrap();
-    let runs = runs.into_inner();
+    let (_, runs) = select_recorded(&body, budget);
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0].1, [true, true, false, true, true]);
     assert_eq!(runs[1].0, [false, false, true, false, true]);
