@@ -2206,11 +2206,12 @@ public:
     }
     std::vector<ChatAdjustment> adjustments() const && = delete;
     // The user messages ctxpack pinned, beyond the system messages and the last turn, for
-    // the run whose selection this result holds. When the first run's selection would
-    // start an Anthropic request with an assistant message, ctxpack also runs the pipeline
-    // with a user message before it pinned, and keeps that run when it keeps more messages
-    // (then more tokens) than dropping the leading units (docs/chat.md). Empty or one pin
-    // in practice; always empty for OpenAI requests.
+    // the run whose selection this result holds. When the first run's selection breaks an
+    // Anthropic ordering rule (it starts with an assistant message, or a thinking turn
+    // would merge into an earlier assistant message), ctxpack also runs the pipeline with a
+    // user message that repairs it pinned, and keeps that run when it keeps more of the
+    // first run's selection (in tokens) than dropping units (docs/chat.md, "Repairing a
+    // selection"). Empty or one pin; always empty for OpenAI requests.
     std::vector<ChatRulePin> rule_pins() const & {
         std::size_t n = 0;
         detail::check(ctxpack_chat_result_rule_pin_count(native(), &n), "ctxpack_chat_result_rule_pin_count");

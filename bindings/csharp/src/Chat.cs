@@ -138,10 +138,12 @@ namespace Ctxpack
     }
 
     /// <summary>A user message ctxpack pinned, beyond the system messages and the last turn,
-    /// for the run whose selection the result holds. When the first run's selection would
-    /// start an Anthropic request with an assistant message, ctxpack also runs the pipeline
-    /// with a user message before it pinned, and keeps that run when it keeps more messages
-    /// (then more tokens) than dropping the leading units (docs/chat.md).</summary>
+    /// for the run whose selection the result holds. When the first run's selection breaks
+    /// an Anthropic ordering rule (it starts with an assistant message, or a thinking turn
+    /// would merge into an earlier assistant message), ctxpack also runs the pipeline with
+    /// a user message that repairs it pinned, and keeps that run when it keeps more of the
+    /// first run's selection (in tokens) than dropping units (docs/chat.md, "Repairing a
+    /// selection").</summary>
     public sealed class ChatRulePin
     {
         /// <summary>The JSON path of the pinned message ("messages[0]"); a rule pin is always

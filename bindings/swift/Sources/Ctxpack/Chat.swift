@@ -166,11 +166,12 @@ public struct ChatResult: Sendable {
     /// docs/chat.md). Usually empty.
     public let adjustments: [ChatAdjustment]
     /// The user messages ctxpack pinned, beyond the system messages and the last turn, for
-    /// the run whose selection `selection` holds. When the first run's selection would
-    /// start an Anthropic request with an assistant message, ctxpack also runs the pipeline
-    /// with a user message before it pinned, and keeps that run when it keeps more messages
-    /// (then more tokens) than dropping the leading units (docs/chat.md). Empty or one pin
-    /// in practice; always empty for OpenAI requests.
+    /// the run whose selection `selection` holds. When the first run's selection breaks an
+    /// Anthropic ordering rule (it starts with an assistant message, or a thinking turn
+    /// would merge into an earlier assistant message), ctxpack also runs the pipeline with
+    /// a user message that repairs it pinned, and keeps that run when it keeps more of the
+    /// first run's selection (in tokens) than dropping units (docs/chat.md, "Repairing a
+    /// selection"). Empty or one pin; always empty for OpenAI requests.
     public let rulePins: [ChatRulePin]
     /// The pipeline's selection, with its report when `ChatOptions.trace` asked for one.
     public let selection: RunResult
