@@ -152,7 +152,7 @@ impl Conversation {
             if let Some(last) = self.units.len().checked_sub(1) {
                 pinned[last] = true;
                 if !self.starts_with_user(last) {
-                    if let Some(u) = (0..last).rev().find(|&u| self.starts_with_user(u)) {
+                    if let Some(u) = self.last_user_led(0..last) {
                         pinned[u] = true;
                     }
                 }
@@ -163,6 +163,16 @@ impl Conversation {
 
     pub(crate) fn starts_with_user(&self, unit: usize) -> bool {
         self.messages[self.units[unit].start].role == Role::User
+    }
+
+    /// The last of `units` that starts with a user message.
+    pub(crate) fn last_user_led(&self, units: Range<usize>) -> Option<usize> {
+        units.rev().find(|&u| self.starts_with_user(u))
+    }
+
+    /// The JSON paths of the messages of `unit`.
+    pub(crate) fn unit_paths(&self, unit: usize) -> Vec<String> {
+        self.units[unit].clone().map(Self::path).collect()
     }
 
     /// The item of message `i`, without pinning or group (the caller adds those).

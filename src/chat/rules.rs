@@ -66,7 +66,7 @@ pub(crate) fn select(
         };
         next_pin = repair_pin(conv, &again.kept_units, Some(unit));
         let pin = Adjustment {
-            paths: conv.units[unit].clone().map(Conversation::path).collect(),
+            paths: conv.unit_paths(unit),
             reason,
         };
         let candidate = enforce(conv, again, &pins, vec![pin])?;
@@ -99,11 +99,9 @@ fn repair_pin(
         return None;
     }
     let first = kept.iter().position(|&k| k)?;
-    let nearest_user =
-        |units: std::ops::Range<usize>| units.rev().find(|&u| conv.starts_with_user(u));
     let (unit, reason) = if !conv.starts_with_user(first) {
         let unit = match previous {
-            None => nearest_user(0..first)?,
+            None => conv.last_user_led(0..first)?,
             Some(_) => 0,
         };
         (
@@ -112,7 +110,7 @@ fn repair_pin(
         )
     } else {
         let (p, q) = thinking_merge(conv, kept)?;
-        let unit = nearest_user(conv.unit_of(p) + 1..conv.unit_of(q))?;
+        let unit = conv.last_user_led(conv.unit_of(p) + 1..conv.unit_of(q))?;
         (
             unit,
             format!(
@@ -152,7 +150,7 @@ fn enforce(
         while let Some((unit, reason)) = anthropic_violation(conv, &run.kept_units, pinned)? {
             run.kept_units[unit] = false;
             dropped.push(Adjustment {
-                paths: conv.units[unit].clone().map(Conversation::path).collect(),
+                paths: conv.unit_paths(unit),
                 reason,
             });
         }
