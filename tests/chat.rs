@@ -9,6 +9,7 @@ mod support;
 
 use ctxpack::chat::{estimate_tokens, trim, ChatOptions, CountTokens, Provider, Trimmed};
 use ctxpack::diagnostics::TraceDetail;
+use ctxpack::model::HeadTail;
 use ctxpack::model::ScoredItem;
 use ctxpack::placer::ChronologicalPlacer;
 use ctxpack::policy::{Policy, Preset};
@@ -227,7 +228,9 @@ fn check(provider: Provider, input: &Value, t: &Trimmed, target: i64) {
         chat_rules::openai(&output)
     };
     rules.unwrap_or_else(|e| panic!("{e}\n{}", t.json));
-    chat_rules::trimmed_from(input, &output, &t.kept, anthropic).unwrap_or_else(|e| panic!("{e}"));
+    let restored = unshortened(input, &output, t);
+    chat_rules::trimmed_from(input, &restored, &t.kept, anthropic)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(
         t.tokens <= target,
         "{} tokens over the target {target}",
@@ -235,6 +238,58 @@ fn check(provider: Provider, input: &Value, t: &Trimmed, target: i64) {
     );
     let n = input["messages"].as_array().unwrap().len();
     assert_eq!(t.kept.len() + t.dropped.len(), n);
+}
+
+/// The output with every shortened message (`t.shortened`) put back as the input's, after
+/// checking that it differs from the input's only in strings that were cut to a head and a
+/// tail of the original with the marker between (at least one of them).
+fn unshortened(input: &Value, output: &Value, t: &Trimmed) -> Value {
+    let mut restored = output.clone();
+    for &i in &t.shortened {
+        let at = t
+            .kept
+            .iter()
+            .position(|&k| k == i)
+            .expect("shortened messages are kept");
+        let (original, sent) = (&input["messages"][i], &output["messages"][at]);
+        let cuts = cut_strings(original, sent).unwrap_or_else(|e| panic!("messages[{i}]: {e}"));
+        assert!(
+            cuts > 0,
+            "messages[{i}] is listed as shortened but was sent whole"
+        );
+        restored["messages"][at] = original.clone();
+    }
+    restored
+}
+
+/// How many strings of `sent` are head-and-tail cuts of the same place's string in
+/// `original`; an error for any other difference.
+fn cut_strings(original: &Value, sent: &Value) -> Result<usize, String> {
+    match (original, sent) {
+        (Value::String(a), Value::String(b)) if a == b => Ok(0),
+        (Value::String(a), Value::String(b)) => {
+            let (head, rest) = b.split_once("\n[… ").ok_or("no marker")?;
+            let (omitted, tail) = rest.split_once(" tokens omitted …]\n").ok_or("no marker")?;
+            omitted
+                .parse::<usize>()
+                .map_err(|_| "no count in the marker")?;
+            if a.starts_with(head) && a.ends_with(tail) && head.len() + tail.len() < a.len() {
+                Ok(1)
+            } else {
+                Err(format!("{b:?} is not a head and tail of the original"))
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .try_fold(0, |n, (x, y)| Ok(n + cut_strings(x, y)?)),
+        (Value::Object(a), Value::Object(b)) if a.keys().eq(b.keys()) => a
+            .values()
+            .zip(b.values())
+            .try_fold(0, |n, (x, y)| Ok(n + cut_strings(x, y)?)),
+        (a, b) if a == b => Ok(0),
+        _ => Err("a value other than a string changed".into()),
+    }
 }
 
 /// A unit pinned for the provider's rules is one user message, and it is kept.
@@ -708,4 +763,72 @@ fn a_cancel_token_stops_a_trim() {
     let e = trim(Provider::OpenAi, &request, &budget, &pipeline, &options).unwrap_err();
     assert_eq!(e.code(), ErrorCode::Cancelled);
     assert!(e.to_string().contains("before the trim started"), "{e}");
+}
+
+/// With `ChatOptions::shorten`, over generated sessions of both providers, every preset,
+/// every counter and several head-and-tail sizes: every trimmed request passes the rules,
+/// differs from the input only by dropped messages and by result texts cut to a head and a
+/// tail, fits the budget, and costs exactly what reading it again counts. Against the same
+/// trims without shortening, more tool outputs reach the model.
+#[test]
+fn shortened_trims_pass_the_rules_and_send_what_they_count() {
+    let specs = [
+        HeadTail::new(20, 20).unwrap(),
+        HeadTail::new(60, 5).unwrap(),
+        HeadTail::new(0, 12).unwrap().with_quality(0.3),
+    ];
+    let pipelines = presets();
+    let greedy = Policy::preset("chat").unwrap().build_pipeline().unwrap();
+    let huge = ContextBudget::new(i64::MAX / 4, i64::MAX / 4).unwrap();
+    let (mut runs, mut with_short, mut tool_kept, mut tool_kept_plain) = (0, 0, 0, 0);
+    for (provider, seed) in [
+        (Provider::OpenAi, 0x5407_0a1),
+        (Provider::Anthropic, 0x5407_da1),
+    ] {
+        let mut rng = Rng(seed);
+        for case in 0..120 {
+            let input = match provider {
+                Provider::OpenAi => openai_session(&mut rng),
+                Provider::Anthropic => anthropic_session(&mut rng),
+            };
+            let text = input.to_string();
+            let counters = counters();
+            let mut options = ChatOptions::with_counter(counters[case % counters.len()]);
+            let plain_options = options;
+            options.shorten = Some(&specs[case % specs.len()]);
+            let pipeline = &pipelines[case % pipelines.len()];
+            let whole = trim(provider, &text, &huge, &greedy, &options).unwrap();
+            assert_eq!(
+                (whole.json.as_str(), whole.shortened.len()),
+                (text.as_str(), 0)
+            );
+            // The items are the fixed parts, then one per message.
+            let fixed = whole.items.len() - whole.kept.len();
+            for percent in [5, 15, 30, 50, 75] {
+                let target = (whole.input_tokens * percent / 100).max(1);
+                let budget = ContextBudget::new(target, target).unwrap();
+                let Ok(t) = trim(provider, &text, &budget, pipeline, &options) else {
+                    continue;
+                };
+                runs += 1;
+                check(provider, &input, &t, target);
+                let again = trim(provider, &t.json, &huge, &greedy, &plain_options).unwrap();
+                assert_eq!(t.tokens, again.input_tokens, "case {case}, {percent}%");
+                with_short += usize::from(!t.shortened.is_empty());
+                let tool_outputs = |kept: &[usize]| {
+                    let is_tool = |i: usize| whole.items[fixed + i].kind().as_str() == "ToolOutput";
+                    kept.iter().filter(|&&i| is_tool(i)).count()
+                };
+                tool_kept += tool_outputs(&t.kept);
+                if let Ok(plain) = trim(provider, &text, &budget, pipeline, &plain_options) {
+                    tool_kept_plain += tool_outputs(&plain.kept);
+                }
+            }
+        }
+    }
+    eprintln!(
+        "shortening: {runs} trims, {with_short} sent a shortened tool output; tool outputs kept: {tool_kept} (without shortening: {tool_kept_plain})"
+    );
+    assert!(with_short * 5 > runs, "shortening was exercised");
+    assert!(tool_kept > tool_kept_plain);
 }

@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 
+use crate::chat::shorten::Short;
 use crate::chat::Provider;
 use crate::error::{Error, Result};
 use crate::model::{ContextItem, ContextItemBuilder, ContextKind, ContextSource};
@@ -69,6 +70,8 @@ pub(crate) struct Message {
     pub(crate) answers: Vec<CallRef>,
     /// Anthropic: the content starts with a `thinking` or `redacted_thinking` block.
     pub(crate) starts_with_thinking: bool,
+    /// A tool output's cheaper form, with `ChatOptions::shorten`.
+    pub(crate) short: Option<Short>,
 }
 
 impl Message {
@@ -81,6 +84,7 @@ impl Message {
             calls: Vec::new(),
             answers: Vec::new(),
             starts_with_thinking: false,
+            short: None,
         }
     }
 }
@@ -184,11 +188,32 @@ impl Conversation {
         } else {
             ContextSource::CHAT
         };
-        ContextItem::builder(content, m.tokens)
+        let item = ContextItem::builder(content, m.tokens)
             .kind(m.kind.context_kind())
             .source(ContextSource::new(source).unwrap_or_default())
             .tags([m.role.name()])
-            .timestamp(i64::try_from(i).unwrap_or(i64::MAX / STEP_NS) * STEP_NS)
+            .timestamp(i64::try_from(i).unwrap_or(i64::MAX / STEP_NS) * STEP_NS);
+        match &m.short {
+            None => item,
+            Some(short) => {
+                let content = format!(
+                    "{} {} (shortened): {}",
+                    Self::path(i),
+                    m.role.name(),
+                    short.rendering()
+                );
+                item.variant(content, short.tokens, short.quality)
+            }
+        }
+    }
+
+    /// The tokens message `i` is sent with: its shortened form's when `shortened`.
+    pub(crate) fn sent_tokens(&self, i: usize, shortened: bool) -> i64 {
+        let m = &self.messages[i];
+        match (&m.short, shortened) {
+            (Some(short), true) => short.tokens,
+            _ => m.tokens,
+        }
     }
 
     /// The item of a fixed part: pinned, undated.

@@ -13,6 +13,14 @@ use crate::tokenizer::Encoding;
 pub trait CountTokens {
     /// The number of tokens `text` encodes to.
     fn count_tokens(&self, text: &str) -> usize;
+
+    /// The built-in encoding this counter is, if it is one: shortening a tool output
+    /// ([`ChatOptions::shorten`](crate::chat::ChatOptions::shorten)) then cuts on the
+    /// encoding's token boundaries. Other counters answer `None` (the default), and the cut
+    /// is searched with [`count_tokens`](Self::count_tokens) instead.
+    fn as_encoding(&self) -> Option<&Encoding> {
+        None
+    }
 }
 
 impl<F: Fn(&str) -> usize + ?Sized> CountTokens for F {
@@ -25,6 +33,10 @@ impl CountTokens for Encoding {
     /// [`Encoding::count`]: the exact number of tokens of the encoding's ordinary text.
     fn count_tokens(&self, text: &str) -> usize {
         self.count(text)
+    }
+
+    fn as_encoding(&self) -> Option<&Encoding> {
+        Some(self)
     }
 }
 

@@ -41,7 +41,7 @@ use serde_json::{Map, Value};
 use crate::cancel::CancelToken;
 use crate::diagnostics::TraceDetail;
 use crate::error::Result;
-use crate::model::{ContextBudget, ContextItem};
+use crate::model::{ContextBudget, ContextItem, HeadTail};
 use crate::pipeline::{Pipeline, Selection};
 use crate::prefix::{PrefixOptions, PrefixState, ReuseReport};
 
@@ -52,6 +52,7 @@ mod openai;
 mod prefix;
 mod rules;
 mod select;
+mod shorten;
 #[cfg(test)]
 mod tests;
 mod write;
@@ -98,6 +99,15 @@ pub struct ChatOptions<'a> {
     /// run's next check (between stages and inside long loops, as
     /// [`Pipeline::run_cancellable`] does).
     pub cancel: Option<&'a CancelToken>,
+    /// Shorten long tool outputs instead of only dropping them (default: none): every
+    /// text of a tool result longer than the head and tail tokens gives its message a
+    /// cheaper form with those texts cut to their head and tail and a marker between
+    /// ([`HeadTail`]; cut with the counter). When the pipeline places that form (it uses
+    /// variants, `docs/variants.md`), the message is sent with only those strings
+    /// replaced; [`Trimmed::shortened`] lists it. Not available with
+    /// [`ChatOptions::prefix`] yet (`InvalidArgument`). `docs/chat.md`, *Shortening tool
+    /// outputs*.
+    pub shorten: Option<&'a HeadTail>,
 }
 
 impl Default for ChatOptions<'static> {
@@ -117,6 +127,7 @@ impl<'a> ChatOptions<'a> {
             trace: TraceDetail::None,
             prefix: None,
             cancel: None,
+            shorten: None,
         }
     }
 }
@@ -129,6 +140,7 @@ impl std::fmt::Debug for ChatOptions<'_> {
             .field("trace", &self.trace)
             .field("prefix", &self.prefix)
             .field("cancel", &self.cancel.map(CancelToken::is_cancelled))
+            .field("shorten", &self.shorten)
             .finish_non_exhaustive()
     }
 }
@@ -153,6 +165,9 @@ pub struct Trimmed {
     pub kept: Vec<usize>,
     /// Positions in the input's `messages` of the dropped messages, ascending.
     pub dropped: Vec<usize>,
+    /// Positions in the input's `messages` of the kept messages sent shortened
+    /// ([`ChatOptions::shorten`]), ascending; a subset of `kept`, empty without the option.
+    pub shortened: Vec<usize>,
     /// The items the pipeline ran on (the report's indices point into this list).
     pub items: Vec<ContextItem>,
     /// For each item, the JSON path it stands for: `"messages[3]"`, `"system"`, or `"$"`
@@ -221,7 +236,14 @@ pub fn trim(
         count: options.counter,
         overheads: options.overheads.unwrap_or(Overheads::of(provider)),
     };
-    let (conv, spans) = read(provider, json, &counter)?;
+    if options.shorten.is_some() && options.prefix.is_some() {
+        return Err(crate::Error::InvalidArgument(
+            "shortening tool outputs is not supported with a prefix state (Hold or Measure) \
+             yet"
+            .into(),
+        ));
+    }
+    let (conv, spans) = read(provider, json, &counter, options.shorten)?;
     let pinned = conv.pinned_units(options.pin_last_turn);
     let identify = |paths: &[String], items: &[ContextItem]| {
         prefix::identities(provider, json, &spans, paths, items)
@@ -262,18 +284,24 @@ pub fn trim(
             (Some(reuse), Some(state))
         }
     };
-    let out = write::splice(json, &spans, &keep);
+    let shortened: Vec<bool> = keep
+        .iter()
+        .zip(&run.shortened)
+        .map(|(&k, &s)| k && s)
+        .collect();
+    let replace = rewrites(&conv, json, &spans, &shortened)?;
+    let out = write::splice(json, &spans, &keep, &replace);
     // A trimmed output must pass the same reading as the input (structure, pairing, first
     // message); a failure here is a bug, reported rather than returned as a bad request.
     // Its tokens are known already: the check does not count them again. An output with
-    // every message kept is the input itself, which passed.
-    if keep.contains(&false) {
+    // every message kept in full is the input itself, which passed.
+    if keep.contains(&false) || shortened.contains(&true) {
         let no_count = |_: &str| 0;
         let check = count::Counter {
             count: &no_count,
             overheads: counter.overheads,
         };
-        read(provider, &out, &check).map_err(|e| {
+        read(provider, &out, &check, None).map_err(|e| {
             crate::Error::InvalidRequest(format!(
                 "internal error, the trimmed request is invalid: {e}"
             ))
@@ -284,19 +312,21 @@ pub fn trim(
         .iter()
         .map(|f| f.tokens)
         .fold(0, i64::saturating_add);
-    let sum = |kept: bool| {
-        conv.messages
-            .iter()
-            .zip(&keep)
-            .filter(|(_, &k)| k || !kept)
-            .fold(fixed, |t, (m, _)| t.saturating_add(m.tokens))
+    let sum = |sent: bool| {
+        (0..conv.messages.len())
+            .filter(|&i| keep[i] || !sent)
+            .fold(fixed, |t, i| {
+                t.saturating_add(conv.sent_tokens(i, sent && shortened[i]))
+            })
     };
     let (input_tokens, tokens) = (sum(false), sum(true));
     let (kept, dropped): (Vec<usize>, Vec<usize>) = (0..keep.len()).partition(|&i| keep[i]);
+    let shortened = (0..keep.len()).filter(|&i| shortened[i]).collect();
     Ok(Trimmed {
         json: out,
         kept,
         dropped,
+        shortened,
         items: run.items,
         item_paths: run.item_paths,
         selection: run.selection,
@@ -309,19 +339,50 @@ pub fn trim(
     })
 }
 
-/// Parses, locates and reads a request.
+/// The JSON text of each message to send shortened (`shortened`), `None` for the others.
+fn rewrites(
+    conv: &conversation::Conversation,
+    json: &str,
+    spans: &write::Spans,
+    shortened: &[bool],
+) -> Result<Vec<Option<String>>> {
+    let mut out = vec![None; shortened.len()];
+    for (i, element) in spans.elements.iter().enumerate() {
+        let Some(short) = conv.messages[i].short.as_ref().filter(|_| shortened[i]) else {
+            continue;
+        };
+        out[i] = Some(
+            write::rewrite(&json[element.clone()], &short.texts).ok_or_else(|| {
+                crate::Error::InvalidRequest(format!(
+                    "internal error, cannot find the shortened texts of {}",
+                    conversation::Conversation::path(i)
+                ))
+            })?,
+        );
+    }
+    Ok(out)
+}
+
+/// Parses, locates and reads a request; with `shorten`, also the cheaper form of each long
+/// tool output.
 fn read(
     provider: Provider,
     json: &str,
     counter: &count::Counter<'_>,
+    shorten: Option<&HeadTail>,
 ) -> Result<(conversation::Conversation, write::Spans)> {
     let doc: Value =
         serde_json::from_str(json).map_err(|e| invalid("$", format!("malformed JSON: {e}")))?;
     let spans = write::messages_spans(json)?;
-    let conv = match provider {
+    let mut conv = match provider {
         Provider::OpenAi => openai::read(&doc, counter)?,
         Provider::Anthropic => anthropic::read(&doc, counter)?,
     };
+    if let (Some(spec), Ok((_, values))) = (shorten, request_messages(&doc)) {
+        for (m, value) in conv.messages.iter_mut().zip(values) {
+            m.short = shorten::short_form(provider, value, m, counter, spec);
+        }
+    }
     // `read` accepted a non-empty `messages` array, so the spans exist.
     let spans = spans.ok_or_else(|| invalid("messages", "must be an array"))?;
     Ok((conv, spans))

@@ -126,15 +126,17 @@ fn repair_pin(
 /// the first run chose (`chosen`, per unit), then how many messages it keeps, then their
 /// tokens.
 fn kept_size(conv: &Conversation, valid: &Valid, chosen: &[bool]) -> (i64, usize, i64) {
+    let run = &valid.run;
     conv.units
         .iter()
-        .zip(&valid.run.kept_units)
+        .zip(&run.kept_units)
         .zip(chosen)
         .filter(|((_, &k), _)| k)
-        .flat_map(|((u, _), &c)| conv.messages[u.clone()].iter().map(move |m| (m, c)))
-        .fold((0, 0, 0), |(o, n, t), (m, c)| {
-            let overlap = if c { m.tokens } else { 0 };
-            (o.saturating_add(overlap), n + 1, t.saturating_add(m.tokens))
+        .flat_map(|((u, _), &c)| u.clone().map(move |i| (i, c)))
+        .fold((0, 0, 0), |(o, n, t), (i, c)| {
+            let tokens = conv.sent_tokens(i, run.shortened[i]);
+            let overlap = if c { tokens } else { 0 };
+            (o.saturating_add(overlap), n + 1, t.saturating_add(tokens))
         })
 }
 

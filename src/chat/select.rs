@@ -25,6 +25,8 @@ pub(crate) struct Run {
     pub(crate) selection: Selection,
     /// Per unit: kept.
     pub(crate) kept_units: Vec<bool>,
+    /// Per message: placed in its shortened form (`ChatOptions::shorten`).
+    pub(crate) shortened: Vec<bool>,
     /// With a prefix state: the run's reuse report and new state, and the items'
     /// identities.
     pub(crate) prefix: Option<(ReuseReport, PrefixState, Vec<u64>)>,
@@ -75,9 +77,13 @@ pub(crate) fn run(
         }
     };
     let mut selected = vec![0usize; conv.units.len()];
-    for &i in &selection.indices {
+    let mut shortened = vec![false; conv.messages.len()];
+    for (rank, &i) in selection.indices.iter().enumerate() {
         if let Some(unit) = engine.unit[i] {
             selected[unit] += 1;
+            if selection.form(rank) > 0 {
+                shortened[i - conv.fixed.len()] = true;
+            }
         }
     }
     let kept_units = conv
@@ -91,6 +97,7 @@ pub(crate) fn run(
         item_paths: engine.paths,
         selection,
         kept_units,
+        shortened,
         prefix,
     })
 }

@@ -645,7 +645,7 @@ fn anthropic_conversation(body: &Value) -> conversation::Conversation {
         count: &words,
         overheads: Overheads::of(Provider::Anthropic),
     };
-    read(Provider::Anthropic, &body.to_string(), &counter)
+    read(Provider::Anthropic, &body.to_string(), &counter, None)
         .unwrap()
         .0
 }
@@ -714,6 +714,7 @@ fn select_with(body: &Value, runs: &[(Option<usize>, Vec<bool>)]) -> rules::Vali
             item_paths: Vec::new(),
             selection: Selection::default(),
             kept_units: kept.clone(),
+            shortened: vec![false; conv.messages.len()],
             prefix: None,
         })
     };
@@ -773,4 +774,163 @@ fn a_second_run_that_still_leads_with_an_assistant_pins_the_first_message() {
     assert_eq!(valid.run.kept_units, [t, f, f, t, t]);
     assert_eq!(valid.pinned[0].paths, ["messages[0]"]);
     assert!(valid.dropped.is_empty());
+}
+
+/// `n` numbered words: `w1 w2 … wn`.
+fn numbered(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn shortened_run(provider: Provider, body: &Value, budget: i64, spec: &HeadTail) -> Trimmed {
+    let mut o = options();
+    o.shorten = Some(spec);
+    let budget = ContextBudget::new(budget, budget).unwrap();
+    trim(provider, &body.to_string(), &budget, &chat_pipeline(), &o).unwrap()
+}
+
+/// Reads the output again with everything fitting: its tokens as counted from scratch.
+fn recount(provider: Provider, json: &str) -> i64 {
+    let huge = ContextBudget::new(i64::MAX / 4, i64::MAX / 4).unwrap();
+    trim(provider, json, &huge, &chat_pipeline(), &options())
+        .unwrap()
+        .input_tokens
+}
+
+#[test]
+fn a_long_openai_tool_output_is_sent_as_its_head_and_tail() {
+    let body = json!({"model": "m", "messages": [
+        {"role": "user", "content": "check the logs"},
+        {"role": "assistant", "content": null, "tool_calls": [call("c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": numbered(500)},
+        {"role": "assistant", "content": "the logs are fine"},
+        {"role": "user", "content": "thanks, and now?"}]});
+    // Without shortening the call and its 500-word output go together.
+    let plain = run(Provider::OpenAi, &body, 120).unwrap();
+    assert_eq!(plain.kept, [0, 3, 4]);
+    assert!(plain.shortened.is_empty());
+    let spec = HeadTail::new(10, 5).unwrap();
+    let t = shortened_run(Provider::OpenAi, &body, 120, &spec);
+    assert_eq!(t.kept, [0, 1, 2, 3, 4]);
+    assert_eq!(t.shortened, [2]);
+    let out: Value = serde_json::from_str(&t.json).unwrap();
+    let text = out["messages"][2]["content"].as_str().unwrap();
+    // The word counter cuts after the 10th word's space (the longest prefix of 10 words)
+    // and before the 496th word.
+    assert_eq!(
+        text,
+        format!(
+            "{} \n[… 485 tokens omitted …]\n {}",
+            numbered(10),
+            (496..=500)
+                .map(|i| format!("w{i}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
+    );
+    // Only that string changed; the tokens are what reading the output counts.
+    let mut expected = body.clone();
+    expected["messages"][2]["content"] = json!(text);
+    assert_eq!(out, expected);
+    assert_eq!(t.tokens, recount(Provider::OpenAi, &t.json));
+    assert!(t.tokens <= 120);
+    // A report names the form: the variant placed for the tool message.
+    let placed = t
+        .selection
+        .indices
+        .iter()
+        .position(|&i| t.item_paths[i] == "messages[2]");
+    assert_eq!(t.selection.form(placed.unwrap()), 1);
+    // Everything fits: nothing is shortened and the request is unchanged.
+    let whole = shortened_run(Provider::OpenAi, &body, 10_000, &spec);
+    assert_eq!((whole.json, whole.shortened), (body.to_string(), vec![]));
+}
+
+#[test]
+fn anthropic_tool_results_are_cut_text_by_text() {
+    let body = json!({"model": "m", "max_tokens": 10, "messages": [
+        {"role": "user", "content": "look both up"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+            {"type": "tool_use", "id": "t2", "name": "f", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t2", "content": numbered(300)},
+            {"type": "tool_result", "tool_use_id": "t1", "content": [
+                {"type": "text", "text": "short"},
+                {"type": "image", "source": {"type": "url", "url": "https://e.com/a.png"}},
+                {"type": "text", "text": numbered(200)}], "is_error": false},
+            {"type": "text", "text": numbered(40)}]},
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "and?"}]});
+    let spec = HeadTail::new(4, 4).unwrap().with_quality(0.5);
+    // The image counts 1 600 tokens: the whole request does not fit 1 800, its shortened
+    // form does.
+    assert!(run(Provider::Anthropic, &body, 1800).unwrap().input_tokens > 2100);
+    let t = shortened_run(Provider::Anthropic, &body, 1800, &spec);
+    assert_eq!(t.kept, [0, 1, 2, 3, 4]);
+    assert_eq!(t.shortened, [2]);
+    let out: Value = serde_json::from_str(&t.json).unwrap();
+    let results = &out["messages"][2]["content"];
+    let cut = |n: usize| {
+        format!(
+            "w1 w2 w3 w4 \n[… {} tokens omitted …]\n {}",
+            n - 8,
+            (n - 3..=n)
+                .map(|i| format!("w{i}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
+    };
+    assert_eq!(results[0]["content"], json!(cut(300)));
+    assert_eq!(results[1]["content"][0]["text"], "short");
+    assert_eq!(results[1]["content"][2]["text"], json!(cut(200)));
+    // The user's own text after the results is not a result: it stays whole.
+    assert_eq!(results[2]["text"], json!(numbered(40)));
+    assert_eq!(t.tokens, recount(Provider::Anthropic, &t.json));
+    let item = t
+        .item_paths
+        .iter()
+        .position(|p| p == "messages[2]")
+        .unwrap();
+    assert_eq!(t.items[item].variants()[0].quality(), 0.5);
+}
+
+#[test]
+fn shortening_refuses_a_prefix_state_and_skips_what_would_not_save() {
+    let body = json!({"messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": null, "tool_calls": [call("c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": numbered(12)},
+        {"role": "user", "content": "next"}]});
+    let spec = HeadTail::new(10, 5).unwrap();
+    // 12 words are no more than 10 + 5: no form.
+    let mut o = options();
+    o.shorten = Some(&spec);
+    let huge = ContextBudget::new(1000, 1000).unwrap();
+    let t = trim(
+        Provider::OpenAi,
+        &body.to_string(),
+        &huge,
+        &chat_pipeline(),
+        &o,
+    )
+    .unwrap();
+    assert!(t.items.iter().all(|i| !i.has_variants()));
+    let prefix = crate::prefix::PrefixOptions::new(crate::prefix::PrefixMode::Measure);
+    o.prefix = Some(prefix);
+    let e = trim(
+        Provider::OpenAi,
+        &body.to_string(),
+        &huge,
+        &chat_pipeline(),
+        &o,
+    )
+    .unwrap_err();
+    assert_eq!(e.code(), crate::ErrorCode::InvalidArgument);
+    assert!(
+        e.to_string().contains("not supported with a prefix state"),
+        "{e}"
+    );
 }

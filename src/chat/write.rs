@@ -5,6 +5,7 @@
 use std::ops::Range;
 
 use crate::chat::conversation::invalid;
+use crate::chat::shorten::Step;
 use crate::error::Result;
 
 /// Where the top-level `messages` array and its elements lie in the request text.
@@ -20,20 +21,15 @@ pub(crate) struct Spans {
 /// `messages` or `system` twice is refused: readers disagree on which copy counts.
 pub(crate) fn messages_spans(text: &str) -> Result<Option<Spans>> {
     let b = text.as_bytes();
-    let mut i = skip_ws(b, 0);
-    if b.get(i) != Some(&b'{') {
+    let start = skip_ws(b, 0);
+    if b.get(start) != Some(&b'{') {
         return Ok(None);
     }
-    i = skip_ws(b, i + 1);
     let mut found = None;
     let mut seen_messages = false;
     let mut seen_system = false;
-    while b.get(i) == Some(&b'"') {
-        let key_end = skip_string(b, i);
-        let key: String = serde_json::from_str(&text[i..key_end]).unwrap_or_default();
-        i = skip_ws(b, key_end);
-        i = skip_ws(b, i + 1); // the ':'
-        let value_end = match key.as_str() {
+    members(b, start, |key, i| {
+        let value_end = match key {
             "messages" if seen_messages => {
                 return Err(invalid("messages", "appears twice in the request"))
             }
@@ -48,7 +44,7 @@ pub(crate) fn messages_spans(text: &str) -> Result<Option<Spans>> {
             }
             _ => skip_value(b, i),
         };
-        match key.as_str() {
+        match key {
             "messages" => seen_messages = true,
             "system" if seen_system => {
                 return Err(invalid("system", "appears twice in the request"))
@@ -56,12 +52,80 @@ pub(crate) fn messages_spans(text: &str) -> Result<Option<Spans>> {
             "system" => seen_system = true,
             _ => {}
         }
-        i = skip_ws(b, value_end);
+        Ok(value_end)
+    })?;
+    Ok(found)
+}
+
+/// Visits the members of the (valid) object whose `{` is at `start`, in order: `value` gets
+/// each key (unescaped) and the index where its value starts, and returns the index after
+/// the value.
+fn members(
+    b: &[u8],
+    start: usize,
+    mut value: impl FnMut(&str, usize) -> Result<usize>,
+) -> Result<()> {
+    let mut i = skip_ws(b, start + 1);
+    while b.get(i) == Some(&b'"') {
+        let key_end = skip_string(b, i);
+        let key: String = std::str::from_utf8(&b[i..key_end])
+            .ok()
+            .and_then(|k| serde_json::from_str(k).ok())
+            .unwrap_or_default();
+        i = skip_ws(b, key_end);
+        i = skip_ws(b, i + 1); // the ':'
+        i = skip_ws(b, value(&key, i)?);
         if b.get(i) == Some(&b',') {
             i = skip_ws(b, i + 1);
         }
     }
-    Ok(found)
+    Ok(())
+}
+
+/// The span of the value that `steps` lead to from the (valid) JSON value at `start`: an
+/// object member by key (the last one when a key is repeated, the one a JSON reader keeps)
+/// or an array element by position. `None` when a step finds nothing.
+fn value_span(b: &[u8], start: usize, steps: &[Step]) -> Option<Range<usize>> {
+    let mut i = start;
+    for step in steps {
+        i = match (*step, b.get(i)?) {
+            (Step::Key(key), b'{') => {
+                let mut found = None;
+                members(b, i, |k, at| {
+                    if k == key {
+                        found = Some(at);
+                    }
+                    Ok(skip_value(b, at))
+                })
+                .ok()?;
+                found?
+            }
+            (Step::Index(n), b'[') => array_elements(b, i).0.get(n)?.start,
+            _ => return None,
+        };
+    }
+    Some(i..skip_value(b, i))
+}
+
+/// `element` (a message's JSON text) with the string at each place of `texts` replaced by
+/// the given text, every other byte unchanged; `None` when a place is not in it.
+pub(crate) fn rewrite(element: &str, texts: &[(Vec<Step>, String)]) -> Option<String> {
+    let b = element.as_bytes();
+    let mut edits = Vec::with_capacity(texts.len());
+    for (steps, text) in texts {
+        let span = value_span(b, skip_ws(b, 0), steps)?;
+        edits.push((span, serde_json::to_string(text).ok()?));
+    }
+    edits.sort_by_key(|(span, _)| span.start);
+    let mut out = String::with_capacity(element.len());
+    let mut at = 0;
+    for (span, text) in edits {
+        out.push_str(element.get(at..span.start)?);
+        out.push_str(&text);
+        at = span.end;
+    }
+    out.push_str(element.get(at..)?);
+    Some(out)
 }
 
 /// The elements of the (valid) array whose `[` is at `start`, and the index after its `]`.
@@ -79,10 +143,17 @@ fn array_elements(b: &[u8], start: usize) -> (Vec<Range<usize>>, usize) {
     (elements, i + 1)
 }
 
-/// The text with only the elements whose `keep` is true left in the array. The separators
-/// of the input are reused, so a pretty-printed request stays pretty-printed.
-pub(crate) fn splice(text: &str, spans: &Spans, keep: &[bool]) -> String {
-    if keep.iter().all(|&k| k) {
+/// The text with only the elements whose `keep` is true left in the array, each written
+/// as its `replace` text when it has one (`replace` is empty or parallel to the elements).
+/// The separators of the input are reused, so a pretty-printed request stays
+/// pretty-printed.
+pub(crate) fn splice(
+    text: &str,
+    spans: &Spans,
+    keep: &[bool],
+    replace: &[Option<String>],
+) -> String {
+    if keep.iter().all(|&k| k) && replace.iter().all(Option::is_none) {
         return text.to_owned();
     }
     let els = &spans.elements;
@@ -96,9 +167,13 @@ pub(crate) fn splice(text: &str, spans: &Spans, keep: &[bool]) -> String {
     };
     let kept: Vec<&str> = els
         .iter()
+        .enumerate()
         .zip(keep)
         .filter(|(_, &k)| k)
-        .map(|(e, _)| &text[e.clone()])
+        .map(|((i, e), _)| match replace.get(i) {
+            Some(Some(r)) => r.as_str(),
+            _ => &text[e.clone()],
+        })
         .collect();
     let mut out = String::with_capacity(text.len());
     out.push_str(&text[..open]);
@@ -181,13 +256,13 @@ mod tests {
         let spans = messages_spans(&text).unwrap().unwrap();
         let parts: Vec<&str> = spans.elements.iter().map(|r| &text[r.clone()]).collect();
         assert_eq!(parts, ["{\"a\":\"]\\\"}\"}", "[1,{\"b\":[]}]", "3.50e1"]);
-        assert_eq!(splice(&text, &spans, &[true, true, true]), text);
+        assert_eq!(splice(&text, &spans, &[true, true, true], &[]), text);
         assert_eq!(
-            splice(&text, &spans, &[true, false, true]),
+            splice(&text, &spans, &[true, false, true], &[]),
             "{\"model\":\"m\", \"messages\" : [\n  {\"a\":\"]\\\"}\"},\n  3.50e1\n], \"n\": 12345678901234567890123 }"
         );
         assert_eq!(
-            splice(&text, &spans, &[false, false, false]),
+            splice(&text, &spans, &[false, false, false], &[]),
             "{\"model\":\"m\", \"messages\" : [], \"n\": 12345678901234567890123 }"
         );
     }
@@ -198,7 +273,7 @@ mod tests {
         let spans = messages_spans(text).unwrap().unwrap();
         assert_eq!(spans.elements.len(), 2);
         assert_eq!(
-            splice(text, &spans, &[false, true]),
+            splice(text, &spans, &[false, true], &[]),
             r#"{"messag\u0065s":[2],"x":{"messages":[]}}"#
         );
         let twice = r#"{"messages":[1],"messages":[2]}"#;
@@ -220,5 +295,52 @@ mod tests {
         assert_eq!(messages_spans("[1]").unwrap(), None);
         assert_eq!(messages_spans(r#"{"messages":{}}"#).unwrap(), None);
         assert_eq!(messages_spans(r#"{}"#).unwrap(), None);
+    }
+
+    #[test]
+    fn rewrites_only_the_strings_named() {
+        use Step::{Index, Key};
+        // A repeated key: the last copy is the one a reader keeps, so it is the one replaced.
+        let element = r#"{ "role":"tool", "content" : "old", "x":[1,{"y":"]"}], "content": ["a", {"type":"text","text":"long \"text\""}] }"#;
+        let texts = vec![(
+            vec![Key("content"), Index(1), Key("text")],
+            "new \"ü\"\n".to_owned(),
+        )];
+        assert_eq!(
+            rewrite(element, &texts).unwrap(),
+            r#"{ "role":"tool", "content" : "old", "x":[1,{"y":"]"}], "content": ["a", {"type":"text","text":"new \"ü\"\n"}] }"#
+        );
+        let two = vec![
+            (vec![Key("x"), Index(1), Key("y")], "z".to_owned()),
+            (vec![Key("role")], "tool".to_owned()),
+        ];
+        assert_eq!(
+            rewrite(element, &two).unwrap(),
+            element.replace(r#""y":"]""#, r#""y":"z""#)
+        );
+        assert_eq!(
+            rewrite(element, &[(vec![Key("none")], String::new())]),
+            None
+        );
+        assert_eq!(
+            rewrite(element, &[(vec![Key("x"), Index(2)], String::new())]),
+            None
+        );
+        assert_eq!(rewrite(element, &[(vec![Index(0)], String::new())]), None);
+    }
+
+    #[test]
+    fn splice_writes_replaced_elements() {
+        let text = r#"{"messages": [{"a":1}, {"b":2}, {"c":3}]}"#;
+        let spans = messages_spans(text).unwrap().unwrap();
+        let replace = [None, Some(r#"{"b":"short"}"#.to_owned()), None];
+        assert_eq!(
+            splice(text, &spans, &[false, true, true], &replace),
+            r#"{"messages": [{"b":"short"}, {"c":3}]}"#
+        );
+        assert_eq!(
+            splice(text, &spans, &[true, true, true], &replace),
+            r#"{"messages": [{"a":1}, {"b":"short"}, {"c":3}]}"#
+        );
     }
 }
