@@ -782,8 +782,8 @@ fn shortened_trims_pass_the_rules_and_send_what_they_count() {
     let huge = ContextBudget::new(i64::MAX / 4, i64::MAX / 4).unwrap();
     let (mut runs, mut with_short, mut tool_kept, mut tool_kept_plain) = (0, 0, 0, 0);
     for (provider, seed) in [
-        (Provider::OpenAi, 0x5407_0a1),
-        (Provider::Anthropic, 0x5407_da1),
+        (Provider::OpenAi, 0x0540_70a1),
+        (Provider::Anthropic, 0x0540_7da1),
     ] {
         let mut rng = Rng(seed);
         for case in 0..120 {
