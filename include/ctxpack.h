@@ -804,6 +804,25 @@ typedef struct ctxpack_chat_options {
   // next check: between stages and inside long loops). NULL: the trim cannot be
   // cancelled. Added after `previous_state`; zero (NULL) for older callers.
   const struct ctxpack_cancel_token *cancel;
+  // Shorten long tool outputs instead of only dropping them (docs/chat.md, "Shortening
+  // tool outputs"): when `shorten_head_tokens` or `shorten_tail_tokens` is not 0, every
+  // text of a tool result longer than both together gives its message a cheaper form,
+  // those texts cut to their first `shorten_head_tokens` and last `shorten_tail_tokens`
+  // tokens with a marker between. When the pipeline places that form, the message is
+  // sent with only those strings replaced (`ctxpack_chat_result_shortened` lists it).
+  // Both 0 (the default): off. Not available with `prefix` yet
+  // (`CTXPACK_INVALID_ARGUMENT`). Added after `cancel`, like the three fields after it;
+  // zero for older callers.
+  uint64_t shorten_head_tokens;
+  // Tokens kept from the end of a shortened text; see `shorten_head_tokens`.
+  uint64_t shorten_tail_tokens;
+  // The quality of a shortened form, in (0, 1]; 0: the share of the message's tokens the
+  // form keeps (the default). Anything else (negative, NaN, above 1) is
+  // `CTXPACK_INVALID_ARGUMENT`.
+  double shorten_quality;
+  // The marker put between head and tail; `{omitted}` in it is replaced by the number
+  // of tokens left out. Empty: `"\n[… {omitted} tokens omitted …]\n"`.
+  struct ctxpack_str shorten_marker;
 } ctxpack_chat_options;
 
 // The reuse report of a prefix run: how much of the previous window the new one starts
@@ -1570,6 +1589,11 @@ ctxpack_status ctxpack_chat_result_kept(const struct ctxpack_chat_result *result
 // The positions in the request's `messages` array of the dropped messages, ascending
 // (an array owned by the chat result; empty when everything fits).
 ctxpack_status ctxpack_chat_result_dropped(const struct ctxpack_chat_result *result, const size_t **out_ptr, size_t *out_len);
+
+// The positions in the request's `messages` array of the kept messages sent shortened
+// (`options.shorten_head_tokens`), ascending (an array owned by the chat result; empty
+// without shortening). Each is also in `ctxpack_chat_result_kept`.
+ctxpack_status ctxpack_chat_result_shortened(const struct ctxpack_chat_result *result, const size_t **out_ptr, size_t *out_len);
 
 // The number of items the pipeline ran on. The indices of the selection and of its
 // report (`ctxpack_result_indices`, `ctxpack_included_entry.index`, ...) are positions

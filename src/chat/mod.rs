@@ -236,6 +236,13 @@ pub fn trim(
         count: options.counter,
         overheads: options.overheads.unwrap_or(Overheads::of(provider)),
     };
+    if let Some(q) = options.shorten.and_then(HeadTail::quality) {
+        if !(q > 0.0 && q <= 1.0) {
+            return Err(crate::Error::InvalidArgument(format!(
+                "the quality of a shortened tool output must be in (0, 1] (got {q})"
+            )));
+        }
+    }
     if options.shorten.is_some() && options.prefix.is_some() {
         return Err(crate::Error::InvalidArgument(
             "shortening tool outputs is not supported with a prefix state (Hold or Measure) \

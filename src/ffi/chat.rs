@@ -23,6 +23,7 @@ use crate::ffi::result::{ctxpack_result, entry, write_array, ResultData, RunCont
 use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
 use crate::ffi::strings::{ctxpack_str, to_str, OwnedCString};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
+use crate::model::HeadTail;
 use crate::pipeline::Selection;
 use crate::prefix::{PrefixState, ReuseReport};
 use crate::tokenizer::Encoding;
@@ -74,6 +75,25 @@ pub struct ctxpack_chat_options {
     /// next check: between stages and inside long loops). NULL: the trim cannot be
     /// cancelled. Added after `previous_state`; zero (NULL) for older callers.
     pub cancel: *const ctxpack_cancel_token,
+    /// Shorten long tool outputs instead of only dropping them (docs/chat.md, "Shortening
+    /// tool outputs"): when `shorten_head_tokens` or `shorten_tail_tokens` is not 0, every
+    /// text of a tool result longer than both together gives its message a cheaper form,
+    /// those texts cut to their first `shorten_head_tokens` and last `shorten_tail_tokens`
+    /// tokens with a marker between. When the pipeline places that form, the message is
+    /// sent with only those strings replaced (`ctxpack_chat_result_shortened` lists it).
+    /// Both 0 (the default): off. Not available with `prefix` yet
+    /// (`CTXPACK_INVALID_ARGUMENT`). Added after `cancel`, like the three fields after it;
+    /// zero for older callers.
+    pub shorten_head_tokens: u64,
+    /// Tokens kept from the end of a shortened text; see `shorten_head_tokens`.
+    pub shorten_tail_tokens: u64,
+    /// The quality of a shortened form, in (0, 1]; 0: the share of the message's tokens the
+    /// form keeps (the default). Anything else (negative, NaN, above 1) is
+    /// `CTXPACK_INVALID_ARGUMENT`.
+    pub shorten_quality: f64,
+    /// The marker put between head and tail; `{omitted}` in it is replaced by the number
+    /// of tokens left out. Empty: `"\n[… {omitted} tokens omitted …]\n"`.
+    pub shorten_marker: ctxpack_str,
 }
 
 /// The size of the first version of `ctxpack_chat_options`, before the prefix fields.
@@ -127,6 +147,7 @@ pub(crate) struct ChatResultData {
     item_paths: Vec<OwnedCString>,
     adjustments: Vec<AdjustmentData>,
     rule_pins: Vec<AdjustmentData>,
+    shortened: Vec<usize>,
     input_tokens: i64,
     tokens: i64,
     selection: Selection,
@@ -136,6 +157,33 @@ pub(crate) struct ChatResultData {
     /// With `options.prefix`: the reuse report and the state for the next turn.
     reuse: Option<ReuseReport>,
     state: Option<PrefixState>,
+}
+
+/// The head-and-tail form an options struct asks for (`None`: no shortening).
+///
+/// # Safety
+/// `o.shorten_marker` is valid for its length.
+unsafe fn shorten_of(o: &ctxpack_chat_options) -> FfiResult<Option<HeadTail>> {
+    if o.shorten_head_tokens == 0 && o.shorten_tail_tokens == 0 {
+        return Ok(None);
+    }
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let mut spec = HeadTail::new(size(o.shorten_head_tokens), size(o.shorten_tail_tokens))?;
+    match o.shorten_quality {
+        0.0 => {}
+        q if q > 0.0 && q <= 1.0 => spec = spec.with_quality(q),
+        q => {
+            return Err(FfiError::invalid(format!(
+                "options.shorten_quality must be in (0, 1], or 0 for the share kept (got {q})"
+            )))
+        }
+    }
+    // SAFETY: forwarded from the caller.
+    let marker = unsafe { to_str(&o.shorten_marker, "options.shorten_marker") }?;
+    if !marker.is_empty() {
+        spec = spec.with_marker(marker);
+    }
+    Ok(Some(spec))
 }
 
 /// The overheads an options struct asks for (`None`: the provider's).
@@ -261,6 +309,11 @@ pub unsafe extern "C" fn ctxpack_chat_trim(
             _ => None,
         };
         chat_options.cancel = cancel.as_deref();
+        let shorten = match &o {
+            Some(o) => shorten_of(o)?,
+            None => None,
+        };
+        chat_options.shorten = shorten.as_ref();
         let trimmed = chat::trim(provider, json, &budget, &pipeline, &chat_options)?;
         let traced = !matches!(chat_options.trace, TraceDetail::None);
         let cstrings = |v: Vec<String>| v.into_iter().map(OwnedCString::new).collect();
@@ -279,6 +332,7 @@ pub unsafe extern "C" fn ctxpack_chat_trim(
             item_paths: cstrings(trimmed.item_paths),
             adjustments: adjustments(trimmed.adjustments),
             rule_pins: adjustments(trimmed.rule_pins),
+            shortened: trimmed.shortened,
             input_tokens: trimmed.input_tokens,
             tokens: trimmed.tokens,
             selection: trimmed.selection,
@@ -353,6 +407,21 @@ pub unsafe extern "C" fn ctxpack_chat_result_dropped(
     handles::access(result, "result", |r| {
         // SAFETY: the out-parameters are NULL or writable.
         unsafe { write_array(&r.dropped, out_ptr, out_len) }
+    })
+}
+
+/// The positions in the request's `messages` array of the kept messages sent shortened
+/// (`options.shorten_head_tokens`), ascending (an array owned by the chat result; empty
+/// without shortening). Each is also in `ctxpack_chat_result_kept`.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_chat_result_shortened(
+    result: *const ctxpack_chat_result,
+    out_ptr: *mut *const usize,
+    out_len: *mut usize,
+) -> ctxpack_status {
+    handles::access(result, "result", |r| {
+        // SAFETY: the out-parameters are NULL or writable.
+        unsafe { write_array(&r.shortened, out_ptr, out_len) }
     })
 }
 

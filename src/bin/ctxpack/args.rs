@@ -148,7 +148,9 @@ prints it trimmed to the budget (tool calls kept with their results; docs/chat.m
   --head-tail HEAD[:TAIL]
                    add to every item with more than HEAD + TAIL tokens (by the encoding)
                    a form made of its first HEAD and last TAIL tokens (TAIL defaults to
-                   HEAD) with a marker between (docs/variants.md)
+                   HEAD) with a marker between (docs/variants.md); with --format openai
+                   or anthropic, shorten long tool outputs that way instead of only
+                   dropping them (docs/chat.md)
   --head-tail-quality Q
                    the quality of those forms, in (0, 1] (default: the share of the
                    item's tokens they keep)

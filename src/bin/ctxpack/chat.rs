@@ -7,6 +7,7 @@ use std::fmt::Write;
 
 use ctxpack::chat::{self, ChatOptions, CountTokens, Provider, Trimmed};
 use ctxpack::diagnostics::{report_to_json_with_positions, TraceDetail};
+use ctxpack::model::HeadTail;
 use ctxpack::tokenizer::Encoding;
 use ctxpack::{ContextBudget, Error, Pipeline};
 
@@ -48,21 +49,35 @@ impl Counting {
 }
 
 /// Trims `text` (a request of `provider`'s format) and returns the complete output.
+/// What a trim runs with besides the request: read from the files and flags first.
+pub struct Setup<'a> {
+    pub budget: &'a ContextBudget,
+    pub pipeline: &'a Pipeline,
+    pub counting: Counting,
+    /// `--head-tail`: shorten long tool outputs.
+    pub shorten: Option<&'a HeadTail>,
+}
+
 pub fn run(
     args: &Args,
     provider: Provider,
     name: &str,
     text: &str,
-    budget: &ContextBudget,
-    pipeline: &Pipeline,
-    counting: Counting,
+    setup: &Setup<'_>,
 ) -> Result<String, ChatFailure> {
+    let Setup {
+        budget,
+        pipeline,
+        counting,
+        shorten,
+    } = *setup;
     let previous = match &args.prefix {
         Some(p) => prefix::load(p).map_err(ChatFailure::Request)?,
         None => None,
     };
     let mut options = ChatOptions::with_counter(counting.counter());
     options.pin_last_turn = args.pin_last_turn;
+    options.shorten = shorten;
     options.trace = match args.output {
         OutputMode::Window => TraceDetail::None,
         OutputMode::Explain | OutputMode::ReportJson => TraceDetail::Stage,
@@ -110,9 +125,26 @@ pub fn run(
 }
 
 /// The lines `--explain` adds for a chat request: messages pinned and units dropped to
-/// satisfy the provider's rules, and what was kept.
+/// satisfy the provider's rules, messages sent shortened, and what was kept.
 fn summary(t: &Trimmed, counting: Counting) -> String {
     let mut out = String::new();
+    for &i in &t.shortened {
+        let path = format!("messages[{i}]");
+        let Some(item) = t
+            .item_paths
+            .iter()
+            .position(|p| *p == path)
+            .map(|k| &t.items[k])
+        else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "shortened {path}: sent as its head and tail, {} of {} tokens",
+            item.form_tokens(1),
+            item.tokens()
+        );
+    }
     for p in &t.rule_pins {
         let _ = writeln!(out, "pinned {}: {}", p.paths.join(", "), p.reason);
     }

@@ -160,10 +160,29 @@ fn run_chat(args: &Args, warnings: &mut Vec<String>) -> Result<String, Failure> 
         None => Encoding::by_name(ctxpack::chat::DEFAULT_ENCODING)
             .map_or(chat::Counting::Estimate, chat::Counting::Encoding),
     };
-    chat::run(args, provider, &name, &text, &budget, &pipeline, counting).map_err(|f| match f {
+    let shorten = head_tail_spec(args)?;
+    let setup = chat::Setup {
+        budget: &budget,
+        pipeline: &pipeline,
+        counting,
+        shorten: shorten.as_ref(),
+    };
+    chat::run(args, provider, &name, &text, &setup).map_err(|f| match f {
         chat::ChatFailure::Request(m) => Failure::input(m),
         chat::ChatFailure::Selection(m) => Failure::selection(m),
     })
+}
+
+/// The head-and-tail form `--head-tail` and `--head-tail-quality` ask for.
+pub(crate) fn head_tail_spec(args: &Args) -> Result<Option<HeadTail>, Failure> {
+    let Some((head, tail)) = args.head_tail else {
+        return Ok(None);
+    };
+    let spec = HeadTail::new(head, tail).map_err(|e| Failure::input(e.to_string()))?;
+    Ok(Some(match args.head_tail_quality {
+        Some(q) => spec.with_quality(q),
+        None => spec,
+    }))
 }
 
 /// Reads the items; with `--encoding`, items and variants without `tokens` are counted with
@@ -175,16 +194,7 @@ fn load_items(args: &Args) -> Result<Vec<ContextItem>, Failure> {
         (None, None) => None,
         (name, _) => Some(load_encoding(name.unwrap_or("o200k_base"))?),
     };
-    let head_tail = match args.head_tail {
-        None => None,
-        Some((head, tail)) => {
-            let spec = HeadTail::new(head, tail).map_err(|e| Failure::input(e.to_string()))?;
-            Some(match args.head_tail_quality {
-                Some(q) => spec.with_quality(q),
-                None => spec,
-            })
-        }
-    };
+    let head_tail = head_tail_spec(args)?;
     let (name, text) = input::read_text(args.input.as_deref()).map_err(Failure::input)?;
     let options = ItemReadOptions {
         encoding: args.encoding.and(encoding),
