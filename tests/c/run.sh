@@ -114,7 +114,11 @@ chat_expected() {
     "$cli" --format openai "$data/openai-request.json" --max 3000 --encoding cl100k_base \
         >"$dir/openai-3000-cl100k.json" &&
         "$cli" --format anthropic "$data/anthropic-request.json" --max 3000 --no-pin-last-turn \
-            >"$dir/anthropic-3000-unpinned.json"
+            >"$dir/anthropic-3000-unpinned.json" &&
+        "$cli" --format openai "$data/openai-request.json" --max 3000 --head-tail 60:40 \
+            >"$dir/openai-3000-short.json" &&
+        "$cli" --format anthropic "$data/anthropic-request.json" --max 1500 --head-tail 30:20 \
+            >"$dir/anthropic-1500-short.json"
 }
 step chat_expected chat_expected
 export CTXPACK_ROOT="$ROOT" CTXPACK_CHAT_EXPECTED="$OUT/chat_expected"

@@ -7,6 +7,7 @@
 // every error path: malformed JSON, a request of the other format, NULL and invalid
 // UTF-8 arguments, bad options, accessor misuse, freeing. Built and run by
 // tests/c/run.sh (plain, under ASan+UBSan, and under valgrind).
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -141,11 +142,20 @@ static int trim_and_check(int32_t format, const char *format_name, int64_t budge
     CHECK_OK(ctxpack_chat_result_input_tokens(r, &input_tokens));
     CHECK(tokens > 0 && tokens <= budget && tokens <= input_tokens);
 
-    const size_t *kept = NULL, *dropped = NULL;
-    size_t nkept = 0, ndropped = 0;
+    const size_t *kept = NULL, *dropped = NULL, *shortened = NULL;
+    size_t nkept = 0, ndropped = 0, nshortened = 99;
     CHECK_OK(ctxpack_chat_result_kept(r, &kept, &nkept));
     CHECK_OK(ctxpack_chat_result_dropped(r, &dropped, &ndropped));
+    CHECK_OK(ctxpack_chat_result_shortened(r, &shortened, &nshortened));
     CHECK(nkept > 0);
+    // Shortened messages are kept ones, ascending; without the option there are none.
+    bool shortening = options != NULL && (options->shorten_head_tokens | options->shorten_tail_tokens) != 0;
+    CHECK(shortening || nshortened == 0);
+    for (size_t s = 0, k = 0; s < nshortened; s++) {
+        while (k < nkept && kept[k] < shortened[s]) k++;
+        CHECK(k < nkept && kept[k] == shortened[s]);
+        CHECK(s == 0 || shortened[s - 1] < shortened[s]);
+    }
     // Kept and dropped partition 0..n, each ascending.
     size_t total = nkept + ndropped, k = 0, d = 0;
     for (size_t m = 0; m < total; m++) {
@@ -158,7 +168,7 @@ static int trim_and_check(int32_t format, const char *format_name, int64_t budge
             break;
         }
     }
-    if (ndropped == 0) {
+    if (ndropped == 0 && nshortened == 0) {
         CHECK(json.len == in_len && memcmp(json.ptr, input, in_len) == 0);
         CHECK(tokens == input_tokens);
     } else {
@@ -264,6 +274,86 @@ TEST(options_match_the_cli) {
     CHECK_OK(ctxpack_chat_options_init(&u, sizeof u));
     u.unpin_last_turn = 1;
     CHECK(trim_and_check(CTXPACK_CHAT_FORMAT_ANTHROPIC, "anthropic", 3000, &u, "anthropic-3000-unpinned.json") > 0);
+}
+
+TEST(long_tool_outputs_are_shortened_rather_than_dropped) {
+    // Byte for byte what `--head-tail` makes the CLI print.
+    ctxpack_chat_options o = CTXPACK_CHAT_OPTIONS_INIT;
+    o.shorten_head_tokens = 60;
+    o.shorten_tail_tokens = 40;
+    CHECK(trim_and_check(CTXPACK_CHAT_FORMAT_OPENAI, "openai", 3000, &o, "openai-3000-short.json") >= 0);
+    ctxpack_chat_options a = CTXPACK_CHAT_OPTIONS_INIT;
+    a.shorten_head_tokens = 30;
+    a.shorten_tail_tokens = 20;
+    a.trace_detail = CTXPACK_TRACE_DETAIL_ITEM;
+    CHECK(trim_and_check(CTXPACK_CHAT_FORMAT_ANTHROPIC, "anthropic", 1500, &a, "anthropic-1500-short.json") >= 0);
+
+    // The same budget keeps more messages with shortening, and says which.
+    size_t len = 0;
+    char *input = sample("openai", &len);
+    ctxpack_pipeline *p = chat_pipeline();
+    ctxpack_budget *b = budget_of(3000, 3000);
+    REQUIRE(input && p && b);
+    ctxpack_str request = {input, len};
+    ctxpack_chat_result *plain = NULL, *short_ = NULL, *marked = NULL;
+    REQUIRE_OK(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, NULL, &plain, NULL));
+    REQUIRE_OK(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, &o, &short_, NULL));
+    const size_t *kept = NULL, *shortened = NULL;
+    size_t nplain = 0, nshort = 0, nshortened = 0;
+    CHECK_OK(ctxpack_chat_result_kept(plain, &kept, &nplain));
+    CHECK_OK(ctxpack_chat_result_kept(short_, &kept, &nshort));
+    CHECK_OK(ctxpack_chat_result_shortened(short_, &shortened, &nshortened));
+    CHECK(nshort > nplain && nshortened > 0);
+    ctxpack_str json = {0};
+    CHECK_OK(ctxpack_chat_result_json(short_, &json));
+    CHECK(tf_str_contains(json, " tokens omitted …]"));
+    int64_t tokens = 0;
+    CHECK_OK(ctxpack_chat_result_tokens(short_, &tokens));
+    CHECK(tokens > 0 && tokens <= 3000);
+
+    // A marker of the caller's own, with the count filled in; a fixed quality.
+    o.shorten_marker = S("<<{omitted} tokens cut>>");
+    o.shorten_quality = 0.5;
+    REQUIRE_OK(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, &o, &marked, NULL));
+    CHECK_OK(ctxpack_chat_result_json(marked, &json));
+    CHECK(tf_str_contains(json, " tokens cut>>") && !tf_str_contains(json, "omitted"));
+
+    // Bad options.
+    ctxpack_chat_result *none = NULL;
+    ctxpack_error *err = NULL;
+    const double bad_quality[] = {1.5, -0.25, NAN, INFINITY};
+    for (size_t i = 0; i < sizeof bad_quality / sizeof bad_quality[0]; i++) {
+        o.shorten_quality = bad_quality[i];
+        CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, &o, &none, &err), CTXPACK_INVALID_ARGUMENT);
+        CHECK(none == NULL && err != NULL && tf_str_contains(ctxpack_error_message(err), "options.shorten_quality"));
+        ctxpack_error_free(err);
+        err = NULL;
+    }
+    o.shorten_quality = 0;
+    o.shorten_marker = (ctxpack_str){"\xff", 1};
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, &o, &none, NULL), CTXPACK_INVALID_UTF8);
+    o.shorten_marker = (ctxpack_str){NULL, 3};
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, &o, &none, NULL), CTXPACK_NULL_ARGUMENT);
+    o.shorten_marker = (ctxpack_str){NULL, 0};
+    ctxpack_prefix_options po = CTXPACK_PREFIX_OPTIONS_INIT;
+    o.prefix = &po;
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, request, b, p, &o, &none, &err), CTXPACK_INVALID_ARGUMENT);
+    CHECK(err != NULL && tf_str_contains(ctxpack_error_message(err), "prefix state"));
+    ctxpack_error_free(err);
+    CHECK(none == NULL);
+
+    // Accessor misuse.
+    CHECK_STATUS(ctxpack_chat_result_shortened(NULL, &shortened, &nshortened), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_chat_result_shortened(short_, NULL, &nshortened), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_chat_result_shortened(short_, &shortened, NULL), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_chat_result_shortened((const ctxpack_chat_result *)b, &shortened, &nshortened), CTXPACK_WRONG_HANDLE_TYPE);
+
+    ctxpack_chat_result_free(plain);
+    ctxpack_chat_result_free(short_);
+    ctxpack_chat_result_free(marked);
+    ctxpack_budget_free(b);
+    ctxpack_pipeline_free(p);
+    free(input);
 }
 
 // Tokens of a trim with the given options (-1 on failure).
@@ -806,5 +896,6 @@ int main(void) {
     RUN(accessors_and_freeing);
     RUN(prefix_state_across_turns);
     RUN(a_cancel_token_stops_a_trim);
+    RUN(long_tool_outputs_are_shortened_rather_than_dropped);
     return tf_finish();
 }
