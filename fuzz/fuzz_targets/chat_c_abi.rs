@@ -1,18 +1,20 @@
 //! `chat_c_abi`: arbitrary bytes through `ctxpack_chat_trim`, the C ABI's chat call.
 //!
-//! The first 12 bytes choose the arguments: the format (in or out of the enumeration), the
+//! The first 13 bytes choose the arguments: the format (in or out of the enumeration), the
 //! budget, the pipeline (the `chat` or `tool-use` preset, NULL, or a handle of another
 //! type), and the options (NULL, or a `ctxpack_chat_options` with a `struct_size` that is
 //! exact, larger with a zero tail, too small, or larger with a non-zero tail; an encoding
 //! that is empty, known in any case, unknown, not UTF-8 or `{NULL, 3}`; any trace detail;
-//! flag bytes other than 0 and 1; non-zero `reserved` bytes; negative overheads). The rest
+//! flag bytes other than 0 and 1; non-zero `reserved` bytes; negative overheads; no
+//! shortening, or shortening with several sizes, a fixed quality (valid or not) and a
+//! marker (valid, or not UTF-8)). The rest
 //! is the request body, passed as raw bytes (not UTF-8 included). Checked:
 //! * no call returns `CTXPACK_PANIC`; the error object exists exactly on failure, with the
 //!   returned code and a non-empty message; `*out` is NULL after a failure;
 //! * with every argument valid, the outcome is the Rust API's (`chat::trim` with the same
 //!   options): the same status and message on failure; on success the same JSON byte for
-//!   byte, kept and dropped positions, tokens, item paths, adjustments, rule pins and
-//!   selection;
+//!   byte, kept, dropped and shortened positions, tokens, item paths, adjustments, rule
+//!   pins and selection;
 //!   with an invalid argument, the call fails;
 //! * every string the chat result hands out is NUL-terminated; `item_path` past the count
 //!   is `CTXPACK_OUT_OF_RANGE`; the selection is a result handle whose indices are distinct
@@ -23,6 +25,7 @@ use std::ptr;
 
 use ctxpack::chat::{trim, ChatOptions, Overheads, Provider};
 use ctxpack::diagnostics::TraceDetail;
+use ctxpack::model::HeadTail;
 use ctxpack::ffi::*;
 use ctxpack::policy::Policy;
 use ctxpack::tokenizer::Encoding;
@@ -30,7 +33,21 @@ use ctxpack::ContextBudget;
 use ctxpack_fuzz::ByteReader;
 use libfuzzer_sys::fuzz_target;
 
-const HEADER: usize = 12;
+const HEADER: usize = 13;
+
+/// The shortening a header byte asks for: head and tail tokens, quality, marker, and
+/// whether the combination is valid.
+fn shortening(b: u8) -> (u64, u64, f64, &'static [u8], bool) {
+    match b % 10 {
+        0..=3 => (0, 0, 0.0, b"", true),
+        4 => (8, 4, 0.0, b"", true),
+        5 => (0, 6, 0.0, b"", true),
+        6 => (16, 16, 0.5, b"<{omitted}>", true),
+        7 => (2, 1, 1.0, b"{omitted}{omitted}", true),
+        8 => (4, 4, 1.5, b"", false),
+        _ => (4, 4, 0.0, b"\xff", false),
+    }
+}
 
 fn raw(bytes: &[u8]) -> ctxpack_str {
     ctxpack_str {
@@ -60,6 +77,7 @@ struct Decoded {
     budget: i64,
     pipeline: u8,
     options: Option<(ctxpack_chat_options, usize, bool)>,
+    shorten: u8,
     encoding: Vec<u8>,
     encoding_null: bool,
     valid: bool,
@@ -104,12 +122,14 @@ fn decode(header: &[u8]) -> Decoded {
     let has_overheads = flag(r.u8());
     let (a, b) = (r.u8(), r.u8());
     let bad_reserved = r.u8() == 255;
+    let shorten = r.u8();
     if shape == 0 {
         return Decoded {
             format,
             budget,
             pipeline,
             options: None,
+            shorten,
             encoding,
             encoding_null,
             valid,
@@ -131,6 +151,10 @@ fn decode(header: &[u8]) -> Decoded {
     if bad_reserved {
         o.reserved[1] = 7;
     }
+    let (head, tail, quality, _, shorten_valid) = shortening(shorten);
+    o.shorten_head_tokens = head;
+    o.shorten_tail_tokens = tail;
+    o.shorten_quality = quality;
     let size = std::mem::size_of::<ctxpack_chat_options>();
     let (struct_size, tail) = match shape {
         1..=5 => (size, false),
@@ -142,11 +166,13 @@ fn decode(header: &[u8]) -> Decoded {
     valid &= (0..=2).contains(&trace) && unpin <= 1 && has_overheads <= 1 && !bad_reserved;
     valid &= !encoding_null && matches!(encoding.as_slice(), b"" | b"o200k_base" | b"CL100K_BASE");
     valid &= has_overheads == 0 || o.overhead_per_message >= 0;
+    valid &= shorten_valid;
     Decoded {
         format,
         budget,
         pipeline,
         options: Some((o, struct_size, tail)),
+        shorten,
         encoding,
         encoding_null,
         valid,
@@ -191,6 +217,7 @@ fuzz_target!(|data: &[u8]| {
             Some((o, struct_size, tail)) => {
                 let mut o = *o;
                 o.struct_size = *struct_size;
+                o.shorten_marker = raw(shortening(d.shorten).3);
                 o.encoding = if d.encoding_null {
                     ctxpack_str {
                         ptr: ptr::null(),
@@ -255,11 +282,21 @@ fuzz_target!(|data: &[u8]| {
                 .expect("preset");
             let rust_budget = ContextBudget::new(d.budget, d.budget).expect("valid");
             let mut options = ChatOptions::default();
+            let (head, tail, quality, marker, _) = shortening(d.shorten);
+            let mut spec = HeadTail::new(head as usize, tail as usize).ok();
+            if quality != 0.0 {
+                spec = spec.map(|s| s.with_quality(quality));
+            }
+            if !marker.is_empty() {
+                let marker = std::str::from_utf8(marker).expect("a valid case");
+                spec = spec.map(|s| s.with_marker(marker));
+            }
             if let Some((o, _, _)) = &d.options {
                 if !d.encoding.is_empty() {
                     let name = std::str::from_utf8(&d.encoding).expect("valid name");
                     options = ChatOptions::with_counter(Encoding::by_name(name).expect("known"));
                 }
+                options.shorten = spec.as_ref();
                 options.trace = match o.trace_detail {
                     0 => TraceDetail::None,
                     1 => TraceDetail::Stage,
@@ -301,6 +338,8 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(std::slice::from_raw_parts(p, len), &t.kept[..]);
                     ctxpack_chat_result_dropped(r, &mut p, &mut len);
                     assert_eq!(std::slice::from_raw_parts(p, len), &t.dropped[..]);
+                    ctxpack_chat_result_shortened(r, &mut p, &mut len);
+                    assert_eq!(std::slice::from_raw_parts(p, len), &t.shortened[..]);
                     let mut count = 0;
                     ctxpack_chat_result_item_count(r, &mut count);
                     assert_eq!(count, t.item_paths.len());

@@ -2,12 +2,15 @@
 //!
 //! The bytes are decoded lossily; a hash of them picks the provider, the budget (zero,
 //! small, half or all of the request's tokens as counted, or huge) and whether the last
-//! turn is pinned. `ctxpack::chat::trim` must never panic; when it succeeds, the output
-//! must be a request it accepts again unchanged under a budget that holds everything,
-//! whose messages are an ascending subsequence of the input's, within the budget.
+//! turn is pinned and whether long tool outputs are shortened. `ctxpack::chat::trim` must
+//! never panic; when it succeeds, the output must be a request it accepts again unchanged
+//! under a budget that holds everything, counted at the tokens the trim reported, whose
+//! messages are an ascending subsequence of the input's (the shortened ones among the
+//! kept), within the budget.
 #![no_main]
 
 use ctxpack::chat::{trim, ChatOptions, Provider};
+use ctxpack::model::HeadTail;
 use ctxpack::policy::Policy;
 use ctxpack::ContextBudget;
 use ctxpack_fuzz::fnv1a;
@@ -38,6 +41,10 @@ fuzz_target!(|data: &[u8]| {
         _ => i64::MAX / 4,
     };
     options.pin_last_turn = (hash >> 12) % 3 != 0;
+    let spec = HeadTail::new(((hash >> 20) % 6) as usize, ((hash >> 24) % 4) as usize);
+    if (hash >> 28) % 2 == 0 {
+        options.shorten = spec.as_ref().ok();
+    }
     let budget = ContextBudget::new(target, target).expect("valid");
     let Ok(t) = trim(provider, &text, &budget, &pipeline, &options) else {
         return;
@@ -45,6 +52,9 @@ fuzz_target!(|data: &[u8]| {
     assert!(t.tokens <= target);
     assert!(t.kept.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(t.kept.len() + t.dropped.len(), whole.kept.len());
+    assert!(t.shortened.iter().all(|i| t.kept.binary_search(i).is_ok()));
+    assert!(options.shorten.is_some() || t.shortened.is_empty());
     let again = trim(provider, &t.json, &huge, &pipeline, &options).expect("the output is valid");
     assert_eq!(again.json, t.json);
+    assert_eq!(again.input_tokens, t.tokens, "the output counts what the trim reported");
 });
