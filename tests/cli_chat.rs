@@ -261,3 +261,50 @@ fn explain_names_a_user_message_pinned_for_the_rules() {
     );
     assert!(!text.contains("dropped "), "{text}");
 }
+
+#[test]
+fn head_tail_shortens_long_tool_outputs_instead_of_dropping_them() {
+    for (format, file, anthropic) in FORMATS {
+        let path = sample(file);
+        let run = |extra: &[&str]| {
+            let mut args = vec!["--format", format, path.as_str(), "--max", "3000"];
+            args.extend_from_slice(extra);
+            let out = ctxpack(&args, b"");
+            assert!(out.status.success(), "{}", stderr(&out));
+            stdout(&out)
+        };
+        let plain: Value = serde_json::from_str(&run(&[])).unwrap();
+        let short: Value = serde_json::from_str(&run(&["--head-tail", "120:60"])).unwrap();
+        let rules = if anthropic {
+            chat_rules::anthropic(&short)
+        } else {
+            chat_rules::openai(&short)
+        };
+        assert_eq!(rules, Ok(()));
+        let count = |v: &Value| v["messages"].as_array().unwrap().len();
+        assert!(count(&short) > count(&plain), "{format}");
+        assert!(short.to_string().contains(" tokens omitted …]"), "{format}");
+        // --explain names each shortened message with its tokens.
+        let explain = run(&["--head-tail", "120:60", "--explain"]);
+        let lines: Vec<&str> = explain
+            .lines()
+            .filter(|l| l.starts_with("shortened messages["))
+            .collect();
+        assert!(!lines.is_empty(), "{explain}");
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.contains(": sent as its head and tail, ")),
+            "{explain}"
+        );
+        // A fixed quality is accepted with --format (and checked by the argument parser).
+        let fixed: Value = serde_json::from_str(&run(&[
+            "--head-tail",
+            "120:60",
+            "--head-tail-quality",
+            "0.4",
+        ]))
+        .unwrap();
+        assert!(fixed.to_string().contains(" tokens omitted …]"), "{format}");
+    }
+}
