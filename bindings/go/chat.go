@@ -11,6 +11,7 @@ import "C"
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"unsafe"
 )
@@ -38,6 +39,26 @@ type ChatOverheads struct {
 	Media int64
 }
 
+// ChatShorten sends a long tool output as its head and tail instead of only dropping it
+// (docs/chat.md, "Shortening tool outputs"): every text of a tool result longer than
+// HeadTokens and TailTokens together gives its message a cheaper form, those texts cut to
+// their first HeadTokens and last TailTokens tokens with Marker between. When the pipeline
+// places that form, the message is sent with only those strings replaced
+// (ChatResult.Shortened lists it).
+type ChatShorten struct {
+	// HeadTokens and TailTokens are the tokens kept from the start and from the end of a
+	// long text, each >= 0 (a negative one is StatusInvalidArgument); both 0 turn
+	// shortening off, as a nil ChatOptions.Shorten does.
+	HeadTokens, TailTokens int
+	// Quality is the quality of a shortened form, in (0, 1]; 0 (the default) is the share
+	// of the message's tokens the form keeps. Anything else (negative, NaN, above 1) is
+	// StatusInvalidArgument.
+	Quality float64
+	// Marker is put between head and tail; "{omitted}" in it is replaced by the number of
+	// tokens left out. "" is "\n[… {omitted} tokens omitted …]\n".
+	Marker string
+}
+
 // ChatOptions are the options of TrimChat; nil or the zero value means the defaults.
 type ChatOptions struct {
 	// Encoding counts the texts, by name ("o200k_base", "cl100k_base"); "" is o200k_base
@@ -56,6 +77,10 @@ type ChatOptions struct {
 	// PreviousState is the previous turn's ChatResult.State (nil on a first turn; a
 	// closed one is StatusNullArgument). It needs Prefix.
 	PreviousState *PrefixState
+	// Shorten, when not nil, sends long tool outputs as their head and tail rather than
+	// only dropping them (ChatShorten). Not available with Prefix yet
+	// (StatusInvalidArgument).
+	Shorten *ChatShorten
 }
 
 // ChatAdjustment is a unit the pipeline selected that was dropped after the run to
@@ -91,6 +116,10 @@ type ChatResult struct {
 	Tokens, InputTokens int64
 	// Kept and Dropped are positions in the request's "messages" array, ascending.
 	Kept, Dropped []int
+	// Shortened are the positions in the request's "messages" array of the kept messages
+	// sent shortened (ChatOptions.Shorten), ascending: each is also in Kept. Empty without
+	// shortening.
+	Shortened []int
 	// ItemPaths holds, for each item the pipeline ran on, the JSON path it stands for
 	// ("messages[3]", "system", or "$" for the request's own framing and tools). The
 	// indices of Selection and of its Report are positions in this list.
@@ -168,6 +197,16 @@ func trimChat(format ChatFormat, request string, budget *Budget, pipeline *Pipel
 		if prefix := opts.Prefix; prefix != nil {
 			copts.prefix = cPrefixOptions(&a, prefix)
 		}
+		if sh := opts.Shorten; sh != nil {
+			if sh.HeadTokens < 0 || sh.TailTokens < 0 {
+				return nil, &Error{Status: StatusInvalidArgument,
+					Message: fmt.Sprintf("Shorten.HeadTokens and Shorten.TailTokens must be >= 0 (got %d and %d)", sh.HeadTokens, sh.TailTokens)}
+			}
+			copts.shorten_head_tokens = C.uint64_t(sh.HeadTokens)
+			copts.shorten_tail_tokens = C.uint64_t(sh.TailTokens)
+			copts.shorten_quality = C.double(sh.Quality)
+			copts.shorten_marker = a.str(sh.Marker)
+		}
 	}
 	copts.cancel = token
 	var res *C.ctxpack_chat_result
@@ -217,6 +256,10 @@ func readChatResult(res *C.ctxpack_chat_result) (*ChatResult, error) {
 		return nil, err
 	}
 	out.Dropped = goInts(p, n)
+	if err := check(C.ctxpack_chat_result_shortened(res, &p, &n)); err != nil {
+		return nil, err
+	}
+	out.Shortened = goInts(p, n)
 	if err := check(C.ctxpack_chat_result_item_count(res, &n)); err != nil {
 		return nil, err
 	}

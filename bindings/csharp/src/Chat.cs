@@ -107,6 +107,29 @@ namespace Ctxpack
         public long Media { get; set; }
     }
 
+    /// <summary>Sends a long tool output as its head and tail instead of only dropping it
+    /// (docs/chat.md, "Shortening tool outputs"): every text of a tool result longer than
+    /// HeadTokens and TailTokens together gives its message a cheaper form, those texts cut to
+    /// their first HeadTokens and last TailTokens tokens with Marker between. When the
+    /// pipeline places that form, the message is sent with only those strings replaced
+    /// (ChatResult.Shortened lists it).</summary>
+    public sealed class ChatShorten
+    {
+        /// <summary>Tokens kept from the start of a long text (&gt;= 0, a negative count is
+        /// Status.InvalidArgument); HeadTokens and TailTokens both 0 turn shortening off, as a
+        /// null ChatOptions.Shorten does.</summary>
+        public long HeadTokens { get; set; }
+        /// <summary>Tokens kept from the end of a long text (&gt;= 0); see HeadTokens.</summary>
+        public long TailTokens { get; set; }
+        /// <summary>The quality of a shortened form, in (0, 1]; 0 (the default): the share of
+        /// the message's tokens the form keeps. Anything else (negative, NaN, above 1) is
+        /// Status.InvalidArgument.</summary>
+        public double Quality { get; set; }
+        /// <summary>The marker put between head and tail; "{omitted}" in it is replaced by the
+        /// number of tokens left out. Null or "": "\n[… {omitted} tokens omitted …]\n".</summary>
+        [AllowNull, MaybeNull] public string Marker { get; set; }
+    }
+
     /// <summary>Options of Chat.Trim; null means the defaults.</summary>
     public sealed class ChatOptions
     {
@@ -126,6 +149,10 @@ namespace Ctxpack
         /// <summary>The previous turn's ChatResult.State (null on a first turn); needs
         /// Prefix.</summary>
         [AllowNull, MaybeNull] public PrefixState PreviousState { get; set; }
+        /// <summary>Not null: send long tool outputs as their head and tail rather than only
+        /// dropping them (ChatShorten). Not available with Prefix yet
+        /// (Status.InvalidArgument).</summary>
+        [AllowNull, MaybeNull] public ChatShorten Shorten { get; set; }
     }
 
     /// <summary>A unit dropped after the run to satisfy a provider rule.</summary>
@@ -167,6 +194,10 @@ namespace Ctxpack
         public IReadOnlyList<int> Kept { get; private set; }
         /// <summary>Positions in the request's "messages" array of the dropped messages.</summary>
         public IReadOnlyList<int> Dropped { get; private set; }
+        /// <summary>Positions in the request's "messages" array of the kept messages sent
+        /// shortened (ChatOptions.Shorten), ascending: each is also in Kept. Empty without
+        /// shortening.</summary>
+        public IReadOnlyList<int> Shortened { get; private set; }
         /// <summary>For each item the pipeline ran on, the JSON path it stands for
         /// ("messages[3]", "system", "$"); Selection's indices are positions in this list.</summary>
         public IReadOnlyList<string> ItemPaths { get; private set; }
@@ -197,6 +228,8 @@ namespace Ctxpack
             result.Kept = Slicer.Positions(kept, nk);
             Errors.Check(Native.ctxpack_chat_result_dropped(r, out var dropped, out var nd));
             result.Dropped = Slicer.Positions(dropped, nd);
+            Errors.Check(Native.ctxpack_chat_result_shortened(r, out var shortened, out var ns));
+            result.Shortened = Slicer.Positions(shortened, ns);
             Errors.Check(Native.ctxpack_chat_result_item_count(r, out var items));
             var paths = new string[checked((int)items.ToUInt64())];
             for (int i = 0; i < paths.Length; i++)
@@ -285,6 +318,17 @@ namespace Ctxpack
                         o.OverheadPerName = options.Overheads.PerName;
                         o.OverheadPerRequest = options.Overheads.PerRequest;
                         o.OverheadMedia = options.Overheads.Media;
+                    }
+                    var shorten = options.Shorten;
+                    if (shorten != null)
+                    {
+                        if (shorten.HeadTokens < 0 || shorten.TailTokens < 0)
+                            throw new CtxpackException(Status.InvalidArgument,
+                                $"Shorten.HeadTokens and Shorten.TailTokens must be >= 0 (got {shorten.HeadTokens} and {shorten.TailTokens})");
+                        o.ShortenHeadTokens = (ulong)shorten.HeadTokens;
+                        o.ShortenTailTokens = (ulong)shorten.TailTokens;
+                        o.ShortenQuality = shorten.Quality;
+                        o.ShortenMarker = arena.Str(shorten.Marker);
                     }
                 }
                 var text = arena.Str(request);

@@ -415,6 +415,10 @@ namespace Ctxpack
             public IntPtr Prefix;        // const ctxpack_prefix_options*
             public IntPtr PreviousState; // const ctxpack_prefix_state*
             public IntPtr Cancel;        // const ctxpack_cancel_token*
+            public ulong ShortenHeadTokens;
+            public ulong ShortenTailTokens;
+            public double ShortenQuality;
+            public Str ShortenMarker;
         }
 
         // Callbacks (Callbacks.cs). Pointers to views, scores and outputs are IntPtr and
@@ -768,6 +772,8 @@ namespace Ctxpack
         internal static extern int ctxpack_chat_result_kept(ChatResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int ctxpack_chat_result_dropped(ChatResultHandle result, out IntPtr ptr, out UIntPtr len);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int ctxpack_chat_result_shortened(ChatResultHandle result, out IntPtr ptr, out UIntPtr len);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int ctxpack_chat_result_item_count(ChatResultHandle result, out UIntPtr count);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]

@@ -18,7 +18,8 @@ namespace Ctxpack.Tests
             {
                 (typeof(ContextItem), "Kind"), (typeof(ContextItem), "Source"), (typeof(ContextItem), "Group"),
                 (typeof(ContextItem), "Encoding"), (typeof(ChatOptions), "Encoding"), (typeof(ChatOptions), "Overheads"),
-                (typeof(ChatOptions), "Prefix"), (typeof(ChatOptions), "PreviousState"), (typeof(JsonReadOptions), "Registry"),
+                (typeof(ChatOptions), "Prefix"), (typeof(ChatOptions), "PreviousState"), (typeof(ChatOptions), "Shorten"),
+                (typeof(ChatShorten), "Marker"), (typeof(JsonReadOptions), "Registry"),
                 (typeof(PrefixOptions), "Conversation"), (typeof(PrefixOptions), "CacheRule"),
             };
             foreach (var m in maybeNullInAndOut)
