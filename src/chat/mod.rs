@@ -354,8 +354,9 @@ fn rewrites(
     shortened: &[bool],
 ) -> Result<Vec<Option<String>>> {
     let mut out = vec![None; shortened.len()];
-    for (i, element) in spans.elements.iter().enumerate() {
-        let Some(short) = conv.messages[i].short.as_ref().filter(|_| shortened[i]) else {
+    let messages = spans.elements.iter().zip(&conv.messages).zip(shortened);
+    for (i, ((element, m), _)) in messages.enumerate().filter(|(_, (_, &s))| s) {
+        let Some(short) = &m.short else {
             continue;
         };
         out[i] = Some(
