@@ -124,7 +124,8 @@ fn repair_pin(
 
 /// How a repaired selection ranks, higher is better: the tokens it keeps of the messages
 /// the first run chose (`chosen`, per unit), then how many messages it keeps, then their
-/// tokens.
+/// tokens; each message counted as it would be sent (a shortened one by its shortened
+/// form).
 fn kept_size(conv: &Conversation, valid: &Valid, chosen: &[bool]) -> (i64, usize, i64) {
     let run = &valid.run;
     conv.units
