@@ -282,15 +282,18 @@ fuzz_target!(|data: &[u8]| {
                 .expect("preset");
             let rust_budget = ContextBudget::new(d.budget, d.budget).expect("valid");
             let mut options = ChatOptions::default();
-            let (head, tail, quality, marker, _) = shortening(d.shorten);
-            let mut spec = HeadTail::new(head as usize, tail as usize).ok();
-            if quality != 0.0 {
-                spec = spec.map(|s| s.with_quality(quality));
-            }
-            if !marker.is_empty() {
-                let marker = std::str::from_utf8(marker).expect("a valid case");
-                spec = spec.map(|s| s.with_marker(marker));
-            }
+            // Without options there is no shortening; with them, a valid call's is valid.
+            let spec = d.options.as_ref().and_then(|_| {
+                let (head, tail, quality, marker, _) = shortening(d.shorten);
+                let mut spec = HeadTail::new(head as usize, tail as usize).ok()?;
+                if quality != 0.0 {
+                    spec = spec.with_quality(quality);
+                }
+                if !marker.is_empty() {
+                    spec = spec.with_marker(std::str::from_utf8(marker).expect("a valid case"));
+                }
+                Some(spec)
+            });
             if let Some((o, _, _)) = &d.options {
                 if !d.encoding.is_empty() {
                     let name = std::str::from_utf8(&d.encoding).expect("valid name");
