@@ -2111,6 +2111,26 @@ struct ChatOverheads {
     int64_t media = 0;        // one image, audio clip or binary document
 };
 
+// Long tool outputs sent as their head and tail instead of only being dropped
+// (`ChatOptions::shorten`; docs/chat.md, "Shortening tool outputs"). Every text of a tool
+// result longer than `head_tokens + tail_tokens` tokens gives its message a cheaper form:
+// those texts cut to their first `head_tokens` and last `tail_tokens` tokens with `marker`
+// between. When the pipeline places that form, the message is sent with only those strings
+// replaced (`ChatResult::shortened()` lists it).
+struct ChatShortening {
+    // Tokens kept from the start of a long text; with `tail_tokens`, both 0: no shortening.
+    uint64_t head_tokens = 0;
+    // Tokens kept from its end.
+    uint64_t tail_tokens = 0;
+    // The quality of a shortened form, in (0, 1]; 0: the share of the message's tokens the
+    // form keeps. Anything else (negative, NaN, above 1) is Status::InvalidArgument.
+    double quality = 0;
+    // Put between head and tail, "{omitted}" replaced by the number of tokens left out;
+    // empty: "\n[… {omitted} tokens omitted …]\n". Borrowed for the call.
+    std::string_view marker;
+};
+
+// How a chat request is trimmed besides the budget and the pipeline.
 struct ChatOptions {
     // The encoding that counts the texts, by name; empty: o200k_base (or the built-in
     // estimate in a library built without the tokenizer feature).
@@ -2131,6 +2151,9 @@ struct ChatOptions {
     // When set, cancelling this token stops the trim (`Error` with `Status::Cancelled`).
     // Borrowed for the call.
     const CancelToken *cancel = nullptr;
+    // Set: long tool outputs may be sent as their head and tail (`ChatShortening`). Not
+    // available with `prefix` yet (Status::InvalidArgument).
+    std::optional<ChatShortening> shorten;
 };
 
 // A unit dropped after the run to satisfy a provider rule.
@@ -2171,6 +2194,13 @@ public:
         return array(ctxpack_chat_result_dropped, "ctxpack_chat_result_dropped");
     }
     Span<const std::size_t> dropped() const && = delete;
+    // The kept messages sent as their head and tail (`ChatOptions::shorten`): positions in
+    // the request's "messages" array, ascending, each also in `kept()`; empty without the
+    // option.
+    Span<const std::size_t> shortened() const & {
+        return array(ctxpack_chat_result_shortened, "ctxpack_chat_result_shortened");
+    }
+    Span<const std::size_t> shortened() const && = delete;
     // The items the pipeline ran on: the selection's and the report's indices are
     // positions in this list; each stands for a JSON path ("messages[3]", "system", "$").
     std::size_t item_count() const {
@@ -2299,6 +2329,12 @@ inline ChatResult trim_chat(ChatFormat format, std::string_view request, const B
     }
     o.previous_state = options.previous_state ? options.previous_state->native() : nullptr;
     o.cancel = options.cancel ? options.cancel->native() : nullptr;
+    if (options.shorten) {
+        o.shorten_head_tokens = options.shorten->head_tokens;
+        o.shorten_tail_tokens = options.shorten->tail_tokens;
+        o.shorten_quality = options.shorten->quality;
+        o.shorten_marker = detail::str(options.shorten->marker);
+    }
     return ChatResult(detail::create<ctxpack_chat_result>([&](ctxpack_chat_result **out, ctxpack_error **e) {
         return ctxpack_chat_trim(static_cast<int32_t>(format), detail::str(request), budget.native(),
                                  pipeline.native(), &o, out, e);

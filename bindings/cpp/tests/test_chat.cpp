@@ -3,9 +3,12 @@
 // limits and truncation; the bundled sample requests trimmed at several budgets, checked
 // for tool calls kept with their results, kept and dropped positions, and the report
 // mapped back to messages; a user message pinned so that an Anthropic request starts with
-// one (rule pins); errors as exceptions. Built and run by bindings/cpp/run.sh
+// one (rule pins); long tool outputs sent as their head and tail (shortening); errors as
+// exceptions. Built and run by bindings/cpp/run.sh
 // (plain and under ASan+UBSan), with the sample directory as the first argument.
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
@@ -305,6 +308,178 @@ TEST(a_trim_is_cancellable) {
     cancelled_inside.cancel = &inner;
     CHECK_THROWS_STATUS(trim_anthropic(sample("anthropic"), roomy, custom, cancelled_inside), Status::Cancelled);
     CHECK(inner.is_cancelled());
+}
+
+namespace {
+
+// `n` distinct words: "w1 w2 … wn".
+std::string numbered_words(int n) {
+    std::string out;
+    for (int i = 1; i <= n; i++) out += (i > 1 ? " w" : "w") + std::to_string(i);
+    return out;
+}
+
+// `text` as the characters of a JSON string (the escapes a JSON writer uses for it).
+std::string json_escaped(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '\n') out += "\\n";
+        else if (c == '"' || c == '\\') out += std::string("\\") + c;
+        else out += c;
+    }
+    return out;
+}
+
+// An OpenAI request: a question, a tool call, its result `output` (the characters of a
+// JSON string), the answer and the next question.
+std::string tool_request(const std::string &output) {
+    return R"({"model": "m", "messages": [{"role": "user", "content": "check the logs"},)"
+           R"({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", )"
+           R"("function": {"name": "logs", "arguments": "{}"}}]},)"
+           R"({"role": "tool", "tool_call_id": "c1", "content": ")" +
+           output +
+           R"("},)"
+           R"({"role": "assistant", "content": "the logs are fine"},)"
+           R"({"role": "user", "content": "thanks, and now?"}]})";
+}
+
+// The tool message's content in a trimmed `tool_request`, its escapes (\n, \", \\) read.
+std::string tool_content(std::string_view json) {
+    const std::string_view key = R"("tool_call_id": "c1", "content": ")";
+    std::size_t at = json.find(key);
+    std::string out;
+    if (at == std::string_view::npos) return out;
+    for (std::size_t i = at + key.size(); i < json.size() && json[i] != '"'; i++) {
+        if (json[i] == '\\' && i + 1 < json.size()) {
+            char c = json[++i];
+            out += c == 'n' ? '\n' : c;
+        } else {
+            out += json[i];
+        }
+    }
+    return out;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool ends_with(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The tokens of `tool_request` with a two-letter output, and `extra` tokens more.
+int64_t room_for_a_short_output(const Pipeline &pipeline, int64_t extra) {
+    return trim_openai(tool_request("ok"), Budget(1000000, 1000000), pipeline).input_tokens() + extra;
+}
+
+}  // namespace
+
+// A tool output too long for the budget drops its call with it; with `shorten` the call
+// stays and the output is sent as its head and tail around the default marker, the
+// request otherwise unchanged.
+TEST(a_long_tool_output_is_sent_as_its_head_and_tail) {
+    Pipeline pipeline = Pipeline::preset("chat");
+    Encoding o = Encoding::get("o200k_base");
+    const std::string output = numbered_words(400);
+    const std::string request = tool_request(output);
+    int64_t max = room_for_a_short_output(pipeline, 80);
+    Budget budget(max, max);
+    ChatResult plain = trim_openai(request, budget, pipeline);
+    REQUIRE(plain.input_tokens() > max);
+    CHECK(plain.kept().to_vector() == (std::vector<std::size_t>{0, 3, 4}));
+    CHECK(plain.dropped().to_vector() == (std::vector<std::size_t>{1, 2}));
+    CHECK(plain.shortened().empty());
+
+    ChatOptions options;
+    options.shorten = ChatShortening{20, 10, 0, {}};
+    ChatResult r = trim_openai(request, budget, pipeline, options);
+    CHECK(r.kept().to_vector() == (std::vector<std::size_t>{0, 1, 2, 3, 4}));
+    CHECK(r.dropped().empty());
+    CHECK(r.shortened().to_vector() == (std::vector<std::size_t>{2}));
+    CHECK(r.tokens() <= max);
+    CHECK(r.tokens() < r.input_tokens());
+    std::string content = tool_content(r.json());
+    CHECK(starts_with(content, "w1 w2 w3 w4 w5 "));
+    CHECK(ends_with(content, " w398 w399 w400"));
+    CHECK(content.find(" w200 ") == std::string::npos);
+    // Head, marker, tail: the head has at most 20 tokens (more than the tail's 10).
+    std::size_t open = content.find("\n[\xe2\x80\xa6 "), close = content.find(" tokens omitted \xe2\x80\xa6]\n");
+    REQUIRE(open != std::string::npos && close != std::string::npos && open < close);
+    std::string head = content.substr(0, open), tail = content.substr(close + std::strlen(" tokens omitted \xe2\x80\xa6]\n"));
+    CHECK(o.count(head) <= 20 && o.count(head) > 10);
+    CHECK(o.count(tail) <= 10 && o.count(tail) > 0);
+    // Only that string was replaced.
+    CHECK(r.json() == tool_request(json_escaped(content)));
+
+    // A fixed quality in (0, 1] is accepted and places the same form here.
+    options.shorten->quality = 0.5;
+    ChatResult fixed = trim_openai(request, budget, pipeline, options);
+    CHECK(fixed.shortened().to_vector() == (std::vector<std::size_t>{2}));
+    CHECK(fixed.json() == r.json());
+    // When everything fits nothing is shortened.
+    ChatResult roomy = trim_openai(request, Budget(1000000, 1000000), pipeline, options);
+    CHECK(roomy.shortened().empty());
+    CHECK(roomy.json() == request);
+}
+
+// A quality outside (0, 1], a marker that is not UTF-8, or shortening with a prefix state
+// is refused.
+TEST(shortening_options_are_checked) {
+    Pipeline pipeline = Pipeline::preset("chat");
+    const std::string request = tool_request(numbered_words(400));
+    int64_t max = room_for_a_short_output(pipeline, 80);
+    Budget budget(max, max);
+    ChatOptions options;
+    for (double quality : {1.5, -0.25, std::numeric_limits<double>::quiet_NaN()}) {
+        options.shorten = ChatShortening{20, 10, quality, {}};
+        CHECK_THROWS_STATUS(trim_openai(request, budget, pipeline, options), Status::InvalidArgument);
+    }
+    try {
+        options.shorten = ChatShortening{20, 10, 1.5, {}};
+        trim_openai(request, budget, pipeline, options);
+        CHECK(false);
+    } catch (const Error &e) {
+        CHECK(e.message().find("shorten_quality") != std::string_view::npos);
+    }
+    options.shorten = ChatShortening{20, 10, 0, "\xff"};
+    CHECK_THROWS_STATUS(trim_openai(request, budget, pipeline, options), Status::InvalidUtf8);
+    options.shorten = ChatShortening{20, 10, 0, {}};
+    PrefixOptions prefix;
+    options.prefix = &prefix;
+    CHECK_THROWS_STATUS(trim_openai(request, budget, pipeline, options), Status::InvalidArgument);
+    // Head and tail both 0 is no shortening: the prefix options alone are fine.
+    options.shorten = ChatShortening{};
+    ChatResult unshortened = trim_openai(request, budget, pipeline, options);
+    CHECK(unshortened.shortened().empty());
+}
+
+// The shortened positions are a view into a ChatResult: on an lvalue only.
+template <typename R, typename = void>
+struct has_shortened : std::false_type {};
+template <typename R>
+struct has_shortened<R, std::void_t<decltype(std::declval<R>().shortened())>> : std::true_type {};
+static_assert(has_shortened<const ChatResult &>::value && !has_shortened<ChatResult>::value);
+
+// A custom marker goes between head and tail, "{omitted}" replaced by the number of tokens
+// left out.
+TEST(a_custom_marker_counts_the_tokens_left_out) {
+    Pipeline pipeline = Pipeline::preset("chat");
+    Encoding o = Encoding::get("o200k_base");
+    const std::string output = numbered_words(400);
+    const std::string request = tool_request(output);
+    ChatOptions options;
+    options.shorten = ChatShortening{20, 10, 0, " [[{omitted} tokens cut]] "};
+    int64_t max = room_for_a_short_output(pipeline, 80);
+    ChatResult r = trim_openai(request, Budget(max, max), pipeline, options);
+    CHECK(r.shortened().to_vector() == (std::vector<std::size_t>{2}));
+    std::string content = tool_content(r.json());
+    CHECK(content.find("tokens omitted") == std::string::npos);
+    std::size_t open = content.find(" [["), close = content.find(" tokens cut]] ");
+    REQUIRE(open != std::string::npos && close != std::string::npos && open < close);
+    std::string head = content.substr(0, open), tail = content.substr(close + std::strlen(" tokens cut]] "));
+    CHECK(starts_with(head, "w1 w2 w3 "));
+    CHECK(ends_with(tail, " w399 w400"));
+    int64_t omitted = std::stoll(content.substr(open + 3, close - open - 3));
+    CHECK_EQ(omitted, o.count(output) - o.count(head) - o.count(tail));
+    CHECK(r.json() == tool_request(json_escaped(content)));
 }
 
 int main(int argc, char **argv) {

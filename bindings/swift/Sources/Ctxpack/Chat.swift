@@ -97,6 +97,32 @@ public struct ChatOverheads: Sendable {
     }
 }
 
+/// Long tool outputs sent as their head and tail instead of only being dropped
+/// (`ChatOptions.shorten`; docs/chat.md, "Shortening tool outputs"). Every text of a tool
+/// result longer than `headTokens + tailTokens` tokens gives its message a cheaper form:
+/// those texts cut to their first `headTokens` and last `tailTokens` tokens with `marker`
+/// between. When the pipeline places that form, the message is sent with only those
+/// strings replaced (`ChatResult.shortened` lists it).
+public struct ChatShortening: Sendable {
+    /// Tokens kept from the start of a long text; with `tailTokens`, both 0: no shortening.
+    public var headTokens: UInt64
+    /// Tokens kept from its end.
+    public var tailTokens: UInt64
+    /// The quality of a shortened form, in (0, 1]; 0: the share of the message's tokens the
+    /// form keeps. Anything else (negative, NaN, above 1) is `Status.invalidArgument`.
+    public var quality: Double
+    /// Put between head and tail, `{omitted}` replaced by the number of tokens left out;
+    /// `""`: `"\n[… {omitted} tokens omitted …]\n"`.
+    public var marker: String
+
+    public init(headTokens: UInt64, tailTokens: UInt64, quality: Double = 0, marker: String = "") {
+        self.headTokens = headTokens
+        self.tailTokens = tailTokens
+        self.quality = quality
+        self.marker = marker
+    }
+}
+
 /// How a chat request is trimmed besides the budget and the pipeline.
 public struct ChatOptions: Sendable {
     /// The encoding that counts the texts, by name; `""`: o200k_base (or the built-in
@@ -117,10 +143,14 @@ public struct ChatOptions: Sendable {
     /// `Status.cancelled`, before it starts or at the run's next check. `trimChatAsync`
     /// sets one that follows the task's cancellation.
     public var cancel: CancelToken?
+    /// Not nil: long tool outputs may be sent as their head and tail (`ChatShortening`).
+    /// Not available with `prefix` yet (`Status.invalidArgument`).
+    public var shorten: ChatShortening?
 
     public init(
         encoding: String = "", trace: TraceDetail = .none, pinLastTurn: Bool = true, overheads: ChatOverheads? = nil,
-        prefix: PrefixOptions? = nil, previousState: PrefixState? = nil, cancel: CancelToken? = nil
+        prefix: PrefixOptions? = nil, previousState: PrefixState? = nil, cancel: CancelToken? = nil,
+        shorten: ChatShortening? = nil
     ) {
         self.encoding = encoding
         self.trace = trace
@@ -129,6 +159,7 @@ public struct ChatOptions: Sendable {
         self.prefix = prefix
         self.previousState = previousState
         self.cancel = cancel
+        self.shorten = shorten
     }
 }
 
@@ -158,6 +189,10 @@ public struct ChatResult: Sendable {
     /// Positions in the request's `messages` array, ascending.
     public let kept: [Int]
     public let dropped: [Int]
+    /// The kept messages sent as their head and tail (`ChatOptions.shorten`): positions in
+    /// the request's `messages` array, ascending, each also in `kept`; empty without the
+    /// option.
+    public let shortened: [Int]
     /// For each item the pipeline ran on, the JSON path it stands for (`"messages[3]"`,
     /// `"system"`, `"$"`); `selection`'s indices are positions in this list.
     public let itemPaths: [String]
@@ -215,6 +250,12 @@ extension Pipeline {
         let previous = options.previousState
         o.previous_state = previous?.handle
         o.cancel = options.cancel?.handle
+        if let shorten = options.shorten {
+            o.shorten_head_tokens = shorten.headTokens
+            o.shorten_tail_tokens = shorten.tailTokens
+            o.shorten_quality = shorten.quality
+            o.shorten_marker = arena.str(shorten.marker)
+        }
         let result = try withExtendedLifetime((arena, budget, previous, options.cancel)) {
             try create { ctxpack_chat_trim(format.rawValue, cRequest, budget.handle, handle, &o, $0, $1) }
         }
@@ -307,6 +348,7 @@ private func readChatResult(_ r: OpaquePointer) throws -> ChatResult {
         tokens: tokens, inputTokens: inputTokens,
         kept: try positions("ctxpack_chat_result_kept") { ctxpack_chat_result_kept(r, $0, $1) },
         dropped: try positions("ctxpack_chat_result_dropped") { ctxpack_chat_result_dropped(r, $0, $1) },
+        shortened: try positions("ctxpack_chat_result_shortened") { ctxpack_chat_result_shortened(r, $0, $1) },
         itemPaths: paths, adjustments: adjustments, rulePins: rulePins,
         selection: try readResult(selection), reuse: reuse, state: state)
 }

@@ -1,7 +1,8 @@
 // Token counting and chat request trimming: published counts (tiktoken's tests), limits
 // and truncation; the bundled sample requests trimmed at several budgets with every tool
 // call kept with its results, checked with Foundation's JSON reader; a user message pinned
-// so that an Anthropic request starts with one (rule pins); options and errors.
+// so that an Anthropic request starts with one (rule pins); long tool outputs sent as their
+// head and tail (shortening); options and errors.
 import Foundation
 import XCTest
 
@@ -245,5 +246,138 @@ final class ChatTests: XCTestCase {
         XCTAssertNil(plain.reuse)
         XCTAssertNil(plain.state)
         XCTAssertEqual(plain.json, first.json)
+    }
+
+    /// `n` distinct words: "w1 w2 … wn".
+    private func numberedWords(_ n: Int) -> String {
+        (1...n).map { "w\($0)" }.joined(separator: " ")
+    }
+
+    /// `text` as the characters of a JSON string (the escapes a JSON writer uses for it).
+    private func jsonEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    /// An OpenAI request: a question, a tool call, its result `output` (the characters of a
+    /// JSON string), the answer and the next question.
+    private func toolRequest(_ output: String) -> String {
+        let parts: [String] = [
+            #"{"model": "m", "messages": [{"role": "user", "content": "check the logs"},"#,
+            #"{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "#,
+            #""function": {"name": "logs", "arguments": "{}"}}]},"#,
+            #"{"role": "tool", "tool_call_id": "c1", "content": ""#, output, #""},"#,
+            #"{"role": "assistant", "content": "the logs are fine"},"#,
+            #"{"role": "user", "content": "thanks, and now?"}]}"#,
+        ]
+        return parts.joined()
+    }
+
+    /// The tool message's content in a trimmed `toolRequest`, read with Foundation.
+    private func toolContent(_ json: String) throws -> String {
+        let body = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let messages = try XCTUnwrap(body["messages"] as? [[String: Any]])
+        let tool = try XCTUnwrap(messages.first { $0["role"] as? String == "tool" })
+        return try XCTUnwrap(tool["content"] as? String)
+    }
+
+    /// The tokens of `toolRequest` with a two-letter output, and `extra` tokens more.
+    private func roomForAShortOutput(_ pipeline: Pipeline, extra: Int64) throws -> Int64 {
+        let roomy = try Budget(maxTokens: 1_000_000, targetTokens: 1_000_000)
+        return try pipeline.trimOpenAI(toolRequest("ok"), budget: roomy).inputTokens + extra
+    }
+
+    /// A tool output too long for the budget drops its call with it; with `shorten` the call
+    /// stays and the output is sent as its head and tail around the default marker, the
+    /// request otherwise unchanged.
+    func testALongToolOutputIsSentAsItsHeadAndTail() throws {
+        let pipeline = try Pipeline(preset: "chat")
+        let o = try TokenEncoding(named: "o200k_base")
+        let request = toolRequest(numberedWords(400))
+        let max = try roomForAShortOutput(pipeline, extra: 80)
+        let budget = try Budget(maxTokens: max, targetTokens: max)
+        let plain = try pipeline.trimOpenAI(request, budget: budget)
+        XCTAssertGreaterThan(plain.inputTokens, max)
+        XCTAssertEqual(plain.kept, [0, 3, 4])
+        XCTAssertEqual(plain.dropped, [1, 2])
+        XCTAssertEqual(plain.shortened, [])
+
+        var options = ChatOptions(shorten: ChatShortening(headTokens: 20, tailTokens: 10))
+        let r = try pipeline.trimOpenAI(request, budget: budget, options: options)
+        XCTAssertEqual(r.kept, [0, 1, 2, 3, 4])
+        XCTAssertEqual(r.dropped, [])
+        XCTAssertEqual(r.shortened, [2])
+        XCTAssertLessThanOrEqual(r.tokens, max)
+        XCTAssertLessThan(r.tokens, r.inputTokens)
+        let content = try toolContent(r.json)
+        XCTAssertTrue(content.hasPrefix("w1 w2 w3 w4 w5 "), content)
+        XCTAssertTrue(content.hasSuffix(" w398 w399 w400"), content)
+        XCTAssertFalse(content.contains(" w200 "), content)
+        // Head, marker, tail: the head has at most 20 tokens (more than the tail's 10).
+        let open = try XCTUnwrap(content.range(of: "\n[… "))
+        let close = try XCTUnwrap(content.range(of: " tokens omitted …]\n"))
+        XCTAssertLessThan(open.lowerBound, close.lowerBound)
+        let head = try o.count(String(content[..<open.lowerBound]))
+        let tail = try o.count(String(content[close.upperBound...]))
+        XCTAssertTrue(head <= 20 && head > 10, "\(head)")
+        XCTAssertTrue(tail <= 10 && tail > 0, "\(tail)")
+        // Only that string was replaced.
+        XCTAssertEqual(r.json, toolRequest(jsonEscaped(content)))
+
+        // A fixed quality in (0, 1] is accepted and places the same form here.
+        options.shorten?.quality = 0.5
+        let fixed = try pipeline.trimOpenAI(request, budget: budget, options: options)
+        XCTAssertEqual(fixed.shortened, [2])
+        XCTAssertEqual(fixed.json, r.json)
+        // When everything fits nothing is shortened.
+        let roomy = try pipeline.trimOpenAI(
+            request, budget: try Budget(maxTokens: 1_000_000, targetTokens: 1_000_000), options: options)
+        XCTAssertEqual(roomy.shortened, [])
+        XCTAssertEqual(roomy.json, request)
+    }
+
+    /// A quality outside (0, 1], or shortening with a prefix state, is refused.
+    func testShorteningOptionsAreChecked() throws {
+        let pipeline = try Pipeline(preset: "chat")
+        let request = toolRequest(numberedWords(400))
+        let max = try roomForAShortOutput(pipeline, extra: 80)
+        let budget = try Budget(maxTokens: max, targetTokens: max)
+        for quality in [1.5, -0.25, Double.nan] {
+            let options = ChatOptions(shorten: ChatShortening(headTokens: 20, tailTokens: 10, quality: quality))
+            assertThrows(.invalidArgument, containing: "shorten_quality") {
+                _ = try pipeline.trimOpenAI(request, budget: budget, options: options)
+            }
+        }
+        var options = ChatOptions(prefix: PrefixOptions(), shorten: ChatShortening(headTokens: 20, tailTokens: 10))
+        assertThrows(.invalidArgument) { _ = try pipeline.trimOpenAI(request, budget: budget, options: options) }
+        // Head and tail both 0 is no shortening: the prefix options alone are fine.
+        options.shorten = ChatShortening(headTokens: 0, tailTokens: 0)
+        XCTAssertEqual(try pipeline.trimOpenAI(request, budget: budget, options: options).shortened, [])
+    }
+
+    /// A custom marker goes between head and tail, `{omitted}` replaced by the number of
+    /// tokens left out.
+    func testACustomMarkerCountsTheTokensLeftOut() throws {
+        let pipeline = try Pipeline(preset: "chat")
+        let o = try TokenEncoding(named: "o200k_base")
+        let output = numberedWords(400)
+        let max = try roomForAShortOutput(pipeline, extra: 80)
+        let options = ChatOptions(
+            shorten: ChatShortening(headTokens: 20, tailTokens: 10, marker: " [[{omitted} tokens cut]] "))
+        let r = try pipeline.trimOpenAI(
+            toolRequest(output), budget: try Budget(maxTokens: max, targetTokens: max), options: options)
+        XCTAssertEqual(r.shortened, [2])
+        let content = try toolContent(r.json)
+        XCTAssertFalse(content.contains("tokens omitted"), content)
+        let open = try XCTUnwrap(content.range(of: " [["))
+        let close = try XCTUnwrap(content.range(of: " tokens cut]] "))
+        XCTAssertLessThan(open.lowerBound, close.lowerBound)
+        let head = String(content[..<open.lowerBound])
+        let tail = String(content[close.upperBound...])
+        XCTAssertTrue(head.hasPrefix("w1 w2 w3 "), head)
+        XCTAssertTrue(tail.hasSuffix(" w399 w400"), tail)
+        let omitted = try XCTUnwrap(Int64(content[open.upperBound..<close.lowerBound]))
+        XCTAssertEqual(omitted, try o.count(output) - o.count(head) - o.count(tail))
+        XCTAssertEqual(r.json, toolRequest(jsonEscaped(content)))
     }
 }
