@@ -72,6 +72,9 @@ pub(crate) struct Message {
     pub(crate) starts_with_thinking: bool,
     /// A tool output's cheaper form, with `ChatOptions::shorten`.
     pub(crate) short: Option<Short>,
+    /// The cheaper form is the message's only form: a pinned tool output that does not
+    /// fit whole ([`Conversation::pinned_outputs_shortened`]).
+    pub(crate) send_short: bool,
 }
 
 impl Message {
@@ -85,6 +88,7 @@ impl Message {
             answers: Vec::new(),
             starts_with_thinking: false,
             short: None,
+            send_short: false,
         }
     }
 }
@@ -188,32 +192,56 @@ impl Conversation {
         } else {
             ContextSource::CHAT
         };
-        let item = ContextItem::builder(content, m.tokens)
-            .kind(m.kind.context_kind())
-            .source(ContextSource::new(source).unwrap_or_default())
-            .tags([m.role.name()])
-            .timestamp(i64::try_from(i).unwrap_or(i64::MAX / STEP_NS) * STEP_NS);
+        let shortened = |short: &Short| {
+            format!(
+                "{} {} (shortened): {}",
+                Self::path(i),
+                m.role.name(),
+                short.rendering()
+            )
+        };
+        let item = match &m.short {
+            Some(short) if m.send_short => ContextItem::builder(shortened(short), short.tokens),
+            _ => ContextItem::builder(content, m.tokens),
+        }
+        .kind(m.kind.context_kind())
+        .source(ContextSource::new(source).unwrap_or_default())
+        .tags([m.role.name()])
+        .timestamp(i64::try_from(i).unwrap_or(i64::MAX / STEP_NS) * STEP_NS);
         match &m.short {
-            None => item,
-            Some(short) => {
-                let content = format!(
-                    "{} {} (shortened): {}",
-                    Self::path(i),
-                    m.role.name(),
-                    short.rendering()
-                );
-                item.variant(content, short.tokens, short.quality)
+            Some(short) if !m.send_short => {
+                item.variant(shortened(short), short.tokens, short.quality)
             }
+            _ => item,
         }
     }
 
-    /// The tokens message `i` is sent with: its shortened form's when `shortened`.
+    /// The tokens message `i` is sent with: its shortened form's when `shortened` or when
+    /// that is its only form.
     pub(crate) fn sent_tokens(&self, i: usize, shortened: bool) -> i64 {
         let m = &self.messages[i];
-        match (&m.short, shortened) {
-            (Some(short), true) => short.tokens,
+        match &m.short {
+            Some(short) if shortened || m.send_short => short.tokens,
             _ => m.tokens,
         }
+    }
+
+    /// This conversation with every tool output of the `pinned` units that has a cheaper
+    /// form sent in that form only, or `None` when no pinned unit has one. Pinned items are
+    /// placed whole, so this is how a trim whose pinned parts do not fit can still send
+    /// the last turn's long tool results (docs/chat.md, *Shortening tool outputs*).
+    pub(crate) fn pinned_outputs_shortened(&self, pinned: &[bool]) -> Option<Conversation> {
+        let mut conv = self.clone();
+        let mut any = false;
+        for (unit, _) in self.units.iter().zip(pinned).filter(|(_, &p)| p) {
+            for m in &mut conv.messages[unit.clone()] {
+                if m.short.is_some() {
+                    m.send_short = true;
+                    any = true;
+                }
+            }
+        }
+        any.then_some(conv)
     }
 
     /// The item of a fixed part: pinned, undated.

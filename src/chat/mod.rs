@@ -259,21 +259,36 @@ pub fn trim(
         options: o,
         identify: &identify,
     });
-    let run_pinned = |pins: &[bool]| {
-        select::run(
-            &conv,
-            pipeline,
-            budget,
-            pins,
-            options.trace,
-            prefix_input.as_ref(),
-        )
+    let select_valid = |conv: &conversation::Conversation| {
+        let run_pinned = |pins: &[bool]| {
+            select::run(
+                conv,
+                pipeline,
+                budget,
+                pins,
+                options.trace,
+                prefix_input.as_ref(),
+            )
+        };
+        rules::select(conv, &pinned, &run_pinned)
+    };
+    // Pinned parts are placed whole: when they do not fit and some are long tool outputs
+    // with a shortened form, the trim runs again with those sent shortened.
+    let (conv, valid) = match select_valid(&conv) {
+        Err(e @ crate::Error::PinnedExceedsBudget { .. }) => {
+            let Some(shortened) = conv.pinned_outputs_shortened(&pinned) else {
+                return Err(e);
+            };
+            let valid = select_valid(&shortened)?;
+            (shortened, valid)
+        }
+        other => (conv, other?),
     };
     let rules::Valid {
         mut run,
         dropped: adjustments,
         pinned: rule_pins,
-    } = rules::select(&conv, &pinned, &run_pinned)?;
+    } = valid;
     let mut keep = vec![false; conv.messages.len()];
     for (unit, _) in conv.units.iter().zip(&run.kept_units).filter(|(_, &k)| k) {
         keep[unit.clone()].fill(true);

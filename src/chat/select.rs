@@ -81,9 +81,8 @@ pub(crate) fn run(
     for (rank, &i) in selection.indices.iter().enumerate() {
         if let Some(unit) = engine.unit[i] {
             selected[unit] += 1;
-            if selection.form(rank) > 0 {
-                shortened[i - conv.fixed.len()] = true;
-            }
+            let m = i - conv.fixed.len();
+            shortened[m] = selection.form(rank) > 0 || conv.messages[m].send_short;
         }
     }
     let kept_units = conv

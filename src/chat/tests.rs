@@ -934,3 +934,64 @@ fn shortening_refuses_a_prefix_state_and_skips_what_would_not_save() {
         "{e}"
     );
 }
+
+#[test]
+fn a_pinned_tool_output_too_long_for_the_budget_is_sent_shortened() {
+    // An agent loop whose latest call returned a 600-word file: the last unit is pinned.
+    let body = json!({"messages": [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "read the file and fix the bug"},
+        {"role": "assistant", "content": null, "tool_calls": [call("c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": numbered(600)}]});
+    let e = run(Provider::OpenAi, &body, 200).unwrap_err();
+    assert_eq!(e.code(), crate::ErrorCode::PinnedExceedsBudget);
+    let spec = HeadTail::new(30, 20).unwrap();
+    let t = shortened_run(Provider::OpenAi, &body, 200, &spec);
+    assert_eq!(t.kept, [0, 1, 2, 3]);
+    assert_eq!(t.shortened, [3]);
+    assert!(t.tokens <= 200);
+    assert_eq!(t.tokens, recount(Provider::OpenAi, &t.json));
+    let out: Value = serde_json::from_str(&t.json).unwrap();
+    let text = out["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        text.starts_with("w1 w2 ") && text.ends_with(" w599 w600"),
+        "{text}"
+    );
+    // The pinned item is the shortened form itself (placed whole, as pinned items are).
+    let item = t
+        .item_paths
+        .iter()
+        .position(|p| p == "messages[3]")
+        .unwrap();
+    assert!(t.items[item].pinned() && !t.items[item].has_variants());
+    // Its tokens are those of the sent message, as reading the output counts them.
+    let huge = ContextBudget::new(i64::MAX / 4, i64::MAX / 4).unwrap();
+    let again = trim(
+        Provider::OpenAi,
+        &t.json,
+        &huge,
+        &chat_pipeline(),
+        &options(),
+    )
+    .unwrap();
+    let sent = again
+        .item_paths
+        .iter()
+        .position(|p| p == "messages[3]")
+        .unwrap();
+    assert_eq!(t.items[item].tokens(), again.items[sent].tokens());
+    // When even the shortened form does not fit, the error stays the pipeline's.
+    let tight = HeadTail::new(300, 200).unwrap();
+    let mut o = options();
+    o.shorten = Some(&tight);
+    let budget = ContextBudget::new(200, 200).unwrap();
+    let e = trim(
+        Provider::OpenAi,
+        &body.to_string(),
+        &budget,
+        &chat_pipeline(),
+        &o,
+    )
+    .unwrap_err();
+    assert_eq!(e.code(), crate::ErrorCode::PinnedExceedsBudget);
+}
