@@ -342,6 +342,34 @@ TEST(long_tool_outputs_are_shortened_rather_than_dropped) {
     ctxpack_error_free(err);
     CHECK(none == NULL);
 
+    // The last turn is pinned: a latest tool output longer than the budget fails the trim
+    // unless it can be sent shortened.
+    char *agent = malloc(8192);
+    REQUIRE(agent);
+    int at = snprintf(agent, 8192, "{\"messages\": [{\"role\": \"user\", \"content\": \"read it\"}, "
+                      "{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{\"id\": \"c1\", "
+                      "\"type\": \"function\", \"function\": {\"name\": \"read\", \"arguments\": \"{}\"}}]}, "
+                      "{\"role\": \"tool\", \"tool_call_id\": \"c1\", \"content\": \"");
+    for (int w = 1; w <= 600; w++) at += snprintf(agent + at, 8192 - (size_t)at, "w%d ", w);
+    snprintf(agent + at, 8192 - (size_t)at, "\"}]}");
+    ctxpack_budget *small = budget_of(200, 200);
+    ctxpack_chat_result *pinned = NULL;
+    ctxpack_chat_options defaults = CTXPACK_CHAT_OPTIONS_INIT;
+    CHECK_STATUS(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, ctxpack_str_from_cstr(agent), small, p, &defaults, &pinned, NULL),
+                 CTXPACK_PINNED_EXCEEDS_BUDGET);
+    defaults.shorten_head_tokens = 30;
+    defaults.shorten_tail_tokens = 20;
+    REQUIRE_OK(ctxpack_chat_trim(CTXPACK_CHAT_FORMAT_OPENAI, ctxpack_str_from_cstr(agent), small, p, &defaults, &pinned, NULL));
+    CHECK_OK(ctxpack_chat_result_shortened(pinned, &shortened, &nshortened));
+    CHECK(nshortened == 1 && shortened[0] == 2);
+    CHECK_OK(ctxpack_chat_result_tokens(pinned, &tokens));
+    CHECK(tokens > 0 && tokens <= 200);
+    CHECK_OK(ctxpack_chat_result_json(pinned, &json));
+    CHECK(tf_str_contains(json, "w1 w2 ") && tf_str_contains(json, " w599 w600") && !tf_str_contains(json, " w300 "));
+    ctxpack_chat_result_free(pinned);
+    ctxpack_budget_free(small);
+    free(agent);
+
     // Accessor misuse.
     CHECK_STATUS(ctxpack_chat_result_shortened(NULL, &shortened, &nshortened), CTXPACK_NULL_ARGUMENT);
     CHECK_STATUS(ctxpack_chat_result_shortened(short_, NULL, &nshortened), CTXPACK_NULL_ARGUMENT);
