@@ -784,11 +784,21 @@ fn numbered(n: usize) -> String {
         .join(" ")
 }
 
-fn shortened_run(provider: Provider, body: &Value, budget: i64, spec: &HeadTail) -> Trimmed {
+/// Trims with long tool outputs shortened as `spec` says.
+fn trim_shortened(
+    provider: Provider,
+    body: &Value,
+    budget: i64,
+    spec: &HeadTail,
+) -> Result<Trimmed> {
     let mut o = options();
     o.shorten = Some(spec);
     let budget = ContextBudget::new(budget, budget).unwrap();
-    trim(provider, &body.to_string(), &budget, &chat_pipeline(), &o).unwrap()
+    trim(provider, &body.to_string(), &budget, &chat_pipeline(), &o)
+}
+
+fn shortened_run(provider: Provider, body: &Value, budget: i64, spec: &HeadTail) -> Trimmed {
+    trim_shortened(provider, body, budget, spec).unwrap()
 }
 
 /// Reads the output again with everything fitting: its tokens as counted from scratch.
@@ -906,18 +916,11 @@ fn shortening_refuses_a_prefix_state_and_skips_what_would_not_save() {
         {"role": "user", "content": "next"}]});
     let spec = HeadTail::new(10, 5).unwrap();
     // 12 words are no more than 10 + 5: no form.
+    let t = shortened_run(Provider::OpenAi, &body, 1000, &spec);
+    assert!(t.items.iter().all(|i| !i.has_variants()));
     let mut o = options();
     o.shorten = Some(&spec);
     let huge = ContextBudget::new(1000, 1000).unwrap();
-    let t = trim(
-        Provider::OpenAi,
-        &body.to_string(),
-        &huge,
-        &chat_pipeline(),
-        &o,
-    )
-    .unwrap();
-    assert!(t.items.iter().all(|i| !i.has_variants()));
     let prefix = crate::prefix::PrefixOptions::new(crate::prefix::PrefixMode::Measure);
     o.prefix = Some(prefix);
     let e = trim(
@@ -982,16 +985,6 @@ fn a_pinned_tool_output_too_long_for_the_budget_is_sent_shortened() {
     assert_eq!(t.items[item].tokens(), again.items[sent].tokens());
     // When even the shortened form does not fit, the error stays the pipeline's.
     let tight = HeadTail::new(300, 200).unwrap();
-    let mut o = options();
-    o.shorten = Some(&tight);
-    let budget = ContextBudget::new(200, 200).unwrap();
-    let e = trim(
-        Provider::OpenAi,
-        &body.to_string(),
-        &budget,
-        &chat_pipeline(),
-        &o,
-    )
-    .unwrap_err();
+    let e = trim_shortened(Provider::OpenAi, &body, 200, &tight).unwrap_err();
     assert_eq!(e.code(), crate::ErrorCode::PinnedExceedsBudget);
 }
