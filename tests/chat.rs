@@ -781,6 +781,8 @@ fn shortened_trims_pass_the_rules_and_send_what_they_count() {
     let greedy = Policy::preset("chat").unwrap().build_pipeline().unwrap();
     let huge = ContextBudget::new(i64::MAX / 4, i64::MAX / 4).unwrap();
     let (mut runs, mut with_short, mut tool_kept, mut tool_kept_plain) = (0, 0, 0, 0);
+    // Trims that succeeded only by sending a pinned (last-turn) tool output shortened.
+    let mut rescued = 0;
     for (provider, seed) in [
         (Provider::OpenAi, 0x0540_70a1),
         (Provider::Anthropic, 0x0540_7da1),
@@ -820,15 +822,21 @@ fn shortened_trims_pass_the_rules_and_send_what_they_count() {
                     kept.iter().filter(|&&i| is_tool(i)).count()
                 };
                 tool_kept += tool_outputs(&t.kept);
-                if let Ok(plain) = trim(provider, &text, &budget, pipeline, &plain_options) {
-                    tool_kept_plain += tool_outputs(&plain.kept);
+                match trim(provider, &text, &budget, pipeline, &plain_options) {
+                    Ok(plain) => tool_kept_plain += tool_outputs(&plain.kept),
+                    Err(e) => {
+                        assert_eq!(e.code(), ErrorCode::PinnedExceedsBudget, "{e}");
+                        assert!(!t.shortened.is_empty(), "case {case}, {percent}%");
+                        rescued += 1;
+                    }
                 }
             }
         }
     }
     eprintln!(
-        "shortening: {runs} trims, {with_short} sent a shortened tool output; tool outputs kept: {tool_kept} (without shortening: {tool_kept_plain})"
+        "shortening: {runs} trims, {with_short} sent a shortened tool output, {rescued} only possible by shortening a pinned one; tool outputs kept: {tool_kept} (without shortening: {tool_kept_plain})"
     );
+    assert!(rescued > 0, "pinned outputs were shortened");
     assert!(with_short * 5 > runs, "shortening was exercised");
     assert!(tool_kept > tool_kept_plain);
 }
