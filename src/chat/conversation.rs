@@ -216,12 +216,12 @@ impl Conversation {
         }
     }
 
-    /// The tokens message `i` is sent with: its shortened form's when `shortened` or when
-    /// that is its only form.
+    /// The tokens of message `i`: its shortened form's when `shortened` (as the run placed
+    /// it), its own otherwise.
     pub(crate) fn sent_tokens(&self, i: usize, shortened: bool) -> i64 {
         let m = &self.messages[i];
         match &m.short {
-            Some(short) if shortened || m.send_short => short.tokens,
+            Some(short) if shortened => short.tokens,
             _ => m.tokens,
         }
     }

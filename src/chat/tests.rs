@@ -954,6 +954,8 @@ fn a_pinned_tool_output_too_long_for_the_budget_is_sent_shortened() {
     assert_eq!(t.shortened, [3]);
     assert!(t.tokens <= 200);
     assert_eq!(t.tokens, recount(Provider::OpenAi, &t.json));
+    // The input's tokens are the whole request's, the long output counted in full.
+    assert_eq!(t.input_tokens, recount(Provider::OpenAi, &body.to_string()));
     let out: Value = serde_json::from_str(&t.json).unwrap();
     let text = out["messages"][3]["content"].as_str().unwrap();
     assert!(
