@@ -816,7 +816,10 @@ fn shortened_trims_pass_the_rules_and_send_what_they_count() {
                 check(provider, &input, &t, target);
                 let again = trim(provider, &t.json, &huge, &greedy, &plain_options).unwrap();
                 assert_eq!(t.tokens, again.input_tokens, "case {case}, {percent}%");
-                assert_eq!(t.input_tokens, whole.input_tokens, "case {case}, {percent}%");
+                assert_eq!(
+                    t.input_tokens, whole.input_tokens,
+                    "case {case}, {percent}%"
+                );
                 with_short += usize::from(!t.shortened.is_empty());
                 let tool_outputs = |kept: &[usize]| {
                     let is_tool = |i: usize| whole.items[fixed + i].kind().as_str() == "ToolOutput";
