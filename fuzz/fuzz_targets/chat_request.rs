@@ -50,6 +50,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     assert!(t.tokens <= target);
+    assert_eq!(t.input_tokens, whole.input_tokens, "the input is counted whole");
     assert!(t.kept.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(t.kept.len() + t.dropped.len(), whole.kept.len());
     assert!(t.shortened.iter().all(|i| t.kept.binary_search(i).is_ok()));
