@@ -308,3 +308,38 @@ fn head_tail_shortens_long_tool_outputs_instead_of_dropping_them() {
         assert!(fixed.to_string().contains(" tokens omitted …]"), "{format}");
     }
 }
+
+#[test]
+fn explain_names_a_pinned_tool_output_sent_shortened() {
+    let words: Vec<String> = (1..=600).map(|i| format!("w{i}")).collect();
+    let request = serde_json::json!({"messages": [
+        {"role": "user", "content": "read it"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "read", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": words.join(" ")}]})
+    .to_string();
+    let args = ["--format", "openai", "--max", "300", "--head-tail", "40:20"];
+    // Without shortening the pinned last turn does not fit: the selection fails (exit 1).
+    let plain = ctxpack(&args[..4], request.as_bytes());
+    assert_eq!(plain.status.code(), Some(1), "{}", stderr(&plain));
+    let mut explain = args.to_vec();
+    explain.push("--explain");
+    let out = ctxpack(&explain, request.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("shortened messages[2]: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.ends_with(" tokens (pinned; it did not fit whole)"),
+        "{line}"
+    );
+    let trimmed = ctxpack(&args, request.as_bytes());
+    let body: serde_json::Value = serde_json::from_str(&stdout(&trimmed)).unwrap();
+    assert_eq!(chat_rules::openai(&body), Ok(()));
+    assert!(body["messages"][2]["content"]
+        .as_str()
+        .unwrap()
+        .contains(" tokens omitted …]"));
+}

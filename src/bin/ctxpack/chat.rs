@@ -138,12 +138,14 @@ fn summary(t: &Trimmed, counting: Counting) -> String {
         else {
             continue;
         };
-        let _ = writeln!(
-            out,
-            "shortened {path}: sent as its head and tail, {} of {} tokens",
-            item.form_tokens(1),
-            item.tokens()
-        );
+        // A pinned output sent shortened because the pinned parts did not fit whole has
+        // that form as its only one.
+        let tokens = if item.has_variants() {
+            format!("{} of {} tokens", item.form_tokens(1), item.tokens())
+        } else {
+            format!("{} tokens (pinned; it did not fit whole)", item.tokens())
+        };
+        let _ = writeln!(out, "shortened {path}: sent as its head and tail, {tokens}");
     }
     for p in &t.rule_pins {
         let _ = writeln!(out, "pinned {}: {}", p.paths.join(", "), p.reason);
