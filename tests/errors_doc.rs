@@ -296,6 +296,16 @@ fn chat_messages() -> Vec<String> {
     let mut unpinned = ChatOptions::default();
     unpinned.pin_last_turn = false;
     m.push(openai(&long, &small, &unpinned));
+    let spec = ctxpack::model::HeadTail::new(10, 10).unwrap();
+    let bad_quality = spec.clone().with_quality(1.5);
+    let mut shorten = ChatOptions::default();
+    shorten.shorten = Some(&bad_quality);
+    m.push(openai(&long, &roomy, &shorten));
+    shorten.shorten = Some(&spec);
+    shorten.prefix = Some(ctxpack::prefix::PrefixOptions::new(
+        ctxpack::prefix::PrefixMode::Hold,
+    ));
+    m.push(openai(&long, &roomy, &shorten));
     m
 }
 
@@ -473,6 +483,12 @@ fn chat_ffi_messages() -> Vec<String> {
         }));
         o.has_overheads = 0;
         o.encoding = s("p50k_base");
+        m.push(ffi_message(|e| {
+            ctxpack_chat_trim(0, request, budget, pipeline, &o, &mut out, e)
+        }));
+        o.encoding = s("");
+        o.shorten_head_tokens = 10;
+        o.shorten_quality = 1.5;
         m.push(ffi_message(|e| {
             ctxpack_chat_trim(0, request, budget, pipeline, &o, &mut out, e)
         }));
