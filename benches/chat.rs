@@ -11,12 +11,15 @@
 //! `chat` preset over one item per message, and writing and re-checking the trimmed body.
 //! The encodings are loaded before timing (their first use is measured in
 //! docs/tokenizer.md). The counters run alternately, and the table shows the medians of
-//! wall-clock time.
+//! wall-clock time. A second table times the same trims with `o200k_base` with and
+//! without long tool outputs shortened (`ChatOptions::shorten`, head 60 and tail 40
+//! tokens), alternately.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use ctxpack::chat::{estimate_tokens, trim, ChatOptions, CountTokens, Provider};
+use ctxpack::model::HeadTail;
 use ctxpack::policy::Policy;
 use ctxpack::tokenizer::Encoding;
 use ctxpack::ContextBudget;
@@ -43,6 +46,8 @@ fn main() {
     ];
     println!("| request | budget | kept (o200k_base) | tokens kept / in (o200k_base) | o200k_base | cl100k_base | estimate |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
+    let mut shortening = Vec::new();
+    let spec = HeadTail::new(60, 40).unwrap();
     for (provider, file, budgets) in [
         (
             Provider::OpenAi,
@@ -88,6 +93,41 @@ fn main() {
                 "| {file} | {target} | {} | {} | {a} | {b} | {c} |",
                 summary.0, summary.1
             );
+            // The same trim with long tool outputs shortened, against it without.
+            let mut short = ChatOptions::with_counter(o200k);
+            short.shorten = Some(&spec);
+            let shortened = match trim(provider, &json, &budget, &pipeline, &short) {
+                Ok(t) => format!(
+                    "{} of {} ({} shortened) | {} / {}",
+                    t.kept.len(),
+                    t.kept.len() + t.dropped.len(),
+                    t.shortened.len(),
+                    t.tokens,
+                    t.input_tokens
+                ),
+                Err(e) => format!("refused: {:?} | —", e.code()),
+            };
+            let mut times = [Vec::new(), Vec::new()];
+            for _ in 0..runs {
+                for (slot, options) in times
+                    .iter_mut()
+                    .zip([ChatOptions::with_counter(o200k), short])
+                {
+                    let start = Instant::now();
+                    let _ = black_box(trim(provider, &json, &budget, &pipeline, &options));
+                    slot.push(start.elapsed());
+                }
+            }
+            let [plain, with] = times.map(|mut t| micros(median(&mut t)));
+            shortening.push(format!(
+                "| {file} | {target} | {shortened} | {plain} | {with} |"
+            ));
         }
+    }
+    println!();
+    println!("| request | budget | kept with shortening (o200k_base) | tokens kept / in | without | with |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for row in shortening {
+        println!("{row}");
     }
 }

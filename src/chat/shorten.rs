@@ -68,8 +68,10 @@ pub(crate) fn short_form(
             continue;
         };
         let form = spec.form_text(&cut);
+        // The cut counted the whole text with the same counter.
+        let original = i64::try_from(cut.total_tokens).unwrap_or(i64::MAX);
         tokens = tokens
-            .saturating_sub(counter.text(text))
+            .saturating_sub(original)
             .saturating_add(counter.text(&form));
         texts.push((steps, form));
     }
