@@ -186,7 +186,6 @@ impl Conversation {
     /// The item of message `i`, without pinning or group (the caller adds those).
     pub(crate) fn message_item(&self, i: usize) -> ContextItemBuilder {
         let m = &self.messages[i];
-        let content = format!("{} {}: {}", Self::path(i), m.role.name(), m.text);
         let source = if m.kind == Kind::ToolOutput {
             ContextSource::TOOL
         } else {
@@ -200,19 +199,20 @@ impl Conversation {
                 short.rendering()
             )
         };
-        let item = match &m.short {
-            Some(short) if m.send_short => ContextItem::builder(shortened(short), short.tokens),
-            _ => ContextItem::builder(content, m.tokens),
-        }
-        .kind(m.kind.context_kind())
-        .source(ContextSource::new(source).unwrap_or_default())
-        .tags([m.role.name()])
-        .timestamp(i64::try_from(i).unwrap_or(i64::MAX / STEP_NS) * STEP_NS);
-        match &m.short {
-            Some(short) if !m.send_short => {
-                item.variant(shortened(short), short.tokens, short.quality)
-            }
-            _ => item,
+        let full = || format!("{} {}: {}", Self::path(i), m.role.name(), m.text);
+        // The item's own form, and the cheaper one it may be placed in instead.
+        let (content, tokens, cheaper) = match &m.short {
+            Some(short) if m.send_short => (shortened(short), short.tokens, None),
+            short => (full(), m.tokens, short.as_ref()),
+        };
+        let item = ContextItem::builder(content, tokens)
+            .kind(m.kind.context_kind())
+            .source(ContextSource::new(source).unwrap_or_default())
+            .tags([m.role.name()])
+            .timestamp(i64::try_from(i).unwrap_or(i64::MAX / STEP_NS) * STEP_NS);
+        match cheaper {
+            Some(short) => item.variant(shortened(short), short.tokens, short.quality),
+            None => item,
         }
     }
 

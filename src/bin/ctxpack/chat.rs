@@ -48,7 +48,6 @@ impl Counting {
     }
 }
 
-/// Trims `text` (a request of `provider`'s format) and returns the complete output.
 /// What a trim runs with besides the request: read from the files and flags first.
 pub struct Setup<'a> {
     pub budget: &'a ContextBudget,
@@ -58,6 +57,7 @@ pub struct Setup<'a> {
     pub shorten: Option<&'a HeadTail>,
 }
 
+/// Trims `text` (a request of `provider`'s format) and returns the complete output.
 pub fn run(
     args: &Args,
     provider: Provider,
