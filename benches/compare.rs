@@ -1077,6 +1077,8 @@ struct Options {
     profile: Option<f64>,
     /// With `profile`: evict the caches before every run.
     cold: bool,
+    /// With `profile`: loop the one-shot run instead of the list run.
+    oneshot: bool,
 }
 
 impl Options {
@@ -1111,6 +1113,7 @@ fn parse_options() -> Options {
         ref_budget: 6.0,
         profile: None,
         cold: false,
+        oneshot: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -1155,6 +1158,7 @@ fn parse_options() -> Options {
             }
             "--alloc-log" => o.alloc_log = true,
             "--cold" => o.cold = true,
+            "--oneshot" => o.oneshot = true,
             "--no-ref" => o.ref_limit = -1.0,
             "--wall" => WALL.store(true, Relaxed),
             "--profile" => {
@@ -2099,7 +2103,10 @@ fn main() {
                 black_box(&bytes);
             }
             let t = thread_cpu_ns();
-            black_box(ctx_run(&setup, &descs, trace).ok());
+            match o.oneshot {
+                true => black_box(ctx_run_oneshot(&setup, &descs, trace).ok()),
+                false => black_box(ctx_run(&setup, &descs, trace).ok()),
+            };
             timed += Duration::from_nanos(thread_cpu_ns() - t);
             runs += 1;
         }

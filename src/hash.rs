@@ -112,10 +112,8 @@ fn hash_seeing_words(bytes: &[u8], mut seen: impl FnMut(u64)) -> u64 {
     let mut lanes = LANE_KEYS;
     let mut blocks = bytes.chunks_exact(32);
     for block in &mut blocks {
-        let words = std::array::from_fn(|i| {
-            u64::from_le_bytes(block[i * 8..i * 8 + 8].try_into().expect("word"))
-        });
-        absorb(&mut lanes, words);
+        let word = |i: usize| u64::from_le_bytes(block[i * 8..i * 8 + 8].try_into().expect("word"));
+        absorb(&mut lanes, [word(0), word(1), word(2), word(3)]);
     }
     let rest = blocks.remainder();
     if !rest.is_empty() {
@@ -132,27 +130,34 @@ fn hash_seeing_words(bytes: &[u8], mut seen: impl FnMut(u64)) -> u64 {
 /// The four little-endian words of the last `rest` bytes of `bytes` (`rest` < 32) padded
 /// with zero bytes to a 32-byte block, read in place: a word the string ends inside is
 /// the string's last 8 bytes shifted down (or, for a string shorter than 8 bytes, its
-/// bytes one by one), so no copy of the tail is made.
-#[inline]
+/// bytes one by one), so no copy of the tail is made. Inlined, with each word computed
+/// inline: built by `std::array::from_fn` in a call, the array came back through memory,
+/// and reading it stalled on the four stores just made.
+#[inline(always)]
 fn padded_words(bytes: &[u8], rest: usize) -> [u64; 4] {
     let start = bytes.len() - rest;
-    std::array::from_fn(|i| {
-        let from = start + i * 8;
-        let end = bytes.len();
-        if from + 8 <= end {
-            u64::from_le_bytes(bytes[from..from + 8].try_into().expect("word"))
-        } else if from >= end {
-            0
-        } else if end >= 8 {
-            let last = u64::from_le_bytes(bytes[end - 8..].try_into().expect("word"));
-            last >> (8 * (from + 8 - end))
-        } else {
-            bytes[from..]
-                .iter()
-                .rev()
-                .fold(0u64, |word, &b| (word << 8) | u64::from(b))
-        }
-    })
+    let word = |i: usize| tail_word(bytes, start + i * 8);
+    [word(0), word(1), word(2), word(3)]
+}
+
+/// The little-endian word of `bytes` at `from`, zero-padded past the end (see
+/// [`padded_words`]).
+#[inline(always)]
+fn tail_word(bytes: &[u8], from: usize) -> u64 {
+    let end = bytes.len();
+    if from + 8 <= end {
+        u64::from_le_bytes(bytes[from..from + 8].try_into().expect("word"))
+    } else if from >= end {
+        0
+    } else if end >= 8 {
+        let last = u64::from_le_bytes(bytes[end - 8..].try_into().expect("word"));
+        last >> (8 * (from + 8 - end))
+    } else {
+        bytes[from..]
+            .iter()
+            .rev()
+            .fold(0u64, |word, &b| (word << 8) | u64::from(b))
+    }
 }
 
 /// `HashMap` with the fast hasher.

@@ -558,7 +558,7 @@ pub(crate) unsafe fn items_from_descs(
 ///
 /// # Safety
 /// `descs` is NULL or holds more than `index` descriptors.
-unsafe fn in_place<'a>(
+pub(super) unsafe fn in_place<'a>(
     descs: *const ctxpack_item_desc,
     index: usize,
 ) -> Option<&'a ctxpack_item_desc> {

@@ -22,6 +22,7 @@ mod budget;
 mod callbacks;
 mod cancel;
 mod chat;
+mod columns;
 mod enums;
 mod handles;
 mod items;

@@ -9,6 +9,7 @@ use crate::diagnostics::{OverflowEvent, TraceDetail};
 use crate::ffi::budget::ctxpack_budget;
 use crate::ffi::callbacks::ctxpack_overflow_fn;
 use crate::ffi::cancel::ctxpack_cancel_token;
+use crate::ffi::columns::{content, read_columns};
 use crate::ffi::enums::{
     ctxpack_group_value, ctxpack_overflow_strategy, ctxpack_trace_detail, enum_arg,
 };
@@ -247,10 +248,43 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
         let pipeline = handles::retain(pipeline, "pipeline")?;
         let budget = handles::retain(budget, "budget")?;
         let setup = RunSetup::read(options, "options")?;
+        if let Some(data) = columnar_run(&pipeline, &budget, &setup, descs, count) {
+            return Ok(data);
+        }
         let items = items_from_descs(descs, count)?;
         // Only a traced result describes the items; an untraced one drops them here.
         run_to_result(&pipeline, &budget, &setup, items)
     })
+}
+
+/// The one-shot run over columns read from the descriptors (`ffi/columns.rs`), when the
+/// options (no trace, no cancellation token), the pipeline and every descriptor allow it
+/// and the run neither fails nor overflows; `None` sends the call down the general path,
+/// which gives the same result or reports the error.
+///
+/// # Safety
+/// `descs` is NULL or holds `count` descriptors.
+unsafe fn columnar_run(
+    pipeline: &Pipeline,
+    budget: &ContextBudget,
+    setup: &RunSetup,
+    descs: *const ctxpack_item_desc,
+    count: usize,
+) -> Option<ResultData> {
+    if setup.trace != TraceDetail::None || setup.cancel.is_some() {
+        return None;
+    }
+    let plan = pipeline.column_plan()?;
+    // SAFETY: forwarded from the caller; the columns are dropped before the call returns.
+    let columns = unsafe { read_columns(&plan, descs, count) }?;
+    // SAFETY: as above; the caller's strings are unchanged during the call.
+    let content_of = |i: usize| unsafe { content(descs, i) };
+    let selection = plan.run(&columns, content_of, budget)?;
+    Some(ResultData::new(
+        selection,
+        None,
+        RunContext::of(pipeline, budget),
+    ))
 }
 
 /// Runs `pipeline` over `items` with the caller's options (cancellable when they carry a

@@ -27,9 +27,35 @@ fn is_blank(s: &str) -> bool {
 }
 
 /// The position of `s` in `known` when it is spelled exactly like one of them.
-#[inline]
+///
+/// Every well-known name is at most 16 bytes, so two of them are equal exactly when
+/// their lengths and [`short_words`] are: inlined with a constant `known`, each name's
+/// words are constants and a comparison is two integer compares, not a `memcmp` call.
+#[inline(always)]
 fn well_known(s: &str, known: &[&'static str]) -> Option<u8> {
-    known.iter().position(|k| *k == s).map(|i| i as u8)
+    let s = s.as_bytes();
+    if s.len() > SHORT_MAX {
+        return None;
+    }
+    let words = short_words(s);
+    known
+        .iter()
+        .position(|k| k.len() == s.len() && short_words(k.as_bytes()) == words)
+        .map(|i| i as u8)
+}
+
+/// The longest well-known name's length, and more.
+const SHORT_MAX: usize = 16;
+
+/// Two words that, with the length, identify a string of at most [`SHORT_MAX`] bytes: its
+/// first and last 8 bytes (overlapping below 16), or its bytes and 0 below 8.
+#[inline(always)]
+fn short_words(b: &[u8]) -> (u64, u64) {
+    let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    match b.len() {
+        8.. => (word(0), word(b.len() - 8)),
+        _ => (b.iter().rev().fold(0, |w, &c| (w << 8) | u64::from(c)), 0),
+    }
 }
 
 /// How a kind or source is spelled: one of its type's well-known names (by position in
@@ -57,9 +83,17 @@ macro_rules! folded_string_type {
 
             /// The value spelled exactly like one of the well-known names, without
             /// allocating; `None` for any other spelling (build those with `new`).
-            #[inline]
+            /// Inlined: returned from a call, the value came back through memory and
+            /// reading it stalled on the stores just made.
+            #[inline(always)]
             pub(crate) fn well_known(value: &str) -> Option<Self> {
                 well_known(value, Self::KNOWN).map(|known| Self(Spelling::Known(known)))
+            }
+
+            /// Whether [`new`](Self::new) accepts `value`, checked without building it.
+            #[inline]
+            pub(crate) fn accepts(value: &str) -> bool {
+                !is_blank(value)
             }
 
             /// Builds a value; empty or whitespace-only strings (Unicode White_Space) are rejected.
@@ -240,6 +274,38 @@ mod tests {
         assert_eq!(format!("{known:?} {custom}"), "\"Memory\" ToolOUTPUT");
         #[cfg(target_pointer_width = "64")]
         assert_eq!(std::mem::size_of::<ContextKind>(), 16);
+    }
+
+    /// The word comparison finds exactly the names `==` finds: every well-known name fits
+    /// it, and every string up to 20 bytes differing from a name in one byte, its length
+    /// or its case is told apart.
+    #[test]
+    fn well_known_by_words_is_string_equality() {
+        let names: Vec<&str> = ContextKind::KNOWN
+            .iter()
+            .chain(ContextSource::KNOWN)
+            .copied()
+            .collect();
+        assert!(names.iter().all(|n| n.len() <= SHORT_MAX));
+        let naive = |s: &str, known: &[&str]| known.iter().position(|k| *k == s);
+        let mut probes: Vec<String> = vec![String::new(), "x".repeat(17), "x".repeat(20)];
+        for name in &names {
+            probes.push(name.to_string());
+            probes.push(name.to_ascii_lowercase());
+            probes.push(format!("{name}s"));
+            probes.push(name[..name.len() - 1].to_string());
+            for at in 0..name.len() {
+                let mut b = name.as_bytes().to_vec();
+                b[at] ^= 1;
+                probes.push(String::from_utf8(b).unwrap());
+            }
+        }
+        for p in &probes {
+            for known in [ContextKind::KNOWN, ContextSource::KNOWN] {
+                let want = naive(p, known).map(|i| i as u8);
+                assert_eq!(well_known(p, known), want, "{p:?}");
+            }
+        }
     }
 
     /// `well_known` (the push path's shortcut) gives what `new` gives for every exact

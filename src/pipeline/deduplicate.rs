@@ -209,7 +209,7 @@ const QUICK_CHECK_MAX_LEN: usize = 1 << 17;
 /// each partition is grouped with a small table that stays in L1. Equal contents have
 /// equal hashes, so they land in one partition; equal hashes are confirmed by comparing
 /// the contents, so a hash collision cannot merge different contents.
-fn best_of_each_content<'a>(
+pub(super) fn best_of_each_content<'a>(
     n: usize,
     content: impl Fn(usize) -> &'a str,
     score: impl Fn(usize) -> f64,

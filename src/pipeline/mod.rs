@@ -12,6 +12,7 @@ use crate::scorer::Scorer;
 use crate::slicer::Slicer;
 
 mod classify;
+mod columnar;
 mod deduplicate;
 mod forms;
 mod groups;
@@ -21,6 +22,10 @@ mod run;
 mod score;
 mod slice;
 mod sort;
+
+pub(crate) use columnar::{
+    ColumnPlan, Columns, KindName, PerItemField, TagSum, HAS_PRIORITY, HAS_TIMESTAMP, PINNED,
+};
 
 /// A configured pipeline: scorer, slicer, placer, deduplication flag, overflow strategy.
 ///

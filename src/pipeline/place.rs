@@ -254,13 +254,60 @@ fn placement(
         return Ok(order);
     }
     // Truncate never drops pinned entries, so they are still the first `merged.pinned`.
-    let pinned: Vec<usize> = (0..merged.pinned).collect();
-    let mut out = match units {
-        Some(units) => units.gather(&pinned),
-        None => pinned,
+    Ok(pinned_to_front(
+        order,
+        merged.pinned,
+        |pinned| match units {
+            Some(units) => units.gather(&pinned),
+            None => pinned,
+        },
+    ))
+}
+
+/// The pinned-first option: the first `pinned` entries of the merged list (in the order
+/// `gather` gives their positions), then the others in `order`.
+fn pinned_to_front(
+    order: Vec<usize>,
+    pinned: usize,
+    gather: impl FnOnce(Vec<usize>) -> Vec<usize>,
+) -> Vec<usize> {
+    let mut out = gather((0..pinned).collect());
+    out.extend(order.into_iter().filter(|&p| p >= pinned));
+    out
+}
+
+/// Place for a run without groups, forms, a held prefix or a trace whose merged `list`
+/// (its first `pinned` entries pinned) fits the target: the entries in the placer's
+/// `order`, the pinned ones first when `pinned_first` asks for it. The columnar run's
+/// Place (`pipeline/columnar.rs`); [`place`] does the same for such a run.
+pub(super) fn place_plain(
+    list: &[Candidate],
+    pinned: usize,
+    order: Vec<usize>,
+    pinned_first: bool,
+) -> Placed {
+    let order = match pinned_first && pinned > 0 {
+        true => pinned_to_front(order, pinned, |p| p),
+        false => order,
     };
-    out.extend(order.into_iter().filter(|&p| p >= merged.pinned));
-    Ok(out)
+    let mut placed = Placed {
+        indices: Vec::with_capacity(order.len()),
+        scores: Vec::with_capacity(order.len()),
+        reasons: Vec::with_capacity(order.len()),
+        forms: Vec::new(),
+        overflow: None,
+    };
+    for pos in order {
+        let Candidate {
+            index,
+            score,
+            tokens,
+        } = list[pos];
+        placed.indices.push(index);
+        placed.scores.push(score);
+        placed.reasons.push(inclusion_reason(tokens, pos < pinned));
+    }
+    placed
 }
 
 /// The order a built-in placer gives `list` (without groups), computed directly from the

@@ -407,7 +407,7 @@ fn reject_forms(outcome: &SliceOutcome, sorted: &[Candidate]) -> Result<()> {
 /// unpredictably): every candidate is copied to the next free slot, and only a kept one
 /// moves the slot on. The list has one spare slot for the copies after the last kept
 /// candidate, cut off at the end.
-fn kept(sorted: &[Candidate], mask: &[bool], count: usize) -> Vec<Candidate> {
+pub(super) fn kept(sorted: &[Candidate], mask: &[bool], count: usize) -> Vec<Candidate> {
     debug_assert_eq!(mask.iter().filter(|&&keep| keep).count(), count);
     let Some(&first) = sorted.first() else {
         return Vec::new();

@@ -79,12 +79,24 @@ impl KindScorer {
     /// The item's score: its kind's weight, or 0.0.
     #[inline]
     pub(super) fn score_item(&self, item: &ContextItem) -> f64 {
-        let kind = item.kind();
+        self.score_kind(item.kind())
+    }
+
+    /// The score of an item of kind `kind`: its weight, or 0.0.
+    #[inline]
+    pub(crate) fn score_kind(&self, kind: &ContextKind) -> f64 {
         match kind.known_index() {
             Some(i) => self.known[i],
             None => self.lookup.get(kind.as_str()),
         }
         .unwrap_or(0.0)
+    }
+
+    /// [`score_kind`](Self::score_kind) of a kind spelled `name`, which is not a
+    /// well-known spelling.
+    #[inline]
+    pub(crate) fn score_custom_kind(&self, name: &str) -> f64 {
+        self.lookup.get(name).unwrap_or(0.0)
     }
 }
 

@@ -40,6 +40,10 @@ pub use reflexive::ReflexiveScorer;
 pub use scaled::ScaledScorer;
 pub use tag::TagScorer;
 
+pub(crate) use rank::rank_sorted;
+pub(crate) use rank_count::rank_keyed_by_counting;
+pub(crate) use reflexive::clamped_hint;
+
 /// Computes relevance scores for a whole scoreable list in one pass.
 ///
 /// Contract (spec 03 §1): `out[i]` receives the score of `items[i]` computed against the

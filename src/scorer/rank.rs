@@ -39,7 +39,7 @@ pub(super) fn keyed_positions(
 /// slot 0.0) by sorting the keys once. Keys that already come in non-decreasing order
 /// (timestamps of a transcript, in the order its turns were added) are their own stable
 /// order, found by one comparison per pair instead of a sort.
-pub(super) fn rank_sorted(keyed: &[(i64, usize)], out: &mut [f64]) {
+pub(crate) fn rank_sorted(keyed: &[(i64, usize)], out: &mut [f64]) {
     out.fill(0.0);
     match keyed.len() {
         0 => {}

@@ -26,7 +26,13 @@ pub(super) fn rank_scores_by_counting(
     key: impl Fn(&ContextItem) -> Option<i64>,
 ) -> Result<()> {
     check_one_slot_per_item(items, out)?;
-    let keyed = keyed_positions(items, key);
+    rank_keyed_by_counting(&keyed_positions(items, key), out);
+    Ok(())
+}
+
+/// [`rank_scores_by_counting`] of the `keyed` (key, position) pairs, in position order:
+/// writes each pair's rank score at its position in `out` and 0.0 everywhere else.
+pub(crate) fn rank_keyed_by_counting(keyed: &[(i64, usize)], out: &mut [f64]) {
     let (lowest, highest) = keyed
         .iter()
         .fold((i64::MAX, i64::MIN), |(low, high), &(k, _)| {
@@ -34,12 +40,12 @@ pub(super) fn rank_scores_by_counting(
         });
     let span = highest.abs_diff(lowest);
     if keyed.len() < 2 || span >= SPAN_MAX || span / 4 >= keyed.len() as u64 {
-        rank_sorted(&keyed, out);
-        return Ok(());
+        rank_sorted(keyed, out);
+        return;
     }
     // `span < SPAN_MAX`, so every offset below fits a usize.
     let mut smaller = vec![0usize; span as usize + 1];
-    for (k, _) in &keyed {
+    for (k, _) in keyed {
         if let Some(count) = smaller.get_mut(k.abs_diff(lowest) as usize) {
             *count += 1;
         }
@@ -53,7 +59,7 @@ pub(super) fn rank_scores_by_counting(
     }
     out.fill(0.0);
     let denominator = (keyed.len() - 1) as f64;
-    for (k, position) in keyed {
+    for &(k, position) in keyed {
         if let (Some(slot), Some(count)) = (
             out.get_mut(position),
             smaller.get(k.abs_diff(lowest) as usize),
@@ -61,7 +67,6 @@ pub(super) fn rank_scores_by_counting(
             *slot = *count as f64 / denominator;
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

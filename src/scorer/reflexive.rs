@@ -20,7 +20,7 @@ impl ReflexiveScorer {
 
 /// The spec's checks in order: missing, non-finite, below 0, above 1, else the hint.
 #[inline]
-pub(super) fn clamped_hint(hint: Option<f64>) -> f64 {
+pub(crate) fn clamped_hint(hint: Option<f64>) -> f64 {
     match hint {
         Some(h) if h.is_finite() => clamp_unit(h),
         _ => 0.0,

@@ -55,7 +55,23 @@ impl TagScorer {
         if self.total == 0.0 || tags.is_empty() {
             return 0.0;
         }
-        let matched = sum_in_order(tags.bytes().filter_map(|tag| self.lookup.get_bytes(tag)));
+        let matched = sum_in_order(tags.bytes().filter_map(|tag| self.weight_of(tag)));
+        self.score_of_matched(matched, tags.len())
+    }
+
+    /// The configured weight of `tag` (its bytes, matched exactly), or `None`.
+    #[inline]
+    pub(crate) fn weight_of(&self, tag: &[u8]) -> Option<f64> {
+        self.lookup.get_bytes(tag)
+    }
+
+    /// The score of an item with `tag_count` tags whose matched weights, added left to
+    /// right from 0.0 in the item's tag order, sum to `matched`.
+    #[inline]
+    pub(crate) fn score_of_matched(&self, matched: f64, tag_count: usize) -> f64 {
+        if self.total == 0.0 || tag_count == 0 {
+            return 0.0;
+        }
         // `f64::min` ignores NaN, so an overflowing `inf / inf` table scores 1.0 (as the crate).
         f64::min(matched / self.total, 1.0)
     }
