@@ -20,6 +20,8 @@
 //! cargo bench --bench compare -- --workloads 0 --sizes 100 --profile 5 --cold
 //!                                                  # the same with the caches evicted
 //!                                                  # (8 MiB written) before every run
+//! cargo bench --bench compare -- --workloads 0 --sizes 10000 --profile 5 --oneshot
+//!                                                  # loop the one-shot run instead
 //! ```
 //!
 //! For every workload and size, both libraries get the same generated items. One

@@ -223,15 +223,18 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
 /// then the descriptors, then the run starts.
 ///
 /// Caller memory: the descriptors and everything they point to (contents, kinds, sources,
-/// tags, metadata, group keys, encodings, variants) are read only while they are copied,
-/// before the run starts; the library keeps no pointer into them. They must stay valid
-/// and unchanged until then: the run's own callbacks (custom components, the overflow
-/// callback) may already free or reuse them, and the caller may free them as soon as the
-/// call returns. The result keeps only what its accessors need: an untraced result holds
-/// the selection (indices, scores, reasons, forms, the overflow event) and no copy of the
-/// items; a traced one also holds the copied items, which its report and the report's
-/// JSON describe, until `ctxpack_result_free`. The run holds its own references to the
+/// tags, metadata, group keys, encodings, variants) must stay valid and unchanged until
+/// the library runs host code (a custom component, the overflow callback) or returns,
+/// whichever comes first; the library keeps no pointer into them after that, so callbacks
+/// may free or reuse them, and the caller may free them as soon as the call returns. The
+/// result keeps only what its accessors need: an untraced result holds the selection
+/// (indices, scores, reasons, forms, the overflow event) and no copy of the items; a
+/// traced one also holds copies of the items, which its report and the report's JSON
+/// describe, until `ctxpack_result_free`. The run holds its own references to the
 /// pipeline and the budget: callbacks may free them.
+///
+/// Most pipelines take a faster path that builds no items (docs/ffi.md, "The columnar
+/// path"): the same result, the same errors.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
     pipeline: *const ctxpack_pipeline,
