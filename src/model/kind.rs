@@ -38,10 +38,13 @@ fn well_known(s: &str, known: &[&'static str]) -> Option<u8> {
         return None;
     }
     let words = short_words(s);
-    known
-        .iter()
-        .position(|k| k.len() == s.len() && short_words(k.as_bytes()) == words)
-        .map(|i| i as u8)
+    // A loop rather than `Iterator::position`, which was not inlined.
+    for (i, k) in known.iter().enumerate() {
+        if k.len() == s.len() && short_words(k.as_bytes()) == words {
+            return Some(i as u8);
+        }
+    }
+    None
 }
 
 /// The longest well-known name's length, and more.

@@ -211,14 +211,18 @@ impl<'p> ColumnPlan<'p> {
         budget: &ContextBudget,
     ) -> Option<Selection> {
         let tokens = &columns.tokens;
-        // Classify.
+        // Classify: the scoreable items become candidates (scored below), in input order.
         let mut pinned_positions = Vec::new();
-        let mut scoreable = Vec::with_capacity(tokens.len());
-        for (index, (&t, &flags)) in tokens.iter().zip(&columns.flags).enumerate() {
-            match (t < 0, flags & PINNED != 0) {
+        let mut candidates = Vec::with_capacity(tokens.len());
+        for (index, (&tokens, &flags)) in tokens.iter().zip(&columns.flags).enumerate() {
+            match (tokens < 0, flags & PINNED != 0) {
                 (true, _) => {}
                 (false, true) => pinned_positions.push(index),
-                (false, false) => scoreable.push(index),
+                (false, false) => candidates.push(Candidate {
+                    index,
+                    score: 0.0,
+                    tokens,
+                }),
             }
         }
         let pinned_tokens =
@@ -226,18 +230,7 @@ impl<'p> ColumnPlan<'p> {
         if pinned_tokens > budget.max_tokens() - budget.output_reserve() {
             return None;
         }
-        // Score.
-        let scores = self.scores(columns, &scoreable);
-        let mut candidates: Vec<Candidate> = scoreable
-            .iter()
-            .zip(scores)
-            .map(|(&index, score)| Candidate {
-                index,
-                score,
-                tokens: tokens[index],
-            })
-            .collect();
-        drop(scoreable);
+        self.score(columns, &mut candidates);
         // Deduplicate.
         if self.pipeline.deduplication && candidates.len() > 1 {
             let hashes = &columns.hashes;
@@ -288,48 +281,58 @@ impl<'p> ColumnPlan<'p> {
         Some(placed.into_selection(None))
     }
 
-    /// The scores of the `scoreable` items (input positions, in input order), as the
-    /// pipeline's scorer gives them: a lone scorer's own, or the composite's
-    /// `acc + score × weight` over its children in order, from 0.0.
-    fn scores(&self, columns: &Columns, scoreable: &[usize]) -> Vec<f64> {
-        let mut out = vec![0.0; scoreable.len()];
-        let mut child = Vec::new();
-        let width = self.per_item.len();
-        let mut column = 0;
-        for &(scorer, weight) in &self.scorers {
-            let target: &mut Vec<f64> = if self.composite { &mut child } else { &mut out };
-            target.resize(scoreable.len(), 0.0);
-            match scorer {
-                FieldScorer::Recency => {
-                    rank_sorted(&keyed(|i| columns.timestamp(i), scoreable), target);
-                }
-                FieldScorer::Priority => {
-                    rank_keyed_by_counting(&keyed(|i| columns.priority(i), scoreable), target);
-                }
-                FieldScorer::PerItem(_) => {
-                    for (slot, &index) in target.iter_mut().zip(scoreable) {
-                        *slot = columns.field_scores[index * width + column];
+    /// Scores the `candidates` (input order) as the pipeline's scorer scores them: a lone
+    /// scorer's own score, or the composite's `acc + score × weight` over its children in
+    /// order, from 0.0 (the same operations in the same order as its passes).
+    fn score(&self, columns: &Columns, candidates: &mut [Candidate]) {
+        let index = |p: usize| candidates[p].index;
+        // The rank scorers' passes, in scorer order.
+        let ranks: Vec<Vec<f64>> = self
+            .scorers
+            .iter()
+            .filter_map(|&(scorer, _)| {
+                let n = candidates.len();
+                let mut out = vec![0.0; n];
+                match scorer {
+                    FieldScorer::Recency => {
+                        rank_sorted(&keyed(n, |p| columns.timestamp(index(p))), &mut out);
                     }
-                    column += 1;
+                    FieldScorer::Priority => {
+                        rank_keyed_by_counting(&keyed(n, |p| columns.priority(index(p))), &mut out);
+                    }
+                    FieldScorer::PerItem(_) => return None,
                 }
-            }
-            if self.composite {
-                for (sum, score) in out.iter_mut().zip(&child) {
-                    let contribution = *score * weight;
-                    *sum += contribution;
+                Some(out)
+            })
+            .collect();
+        let width = self.per_item.len();
+        for (p, candidate) in candidates.iter_mut().enumerate() {
+            let fields = &columns.field_scores[candidate.index * width..][..width];
+            let (mut rank, mut column) = (ranks.iter(), fields.iter());
+            let mut acc = 0.0;
+            for &(scorer, weight) in &self.scorers {
+                let score = match scorer {
+                    FieldScorer::PerItem(_) => column.next(),
+                    _ => rank.next().map(|r| &r[p]),
                 }
+                .copied()
+                .unwrap_or(0.0);
+                acc = match self.composite {
+                    true => acc + score * weight,
+                    false => score,
+                };
             }
+            candidate.score = acc;
         }
-        out
     }
 }
 
-/// The (key, scoreable position) pairs of the scoreable items that have a key: the pairs
+/// The (key, candidate position) pairs of the `n` candidates that have a key: the pairs
 /// RecencyScorer and PriorityScorer rank.
-fn keyed(key: impl Fn(usize) -> Option<i64>, scoreable: &[usize]) -> Vec<(i64, usize)> {
-    let mut keyed = Vec::with_capacity(scoreable.len());
-    for (position, &index) in scoreable.iter().enumerate() {
-        if let Some(k) = key(index) {
+fn keyed(n: usize, key: impl Fn(usize) -> Option<i64>) -> Vec<(i64, usize)> {
+    let mut keyed = Vec::with_capacity(n);
+    for position in 0..n {
+        if let Some(k) = key(position) {
             keyed.push((k, position));
         }
     }
