@@ -21,7 +21,7 @@ use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void};
 use std::mem::size_of;
 use std::ptr;
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
 
 use ctxpack::ffi::{
     ctxpack_budget, ctxpack_budget_free, ctxpack_callback_error, ctxpack_error, ctxpack_error_free,
@@ -54,8 +54,13 @@ pub struct Script {
 /// Marks a callback of a script as running while it lives.
 struct Running<'a>(&'a Script);
 
+/// How many component callbacks have run (a run during which none ran is deterministic,
+/// so the target may compare it with another run of the same input).
+pub static CALLS: AtomicUsize = AtomicUsize::new(0);
+
 impl<'a> Running<'a> {
     fn enter(script: &'a Script) -> Self {
+        CALLS.fetch_add(1, Ordering::Relaxed);
         script.running.set(script.running.get() + 1);
         Self(script)
     }

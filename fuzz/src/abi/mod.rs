@@ -35,7 +35,7 @@ use ctxpack_status::*;
 
 use crate::generate::{MAX_FUZZ_TABLE_BYTES, WORDS};
 use crate::reader::ByteReader;
-use callbacks::{OverflowSeen, Script, Target, LIVE};
+use callbacks::{OverflowSeen, Script, Target, CALLS, LIVE};
 use inputs::{
     first_version_size, flag_byte, reserved_bytes, struct_size_is_valid, Arena, VersionedBuf,
 };
@@ -1023,12 +1023,14 @@ impl Session<'_> {
             (Kind::Pipeline, pipeline.cast()),
             (Kind::Budget, budget.cast()),
         ]);
+        let calls = CALLS.load(Ordering::Relaxed);
         // SAFETY: handle arguments as picked, `count` descriptors (or NULL), options of
         // their `struct_size`.
         let ok = self.create(Kind::Result, "pipeline_run_descs", |o, e| unsafe {
             ctxpack_pipeline_run_descs(pipeline, descs, count, budget, options_ptr, o.cast(), e)
         });
         self.disarm();
+        let no_callbacks = CALLS.load(Ordering::Relaxed) == calls;
         assert!(
             !(ok && !pushed),
             "the one-shot run accepted descriptors push_many refuses"
@@ -1041,6 +1043,11 @@ impl Session<'_> {
             let result = self.handles.last().expect("just created").ptr.cast();
             let traced = !null_options && trace != 0;
             self.check_result(result, Some(count), Some(traced), None);
+            if no_callbacks {
+                // SAFETY: the pipeline and the budget are live (the run succeeded and no
+                // callback ran to free them), the array as above.
+                unsafe { same_as_list_run(result, pipeline, budget, descs, count, options_ptr) };
+            }
         }
     }
 
@@ -2100,5 +2107,43 @@ fn free_as(kind: Kind, ptr: *mut c_void) {
             Kind::Registry => ctxpack_scorer_registry_free(ptr.cast()),
             Kind::Warnings => ctxpack_json_warnings_free(ptr.cast()),
         }
+    }
+}
+
+/// Checks that a one-shot result, from a run during which no callback ran, places what a
+/// list run over the same descriptors places (indices, scores to the bit, reasons): the
+/// one-shot run's columnar path must agree with the item path it stands in for.
+///
+/// # Safety
+/// Live pipeline, budget and result; `descs` holds `count` descriptors; `options` is NULL
+/// or valid for its `struct_size`.
+unsafe fn same_as_list_run(
+    oneshot: *const ctxpack_result,
+    pipeline: *const ctxpack_pipeline,
+    budget: *const ctxpack_budget,
+    descs: *const ctxpack_item_desc,
+    count: usize,
+    options: *const ctxpack_run_options,
+) {
+    // SAFETY (block): as the caller promises; out-parameters are locals.
+    unsafe {
+        let mut list = ptr::null_mut();
+        assert_eq!(ctxpack_items_new(&mut list, ptr::null_mut()), CTXPACK_OK);
+        assert_eq!(ctxpack_items_push_many(list, descs, count, ptr::null_mut()), CTXPACK_OK);
+        let mut result = ptr::null_mut();
+        let status = ctxpack_pipeline_run(pipeline, list, budget, options, &mut result, ptr::null_mut());
+        assert_eq!(status, CTXPACK_OK, "the list run failed where the one-shot run succeeded");
+        let read = |r: *const ctxpack_result| {
+            let (mut i, mut ni, mut s, mut ns, mut c, mut nc) =
+                (ptr::null(), 0, ptr::null(), 0, ptr::null(), 0);
+            assert_eq!(ctxpack_result_indices(r, &mut i, &mut ni), CTXPACK_OK);
+            assert_eq!(ctxpack_result_scores(r, &mut s, &mut ns), CTXPACK_OK);
+            assert_eq!(ctxpack_result_reasons(r, &mut c, &mut nc), CTXPACK_OK);
+            let scores: Vec<u64> = out_array(s, ns).iter().map(|x: &f64| x.to_bits()).collect();
+            (out_array(i, ni), scores, out_array(c, nc))
+        };
+        assert_eq!(read(oneshot), read(result), "one-shot and list runs differ");
+        ctxpack_result_free(result);
+        ctxpack_items_free(list);
     }
 }
