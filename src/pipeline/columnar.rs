@@ -167,10 +167,6 @@ impl Columns {
     fn timestamp(&self, index: usize) -> Option<i64> {
         (self.flags[index] & HAS_TIMESTAMP != 0).then(|| self.timestamps[index])
     }
-
-    fn priority(&self, index: usize) -> Option<i64> {
-        (self.flags[index] & HAS_PRIORITY != 0).then(|| self.priorities[index])
-    }
 }
 
 impl<'p> ColumnPlan<'p> {
@@ -285,20 +281,20 @@ impl<'p> ColumnPlan<'p> {
     /// scorer's own score, or the composite's `acc + score × weight` over its children in
     /// order, from 0.0 (the same operations in the same order as its passes).
     fn score(&self, columns: &Columns, candidates: &mut [Candidate]) {
-        let index = |p: usize| candidates[p].index;
         // The rank scorers' passes, in scorer order.
         let ranks: Vec<Vec<f64>> = self
             .scorers
             .iter()
             .filter_map(|&(scorer, _)| {
-                let n = candidates.len();
-                let mut out = vec![0.0; n];
+                let mut out = vec![0.0; candidates.len()];
                 match scorer {
                     FieldScorer::Recency => {
-                        rank_sorted(&keyed(n, |p| columns.timestamp(index(p))), &mut out);
+                        let keyed = keyed(candidates, columns, HAS_TIMESTAMP, &columns.timestamps);
+                        rank_sorted(&keyed, &mut out);
                     }
                     FieldScorer::Priority => {
-                        rank_keyed_by_counting(&keyed(n, |p| columns.priority(index(p))), &mut out);
+                        let keyed = keyed(candidates, columns, HAS_PRIORITY, &columns.priorities);
+                        rank_keyed_by_counting(&keyed, &mut out);
                     }
                     FieldScorer::PerItem(_) => return None,
                 }
@@ -327,13 +323,18 @@ impl<'p> ColumnPlan<'p> {
     }
 }
 
-/// The (key, candidate position) pairs of the `n` candidates that have a key: the pairs
-/// RecencyScorer and PriorityScorer rank.
-fn keyed(n: usize, key: impl Fn(usize) -> Option<i64>) -> Vec<(i64, usize)> {
-    let mut keyed = Vec::with_capacity(n);
-    for position in 0..n {
-        if let Some(k) = key(position) {
-            keyed.push((k, position));
+/// The (key, candidate position) pairs of the candidates whose items have the flag `has`,
+/// the key read from `values`: the pairs RecencyScorer and PriorityScorer rank.
+fn keyed(
+    candidates: &[Candidate],
+    columns: &Columns,
+    has: u8,
+    values: &[i64],
+) -> Vec<(i64, usize)> {
+    let mut keyed = Vec::with_capacity(candidates.len());
+    for (position, c) in candidates.iter().enumerate() {
+        if columns.flags[c.index] & has != 0 {
+            keyed.push((values[c.index], position));
         }
     }
     keyed
