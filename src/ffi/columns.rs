@@ -244,7 +244,7 @@ mod tests {
             contents.push(text);
         }
         let tags: Vec<Vec<ctxpack_str>> = (0..n)
-            .map(|_| (0..rng.below(4)).map(|_| s(rng.pick(&TAGS))).collect())
+            .map(|_| (0..rng.below(4)).map(|_| s(TAGS[rng.below(TAGS.len())])).collect())
             .collect();
         let metadata: Vec<Vec<ctxpack_metadata_entry>> = (0..n)
             .map(|_| match rng.chance(0.2) {
@@ -268,8 +268,8 @@ mod tests {
                     2 if rng.chance(0.1) => i64::MAX / 2,
                     _ => rng.range(1, 60),
                 };
-                d.kind = s(rng.pick(&KINDS[..if odd { 9 } else { 8 }]));
-                d.source = s(rng.pick(&SOURCES[..if odd { 6 } else { 5 }]));
+                d.kind = s(KINDS[rng.below(if odd { 9 } else { 8 })]);
+                d.source = s(SOURCES[rng.below(if odd { 6 } else { 5 })]);
                 d.tags = if tags[i].is_empty() {
                     std::ptr::null()
                 } else {
