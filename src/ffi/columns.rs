@@ -4,7 +4,7 @@
 //! the general path (items built as a push builds them) whenever it declines.
 
 use crate::ffi::items::{ctxpack_item_desc, ctxpack_metadata_entry, in_place};
-use crate::ffi::strings::{array, ctxpack_str, to_str, to_str_hashed};
+use crate::ffi::strings::{array, ctxpack_str, to_str, to_str_hashed, to_str_with_head};
 use crate::ffi::versioned::{flag, reserved};
 use crate::model::{ContextKind, ContextSource};
 use crate::pipeline::{
@@ -63,6 +63,7 @@ pub(super) unsafe fn read_columns(
         if d.group.len != 0 || d.encoding.len != 0 || d.variant_count != 0 {
             return None;
         }
+        // Errors are only detected here (the general path words them), hence no names.
         let pinned = flag(d.pinned, "").ok()?;
         let has_priority = flag(d.has_priority, "").ok()?;
         let has_timestamp = flag(d.has_timestamp, "").ok()?;
@@ -74,6 +75,7 @@ pub(super) unsafe fn read_columns(
         if content.is_empty() {
             return None;
         }
+        // SAFETY: as for the content.
         let kind_name = unsafe { to_str(&d.kind, "kind") }.ok()?;
         let known_kind = match kind_name {
             "" => Some(ContextKind::default()),
@@ -84,12 +86,15 @@ pub(super) unsafe fn read_columns(
             None if ContextKind::accepts(kind_name) => KindName::Custom(kind_name),
             None => return None,
         };
+        // SAFETY: as for the content.
         match unsafe { to_str(&d.source, "source") }.ok()? {
             "" => {}
             name if ContextSource::well_known(name).is_some() || ContextSource::accepts(name) => {}
             _ => return None,
         }
+        // SAFETY: the arrays and their strings are valid by the caller's contract.
         unsafe { sum_tags(fields, d.tags, d.tag_count, tag_sums) }?;
+        // SAFETY: as for the tags.
         unsafe { check_metadata(d.metadata, d.metadata_count) }?;
         let hint = has_hint.then_some(d.future_relevance_hint);
         for (field, sum) in fields.iter().zip(tag_sums.iter()) {
@@ -136,10 +141,10 @@ unsafe fn sum_tags(
     // SAFETY: forwarded from the caller.
     for t in unsafe { array(tags, count, "tags") }.ok()? {
         // SAFETY: forwarded from the caller.
-        let tag = unsafe { to_str(t, "tag") }.ok()?.as_bytes();
+        let (tag, head) = unsafe { to_str_with_head(t, "tag") }.ok()?;
         for (field, sum) in fields.iter().zip(sums.iter_mut()) {
             if let PerItemField::Tag(scorer) = field {
-                if let Some(weight) = scorer.weight_of(tag) {
+                if let Some(weight) = scorer.weight_with_head(tag.as_bytes(), head) {
                     sum.matched += weight;
                 }
             }
@@ -244,7 +249,11 @@ mod tests {
             contents.push(text);
         }
         let tags: Vec<Vec<ctxpack_str>> = (0..n)
-            .map(|_| (0..rng.below(4)).map(|_| s(TAGS[rng.below(TAGS.len())])).collect())
+            .map(|_| {
+                (0..rng.below(4))
+                    .map(|_| s(TAGS[rng.below(TAGS.len())]))
+                    .collect()
+            })
             .collect();
         let metadata: Vec<Vec<ctxpack_metadata_entry>> = (0..n)
             .map(|_| match rng.chance(0.2) {
@@ -387,7 +396,19 @@ mod tests {
         let max = rng.range(0, 2 * total + 1);
         let target = rng.range(0, max);
         let reserve = rng.range(0, max - target);
-        ContextBudget::with_all(max, target, reserve, Vec::new(), 0.0).unwrap()
+        let slots = match rng.chance(0.2) {
+            true => {
+                let kind = crate::ContextKind::new(*rng.pick(&["Memory", "Custom"])).unwrap();
+                vec![(kind, rng.range(0, target.min(max - reserve).min(30)))]
+            }
+            false => Vec::new(),
+        };
+        let margin = if rng.chance(0.2) {
+            rng.unit() * 30.0
+        } else {
+            0.0
+        };
+        ContextBudget::with_all(max, target, reserve, slots, margin).unwrap()
     }
 
     /// The one-shot run's columnar path gives exactly the general path's selection on

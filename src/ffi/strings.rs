@@ -6,6 +6,7 @@ use std::slice;
 
 use crate::ffi::status::{ctxpack_status, FfiError, FfiResult};
 use crate::hash::{hash_bytes, hash_if_ascii};
+use crate::scorer::head_words;
 
 /// A UTF-8 string that is not necessarily NUL-terminated: `len` bytes at `ptr`.
 ///
@@ -84,6 +85,32 @@ pub(crate) unsafe fn to_str<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a st
     }
     // SAFETY: forwarded from the caller.
     unsafe { to_str_rest(s, what) }
+}
+
+/// [`to_str`] and the string's [`head_words`] together, for a string looked up in a
+/// scorer's table: an ASCII string of at most 16 bytes is checked on its head words (which
+/// hold every one of its bytes), so it is read once.
+///
+/// # Safety
+/// As for [`to_str`].
+#[inline(always)]
+pub(crate) unsafe fn to_str_with_head<'a>(
+    s: &ctxpack_str,
+    what: &str,
+) -> FfiResult<(&'a str, [u64; 2])> {
+    // SAFETY: forwarded from the caller.
+    if let Some(b) = unsafe { plain_bytes(s) } {
+        if b.len() <= 16 {
+            let head = head_words(b);
+            if (head[0] | head[1]) & 0x8080_8080_8080_8080 == 0 {
+                // SAFETY: ASCII bytes are UTF-8.
+                return Ok((unsafe { std::str::from_utf8_unchecked(b) }, head));
+            }
+        }
+    }
+    // SAFETY: forwarded from the caller.
+    let text = unsafe { to_str(s, what) }?;
+    Ok((text, head_words(text.as_bytes())))
 }
 
 /// [`to_str`] and the string's [`hash_bytes`] together: an ASCII string is checked and
@@ -376,6 +403,16 @@ mod tests {
                 };
                 // SAFETY: `arg` points to `bytes`, valid for its length.
                 let got = unsafe { to_str(&arg, "tags[0]") };
+                // The head-word form answers the same, with the string's head words.
+                // SAFETY: as above.
+                let with_head = unsafe { to_str_with_head(&arg, "tags[0]") };
+                match (&got, with_head) {
+                    (Ok(text), Ok((same, head))) => {
+                        assert_eq!((*text, head), (same, head_words(bytes)));
+                    }
+                    (Err(e), Err(f)) => assert_eq!((e.status, &e.message), (f.status, &f.message)),
+                    _ => panic!("to_str and to_str_with_head disagree on {bytes:?}"),
+                }
                 match std::str::from_utf8(bytes) {
                     Ok(want) => assert_eq!(got.unwrap(), want),
                     Err(e) => {

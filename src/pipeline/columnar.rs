@@ -11,7 +11,8 @@
 //! Deduplicate's content grouping, the score sort, the greedy fill, the placement orders).
 //! A run that would fail or overflow its target is not finished here: [`ColumnPlan::run`]
 //! returns `None` and the caller takes the general path, which reports the error or
-//! applies the overflow strategy. `tests` compares both paths on random inputs.
+//! applies the overflow strategy. The tests of `ffi/columns.rs` compare both paths on
+//! generated inputs and pipelines.
 
 use crate::error::checked_token_sum;
 use crate::model::{ContextBudget, ContextKind};
@@ -89,8 +90,8 @@ pub(crate) struct ColumnPlan<'p> {
 
 impl Pipeline {
     /// The plan of this pipeline's columnar run, or `None` when one of its stages needs
-    /// the items themselves (any scorer, slicer or placer other than those listed in
-    /// [the module's documentation](self)).
+    /// the items themselves (any scorer, slicer or placer other than those the module
+    /// documentation lists).
     pub(crate) fn column_plan(&self) -> Option<ColumnPlan<'_>> {
         if !self.slicer.as_any().is::<GreedySlice>() {
             return None;

@@ -43,6 +43,7 @@ pub use tag::TagScorer;
 pub(crate) use rank::rank_sorted;
 pub(crate) use rank_count::rank_keyed_by_counting;
 pub(crate) use reflexive::clamped_hint;
+pub(crate) use str_table::head_words;
 
 /// Computes relevance scores for a whole scoreable list in one pass.
 ///

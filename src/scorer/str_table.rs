@@ -218,8 +218,18 @@ impl<V: Copy + Default> StrTable<V> {
     /// [`get`](Self::get) for a probe given as its UTF-8 bytes.
     #[inline(always)]
     pub(crate) fn get_bytes(&self, bytes: &[u8]) -> Option<V> {
+        self.get_with_head(bytes, head_words(bytes))
+    }
+
+    /// [`get_bytes`](Self::get_bytes) for a probe whose [`head_words`] (`head`) the
+    /// caller has already read.
+    #[inline(always)]
+    pub(crate) fn get_with_head(&self, bytes: &[u8], head: [u64; 2]) -> Option<V> {
         let len = bytes.len();
-        let head = self.head(bytes);
+        let head = match self.fold {
+            true => head.map(fold_word),
+            false => head,
+        };
         let mask = self.slots.len().wrapping_sub(1);
         let mut at = self.start(head, len);
         loop {

@@ -65,6 +65,13 @@ impl TagScorer {
         self.lookup.get_bytes(tag)
     }
 
+    /// [`weight_of`](Self::weight_of) for a tag whose `head_words` (`head`) the caller has
+    /// already read.
+    #[inline]
+    pub(crate) fn weight_with_head(&self, tag: &[u8], head: [u64; 2]) -> Option<f64> {
+        self.lookup.get_with_head(tag, head)
+    }
+
     /// The score of an item with `tag_count` tags whose matched weights, added left to
     /// right from 0.0 in the item's tag order, sum to `matched`.
     #[inline]
