@@ -3,6 +3,7 @@
 //! string or allocating per item. `ctxpack_pipeline_run_descs` tries it first and takes
 //! the general path (items built as a push builds them) whenever it declines.
 
+use crate::cancel;
 use crate::ffi::items::{ctxpack_item_desc, ctxpack_metadata_entry, in_place};
 use crate::ffi::strings::{array, ctxpack_str, to_str, to_str_hashed, to_str_with_head};
 use crate::ffi::versioned::{flag, reserved};
@@ -10,6 +11,10 @@ use crate::model::{ContextKind, ContextSource};
 use crate::pipeline::{
     ColumnPlan, Columns, KindName, PerItemField, TagSum, HAS_PRIORITY, HAS_TIMESTAMP, PINNED,
 };
+
+/// The descriptors read between two looks at the run's cancellation token (a cancelled
+/// run declines: the general path reports it).
+const CANCEL_CHECK_ITEMS: usize = 1 << 16;
 
 /// At most this many per-item scorers (a plan has at most as many scorers).
 const PER_ITEM_MAX: usize = 16;
@@ -20,8 +25,9 @@ const PER_ITEM_MAX: usize = 16;
 /// * one the columnar run does not take: a group key, variants, or an encoding (the
 ///   library would count its tokens);
 /// * one that is invalid: the general path then reports it with its own message;
-/// * an array that is not read in place (another `struct_size`, or misaligned), or
-///   columns that cannot be allocated.
+/// * an array that is not read in place (another `struct_size`, or misaligned), columns
+///   that cannot be allocated, or a run cancelled (the thread's cancellation token, seen
+///   every 65 536 descriptors).
 ///
 /// Every value read is the one the general path's items would hold, so the run over the
 /// columns is the run over those items.
@@ -58,6 +64,9 @@ pub(super) unsafe fn read_columns(
     let mut tag_sums = [TagSum::default(); PER_ITEM_MAX];
     let tag_sums = &mut tag_sums[..fields.len()];
     for i in 0..count {
+        if i % CANCEL_CHECK_ITEMS == 0 {
+            cancel::check("").ok()?;
+        }
         // SAFETY: `descs` holds `count` descriptors.
         let d = unsafe { in_place(descs, i) }?;
         if d.group.len != 0 || d.encoding.len != 0 || d.variant_count != 0 {
@@ -409,6 +418,39 @@ mod tests {
             0.0
         };
         ContextBudget::with_all(max, target, reserve, slots, margin).unwrap()
+    }
+
+    /// A cancelled token declines the columnar run (while the descriptors are read, and
+    /// between the stages); a live one changes nothing.
+    #[test]
+    fn a_cancelled_run_declines() {
+        let mut rng = Rng::new(7);
+        let input = input(&mut rng, 40);
+        let weights = vec![("a".to_string(), 1.0), ("plan".to_string(), 0.5)];
+        let children: Vec<(Arc<dyn Scorer>, f64)> = vec![
+            (Arc::new(RecencyScorer::new()), 2.0),
+            (Arc::new(TagScorer::new(weights).unwrap()), 1.0),
+        ];
+        let pipeline = Pipeline::builder()
+            .scorer(Arc::new(CompositeScorer::new(children).unwrap()))
+            .slicer(Arc::new(GreedySlice::new()))
+            .placer(Arc::new(ChronologicalPlacer::new()))
+            .overflow_strategy(OverflowStrategy::Proceed)
+            .build()
+            .unwrap();
+        let budget = ContextBudget::new(10_000, 10_000).unwrap();
+        let plan = pipeline.column_plan().unwrap();
+        let (descs, count) = (input.descs.as_ptr(), input.descs.len());
+        let content_of = |i: usize| unsafe { content(descs, i) };
+        let token = crate::CancelToken::new();
+        let _scope = crate::cancel::Scope::enter(&token);
+        // SAFETY: the descriptors and their strings live in `input`.
+        let columns = unsafe { read_columns(&plan, descs, count) }.unwrap();
+        assert!(plan.run(&columns, content_of, &budget).is_some());
+        token.cancel();
+        assert!(plan.run(&columns, content_of, &budget).is_none());
+        // SAFETY: as above.
+        assert!(unsafe { read_columns(&plan, descs, count) }.is_none());
     }
 
     /// The one-shot run's columnar path gives exactly the general path's selection on

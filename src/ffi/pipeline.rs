@@ -261,9 +261,9 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
 }
 
 /// The one-shot run over columns read from the descriptors (`ffi/columns.rs`), when the
-/// options (no trace, no cancellation token), the pipeline and every descriptor allow it
-/// and the run neither fails nor overflows; `None` sends the call down the general path,
-/// which gives the same result or reports the error.
+/// options (no trace), the pipeline and every descriptor allow it and the run neither
+/// fails, overflows nor is cancelled; `None` sends the call down the general path, which
+/// gives the same result or reports the error (a cancelled token: `CTXPACK_CANCELLED`).
 ///
 /// # Safety
 /// `descs` is NULL or holds `count` descriptors.
@@ -274,9 +274,12 @@ unsafe fn columnar_run(
     descs: *const ctxpack_item_desc,
     count: usize,
 ) -> Option<ResultData> {
-    if setup.trace != TraceDetail::None || setup.cancel.is_some() {
+    if setup.trace != TraceDetail::None {
         return None;
     }
+    // A cancelled run declines (the general path then reports the cancellation); the
+    // columnar run checks the token as the stages do.
+    let _scope = setup.cancel().map(crate::cancel::Scope::enter);
     let plan = pipeline.column_plan()?;
     // SAFETY: forwarded from the caller; the columns are dropped before the call returns.
     let columns = unsafe { read_columns(&plan, descs, count) }?;

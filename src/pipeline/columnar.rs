@@ -14,6 +14,7 @@
 //! applies the overflow strategy. The tests of `ffi/columns.rs` compare both paths on
 //! generated inputs and pipelines.
 
+use crate::cancel::check as check_cancelled;
 use crate::error::checked_token_sum;
 use crate::model::{ContextBudget, ContextKind};
 use crate::pipeline::deduplicate::best_of_each_content;
@@ -199,8 +200,9 @@ impl<'p> ColumnPlan<'p> {
 
     /// The selection [`Pipeline::run`] makes over items with these fields (no groups, no
     /// variants, untraced) and contents (`content(i)` is item `i`'s), or `None` when that
-    /// run fails or its merged items exceed the target: the general path then gives the
-    /// error, or applies the overflow strategy.
+    /// run fails, its merged items exceed the target, or the thread's cancellation token
+    /// is cancelled (seen between the stages, as a run sees it): the general path then
+    /// gives the error, or applies the overflow strategy.
     pub(crate) fn run<'a>(
         &self,
         columns: &Columns,
@@ -227,7 +229,9 @@ impl<'p> ColumnPlan<'p> {
         if pinned_tokens > budget.max_tokens() - budget.output_reserve() {
             return None;
         }
+        check_cancelled("").ok()?;
         self.score(columns, &mut candidates);
+        check_cancelled("").ok()?;
         // Deduplicate.
         if self.pipeline.deduplication && candidates.len() > 1 {
             let hashes = &columns.hashes;
@@ -242,6 +246,7 @@ impl<'p> ColumnPlan<'p> {
                 candidates.retain(|_| flags.next().copied().unwrap_or(true));
             }
         }
+        check_cancelled("").ok()?;
         // Sort and Slice.
         let sorted = sort_by_score(candidates);
         let effective = budget.effective(pinned_tokens);
@@ -252,6 +257,7 @@ impl<'p> ColumnPlan<'p> {
                 .ok()?;
         let sliced = kept(&sorted, &selected, count);
         drop(sorted);
+        check_cancelled("").ok()?;
         // Place: the pinned entries (score 1.0) first, then the sliced ones.
         let mut list = Vec::with_capacity(pinned_positions.len() + sliced.len());
         list.extend(pinned_positions.iter().map(|&index| Candidate {

@@ -97,6 +97,13 @@ TEST(a_token_cancelled_before_the_run_stops_it_before_it_starts) {
     CHECK_ERROR(err, CTXPACK_CANCELLED, "cancelled: the run was cancelled before it started");
     CHECK(r == NULL);
     CHECK_STR(ctxpack_str_from_cstr(ctxpack_status_name(CTXPACK_CANCELLED)), "CTXPACK_CANCELLED");
+    // The one-shot run over the same descriptors (for this pipeline, its columnar path)
+    // is stopped the same way.
+    ctxpack_run_options o = CTXPACK_RUN_OPTIONS_INIT;
+    o.cancel = t;
+    CHECK_STATUS(ctxpack_pipeline_run_descs(p, d, 2, b, &o, &r, &err), CTXPACK_CANCELLED);
+    CHECK_ERROR(err, CTXPACK_CANCELLED, "cancelled: the run was cancelled before it started");
+    CHECK(r == NULL);
     ctxpack_cancel_token_free(t);
     ctxpack_pipeline_free(p);
     ctxpack_budget_free(b);
@@ -152,6 +159,13 @@ TEST(a_token_never_cancelled_changes_nothing_and_old_struct_sizes_have_none) {
     ctxpack_result_indices(plain, &want, &n);
     CHECK(n == 2);
     CHECK(indices_are(with, want, n));
+    // So does the one-shot run's columnar path.
+    ctxpack_result *once = NULL;
+    ctxpack_run_options live = CTXPACK_RUN_OPTIONS_INIT;
+    live.cancel = t;
+    REQUIRE_OK(ctxpack_pipeline_run_descs(p, d, 4, b, &live, &once, NULL));
+    CHECK(indices_are(once, want, n));
+    ctxpack_result_free(once);
     // A caller compiled before the field existed: its struct ends at `reserved`, so a
     // (cancelled) token stored past that size is never read.
     ctxpack_cancel_token_cancel(t);
