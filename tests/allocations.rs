@@ -1,7 +1,7 @@
 //! Allocation counts through the C ABI, counted by a global allocator (docs/performance.md,
 //! "Item storage"): a run makes the same small number of allocations at every N, reading
 //! the indices allocates nothing, and pushing a batch allocates per store, not per item
-//! or per tag.
+//! or per tag; the one-shot run over descriptors makes the same few allocations at every N.
 
 use std::ptr;
 
@@ -262,4 +262,58 @@ fn a_batch_push_allocates_per_store() {
     eprintln!("{bytes} bytes of text: {} allocations for the push", c.push);
     assert!(c.push <= 5 * stores + 4, "{} allocations", c.push);
     assert!(c.push * 50 < input.descs.len(), "{} allocations", c.push);
+}
+
+/// Allocations of one one-shot run (`ctxpack_pipeline_run_descs`) over `input` with the
+/// chat pipeline, half the tokens as target; and how many items it placed.
+fn count_oneshot(input: &Input) -> (usize, usize) {
+    // SAFETY (block): valid arrays and live handles.
+    unsafe {
+        let pipeline = pipeline(false);
+        let desc = ctxpack_budget_desc {
+            struct_size: size_of::<ctxpack_budget_desc>(),
+            max_tokens: input.total_tokens,
+            target_tokens: input.total_tokens / 2,
+            output_reserve: 0,
+            slots: ptr::null(),
+            slot_count: 0,
+            estimation_safety_margin_percent: 0.0,
+        };
+        let budget = make(|o, e| ctxpack_budget_new(&desc, o, e));
+        let run = || {
+            make(|o, e| {
+                let (descs, n) = (input.descs.as_ptr(), input.descs.len());
+                ctxpack_pipeline_run_descs(pipeline, descs, n, budget, ptr::null(), o, e)
+            })
+        };
+        ctxpack_result_free(run());
+        let (result, count) = allocations(run);
+        let (mut indices, mut len) = (ptr::null(), 0);
+        ctxpack_result_indices(result, &mut indices, &mut len);
+        ctxpack_result_free(result);
+        ctxpack_budget_free(budget);
+        ctxpack_pipeline_free(pipeline);
+        (count, len)
+    }
+}
+
+/// The one-shot run's columnar path (docs/ffi.md) makes the same few allocations at every
+/// N, its result included: no store, item or string is allocated per item (the general
+/// path would make hundreds at N = 100 000, one per 64 KiB store at least).
+#[test]
+fn a_columnar_one_shot_run_allocates_the_same_at_every_size() {
+    let counts: Vec<(usize, usize, usize)> = [100, 10_000, 100_000]
+        .into_iter()
+        .map(|n| {
+            let (allocations, placed) = count_oneshot(&input(n));
+            eprintln!("one-shot, N = {n}: {allocations} allocations, {placed} placed");
+            assert!(placed > n / 4, "the budget selects a good share");
+            (n, allocations, placed)
+        })
+        .collect();
+    let [(_, small, _), (_, mid, _), (_, large, _)] = counts[..] else {
+        unreachable!()
+    };
+    assert!(small <= mid && mid.abs_diff(large) <= 2, "{counts:?}");
+    assert!(large <= 50, "{counts:?}");
 }
