@@ -47,7 +47,7 @@ fn well_known(s: &str, known: &[&'static str]) -> Option<u8> {
     None
 }
 
-/// The longest well-known name's length, and more.
+/// A bound on the well-known names' lengths (a test checks that every name fits it).
 const SHORT_MAX: usize = 16;
 
 /// Two words that, with the length, identify a string of at most [`SHORT_MAX`] bytes: its
