@@ -79,8 +79,16 @@ pub(super) unsafe fn read_columns(
         let has_hint = flag(d.has_future_relevance_hint, "").ok()?;
         flag(d.has_original_tokens, "").ok()?;
         reserved(&d.reserved, "").ok()?;
-        // SAFETY (the strings): valid for their lengths by the caller's contract.
-        let (content, hash) = unsafe { to_str_hashed(&d.content, "content") }.ok()?;
+        // SAFETY (the strings): valid for their lengths by the caller's contract. The hash
+        // is only for Deduplicate.
+        let content = match contents {
+            true => {
+                let (content, hash) = unsafe { to_str_hashed(&d.content, "content") }.ok()?;
+                columns.hashes.push(hash);
+                content
+            }
+            false => unsafe { to_str(&d.content, "content") }.ok()?,
+        };
         if content.is_empty() {
             return None;
         }
@@ -121,9 +129,6 @@ pub(super) unsafe fn read_columns(
         }
         if priorities {
             columns.priorities.push(d.priority);
-        }
-        if contents {
-            columns.hashes.push(hash);
         }
     }
     Some(columns)
