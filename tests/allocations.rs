@@ -153,6 +153,21 @@ fn pipeline(tagged: bool) -> *mut ctxpack_pipeline {
     }
 }
 
+/// A budget of all of `input`'s tokens with half of them as the target.
+fn half_budget(input: &Input) -> *mut ctxpack_budget {
+    let desc = ctxpack_budget_desc {
+        struct_size: size_of::<ctxpack_budget_desc>(),
+        max_tokens: input.total_tokens,
+        target_tokens: input.total_tokens / 2,
+        output_reserve: 0,
+        slots: ptr::null(),
+        slot_count: 0,
+        estimation_safety_margin_percent: 0.0,
+    };
+    // SAFETY: a valid descriptor; the out-parameters come from `make`.
+    make(|o, e| unsafe { ctxpack_budget_new(&desc, o, e) })
+}
+
 /// Allocations of pushing `input`, of one untraced run with half the tokens as target,
 /// and of reading the indices; the number of indices.
 struct Counts {
@@ -166,16 +181,7 @@ fn count(input: &Input, tagged: bool) -> Counts {
     // SAFETY (block): valid arrays and live handles.
     unsafe {
         let pipeline = pipeline(tagged);
-        let desc = ctxpack_budget_desc {
-            struct_size: size_of::<ctxpack_budget_desc>(),
-            max_tokens: input.total_tokens,
-            target_tokens: input.total_tokens / 2,
-            output_reserve: 0,
-            slots: ptr::null(),
-            slot_count: 0,
-            estimation_safety_margin_percent: 0.0,
-        };
-        let budget = make(|o, e| ctxpack_budget_new(&desc, o, e));
+        let budget = half_budget(input);
         let items = make(|o, e| ctxpack_items_new(o, e));
         let (status, push) = allocations(|| {
             ctxpack_items_push_many(
@@ -270,16 +276,7 @@ fn count_oneshot(input: &Input) -> (usize, usize) {
     // SAFETY (block): valid arrays and live handles.
     unsafe {
         let pipeline = pipeline(false);
-        let desc = ctxpack_budget_desc {
-            struct_size: size_of::<ctxpack_budget_desc>(),
-            max_tokens: input.total_tokens,
-            target_tokens: input.total_tokens / 2,
-            output_reserve: 0,
-            slots: ptr::null(),
-            slot_count: 0,
-            estimation_safety_margin_percent: 0.0,
-        };
-        let budget = make(|o, e| ctxpack_budget_new(&desc, o, e));
+        let budget = half_budget(input);
         let run = || {
             make(|o, e| {
                 let (descs, n) = (input.descs.as_ptr(), input.descs.len());
