@@ -10,14 +10,12 @@ use crate::ffi::versioned::{flag, reserved};
 use crate::model::{ContextKind, ContextSource};
 use crate::pipeline::{
     ColumnPlan, Columns, KindName, PerItemField, TagSum, HAS_PRIORITY, HAS_TIMESTAMP, PINNED,
+    SCORERS_MAX,
 };
 
 /// The descriptors read between two looks at the run's cancellation token (a cancelled
 /// run declines: the general path reports it).
 const CANCEL_CHECK_ITEMS: usize = 1 << 16;
-
-/// At most this many per-item scorers (a plan has at most as many scorers).
-const PER_ITEM_MAX: usize = 16;
 
 /// Reads `count` descriptors into the columns `plan` reads. `None` when some descriptor
 /// needs the general path:
@@ -40,9 +38,6 @@ pub(super) unsafe fn read_columns(
     count: usize,
 ) -> Option<Columns> {
     let fields = plan.per_item();
-    if fields.len() > PER_ITEM_MAX {
-        return None;
-    }
     let mut columns = Columns::default();
     let (timestamps, priorities, contents) = (
         plan.reads_timestamps(),
@@ -61,8 +56,9 @@ pub(super) unsafe fn read_columns(
     if contents {
         reserve(&mut columns.hashes, count)?;
     }
-    let mut tag_sums = [TagSum::default(); PER_ITEM_MAX];
-    let tag_sums = &mut tag_sums[..fields.len()];
+    // A plan has at most `SCORERS_MAX` per-item scorers.
+    let mut tag_sums = [TagSum::default(); SCORERS_MAX];
+    let tag_sums = tag_sums.get_mut(..fields.len())?;
     for i in 0..count {
         if i % CANCEL_CHECK_ITEMS == 0 {
             cancel::check("").ok()?;

@@ -102,7 +102,7 @@ pub(crate) unsafe fn to_str_with_head<'a>(
     if let Some(b) = unsafe { plain_bytes(s) } {
         if b.len() <= 16 {
             let head = head_words(b);
-            if (head[0] | head[1]) & 0x8080_8080_8080_8080 == 0 {
+            if (head[0] | head[1]) & NON_ASCII == 0 {
                 // SAFETY: ASCII bytes are UTF-8.
                 return Ok((unsafe { std::str::from_utf8_unchecked(b) }, head));
             }
@@ -170,13 +170,15 @@ unsafe fn to_str_rest<'a>(s: &ctxpack_str, what: &str) -> FfiResult<&'a str> {
     })
 }
 
+/// The high bit of every byte of a word: a word of string bytes is ASCII when it has none.
+const NON_ASCII: u64 = 0x8080_8080_8080_8080;
+
 /// Whether every byte is ASCII, reading 8-byte words: the standard library's check takes
 /// the bytes after its last 64-byte block one at a time, which is most of a short string
 /// (tags, kinds) and a quarter of a typical message. Short strings are read as two
 /// overlapping words (or halves, or three bytes), so no length needs a byte loop.
 #[inline]
 pub(crate) fn all_ascii(b: &[u8]) -> bool {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
     let half = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
     let n = b.len();
@@ -193,9 +195,9 @@ pub(crate) fn all_ascii(b: &[u8]) -> bool {
             any |= u64::from_le_bytes(w.try_into().expect("8 bytes"));
         }
         // The last word overlaps what was read: it covers the final `n % 8` bytes.
-        (any | word(n - 8)) & HIGH == 0
+        (any | word(n - 8)) & NON_ASCII == 0
     } else if n >= 4 {
-        (half(0) | half(n - 4)) & (HIGH as u32) == 0
+        (half(0) | half(n - 4)) & (NON_ASCII as u32) == 0
     } else if n > 0 {
         // The first, middle and last bytes cover every byte of 1 to 3.
         (b[0] | b[n / 2] | b[n - 1]) < 0x80

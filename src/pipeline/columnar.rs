@@ -73,8 +73,9 @@ impl<'p> FieldScorer<'p> {
     }
 }
 
-/// At most this many scorers (composite children) in a columnar run.
-const SCORERS_MAX: usize = 16;
+/// At most this many scorers (composite children) in a columnar run, so at most this
+/// many per-item scorers.
+pub(crate) const SCORERS_MAX: usize = 16;
 
 /// How a pipeline runs over columns: its scorers and their weights, which columns they
 /// read, and its placer. Made by [`Pipeline::column_plan`].
@@ -213,14 +214,14 @@ impl<'p> ColumnPlan<'p> {
         // Classify: the scoreable items become candidates (scored below), in input order.
         let mut pinned_positions = Vec::new();
         let mut candidates = Vec::with_capacity(tokens.len());
-        for (index, (&tokens, &flags)) in tokens.iter().zip(&columns.flags).enumerate() {
-            match (tokens < 0, flags & PINNED != 0) {
+        for (index, (&own, &flags)) in tokens.iter().zip(&columns.flags).enumerate() {
+            match (own < 0, flags & PINNED != 0) {
                 (true, _) => {}
                 (false, true) => pinned_positions.push(index),
                 (false, false) => candidates.push(Candidate {
                     index,
                     score: 0.0,
-                    tokens,
+                    tokens: own,
                 }),
             }
         }

@@ -25,6 +25,7 @@ mod sort;
 
 pub(crate) use columnar::{
     ColumnPlan, Columns, KindName, PerItemField, TagSum, HAS_PRIORITY, HAS_TIMESTAMP, PINNED,
+    SCORERS_MAX,
 };
 
 /// A configured pipeline: scorer, slicer, placer, deduplication flag, overflow strategy.

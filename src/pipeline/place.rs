@@ -155,36 +155,23 @@ pub(super) fn place<C: Collector>(
     }
 
     let order = placement(context, &merged, units.as_ref())?;
-    let mut placed = Placed {
-        indices: Vec::with_capacity(order.len()),
-        scores: Vec::with_capacity(order.len()),
-        reasons: Vec::with_capacity(order.len()),
-        forms: Vec::new(),
-        overflow,
+    let mut chosen_forms = match forms {
+        Some(_) => Vec::with_capacity(order.len()),
+        None => Vec::new(),
     };
-    if forms.is_some() {
-        placed.forms.reserve(order.len());
-    }
-    for pos in order {
-        let Candidate {
-            index,
-            score,
-            tokens,
-            ..
-        } = merged.list[pos];
-        let pinned = pos < merged.pinned;
+    let mut placed = placed_in_order(&merged.list, merged.pinned, order, |c, pinned| {
         let reason = match forms.as_deref() {
-            None => inclusion_reason(tokens, pinned),
+            None => inclusion_reason(c.tokens, pinned),
             Some(f) => {
-                placed.forms.push(f.chosen(index));
-                form_reason(&items[index], pinned, f, index)
+                chosen_forms.push(f.chosen(c.index));
+                form_reason(&items[c.index], pinned, f, c.index)
             }
         };
-        collector.include(index, score, reason);
-        placed.indices.push(index);
-        placed.scores.push(score);
-        placed.reasons.push(reason);
-    }
+        collector.include(c.index, c.score, reason);
+        reason
+    });
+    placed.forms = chosen_forms;
+    placed.overflow = overflow;
     collector.end_stage(PipelineStage::Place, placed.indices.len());
     Ok(placed)
 }
@@ -290,6 +277,20 @@ pub(super) fn place_plain(
         true => pinned_to_front(order, pinned, |p| p),
         false => order,
     };
+    placed_in_order(list, pinned, order, |c, pinned| {
+        inclusion_reason(c.tokens, pinned)
+    })
+}
+
+/// The entries of the merged `list` (its first `pinned` pinned) in `order`, with the
+/// reason `reason(candidate, is_pinned)` gives each, in that order; no forms and no
+/// overflow event (the caller sets them).
+fn placed_in_order(
+    list: &[Candidate],
+    pinned: usize,
+    order: Vec<usize>,
+    mut reason: impl FnMut(&Candidate, bool) -> InclusionReason,
+) -> Placed {
     let mut placed = Placed {
         indices: Vec::with_capacity(order.len()),
         scores: Vec::with_capacity(order.len()),
@@ -298,14 +299,11 @@ pub(super) fn place_plain(
         overflow: None,
     };
     for pos in order {
-        let Candidate {
-            index,
-            score,
-            tokens,
-        } = list[pos];
-        placed.indices.push(index);
-        placed.scores.push(score);
-        placed.reasons.push(inclusion_reason(tokens, pos < pinned));
+        let candidate = &list[pos];
+        let why = reason(candidate, pos < pinned);
+        placed.indices.push(candidate.index);
+        placed.scores.push(candidate.score);
+        placed.reasons.push(why);
     }
     placed
 }
