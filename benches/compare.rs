@@ -20,8 +20,13 @@
 //! cargo bench --bench compare -- --workloads 0 --sizes 100 --profile 5 --cold
 //!                                                  # the same with the caches evicted
 //!                                                  # (8 MiB written) before every run
+//! cargo bench --bench compare -- --workloads 0 --sizes 100 --profile 5 --after-ref
+//!                                                  # the same with an untimed reference
+//!                                                  # run before every run, as in the table
 //! cargo bench --bench compare -- --workloads 0 --sizes 10000 --profile 5 --oneshot
 //!                                                  # loop the one-shot run instead
+//! cargo bench --bench compare -- --workloads 0 --sizes 100 --profile 5 --into
+//!                                                  # or the one-shot run into a kept result
 //! ```
 //!
 //! For every workload and size, both libraries get the same generated items. One
@@ -783,6 +788,36 @@ fn ctx_run_oneshot(setup: &CtxSetup, descs: &Descs, trace: i32) -> Result<Vec<us
     }
 }
 
+/// One one-shot run into a kept result, as a C host that reuses its result does it:
+/// `ctxpack_pipeline_run_descs_into` with `*result` (NULL the first time), the indices
+/// copied out; the result stays for the next run (`ctxpack_result_free` once at the end).
+fn ctx_run_into(
+    setup: &CtxSetup,
+    descs: &Descs,
+    trace: i32,
+    result: &mut *mut ctxpack_result,
+) -> Result<Vec<usize>, String> {
+    let options = run_options(trace);
+    let mut error = ptr::null_mut();
+    // SAFETY: live handles, a descriptor array valid for its length, `*result` NULL or
+    // the result of the previous call.
+    unsafe {
+        ok(
+            ctxpack_pipeline_run_descs_into(
+                setup.pipeline,
+                descs.descs.as_ptr(),
+                descs.descs.len(),
+                setup.budget,
+                options_ptr(&options),
+                result,
+                &mut error,
+            ),
+            error,
+        )?;
+        Ok(read_indices(*result))
+    }
+}
+
 /// Run options with `trace` as the trace detail; none (NULL options) when `trace` is 0.
 fn run_options(trace: i32) -> Option<ctxpack_run_options> {
     (trace != 0).then_some(ctxpack_run_options {
@@ -1081,6 +1116,10 @@ struct Options {
     cold: bool,
     /// With `profile`: loop the one-shot run instead of the list run.
     oneshot: bool,
+    /// With `profile`: loop the one-shot run into a reused result instead.
+    into: bool,
+    /// With `profile`: a reference run (untimed) before every run, as in the table's rows.
+    after_ref: bool,
 }
 
 impl Options {
@@ -1116,6 +1155,8 @@ fn parse_options() -> Options {
         profile: None,
         cold: false,
         oneshot: false,
+        into: false,
+        after_ref: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -1161,6 +1202,8 @@ fn parse_options() -> Options {
             "--alloc-log" => o.alloc_log = true,
             "--cold" => o.cold = true,
             "--oneshot" => o.oneshot = true,
+            "--into" => o.into = true,
+            "--after-ref" => o.after_ref = true,
             "--no-ref" => o.ref_limit = -1.0,
             "--wall" => WALL.store(true, Relaxed),
             "--profile" => {
@@ -2096,8 +2139,17 @@ fn main() {
         // `--cold`: 8 MiB written between runs evicts the caches, as a host's other work
         // between requests does; the runs alone are timed.
         let mut evictor = o.cold.then(|| vec![0u8; 8 << 20]);
+        // `--after-ref`: an untimed reference run before each, as the table's rows have.
+        let reference = o
+            .after_ref
+            .then(|| (ref_pipeline(w), ref_budget(w, &specs)));
         let mut timed = Duration::ZERO;
+        // `--into`: the result every run reuses.
+        let mut kept = ptr::null_mut();
         while start.elapsed().as_secs_f64() < secs {
+            if let Some((pipeline, budget)) = &reference {
+                black_box(ref_run(pipeline, budget, &specs, trace != 0).ok());
+            }
             if let Some(bytes) = &mut evictor {
                 for b in bytes.iter_mut().step_by(64) {
                     *b = b.wrapping_add(1);
@@ -2105,14 +2157,17 @@ fn main() {
                 black_box(&bytes);
             }
             let t = thread_cpu_ns();
-            match o.oneshot {
-                true => black_box(ctx_run_oneshot(&setup, &descs, trace).ok()),
-                false => black_box(ctx_run(&setup, &descs, trace).ok()),
+            match (o.into, o.oneshot) {
+                (true, _) => black_box(ctx_run_into(&setup, &descs, trace, &mut kept).ok()),
+                (false, true) => black_box(ctx_run_oneshot(&setup, &descs, trace).ok()),
+                (false, false) => black_box(ctx_run(&setup, &descs, trace).ok()),
             };
             timed += Duration::from_nanos(thread_cpu_ns() - t);
             runs += 1;
         }
         let cpu = process_cpu_seconds() - cpu0;
+        // SAFETY: NULL or the last run's result.
+        unsafe { ctxpack_result_free(kept) };
         // Phases of one run, CPU time, medians of 15.
         let mut phases = [Vec::new(), Vec::new(), Vec::new()];
         for _ in 0..15 {
@@ -2156,10 +2211,10 @@ fn main() {
             fmt_time(start.elapsed() / runs),
             fmt_time(Duration::from_secs_f64(cpu / f64::from(runs))),
             fmt_time(timed / runs),
-            if o.cold {
-                ", caches evicted before each"
-            } else {
-                ""
+            match (o.cold, o.after_ref) {
+                (true, _) => ", caches evicted before each",
+                (false, true) => ", a reference run before each",
+                (false, false) => "",
             }
         );
         return;

@@ -1819,6 +1819,27 @@ ctxpack_status ctxpack_pipeline_run(const struct ctxpack_pipeline *pipeline, con
 // path"): the same result, the same errors.
 ctxpack_status ctxpack_pipeline_run_descs(const struct ctxpack_pipeline *pipeline, const struct ctxpack_item_desc *descs, size_t count, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **out, struct ctxpack_error **out_error);
 
+// `ctxpack_pipeline_run_descs`, reusing the memory of an earlier result: for a host that
+// runs once per request and wants no allocation per run. `*result` is NULL or a result
+// this library returned, which the call takes over.
+//
+// On success `*result` is the new run's result, to read as any result and to free with
+// `ctxpack_result_free` (once). It is normally that same result, rewritten: the run
+// reuses its memory, and a columnar run (docs/ffi.md, "The columnar path") no larger
+// than earlier runs into it allocates nothing (docs/ffi.md, "Reusing a result"); every
+// pointer an accessor gave for the earlier run (indices, scores, reasons, forms, report,
+// JSON) is then invalid. Should another call still hold the earlier result, it is a new
+// result, and the caller's reference to the earlier one is released, as by
+// `ctxpack_result_free`. A result made or rewritten here keeps the columnar run's memory
+// (about 150 bytes per descriptor of the largest run into it) until it is freed.
+//
+// On failure `*result` is unchanged: still the earlier result (or NULL), readable as
+// before. `result` itself must not be NULL (`CTXPACK_NULL_ARGUMENT`); a `*result` that
+// is not a live result is `CTXPACK_WRONG_HANDLE_TYPE`. Everything else (the descriptors,
+// the caller-memory rule, the errors) is as for `ctxpack_pipeline_run_descs`. Do not
+// use the earlier result from another thread during the call.
+ctxpack_status ctxpack_pipeline_run_descs_into(const struct ctxpack_pipeline *pipeline, const struct ctxpack_item_desc *descs, size_t count, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **result, struct ctxpack_error **out_error);
+
 // Gives the caller one more reference to `pipeline` and returns the same pointer: each
 // reference is released by its own `ctxpack_pipeline_free`, and the pipeline is freed (a use is
 // then reported as a freed handle) when the last one is. NULL when `pipeline` is NULL, not a

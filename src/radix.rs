@@ -44,41 +44,99 @@ const SPREAD_BITS: u32 = 8;
 /// keys in index order: the stable order.
 pub(crate) fn stable_order(n: usize, key: impl Fn(usize) -> u64) -> Vec<usize> {
     if n < 2 || n > u32::MAX as usize {
-        // Nothing to sort, or beyond the radix sort's index packing (not reachable in
-        // practice): the standard library's stable sort.
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| key(i));
+        return order_by_std_sort(n, key);
+    }
+    let mut words = Vec::new();
+    let index_mask = sort_words(n, key, &mut words, &mut RadixBuffers::default());
+    // The same allocation, read as indices.
+    words
+        .into_iter()
+        .map(|word| (word & index_mask) as usize)
+        .collect()
+}
+
+/// Buffers a sort reuses from one call to the next ([`stable_order_in`]): a run that keeps
+/// them makes no allocation for its sorts once they have grown to its size.
+#[derive(Debug, Default)]
+pub(crate) struct SortBuffers {
+    /// The packed words being sorted.
+    words: Vec<u64>,
+    radix: RadixBuffers,
+    /// The last order computed.
+    order: Vec<usize>,
+}
+
+/// The radix passes' working memory.
+#[derive(Debug, Default)]
+struct RadixBuffers {
+    /// The second array of words, which each pass writes.
+    spare: Vec<u64>,
+    /// The digit counts, one row of buckets per digit.
+    counts: Vec<u32>,
+}
+
+/// [`stable_order`] computed in `buffers`, which keep their memory for the next call:
+/// the order is a view of them, valid until they are used again.
+pub(crate) fn stable_order_in(
+    n: usize,
+    key: impl Fn(usize) -> u64,
+    buffers: &mut SortBuffers,
+) -> &[usize] {
+    let SortBuffers {
+        words,
+        radix,
+        order,
+    } = buffers;
+    order.clear();
+    if n < 2 || n > u32::MAX as usize {
+        order.extend(order_by_std_sort(n, key));
         return order;
     }
+    let index_mask = sort_words(n, key, words, radix);
+    order.extend(words.iter().map(|&word| (word & index_mask) as usize));
+    order
+}
+
+/// The stable order of fewer than two keys, or of more than the packed words can index
+/// (not reachable in practice), by the standard library's stable sort.
+fn order_by_std_sort(n: usize, key: impl Fn(usize) -> u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| key(i));
+    order
+}
+
+/// Fills `words` with the `n` (from 2 to `u32::MAX`) keys packed and sorted as described
+/// at [`stable_order`], the radix passes working in `radix`; returns the mask of the
+/// words' index bits.
+fn sort_words(
+    n: usize,
+    key: impl Fn(usize) -> u64,
+    words: &mut Vec<u64>,
+    radix: &mut RadixBuffers,
+) -> u64 {
     // One pass: the keys, their range, the bits in which some key differs from the first,
     // and whether they are already in order (a chronological chat ranked by recency).
     let first = key(0);
     let (mut min, mut max, mut differ, mut previous, mut sorted) = (first, first, 0, first, true);
-    let mut words: Vec<u64> = (0..n)
-        .map(|i| {
-            let k = key(i);
-            min = min.min(k);
-            max = max.max(k);
-            differ |= k ^ first;
-            sorted &= previous <= k;
-            previous = k;
-            k
-        })
-        .collect();
-    let index_mask = if sorted {
+    words.clear();
+    words.extend((0..n).map(|i| {
+        let k = key(i);
+        min = min.min(k);
+        max = max.max(k);
+        differ |= k ^ first;
+        sorted &= previous <= k;
+        previous = k;
+        k
+    }));
+    if sorted {
         // Words that are their own index.
         for (i, word) in words.iter_mut().enumerate() {
             *word = i as u64;
         }
         u64::MAX
     } else {
-        pack_and_sort(&mut words, min, max, differ, &key)
-    };
-    // The same allocation, read as indices.
-    words
-        .into_iter()
-        .map(|word| (word & index_mask) as usize)
-        .collect()
+        pack_and_sort(words, min, max, differ, &key, radix)
+    }
 }
 
 /// Replaces the `keys` (not in order, smallest `min`, largest `max`, `differ` the bits in
@@ -90,6 +148,7 @@ fn pack_and_sort(
     max: u64,
     differ: u64,
     key: impl Fn(usize) -> u64,
+    radix: &mut RadixBuffers,
 ) -> u64 {
     let n = words.len();
     // Every key has the same bits below `low` (so has the minimum: subtracting it leaves
@@ -111,12 +170,12 @@ fn pack_and_sort(
     }
     if value_bits <= 16 {
         // One or two passes.
-        radix_sort_bits::<256>(words, index_bits, index_bits + value_bits);
+        radix_sort_bits::<256>(words, index_bits, index_bits + value_bits, radix);
     } else if n < UNSTABLE_MAX_LEN {
         // The words are distinct: any sort orders them like the radix sort.
         words.sort_unstable();
     } else {
-        radix_sort_bits::<WIDE_BUCKETS>(words, index_bits, index_bits + value_bits);
+        radix_sort_bits::<WIDE_BUCKETS>(words, index_bits, index_bits + value_bits, radix);
     }
     if value_bits < width {
         reorder_truncated_runs(words, index_bits, key);
@@ -126,21 +185,29 @@ fn pack_and_sort(
 
 /// Sorts distinct `words` by their bits `low..high` (ascending, ties in current order),
 /// with LSD passes of `log2(BUCKETS)`-bit digits; digits equal in every word are skipped.
-/// `words.len()` fits in `u32`.
-fn radix_sort_bits<const BUCKETS: usize>(words: &mut Vec<u64>, low: u32, high: u32) {
+/// `words.len()` fits in `u32`. The passes work in `radix`.
+fn radix_sort_bits<const BUCKETS: usize>(
+    words: &mut Vec<u64>,
+    low: u32,
+    high: u32,
+    radix: &mut RadixBuffers,
+) {
     let n = words.len();
     let digit_bits = BUCKETS.trailing_zeros();
     let digits = (high - low).div_ceil(digit_bits) as usize;
     let mask = (BUCKETS - 1) as u64;
     let shift = |digit: usize| low + digit as u32 * digit_bits;
-    let mut counts = vec![[0u32; BUCKETS]; digits];
+    let RadixBuffers { spare, counts } = radix;
+    counts.clear();
+    counts.resize(digits * BUCKETS, 0);
     for &word in words.iter() {
-        for (digit, count) in counts.iter_mut().enumerate() {
+        for (digit, count) in counts.chunks_exact_mut(BUCKETS).enumerate() {
             count[((word >> shift(digit)) & mask) as usize] += 1;
         }
     }
-    let mut buffer = vec![0u64; n];
-    for (digit, count) in counts.iter_mut().enumerate() {
+    spare.clear();
+    spare.resize(n, 0);
+    for (digit, count) in counts.chunks_exact_mut(BUCKETS).enumerate() {
         let shift = shift(digit);
         // A digit shared by every word leaves the order as it is.
         if count[((words[0] >> shift) & mask) as usize] as usize == n {
@@ -154,10 +221,10 @@ fn radix_sort_bits<const BUCKETS: usize>(words: &mut Vec<u64>, low: u32, high: u
         }
         for &word in words.iter() {
             let slot = &mut count[((word >> shift) & mask) as usize];
-            buffer[*slot as usize] = word;
+            spare[*slot as usize] = word;
             *slot += 1;
         }
-        std::mem::swap(words, &mut buffer);
+        std::mem::swap(words, spare);
     }
 }
 
@@ -212,9 +279,21 @@ mod tests {
         order
     }
 
+    thread_local! {
+        /// Buffers every check of one test reuses, through sorts of every size and shape.
+        static BUFFERS: std::cell::RefCell<SortBuffers> = Default::default();
+    }
+
+    /// Checks both forms of the stable order: a fresh one, and one in buffers that earlier
+    /// sorts of the same test left behind.
     fn check(keys: &[u64], what: &str) {
+        let want = reference(keys);
         let got = stable_order(keys.len(), |i| keys[i]);
-        assert_eq!(got, reference(keys), "{what}, n = {}", keys.len());
+        assert_eq!(got, want, "{what}, n = {}", keys.len());
+        BUFFERS.with_borrow_mut(|buffers| {
+            let reused = stable_order_in(keys.len(), |i| keys[i], buffers);
+            assert_eq!(reused, want, "{what} in reused buffers, n = {}", keys.len());
+        });
     }
 
     /// The bits of the index part of the packed words for `n` keys.

@@ -314,3 +314,70 @@ fn a_columnar_one_shot_run_allocates_the_same_at_every_size() {
     assert!(small <= mid && mid.abs_diff(large) <= 2, "{counts:?}");
     assert!(large <= 50, "{counts:?}");
 }
+
+/// Allocations of a run into `*result` (`ctxpack_pipeline_run_descs_into`) over `input`
+/// with the chat pipeline, half the tokens as target; and the placed indices.
+fn count_into(input: &Input, result: &mut *mut ctxpack_result) -> (usize, Vec<usize>) {
+    // SAFETY (block): valid arrays, live handles, `*result` NULL or a live result.
+    unsafe {
+        let pipeline = pipeline(false);
+        let budget = half_budget(input);
+        let (descs, n) = (input.descs.as_ptr(), input.descs.len());
+        let (status, count) = allocations(|| {
+            ctxpack_pipeline_run_descs_into(
+                pipeline,
+                descs,
+                n,
+                budget,
+                ptr::null(),
+                result,
+                ptr::null_mut(),
+            )
+        });
+        assert_eq!(status, ctxpack_status::CTXPACK_OK);
+        let (mut indices, mut len) = (ptr::null(), 0);
+        ctxpack_result_indices(*result, &mut indices, &mut len);
+        let placed = std::slice::from_raw_parts(indices, len).to_vec();
+        ctxpack_budget_free(budget);
+        ctxpack_pipeline_free(pipeline);
+        (count, placed)
+    }
+}
+
+/// A run into a reused result allocates nothing once the result's memory has grown to the
+/// run's size (docs/ffi.md, "Reusing a result"): from the third run of a size on (the
+/// first makes the result, the second the spare window it swaps with), and for any
+/// smaller run after that; a larger one grows it. Its selections are the one-shot run's.
+#[test]
+fn a_run_into_a_reused_result_allocates_nothing() {
+    let (small, large) = (input(100), input(10_000));
+    let mut result = ptr::null_mut();
+    let mut counts = Vec::new();
+    let (s, l) = ((&small, "100"), (&large, "10 000"));
+    for (input, name) in [s, s, s, l, l, l, s] {
+        let (count, placed) = count_into(input, &mut result);
+        // SAFETY (block): valid arrays and live handles.
+        let oneshot = unsafe {
+            let pipeline = pipeline(false);
+            let budget = half_budget(input);
+            let (descs, n) = (input.descs.as_ptr(), input.descs.len());
+            let once = make(|o, e| {
+                ctxpack_pipeline_run_descs(pipeline, descs, n, budget, ptr::null(), o, e)
+            });
+            let (mut indices, mut len) = (ptr::null(), 0);
+            ctxpack_result_indices(once, &mut indices, &mut len);
+            let placed = std::slice::from_raw_parts(indices, len).to_vec();
+            ctxpack_result_free(once);
+            ctxpack_budget_free(budget);
+            ctxpack_pipeline_free(pipeline);
+            placed
+        };
+        assert_eq!(placed, oneshot, "N = {name}");
+        eprintln!("run into a kept result, N = {name}: {count} allocations");
+        counts.push(count);
+    }
+    // SAFETY: the last run's result.
+    unsafe { ctxpack_result_free(result) };
+    assert!(counts[0] > 0 && counts[3] > 0, "{counts:?}");
+    assert_eq!([counts[2], counts[5], counts[6]], [0, 0, 0], "{counts:?}");
+}

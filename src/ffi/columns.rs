@@ -17,8 +17,8 @@ use crate::pipeline::{
 /// run declines: the general path reports it).
 const CANCEL_CHECK_ITEMS: usize = 1 << 16;
 
-/// Reads `count` descriptors into the columns `plan` reads. `None` when some descriptor
-/// needs the general path:
+/// Reads `count` descriptors into `columns` (emptied first): the columns `plan` reads.
+/// `None` when some descriptor needs the general path:
 ///
 /// * one the columnar run does not take: a group key, variants, or an encoding (the
 ///   library would count its tokens);
@@ -36,9 +36,10 @@ pub(super) unsafe fn read_columns(
     plan: &ColumnPlan<'_>,
     descs: *const ctxpack_item_desc,
     count: usize,
-) -> Option<Columns> {
+    columns: &mut Columns,
+) -> Option<()> {
     let fields = plan.per_item();
-    let mut columns = Columns::default();
+    columns.clear();
     let (timestamps, priorities, contents) = (
         plan.reads_timestamps(),
         plan.reads_priorities(),
@@ -127,7 +128,7 @@ pub(super) unsafe fn read_columns(
             columns.priorities.push(d.priority);
         }
     }
-    Some(columns)
+    Some(())
 }
 
 /// Checks the item's `count` tags at `tags` and sets `sums[k]` for each per-item scorer
@@ -178,7 +179,8 @@ unsafe fn check_metadata(metadata: *const ctxpack_metadata_entry, count: usize) 
     Some(())
 }
 
-/// Reserves room for `n` more values, or `None` when it cannot be allocated.
+/// Reserves room for `n` more values (none is allocated when the vector already has
+/// room), or `None` when it cannot be allocated.
 fn reserve<T>(v: &mut Vec<T>, n: usize) -> Option<()> {
     v.try_reserve_exact(n).ok()
 }
@@ -201,7 +203,7 @@ mod tests {
     use super::*;
     use crate::ffi::items::items_from_descs;
     use crate::model::{ContextBudget, OverflowStrategy};
-    use crate::pipeline::Pipeline;
+    use crate::pipeline::{ColumnarScratch, Pipeline};
     use crate::placer::{ChronologicalPlacer, Placer, UShapedPlacer};
     use crate::scorer::{
         CompositeScorer, FrequencyScorer, KindScorer, PriorityScorer, RecencyScorer,
@@ -446,19 +448,48 @@ mod tests {
         let token = crate::CancelToken::new();
         let _scope = crate::cancel::Scope::enter(&token);
         // SAFETY: the descriptors and their strings live in `input`.
-        let columns = unsafe { read_columns(&plan, descs, count) }.unwrap();
-        assert!(plan.run(&columns, content_of, &budget).is_some());
+        let ColumnarScratch {
+            mut columns,
+            mut stages,
+        } = ColumnarScratch::default();
+        unsafe { read_columns(&plan, descs, count, &mut columns) }.unwrap();
+        assert!(plan
+            .run(&columns, content_of, &budget, &mut stages)
+            .is_some());
         token.cancel();
-        assert!(plan.run(&columns, content_of, &budget).is_none());
+        assert!(plan
+            .run(&columns, content_of, &budget, &mut stages)
+            .is_none());
         // SAFETY: as above.
-        assert!(unsafe { read_columns(&plan, descs, count) }.is_none());
+        assert!(unsafe { read_columns(&plan, descs, count, &mut columns) }.is_none());
+    }
+
+    /// Runs `plan` over the descriptors in `scratch`: the selection, or `None` where the
+    /// columnar path declines.
+    ///
+    /// # Safety
+    /// `descs` holds `count` descriptors.
+    unsafe fn run_columnar(
+        plan: &ColumnPlan<'_>,
+        descs: *const ctxpack_item_desc,
+        count: usize,
+        budget: &ContextBudget,
+        scratch: &mut ColumnarScratch,
+    ) -> Option<crate::pipeline::Selection> {
+        // SAFETY: forwarded from the caller.
+        unsafe { read_columns(plan, descs, count, &mut scratch.columns) }?;
+        let content_of = |i: usize| unsafe { content(descs, i) };
+        plan.run(&scratch.columns, content_of, budget, &mut scratch.stages)?;
+        Some(scratch.stages.take_selection())
     }
 
     /// The one-shot run's columnar path gives exactly the general path's selection on
-    /// every input it takes, declines only where it must, and takes most inputs.
+    /// every input it takes, declines only where it must, and takes most inputs; with
+    /// fresh buffers, and with buffers every earlier case used (as a reused result's).
     #[test]
     fn columnar_runs_equal_the_general_path() {
         let (mut taken, mut declined_eligible) = (0, 0);
+        let mut reused = ColumnarScratch::default();
         for seed in 0..3000u64 {
             let mut rng = Rng::new(seed);
             let n = match seed % 10 {
@@ -477,12 +508,11 @@ mod tests {
             let Some(plan) = pipeline.column_plan() else {
                 continue;
             };
-            // SAFETY: as above.
-            let columns = unsafe { read_columns(&plan, descs, count) };
-            let content_of = |i: usize| unsafe { content(descs, i) };
-            let columnar = columns
-                .as_ref()
-                .and_then(|c| plan.run(c, content_of, &budget));
+            // SAFETY (both): as above.
+            let fresh = &mut ColumnarScratch::default();
+            let columnar = unsafe { run_columnar(&plan, descs, count, &budget, fresh) };
+            let again = unsafe { run_columnar(&plan, descs, count, &budget, &mut reused) };
+            assert_eq!(again, columnar, "seed {seed}: reused buffers");
             match (&columnar, &general) {
                 (Some(c), Ok(g)) => {
                     taken += 1;

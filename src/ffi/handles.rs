@@ -139,6 +139,29 @@ impl<K: HandleType> Deref for Held<K> {
     }
 }
 
+/// The value of a live handle of type `K` to change in place, when the caller's reference
+/// is the only reference to it (no `_retain`, no call holding it); `Ok(None)` when other
+/// references exist.
+///
+/// # Safety
+/// As [`check`]; the caller's reference stays valid for `'a`, and no other thread uses
+/// the handle meanwhile (the caller handed it over to this call).
+pub(crate) unsafe fn exclusive<'a, K: HandleType>(
+    ptr: *mut K,
+    what: &str,
+) -> FfiResult<Option<&'a mut K::Value>> {
+    const { assert!(K::SHARED, "a static handle is never changed") };
+    // SAFETY: `check` verified the tag, so `h` came from `Arc::into_raw` and the caller's
+    // reference is still held. The `Arc` rebuilt here stands for that reference and is
+    // never dropped.
+    unsafe {
+        let h = check(ptr.cast_const(), what)?;
+        let mut arc = std::mem::ManuallyDrop::new(Arc::from_raw(h));
+        let value = Arc::get_mut(&mut arc).map(|handle| ptr::addr_of_mut!(handle.value));
+        Ok(value.map(|value| &mut *value))
+    }
+}
+
 /// Takes a reference on a live handle of type `K`, for a call during which callbacks may
 /// free it: the value stays alive until the returned [`Held`] is dropped.
 ///

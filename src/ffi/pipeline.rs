@@ -19,10 +19,10 @@ use crate::ffi::placer::ctxpack_placer;
 use crate::ffi::result::{ctxpack_result, ResultData, RunContext};
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::slicer::ctxpack_slicer;
-use crate::ffi::status::{ctxpack_error, ctxpack_status, named, FfiResult};
+use crate::ffi::status::{ctxpack_error, ctxpack_status, named, FfiError, FfiResult};
 use crate::ffi::versioned::{self, flag, reserved, Versioned};
 use crate::model::{ContextBudget, ContextItem};
-use crate::pipeline::{Pipeline, RunOptions};
+use crate::pipeline::{ColumnarScratch, Pipeline, RunOptions};
 use crate::CancelToken;
 
 /// A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
@@ -251,18 +251,124 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
         let pipeline = handles::retain(pipeline, "pipeline")?;
         let budget = handles::retain(budget, "budget")?;
         let setup = RunSetup::read(options, "options")?;
-        if let Some(data) = columnar_run(&pipeline, &budget, &setup, descs, count) {
-            return Ok(data);
+        let mut scratch = ColumnarScratch::default();
+        if columnar_run(&pipeline, &budget, &setup, descs, count, &mut scratch).is_some() {
+            let selection = scratch.stages.take_selection();
+            return Ok(ResultData::new(
+                selection,
+                None,
+                RunContext::of(&pipeline, &budget),
+            ));
         }
-        let items = items_from_descs(descs, count)?;
-        // Only a traced result describes the items; an untraced one drops them here.
-        run_to_result(&pipeline, &budget, &setup, items)
+        general_run(&pipeline, &budget, &setup, descs, count)
     })
 }
 
-/// The one-shot run over columns read from the descriptors (`ffi/columns.rs`), when the
-/// options (no trace), the pipeline and every descriptor allow it and the run neither
-/// fails, overflows nor is cancelled; `None` sends the call down the general path, which
+/// `ctxpack_pipeline_run_descs`, reusing the memory of an earlier result: for a host that
+/// runs once per request and wants no allocation per run. `*result` is NULL or a result
+/// this library returned, which the call takes over.
+///
+/// On success `*result` is the new run's result, to read as any result and to free with
+/// `ctxpack_result_free` (once). It is normally that same result, rewritten: the run
+/// reuses its memory, and a columnar run (docs/ffi.md, "The columnar path") no larger
+/// than earlier runs into it allocates nothing (docs/ffi.md, "Reusing a result"); every
+/// pointer an accessor gave for the earlier run (indices, scores, reasons, forms, report,
+/// JSON) is then invalid. Should another call still hold the earlier result, it is a new
+/// result, and the caller's reference to the earlier one is released, as by
+/// `ctxpack_result_free`. A result made or rewritten here keeps the columnar run's memory
+/// (about 150 bytes per descriptor of the largest run into it) until it is freed.
+///
+/// On failure `*result` is unchanged: still the earlier result (or NULL), readable as
+/// before. `result` itself must not be NULL (`CTXPACK_NULL_ARGUMENT`); a `*result` that
+/// is not a live result is `CTXPACK_WRONG_HANDLE_TYPE`. Everything else (the descriptors,
+/// the caller-memory rule, the errors) is as for `ctxpack_pipeline_run_descs`. Do not
+/// use the earlier result from another thread during the call.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_pipeline_run_descs_into(
+    pipeline: *const ctxpack_pipeline,
+    descs: *const ctxpack_item_desc,
+    count: usize,
+    budget: *const ctxpack_budget,
+    options: *const ctxpack_run_options,
+    result: *mut *mut ctxpack_result,
+    out_error: *mut *mut ctxpack_error,
+) -> ctxpack_status {
+    // SAFETY: handles are NULL or live; `descs` holds `count` descriptors; `options` is
+    // NULL or valid; `result` is NULL or points to NULL or the caller's result.
+    crate::ffi::status::guard(out_error, || unsafe {
+        if result.is_null() {
+            return Err(FfiError::null("result"));
+        }
+        let pipeline = handles::retain(pipeline, "pipeline")?;
+        let budget = handles::retain(budget, "budget")?;
+        let setup = RunSetup::read(options, "options")?;
+        let earlier = result.read();
+        let reused = match earlier.is_null() {
+            true => None,
+            false => handles::exclusive(earlier, "*result")?,
+        };
+        let (reused, mut scratch) = match reused {
+            Some(data) => {
+                let scratch = data.scratch.take().unwrap_or_default();
+                (Some(data), scratch)
+            }
+            None => (None, Box::default()),
+        };
+        let context = || RunContext::of(&pipeline, &budget);
+        let general = match columnar_run(&pipeline, &budget, &setup, descs, count, &mut scratch) {
+            Some(()) => None,
+            None => Some(general_run(&pipeline, &budget, &setup, descs, count)),
+        };
+        match (reused, general) {
+            // The earlier result rewritten in place; its memory kept (and on failure, its
+            // contents too).
+            (Some(data), None) => {
+                data.refill(&mut scratch.stages, context());
+                data.scratch = Some(scratch);
+                Ok(())
+            }
+            (Some(data), Some(outcome)) => {
+                let kept = outcome.map(|new| *data = new);
+                data.scratch = Some(scratch);
+                kept
+            }
+            // A new result; the caller's reference to the earlier one (if any) released.
+            (None, outcome) => {
+                let mut data = match outcome {
+                    None => ResultData::new(scratch.stages.take_selection(), None, context()),
+                    Some(outcome) => outcome?,
+                };
+                data.scratch = Some(scratch);
+                let new = handles::into_raw::<ctxpack_result>(data);
+                handles::free(earlier);
+                result.write(new);
+                Ok(())
+            }
+        }
+    })
+}
+
+/// The general path of a one-shot run: the descriptors copied into items, then the run.
+///
+/// # Safety
+/// `descs` is NULL or holds `count` descriptors.
+unsafe fn general_run(
+    pipeline: &Pipeline,
+    budget: &ContextBudget,
+    setup: &RunSetup,
+    descs: *const ctxpack_item_desc,
+    count: usize,
+) -> FfiResult<ResultData> {
+    // SAFETY: forwarded from the caller.
+    let items = unsafe { items_from_descs(descs, count) }?;
+    // Only a traced result describes the items; an untraced one drops them here.
+    run_to_result(pipeline, budget, setup, items)
+}
+
+/// The one-shot run over columns read from the descriptors (`ffi/columns.rs`) in
+/// `scratch`, whose stages then hold the window, when the options (no trace), the
+/// pipeline and every descriptor allow it and the run neither fails, overflows nor is
+/// cancelled; `None` sends the call down the general path, which
 /// gives the same result or reports the error (a cancelled token: `CTXPACK_CANCELLED`).
 ///
 /// # Safety
@@ -273,7 +379,8 @@ unsafe fn columnar_run(
     setup: &RunSetup,
     descs: *const ctxpack_item_desc,
     count: usize,
-) -> Option<ResultData> {
+    scratch: &mut ColumnarScratch,
+) -> Option<()> {
     if setup.trace != TraceDetail::None {
         return None;
     }
@@ -281,16 +388,13 @@ unsafe fn columnar_run(
     // columnar run checks the token as the stages do.
     let _scope = setup.cancel().map(crate::cancel::Scope::enter);
     let plan = pipeline.column_plan()?;
-    // SAFETY: forwarded from the caller; the columns are dropped before the call returns.
-    let columns = unsafe { read_columns(&plan, descs, count) }?;
+    let ColumnarScratch { columns, stages } = scratch;
+    // SAFETY: forwarded from the caller; the columns hold no pointer into the caller's
+    // memory.
+    unsafe { read_columns(&plan, descs, count, columns) }?;
     // SAFETY: as above; the caller's strings are unchanged during the call.
     let content_of = |i: usize| unsafe { content(descs, i) };
-    let selection = plan.run(&columns, content_of, budget)?;
-    Some(ResultData::new(
-        selection,
-        None,
-        RunContext::of(pipeline, budget),
-    ))
+    plan.run(columns, content_of, budget, stages)
 }
 
 /// Runs `pipeline` over `items` with the caller's options (cancellable when they carry a

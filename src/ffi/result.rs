@@ -17,7 +17,7 @@ use crate::ffi::status::{ctxpack_error, ctxpack_status, FfiError, FfiResult};
 use crate::ffi::strings::{ctxpack_str, static_str, terminate, OwnedCString};
 use crate::ffi::versioned::{self, Versioned};
 use crate::model::{ContextBudget, ContextItem};
-use crate::pipeline::{Pipeline, Selection};
+use crate::pipeline::{ColumnarScratch, Pipeline, Selection, StageBuffers};
 use crate::prefix::ReuseReport;
 
 /// The outcome of a run. Immutable: its accessors may be called from many threads. Every
@@ -69,6 +69,9 @@ pub(crate) struct ResultData {
     json: OnceLock<OwnedCString>,
     /// The reuse report of a prefix run (`ctxpack_pipeline_run_prefix`).
     pub(crate) reuse: Option<ReuseReport>,
+    /// The columnar run's memory, kept for the next run into this result
+    /// (`ctxpack_pipeline_run_descs_into`).
+    pub(crate) scratch: Option<Box<ColumnarScratch>>,
 }
 
 impl ResultData {
@@ -80,16 +83,8 @@ impl ResultData {
         if let Some(report) = &mut selection.report {
             terminate_report(report);
         }
-        let reasons = selection
-            .reasons
-            .iter()
-            .map(|r| ctxpack_inclusion_reason::from(*r) as i32)
-            .collect();
-        let forms = if selection.forms.is_empty() {
-            vec![0; selection.indices.len()]
-        } else {
-            selection.forms.clone()
-        };
+        let (mut reasons, mut forms) = (Vec::new(), Vec::new());
+        fill_reasons_and_forms(&selection, &mut reasons, &mut forms);
         Self {
             selection,
             reasons,
@@ -98,7 +93,20 @@ impl ResultData {
             context,
             json: OnceLock::new(),
             reuse: None,
+            scratch: None,
         }
+    }
+
+    /// Makes this result that of an untraced columnar run whose window `stages` hold,
+    /// reusing this result's memory: the window's vectors and this result's are swapped
+    /// (the stages get the old ones for the next run), the C forms are rewritten in place.
+    pub(crate) fn refill(&mut self, stages: &mut StageBuffers, context: RunContext) {
+        stages.swap_into(&mut self.selection);
+        fill_reasons_and_forms(&self.selection, &mut self.reasons, &mut self.forms);
+        self.items = None;
+        self.context = context;
+        self.json = OnceLock::new();
+        self.reuse = None;
     }
 
     /// The result of a dry run (spec 07 §4) or of one variant of a sensitivity
@@ -126,6 +134,24 @@ impl ResultData {
                 "the run was not traced (set ctxpack_run_options.trace_detail)",
             )
         })
+    }
+}
+
+/// Writes `selection`'s reasons as `ctxpack_inclusion_reason` values into `reasons` and
+/// the form of every placed item into `forms` (both cleared first; 0 for every item when
+/// the selection has no forms).
+fn fill_reasons_and_forms(selection: &Selection, reasons: &mut Vec<i32>, forms: &mut Vec<usize>) {
+    reasons.clear();
+    reasons.extend(
+        selection
+            .reasons
+            .iter()
+            .map(|r| ctxpack_inclusion_reason::from(*r) as i32),
+    );
+    forms.clear();
+    match selection.forms.is_empty() {
+        true => forms.resize(selection.indices.len(), 0),
+        false => forms.extend_from_slice(&selection.forms),
     }
 }
 

@@ -17,18 +17,21 @@
 use crate::cancel::check as check_cancelled;
 use crate::error::checked_token_sum;
 use crate::model::{ContextBudget, ContextKind};
-use crate::pipeline::deduplicate::best_of_each_content;
-use crate::pipeline::place::place_plain;
+use crate::pipeline::deduplicate::best_of_each_content_in;
+use crate::pipeline::place::{place_plain, Placed};
 use crate::pipeline::score::Candidate;
-use crate::pipeline::slice::kept;
-use crate::pipeline::sort::sort_by_score;
+use crate::pipeline::slice::append_kept;
+use crate::pipeline::sort::sort_by_score_into;
 use crate::pipeline::{Pipeline, Selection};
-use crate::placer::{chronological_order, u_shaped_order, ChronologicalPlacer, UShapedPlacer};
-use crate::scorer::{
-    clamped_hint, rank_keyed_by_counting, rank_sorted, CompositeScorer, KindScorer, PriorityScorer,
-    RecencyScorer, ReflexiveScorer, Scorer, TagScorer,
+use crate::placer::{
+    chronological_order_into, u_shaped_order_into, ChronologicalPlacer, UShapedPlacer,
 };
-use crate::slicer::{greedy_select_columns, GreedySlice};
+use crate::radix::SortBuffers;
+use crate::scorer::{
+    clamped_hint, rank_keyed_by_counting_in, rank_sorted_in, CompositeScorer, KindScorer,
+    PriorityScorer, RecencyScorer, ReflexiveScorer, Scorer, TagScorer,
+};
+use crate::slicer::{greedy_select_columns_in, GreedySlice};
 
 /// A scorer the columnar run computes from the columns.
 #[derive(Clone, Copy)]
@@ -77,16 +80,44 @@ impl<'p> FieldScorer<'p> {
 /// many per-item scorers.
 pub(crate) const SCORERS_MAX: usize = 16;
 
+/// Up to [`SCORERS_MAX`] values, held in place: a plan allocates nothing.
+#[derive(Clone, Copy)]
+struct Bounded<T: Copy> {
+    values: [T; SCORERS_MAX],
+    len: usize,
+}
+
+impl<T: Copy> Bounded<T> {
+    /// An empty list (`filler` fills the unused slots).
+    fn new(filler: T) -> Self {
+        Self {
+            values: [filler; SCORERS_MAX],
+            len: 0,
+        }
+    }
+
+    /// Appends `value`; `None` when the list is full.
+    fn push(&mut self, value: T) -> Option<()> {
+        *self.values.get_mut(self.len)? = value;
+        self.len += 1;
+        Some(())
+    }
+
+    fn as_slice(&self) -> &[T] {
+        &self.values[..self.len]
+    }
+}
+
 /// How a pipeline runs over columns: its scorers and their weights, which columns they
 /// read, and its placer. Made by [`Pipeline::column_plan`].
 pub(crate) struct ColumnPlan<'p> {
     pipeline: &'p Pipeline,
     /// The scorers in composite order, with their normalised weights (1.0 for a lone
     /// scorer, whose scores are taken as they are).
-    scorers: Vec<(FieldScorer<'p>, f64)>,
+    scorers: Bounded<(FieldScorer<'p>, f64)>,
     composite: bool,
     /// The per-item scorers, in order: the columns of [`Columns::field_scores`].
-    per_item: Vec<PerItemField<'p>>,
+    per_item: Bounded<PerItemField<'p>>,
     chronological: bool,
 }
 
@@ -104,27 +135,26 @@ impl Pipeline {
             return None;
         }
         let scorer = self.scorer.as_ref();
-        let (scorers, composite) = match scorer.as_any().downcast_ref::<CompositeScorer>() {
+        let mut scorers = Bounded::new((FieldScorer::Recency, 0.0));
+        let composite = match scorer.as_any().downcast_ref::<CompositeScorer>() {
             Some(composite) => {
                 let children = composite.children();
-                if children.len() > SCORERS_MAX {
-                    return None;
-                }
-                let mut scorers = Vec::with_capacity(children.len());
                 for ((child, _), &weight) in children.iter().zip(composite.normalized_weights()) {
-                    scorers.push((FieldScorer::of(child.as_ref())?, weight));
+                    scorers.push((FieldScorer::of(child.as_ref())?, weight))?;
                 }
-                (scorers, true)
+                true
             }
-            None => (vec![(FieldScorer::of(scorer)?, 1.0)], false),
+            None => {
+                scorers.push((FieldScorer::of(scorer)?, 1.0))?;
+                false
+            }
         };
-        let per_item = scorers
-            .iter()
-            .filter_map(|(s, _)| match s {
-                FieldScorer::PerItem(field) => Some(*field),
-                _ => None,
-            })
-            .collect();
+        let mut per_item = Bounded::new(PerItemField::Reflexive);
+        for (s, _) in scorers.as_slice() {
+            if let FieldScorer::PerItem(field) = s {
+                per_item.push(*field)?;
+            }
+        }
         Some(ColumnPlan {
             pipeline: self,
             scorers,
@@ -167,6 +197,16 @@ pub(crate) const HAS_TIMESTAMP: u8 = 2;
 pub(crate) const HAS_PRIORITY: u8 = 4;
 
 impl Columns {
+    /// Empties every column, keeping its memory.
+    pub(crate) fn clear(&mut self) {
+        self.tokens.clear();
+        self.flags.clear();
+        self.timestamps.clear();
+        self.priorities.clear();
+        self.field_scores.clear();
+        self.hashes.clear();
+    }
+
     fn timestamp(&self, index: usize) -> Option<i64> {
         (self.flags[index] & HAS_TIMESTAMP != 0).then(|| self.timestamps[index])
     }
@@ -175,7 +215,7 @@ impl Columns {
 impl<'p> ColumnPlan<'p> {
     /// The per-item scorers, in order: [`Columns::field_scores`] has one column for each.
     pub(crate) fn per_item(&self) -> &[PerItemField<'p>] {
-        &self.per_item
+        self.per_item.as_slice()
     }
 
     /// Whether the run reads [`Columns::timestamps`].
@@ -183,6 +223,7 @@ impl<'p> ColumnPlan<'p> {
         self.chronological
             || self
                 .scorers
+                .as_slice()
                 .iter()
                 .any(|(s, _)| matches!(s, FieldScorer::Recency))
     }
@@ -190,6 +231,7 @@ impl<'p> ColumnPlan<'p> {
     /// Whether the run reads [`Columns::priorities`].
     pub(crate) fn reads_priorities(&self) -> bool {
         self.scorers
+            .as_slice()
             .iter()
             .any(|(s, _)| matches!(s, FieldScorer::Priority))
     }
@@ -199,25 +241,31 @@ impl<'p> ColumnPlan<'p> {
         self.pipeline.deduplication
     }
 
-    /// The selection [`Pipeline::run`] makes over items with these fields (no groups, no
-    /// variants, untraced) and contents (`content(i)` is item `i`'s), or `None` when that
-    /// run fails, its merged items exceed the target, or the thread's cancellation token
-    /// is cancelled (seen between the stages, as a run sees it): the general path then
-    /// gives the error, or applies the overflow strategy.
+    /// The window [`Pipeline::run`] places for items with these fields (no groups, no
+    /// variants, untraced) and contents (`content(i)` is item `i`'s), written into
+    /// `buffers.placed`; `None` when that run fails, its merged items exceed the target,
+    /// or the thread's cancellation token is cancelled (seen between the stages, as a run
+    /// sees it): the general path then gives the error, or applies the overflow strategy.
+    /// Every stage works in `buffers`, which keep their memory for the next run.
     pub(crate) fn run<'a>(
         &self,
         columns: &Columns,
         content: impl Fn(usize) -> &'a str,
         budget: &ContextBudget,
-    ) -> Option<Selection> {
+        buffers: &mut StageBuffers,
+    ) -> Option<()> {
         let tokens = &columns.tokens;
         // Classify: the scoreable items become candidates (scored below), in input order.
-        let mut pinned_positions = Vec::new();
-        let mut candidates = Vec::with_capacity(tokens.len());
+        let StageBuffers {
+            pinned, candidates, ..
+        } = buffers;
+        pinned.clear();
+        candidates.clear();
+        candidates.reserve(tokens.len());
         for (index, (&own, &flags)) in tokens.iter().zip(&columns.flags).enumerate() {
             match (own < 0, flags & PINNED != 0) {
                 (true, _) => {}
-                (false, true) => pinned_positions.push(index),
+                (false, true) => pinned.push(index),
                 (false, false) => candidates.push(Candidate {
                     index,
                     score: 0.0,
@@ -226,21 +274,36 @@ impl<'p> ColumnPlan<'p> {
             }
         }
         let pinned_tokens =
-            checked_token_sum(pinned_positions.iter().map(|&i| tokens[i]), "pinned tokens").ok()?;
+            checked_token_sum(pinned.iter().map(|&i| tokens[i]), "pinned tokens").ok()?;
         if pinned_tokens > budget.max_tokens() - budget.output_reserve() {
             return None;
         }
         check_cancelled("").ok()?;
-        self.score(columns, &mut candidates);
+        self.score(columns, buffers);
         check_cancelled("").ok()?;
+        let StageBuffers {
+            sort,
+            pinned,
+            candidates,
+            sorted,
+            slots,
+            selected,
+            keys,
+            timed,
+            order,
+            front,
+            placed,
+            ..
+        } = buffers;
         // Deduplicate.
         if self.pipeline.deduplication && candidates.len() > 1 {
             let hashes = &columns.hashes;
-            let keep = best_of_each_content(
+            let keep = best_of_each_content_in(
                 candidates.len(),
                 |p| content(candidates[p].index),
                 |p| candidates[p].score,
                 |p| hashes[candidates[p].index],
+                slots,
             );
             if let Some(keep) = keep {
                 let mut flags = keep.iter();
@@ -249,75 +312,104 @@ impl<'p> ColumnPlan<'p> {
         }
         check_cancelled("").ok()?;
         // Sort and Slice.
-        let sorted = sort_by_score(candidates);
+        sort_by_score_into(candidates, sort, sorted);
         let effective = budget.effective(pinned_tokens);
-        let mut selected = vec![false; sorted.len()];
+        selected.clear();
+        selected.resize(sorted.len(), false);
         let (tokens_of, score_of) = (|p: usize| sorted[p].tokens, |p: usize| sorted[p].score);
-        let count =
-            greedy_select_columns(sorted.len(), tokens_of, score_of, &effective, &mut selected)
-                .ok()?;
-        let sliced = kept(&sorted, &selected, count);
-        drop(sorted);
+        let count = greedy_select_columns_in(
+            sorted.len(),
+            tokens_of,
+            score_of,
+            &effective,
+            selected,
+            sort,
+        )
+        .ok()?;
         check_cancelled("").ok()?;
-        // Place: the pinned entries (score 1.0) first, then the sliced ones.
-        let mut list = Vec::with_capacity(pinned_positions.len() + sliced.len());
-        list.extend(pinned_positions.iter().map(|&index| Candidate {
+        // Place: the pinned entries (score 1.0) first, then the sliced ones (in sorted
+        // order), into the candidates' buffer, free again.
+        let list = candidates;
+        list.clear();
+        list.reserve(pinned.len() + count + 1);
+        list.extend(pinned.iter().map(|&index| Candidate {
             index,
             score: 1.0,
             tokens: tokens[index],
         }));
-        list.extend(sliced);
+        append_kept(sorted, selected, count, list);
         let merged_tokens = checked_token_sum(list.iter().map(|c| c.tokens), "merged").ok()?;
         if merged_tokens > budget.target_tokens() {
             return None;
         }
-        let order = if self.chronological {
-            chronological_order(list.len(), |p| columns.timestamp(list[p].index))
+        if self.chronological {
+            let timestamp = |p: usize| columns.timestamp(list[p].index);
+            chronological_order_into(list.len(), timestamp, sort, keys, timed, order);
         } else {
-            u_shaped_order(list.len(), |p| list[p].score)
-        };
-        let placed = place_plain(
-            &list,
-            pinned_positions.len(),
+            u_shaped_order_into(list.len(), |p| list[p].score, sort, order);
+        }
+        place_plain(
+            list,
+            pinned.len(),
             order,
             self.pipeline.pinned_first,
+            front,
+            placed,
         );
-        Some(placed.into_selection(None))
+        Some(())
     }
 
-    /// Scores the `candidates` (input order) as the pipeline's scorer scores them: a lone
-    /// scorer's own score, or the composite's `acc + score × weight` over its children in
-    /// order, from 0.0 (the same operations in the same order as its passes).
-    fn score(&self, columns: &Columns, candidates: &mut [Candidate]) {
-        // The rank scorers' passes, in scorer order.
-        let ranks: Vec<Vec<f64>> = self
+    /// Scores the candidates of `buffers` (input order) as the pipeline's scorer scores
+    /// them: a lone scorer's own score, or the composite's `acc + score × weight` over its
+    /// children in order, from 0.0 (the same operations in the same order as its passes).
+    fn score(&self, columns: &Columns, buffers: &mut StageBuffers) {
+        let StageBuffers {
+            sort,
+            candidates,
+            ranks,
+            keyed,
+            counts,
+            ..
+        } = buffers;
+        let n = candidates.len();
+        if n == 0 {
+            return;
+        }
+        // The rank scorers' passes, in scorer order, one row of `ranks` each.
+        let rank_rows = self
             .scorers
+            .as_slice()
             .iter()
-            .filter_map(|&(scorer, _)| {
-                let mut out = vec![0.0; candidates.len()];
-                match scorer {
-                    FieldScorer::Recency => {
-                        let keyed = keyed(candidates, columns, HAS_TIMESTAMP, &columns.timestamps);
-                        rank_sorted(&keyed, &mut out);
-                    }
-                    FieldScorer::Priority => {
-                        let keyed = keyed(candidates, columns, HAS_PRIORITY, &columns.priorities);
-                        rank_keyed_by_counting(&keyed, &mut out);
-                    }
-                    FieldScorer::PerItem(_) => return None,
-                }
-                Some(out)
-            })
-            .collect();
-        let width = self.per_item.len();
+            .filter(|(s, _)| !matches!(s, FieldScorer::PerItem(_)))
+            .count();
+        ranks.clear();
+        ranks.resize(rank_rows * n, 0.0);
+        let mut rows = ranks.chunks_exact_mut(n);
+        for &(scorer, _) in self.scorers.as_slice() {
+            let (has, values) = match scorer {
+                FieldScorer::Recency => (HAS_TIMESTAMP, &columns.timestamps),
+                FieldScorer::Priority => (HAS_PRIORITY, &columns.priorities),
+                FieldScorer::PerItem(_) => continue,
+            };
+            let Some(row) = rows.next() else { return };
+            fill_keyed(keyed, candidates, columns, has, values);
+            match scorer {
+                FieldScorer::Recency => rank_sorted_in(keyed, row, sort),
+                _ => rank_keyed_by_counting_in(keyed, row, counts, sort),
+            }
+        }
+        let width = self.per_item.as_slice().len();
         for (p, candidate) in candidates.iter_mut().enumerate() {
             let fields = &columns.field_scores[candidate.index * width..][..width];
-            let (mut rank, mut column) = (ranks.iter(), fields.iter());
+            let (mut row, mut column) = (0, fields.iter());
             let mut acc = 0.0;
-            for &(scorer, weight) in &self.scorers {
+            for &(scorer, weight) in self.scorers.as_slice() {
                 let score = match scorer {
                     FieldScorer::PerItem(_) => column.next(),
-                    _ => rank.next().map(|r| &r[p]),
+                    _ => {
+                        row += 1;
+                        ranks.get((row - 1) * n + p)
+                    }
                 }
                 .copied()
                 .unwrap_or(0.0);
@@ -331,21 +423,87 @@ impl<'p> ColumnPlan<'p> {
     }
 }
 
-/// The (key, candidate position) pairs of the candidates whose items have the flag `has`,
-/// the key read from `values`: the pairs RecencyScorer and PriorityScorer rank.
-fn keyed(
+/// Fills `keyed` (cleared first) with the (key, candidate position) pairs of the
+/// candidates whose items have the flag `has`, the key read from `values`: the pairs
+/// RecencyScorer and PriorityScorer rank.
+fn fill_keyed(
+    keyed: &mut Vec<(i64, usize)>,
     candidates: &[Candidate],
     columns: &Columns,
     has: u8,
     values: &[i64],
-) -> Vec<(i64, usize)> {
-    let mut keyed = Vec::with_capacity(candidates.len());
+) {
+    keyed.clear();
+    keyed.reserve(candidates.len());
     for (position, c) in candidates.iter().enumerate() {
         if columns.flags[c.index] & has != 0 {
             keyed.push((values[c.index], position));
         }
     }
-    keyed
+}
+
+/// The memory of a columnar run: its columns and its stages' buffers, kept between runs
+/// by a reused result (`ctxpack_pipeline_run_descs_into`).
+#[derive(Default)]
+pub(crate) struct ColumnarScratch {
+    /// The columns read from the descriptors.
+    pub columns: Columns,
+    /// The stages' buffers, with the run's window.
+    pub stages: StageBuffers,
+}
+
+impl StageBuffers {
+    /// The window of the last run as an untraced selection, its memory moved out.
+    pub(crate) fn take_selection(&mut self) -> Selection {
+        std::mem::take(&mut self.placed).into_selection(None)
+    }
+
+    /// Makes `selection` the window of the last run, untraced, by swapping memory with it:
+    /// the buffers get the selection's old vectors for the next run.
+    pub(crate) fn swap_into(&mut self, selection: &mut Selection) {
+        let placed = &mut self.placed;
+        std::mem::swap(&mut selection.indices, &mut placed.indices);
+        std::mem::swap(&mut selection.scores, &mut placed.scores);
+        std::mem::swap(&mut selection.reasons, &mut placed.reasons);
+        std::mem::swap(&mut selection.forms, &mut placed.forms);
+        selection.overflow = placed.overflow.take();
+        selection.report = None;
+    }
+}
+
+/// The memory of a columnar run's stages, kept between runs (a reused result keeps it:
+/// `ctxpack_pipeline_run_descs_into`), so that a run no larger than an earlier one makes
+/// no allocation. Every buffer is cleared before it is used.
+#[derive(Default)]
+pub(crate) struct StageBuffers {
+    /// The sorts' buffers.
+    sort: SortBuffers,
+    /// The pinned items' input positions.
+    pinned: Vec<usize>,
+    /// The scored candidates, later the merged list.
+    candidates: Vec<Candidate>,
+    /// The candidates in Sort's order.
+    sorted: Vec<Candidate>,
+    /// The rank scorers' scores, one row per scorer.
+    ranks: Vec<f64>,
+    /// The (key, position) pairs a rank scorer ranks.
+    keyed: Vec<(i64, usize)>,
+    /// The counting rank's counts.
+    counts: Vec<usize>,
+    /// Deduplicate's table.
+    slots: Vec<u64>,
+    /// Slice's choice, per sorted candidate.
+    selected: Vec<bool>,
+    /// The chronological placer's keys.
+    keys: Vec<u64>,
+    /// The chronological placer's timestamped positions, when some have none.
+    timed: Vec<usize>,
+    /// The placer's order.
+    order: Vec<usize>,
+    /// The pinned-first order.
+    front: Vec<usize>,
+    /// The run's window.
+    pub placed: Placed,
 }
 
 /// An item's kind as the columnar run reads it.

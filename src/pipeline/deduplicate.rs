@@ -215,10 +215,23 @@ pub(super) fn best_of_each_content<'a>(
     score: impl Fn(usize) -> f64,
     hash: impl Fn(usize) -> u64,
 ) -> Option<Vec<bool>> {
+    best_of_each_content_in(n, content, score, hash, &mut Vec::new())
+}
+
+/// [`best_of_each_content`] with the table of its first pass ([`some_hash_repeats`]) in
+/// `slots`, which keeps its memory for the next call: when that pass finds every content
+/// distinct, nothing is allocated.
+pub(super) fn best_of_each_content_in<'a>(
+    n: usize,
+    content: impl Fn(usize) -> &'a str,
+    score: impl Fn(usize) -> f64,
+    hash: impl Fn(usize) -> u64,
+    slots: &mut Vec<u64>,
+) -> Option<Vec<bool>> {
     if n > u32::MAX as usize {
         return single_pass(n, content, score);
     }
-    if n <= QUICK_CHECK_MAX_LEN && !some_hash_repeats(n, &hash) {
+    if n <= QUICK_CHECK_MAX_LEN && !some_hash_repeats(n, &hash, slots) {
         // Distinct hashes, distinct contents: the common case, settled in one pass.
         return None;
     }
@@ -277,13 +290,15 @@ pub(super) fn best_of_each_content<'a>(
 ///
 /// Inputs whose contents are all distinct — most of them — skip the partitioning of
 /// [`best_of_each_content`] and its tables: the probes of this pass are independent of
-/// one another, so their cache misses overlap, and the table is a single allocation.
-fn some_hash_repeats(n: usize, hash: &impl Fn(usize) -> u64) -> bool {
+/// one another, so their cache misses overlap, and the table (`slots`, cleared first) is
+/// a single allocation.
+fn some_hash_repeats(n: usize, hash: &impl Fn(usize) -> u64, slots: &mut Vec<u64>) -> bool {
     const EMPTY_SLOT: u64 = 0;
     let size = (2 * n).next_power_of_two().max(2);
     let shift = u64::BITS - size.trailing_zeros();
     let mask = size - 1;
-    let mut slots = vec![EMPTY_SLOT; size];
+    slots.clear();
+    slots.resize(size, EMPTY_SLOT);
     for pos in 0..n {
         let value = hash(pos) | 1;
         let mut i = (value >> shift) as usize;
@@ -489,14 +504,20 @@ mod tests {
     #[test]
     fn the_quick_check_finds_repeats_and_proves_distinct_hashes() {
         let mut rng = Rng::new(5);
-        for n in [0, 1, 2, 3, 100, 5000] {
+        // One table for every check, reused from larger sizes to smaller ones as well.
+        let mut slots = Vec::new();
+        for n in [0, 1, 2, 3, 100, 5000, 100, 3] {
             let distinct: Vec<u64> = (0..n).map(|_| rng.next_u64() & !1).collect();
-            assert!(!some_hash_repeats(n, &|p| distinct[p]), "n = {n}");
+            assert!(
+                !some_hash_repeats(n, &|p| distinct[p], &mut slots),
+                "n = {n}"
+            );
             if n >= 2 {
                 let mut repeated = distinct.clone();
                 repeated[rng.below(n)] = distinct[rng.below(n - 1)];
                 let same = (0..n).any(|a| (0..a).any(|b| repeated[a] == repeated[b]));
-                assert_eq!(some_hash_repeats(n, &|p| repeated[p]), same, "n = {n}");
+                let found = some_hash_repeats(n, &|p| repeated[p], &mut slots);
+                assert_eq!(found, same, "n = {n}");
             }
         }
         // Hashes that differ in their lowest bit only look equal to the check; the full
@@ -504,7 +525,7 @@ mod tests {
         let contents: Vec<String> = (0..600).map(|i| format!("item {i}")).collect();
         let scores = vec![0.5; 600];
         let hash = |p: usize| (p as u64 / 2) << 32 | (p as u64 % 2);
-        assert!(some_hash_repeats(600, &hash));
+        assert!(some_hash_repeats(600, &hash, &mut slots));
         assert!(best_of_each_content(600, |p| &contents[p], |p| scores[p], hash).is_none());
     }
 

@@ -24,8 +24,8 @@ mod slice;
 mod sort;
 
 pub(crate) use columnar::{
-    ColumnPlan, Columns, KindName, PerItemField, TagSum, HAS_PRIORITY, HAS_TIMESTAMP, PINNED,
-    SCORERS_MAX,
+    ColumnPlan, ColumnarScratch, Columns, KindName, PerItemField, StageBuffers, TagSum,
+    HAS_PRIORITY, HAS_TIMESTAMP, PINNED, SCORERS_MAX,
 };
 
 /// A configured pipeline: scorer, slicer, placer, deduplication flag, overflow strategy.

@@ -25,7 +25,8 @@ use crate::placer::{
 
 /// The placed window: input positions with their scores, reasons and forms, plus any
 /// overflow.
-pub(super) struct Placed {
+#[derive(Default)]
+pub(crate) struct Placed {
     pub indices: Vec<usize>,
     pub scores: Vec<f64>,
     pub reasons: Vec<InclusionReason>,
@@ -35,6 +36,15 @@ pub(super) struct Placed {
 }
 
 impl Placed {
+    /// Empties the window, keeping its memory.
+    fn clear(&mut self) {
+        self.indices.clear();
+        self.scores.clear();
+        self.reasons.clear();
+        self.forms.clear();
+        self.overflow = None;
+    }
+
     /// The run's outcome: this window, with the report when the run was traced.
     pub(super) fn into_selection(
         self,
@@ -159,17 +169,24 @@ pub(super) fn place<C: Collector>(
         Some(_) => Vec::with_capacity(order.len()),
         None => Vec::new(),
     };
-    let mut placed = placed_in_order(&merged.list, merged.pinned, order, |c, pinned| {
-        let reason = match forms.as_deref() {
-            None => inclusion_reason(c.tokens, pinned),
-            Some(f) => {
-                chosen_forms.push(f.chosen(c.index));
-                form_reason(&items[c.index], pinned, f, c.index)
-            }
-        };
-        collector.include(c.index, c.score, reason);
-        reason
-    });
+    let mut placed = Placed::default();
+    placed_in_order(
+        &merged.list,
+        merged.pinned,
+        order.into_iter(),
+        &mut placed,
+        |c, pinned| {
+            let reason = match forms.as_deref() {
+                None => inclusion_reason(c.tokens, pinned),
+                Some(f) => {
+                    chosen_forms.push(f.chosen(c.index));
+                    form_reason(&items[c.index], pinned, f, c.index)
+                }
+            };
+            collector.include(c.index, c.score, reason);
+            reason
+        },
+    );
     placed.forms = chosen_forms;
     placed.overflow = overflow;
     collector.end_stage(PipelineStage::Place, placed.indices.len());
@@ -259,53 +276,64 @@ fn pinned_to_front(
     gather: impl FnOnce(Vec<usize>) -> Vec<usize>,
 ) -> Vec<usize> {
     let mut out = gather((0..pinned).collect());
-    out.extend(order.into_iter().filter(|&p| p >= pinned));
+    push_unpinned(&mut out, &order, pinned);
     out
+}
+
+/// Appends to `out` the positions of `order` past the first `pinned` (the unpinned
+/// entries of the merged list), in order.
+fn push_unpinned(out: &mut Vec<usize>, order: &[usize], pinned: usize) {
+    out.extend(order.iter().copied().filter(|&p| p >= pinned));
 }
 
 /// Place for a run without groups, forms, a held prefix or a trace whose merged `list`
 /// (its first `pinned` entries pinned) fits the target: the entries in the placer's
-/// `order`, the pinned ones first when `pinned_first` asks for it. The columnar run's
-/// Place (`pipeline/columnar.rs`); [`place`] does the same for such a run.
+/// `order`, the pinned ones first when `pinned_first` asks for it, written into `out`
+/// (cleared first; `front` holds the pinned-first order). The columnar run's Place
+/// (`pipeline/columnar.rs`); [`place`] does the same for such a run.
 pub(super) fn place_plain(
     list: &[Candidate],
     pinned: usize,
-    order: Vec<usize>,
+    order: &[usize],
     pinned_first: bool,
-) -> Placed {
+    front: &mut Vec<usize>,
+    out: &mut Placed,
+) {
     let order = match pinned_first && pinned > 0 {
-        true => pinned_to_front(order, pinned, |p| p),
+        true => {
+            front.clear();
+            front.extend(0..pinned);
+            push_unpinned(front, order, pinned);
+            front
+        }
         false => order,
     };
-    placed_in_order(list, pinned, order, |c, pinned| {
+    placed_in_order(list, pinned, order.iter().copied(), out, |c, pinned| {
         inclusion_reason(c.tokens, pinned)
-    })
+    });
 }
 
-/// The entries of the merged `list` (its first `pinned` pinned) in `order`, with the
-/// reason `reason(candidate, is_pinned)` gives each, in that order; no forms and no
-/// overflow event (the caller sets them).
+/// Writes into `out` (cleared first) the entries of the merged `list` (its first `pinned`
+/// pinned) in `order`, with the reason `reason(candidate, is_pinned)` gives each, in that
+/// order; no forms and no overflow event (the caller sets them).
 fn placed_in_order(
     list: &[Candidate],
     pinned: usize,
-    order: Vec<usize>,
+    order: impl ExactSizeIterator<Item = usize>,
+    out: &mut Placed,
     mut reason: impl FnMut(&Candidate, bool) -> InclusionReason,
-) -> Placed {
-    let mut placed = Placed {
-        indices: Vec::with_capacity(order.len()),
-        scores: Vec::with_capacity(order.len()),
-        reasons: Vec::with_capacity(order.len()),
-        forms: Vec::new(),
-        overflow: None,
-    };
+) {
+    out.clear();
+    out.indices.reserve(order.len());
+    out.scores.reserve(order.len());
+    out.reasons.reserve(order.len());
     for pos in order {
         let candidate = &list[pos];
         let why = reason(candidate, pos < pinned);
-        placed.indices.push(candidate.index);
-        placed.scores.push(candidate.score);
-        placed.reasons.push(why);
+        out.indices.push(candidate.index);
+        out.scores.push(candidate.score);
+        out.reasons.push(why);
     }
-    placed
 }
 
 /// The order a built-in placer gives `list` (without groups), computed directly from the

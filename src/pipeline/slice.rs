@@ -408,18 +408,31 @@ fn reject_forms(outcome: &SliceOutcome, sorted: &[Candidate]) -> Result<()> {
 /// moves the slot on. The list has one spare slot for the copies after the last kept
 /// candidate, cut off at the end.
 pub(super) fn kept(sorted: &[Candidate], mask: &[bool], count: usize) -> Vec<Candidate> {
+    let mut kept = Vec::new();
+    append_kept(sorted, mask, count, &mut kept);
+    kept
+}
+
+/// [`kept`], appended to `out`.
+pub(super) fn append_kept(
+    sorted: &[Candidate],
+    mask: &[bool],
+    count: usize,
+    out: &mut Vec<Candidate>,
+) {
     debug_assert_eq!(mask.iter().filter(|&&keep| keep).count(), count);
     let Some(&first) = sorted.first() else {
-        return Vec::new();
+        return;
     };
-    let mut kept = vec![first; count + 1];
+    let start = out.len();
+    out.resize(start + count + 1, first);
+    let kept = &mut out[start..];
     let mut next = 0;
     for (candidate, &keep) in sorted.iter().zip(mask) {
         kept[next] = *candidate;
         next = (next + usize::from(keep)).min(count);
     }
-    kept.truncate(count);
-    kept
+    out.truncate(start + count);
 }
 
 /// Turns the slicer's positions into a membership mask, rejecting positions out of range

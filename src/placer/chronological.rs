@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::model::{ScoredItem, Units};
 use crate::placer::Placer;
-use crate::radix::{i64_order_key, stable_order};
+use crate::radix::{i64_order_key, stable_order, stable_order_in, SortBuffers};
 
 /// Orders items by ascending timestamp; items without one go last. Scores are ignored.
 ///
@@ -54,36 +54,64 @@ pub(crate) fn chronological_order(
     for i in 0..n {
         match timestamp(i) {
             Some(ts) => keys.push(i64_order_key(ts)),
-            None => return with_undated(n, timestamp, &keys, i),
+            None => {
+                let (mut timed, mut out) = (Vec::new(), Vec::new());
+                let buffers = &mut SortBuffers::default();
+                chronological_order_into(n, timestamp, buffers, &mut keys, &mut timed, &mut out);
+                return out;
+            }
         }
     }
     stable_order(n, |i| keys[i])
 }
 
-/// [`chronological_order`] once element `first_undated` turned out to have no timestamp;
-/// `keys` are the keys of the elements before it.
-fn with_undated(
+/// [`chronological_order`] into `out` (cleared first), with the timestamped elements'
+/// keys gathered in `keys` and, when some element has none, their indices in `timed`,
+/// sorted in `buffers`: all keep their memory for the next call.
+pub(crate) fn chronological_order_into(
     n: usize,
     timestamp: impl Fn(usize) -> Option<i64>,
-    keys: &[u64],
-    first_undated: usize,
-) -> Vec<usize> {
-    let mut timed: Vec<(u64, usize)> = Vec::with_capacity(n);
-    timed.extend(keys.iter().copied().zip(0..first_undated));
-    // The untimed ones are collected at the front of the final list (allocated once at
-    // its final size), then rotated behind the sorted timed ones.
-    let mut order: Vec<usize> = Vec::with_capacity(n);
-    for i in first_undated..n {
+    buffers: &mut SortBuffers,
+    keys: &mut Vec<u64>,
+    timed: &mut Vec<usize>,
+    out: &mut Vec<usize>,
+) {
+    keys.clear();
+    keys.reserve(n);
+    out.clear();
+    out.reserve(n);
+    let mut first_undated = None;
+    for i in 0..n {
         match timestamp(i) {
-            Some(ts) => timed.push((i64_order_key(ts), i)),
-            None => order.push(i),
+            Some(ts) => keys.push(i64_order_key(ts)),
+            None => {
+                first_undated = Some(i);
+                break;
+            }
         }
     }
-    let untimed = order.len();
-    let sorted = stable_order(timed.len(), |k| timed[k].0);
-    order.extend(sorted.into_iter().map(|k| timed[k].1));
-    order.rotate_left(untimed);
-    order
+    let Some(first_undated) = first_undated else {
+        out.extend_from_slice(stable_order_in(n, |i| keys[i], buffers));
+        return;
+    };
+    // The untimed ones are collected at the front of `out`, then rotated behind the
+    // sorted timed ones.
+    timed.clear();
+    timed.reserve(n);
+    timed.extend(0..first_undated);
+    for i in first_undated..n {
+        match timestamp(i) {
+            Some(ts) => {
+                keys.push(i64_order_key(ts));
+                timed.push(i);
+            }
+            None => out.push(i),
+        }
+    }
+    let untimed = out.len();
+    let sorted = stable_order_in(timed.len(), |k| keys[k], buffers);
+    out.extend(sorted.iter().map(|&k| timed[k]));
+    out.rotate_left(untimed);
 }
 
 #[cfg(test)]
@@ -128,6 +156,9 @@ mod tests {
                 .wrapping_add(1_442_695_040_888_963_407);
             (state >> 33) % below
         };
+        // The buffered form reuses one set of buffers across all the cases.
+        let mut buffers = SortBuffers::default();
+        let (mut keys, mut timed, mut reused) = (Vec::new(), Vec::new(), Vec::new());
         for case in 0..300 {
             let n = next(if case % 5 == 0 { 2000 } else { 40 }) as usize;
             let stamps: Vec<Option<i64>> = (0..n)
@@ -147,6 +178,9 @@ mod tests {
             let mut want: Vec<usize> = (0..n).collect();
             want.sort_by_key(|&i| (stamps[i].is_none(), stamps[i]));
             assert_eq!(chronological_order(n, |i| stamps[i]), want, "{stamps:?}");
+            let stamp = |i: usize| stamps[i];
+            chronological_order_into(n, stamp, &mut buffers, &mut keys, &mut timed, &mut reused);
+            assert_eq!(reused, want, "in reused buffers: {stamps:?}");
         }
     }
 

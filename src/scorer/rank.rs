@@ -7,7 +7,7 @@
 
 use crate::error::Result;
 use crate::model::ContextItem;
-use crate::radix::{i64_order_key, stable_order};
+use crate::radix::{i64_order_key, stable_order, stable_order_in, SortBuffers};
 use crate::scorer::check_one_slot_per_item;
 
 /// Writes the rank score of every item into `out`, ranking by `key` (`None` = unranked).
@@ -39,7 +39,25 @@ pub(super) fn keyed_positions(
 /// slot 0.0) by sorting the keys once. Keys that already come in non-decreasing order
 /// (timestamps of a transcript, in the order its turns were added) are their own stable
 /// order, found by one comparison per pair instead of a sort.
-pub(crate) fn rank_sorted(keyed: &[(i64, usize)], out: &mut [f64]) {
+pub(super) fn rank_sorted(keyed: &[(i64, usize)], out: &mut [f64]) {
+    if let Some(len) = rank_unless_sort_needed(keyed, out) {
+        let order = stable_order(len, |k| i64_order_key(keyed[k].0));
+        write_tie_group_ranks(keyed, order.iter().copied(), out);
+    }
+}
+
+/// [`rank_sorted`] with its sort done in `buffers` (kept for the next call).
+pub(crate) fn rank_sorted_in(keyed: &[(i64, usize)], out: &mut [f64], buffers: &mut SortBuffers) {
+    if let Some(len) = rank_unless_sort_needed(keyed, out) {
+        let order = stable_order_in(len, |k| i64_order_key(keyed[k].0), buffers);
+        write_tie_group_ranks(keyed, order.iter().copied(), out);
+    }
+}
+
+/// The ranks of [`rank_sorted`] that need no sort: clears `out`, then writes the ranks of
+/// fewer than two pairs, or of pairs already in key order, and returns `None`; or returns
+/// the pair count, for the caller to sort.
+fn rank_unless_sort_needed(keyed: &[(i64, usize)], out: &mut [f64]) -> Option<usize> {
     out.fill(0.0);
     match keyed.len() {
         0 => {}
@@ -47,11 +65,9 @@ pub(crate) fn rank_sorted(keyed: &[(i64, usize)], out: &mut [f64]) {
         len if keyed.windows(2).all(|pair| pair[0].0 <= pair[1].0) => {
             write_tie_group_ranks(keyed, 0..len, out);
         }
-        len => {
-            let order = stable_order(len, |k| i64_order_key(keyed[k].0));
-            write_tie_group_ranks(keyed, order.iter().copied(), out);
-        }
+        len => return Some(len),
     }
+    None
 }
 
 /// Given the keyed items and their stable `order` by key (at least two items), gives each

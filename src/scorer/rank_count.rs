@@ -11,8 +11,9 @@
 
 use crate::error::Result;
 use crate::model::ContextItem;
+use crate::radix::SortBuffers;
 use crate::scorer::check_one_slot_per_item;
-use crate::scorer::rank::{keyed_positions, rank_sorted};
+use crate::scorer::rank::{keyed_positions, rank_sorted_in};
 
 /// Keys spanning more values than this are ranked by sorting.
 const SPAN_MAX: u64 = 1 << 16;
@@ -32,7 +33,18 @@ pub(super) fn rank_scores_by_counting(
 
 /// [`rank_scores_by_counting`] of the `keyed` (key, position) pairs, in position order:
 /// writes each pair's rank score at its position in `out` and 0.0 everywhere else.
-pub(crate) fn rank_keyed_by_counting(keyed: &[(i64, usize)], out: &mut [f64]) {
+fn rank_keyed_by_counting(keyed: &[(i64, usize)], out: &mut [f64]) {
+    rank_keyed_by_counting_in(keyed, out, &mut Vec::new(), &mut SortBuffers::default());
+}
+
+/// [`rank_keyed_by_counting`] with its counts in `counts` and any sort in `buffers`
+/// (both kept for the next call).
+pub(crate) fn rank_keyed_by_counting_in(
+    keyed: &[(i64, usize)],
+    out: &mut [f64],
+    counts: &mut Vec<usize>,
+    buffers: &mut SortBuffers,
+) {
     let (lowest, highest) = keyed
         .iter()
         .fold((i64::MAX, i64::MIN), |(low, high), &(k, _)| {
@@ -40,11 +52,13 @@ pub(crate) fn rank_keyed_by_counting(keyed: &[(i64, usize)], out: &mut [f64]) {
         });
     let span = highest.abs_diff(lowest);
     if keyed.len() < 2 || span >= SPAN_MAX || span / 4 >= keyed.len() as u64 {
-        rank_sorted(keyed, out);
+        rank_sorted_in(keyed, out, buffers);
         return;
     }
     // `span < SPAN_MAX`, so every offset below fits a usize.
-    let mut smaller = vec![0usize; span as usize + 1];
+    let smaller = counts;
+    smaller.clear();
+    smaller.resize(span as usize + 1, 0);
     for (k, _) in keyed {
         if let Some(count) = smaller.get_mut(k.abs_diff(lowest) as usize) {
             *count += 1;
@@ -52,7 +66,7 @@ pub(crate) fn rank_keyed_by_counting(keyed: &[(i64, usize)], out: &mut [f64]) {
     }
     // Counts per value become the number of keys strictly below each value.
     let mut below = 0;
-    for count in &mut smaller {
+    for count in smaller.iter_mut() {
         let here = *count;
         *count = below;
         below += here;

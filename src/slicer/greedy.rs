@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, Levels, ScoredItem, Units};
-use crate::radix::{f64_order_key, stable_order};
+use crate::radix::{f64_order_key, stable_order, stable_order_in, SortBuffers};
 use crate::slicer::shared::select_units;
 use crate::slicer::{SliceOutcome, Slicer};
 
@@ -111,7 +111,12 @@ fn density_order(
     tokens: impl Fn(usize) -> i64,
     score: impl Fn(usize) -> f64,
 ) -> Vec<usize> {
-    stable_order(n, |i| !f64_order_key(density(score(i), tokens(i))))
+    stable_order(n, |i| density_key(score(i), tokens(i)))
+}
+
+/// The sort key of a density order: the inverted total-order key of the density.
+fn density_key(score: f64, tokens: i64) -> u64 {
+    !f64_order_key(density(score, tokens))
 }
 
 /// The single greedy pass over `order` with `target > 0` tokens of room (`tokens[i]`
@@ -163,8 +168,37 @@ pub(crate) fn select_columns(
         return Ok(0);
     }
     let order = density_order(n, &tokens, score);
+    mark_selected(tokens, &order, target, selected)
+}
+
+/// [`select_columns`] with its density order computed in `buffers` (kept for the next
+/// call).
+pub(crate) fn select_columns_in(
+    n: usize,
+    tokens: impl Fn(usize) -> i64,
+    score: impl Fn(usize) -> f64,
+    budget: &ContextBudget,
+    selected: &mut [bool],
+    buffers: &mut SortBuffers,
+) -> Result<usize> {
+    let target = budget.target_tokens();
+    if n == 0 || target <= 0 {
+        return Ok(0);
+    }
+    let order = stable_order_in(n, |i| density_key(score(i), tokens(i)), buffers);
+    mark_selected(tokens, order, target, selected)
+}
+
+/// The greedy pass over `order` with `target` tokens of room, setting `selected` for every
+/// candidate taken; how many it took.
+fn mark_selected(
+    tokens: impl Fn(usize) -> i64,
+    order: &[usize],
+    target: i64,
+    selected: &mut [bool],
+) -> Result<usize> {
     let mut count = 0;
-    visit(tokens, &order, target, |pos| {
+    visit(tokens, order, target, |pos| {
         selected[pos] = true;
         count += 1;
     })?;
@@ -380,6 +414,8 @@ mod tests {
     #[test]
     fn columns_select_exactly_what_slice_selects() {
         let scores = [0.0, -0.0, 0.5, 1.0, -0.3, f64::MAX, f64::INFINITY, f64::NAN];
+        // The buffered form reuses one set of buffers across all the cases.
+        let mut buffers = SortBuffers::default();
         for seed in 0..1500u64 {
             let mut rng = Rng::new(seed ^ 0x5eed);
             let n = match seed % 5 {
@@ -414,6 +450,11 @@ mod tests {
             let count = select_columns(n, tokens, score, &budget(target), &mut got).unwrap();
             assert_eq!(got, want_mask, "seed {seed}");
             assert_eq!(count, want.len(), "seed {seed}");
+            got.fill(false);
+            let budget = budget(target);
+            let count = select_columns_in(n, tokens, score, &budget, &mut got, &mut buffers);
+            assert_eq!(got, want_mask, "seed {seed}, in reused buffers");
+            assert_eq!(count.unwrap(), want.len(), "seed {seed}, in reused buffers");
         }
     }
 }

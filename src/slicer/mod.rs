@@ -35,6 +35,7 @@ mod test_support;
 pub use count_constrained_knapsack::CountConstrainedKnapsackSlice;
 pub use count_quota::{CountQuotaEntry, CountQuotaSlice, ScarcityBehavior};
 pub(crate) use greedy::select_columns as greedy_select_columns;
+pub(crate) use greedy::select_columns_in as greedy_select_columns_in;
 pub use greedy::GreedySlice;
 pub use knapsack::{KnapsackSlice, DEFAULT_BUCKET_SIZE, DEFAULT_TABLE_LIMIT_BYTES};
 pub use quota::{QuotaEntry, QuotaSlice};

@@ -4,7 +4,8 @@
 // ctxpack_items_push_many + ctxpack_pipeline_run on the same descriptors through every
 // result accessor; its errors are push_many's (same status, same message); it keeps no
 // pointer into the caller's descriptors; callbacks may free the pipeline, the budget and
-// the descriptors while it runs. Built and run by tests/c/run.sh (plain, under
+// the descriptors while it runs. The run into a kept result, ctxpack_pipeline_run_descs_into,
+// gives the same results on the same inputs, and reuses the result it is given. Built and run by tests/c/run.sh (plain, under
 // ASan+UBSan, and under valgrind).
 #include <stddef.h>
 #include <stdint.h>
@@ -390,6 +391,38 @@ static ctxpack_run_options traced(int32_t detail) {
     return o;
 }
 
+// The result every case runs into with ctxpack_pipeline_run_descs_into: reused from case to
+// case, across sizes, pipelines, traced and untraced runs and failures.
+static ctxpack_result *kept_result = NULL;
+
+// A run into kept_result gives the list run's status, message and result; on failure the
+// earlier result is left as it was (same pointer, still readable).
+static void check_run_into(const ctxpack_pipeline *p, const input *in, const ctxpack_budget *b,
+                           const ctxpack_run_options *opts, ctxpack_status expected, const ctxpack_result *want,
+                           const ctxpack_error *want_err, const char *where) {
+    ctxpack_result *before = kept_result;
+    ctxpack_error *err = NULL;
+    ctxpack_status s = ctxpack_pipeline_run_descs_into(p, in->d, in->n, b, opts, &kept_result, &err);
+    if (s != expected) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s: list run %s, run into a kept result %s", where, ctxpack_status_name(expected),
+                 ctxpack_status_name(s));
+        tf_fail(__FILE__, __LINE__, msg);
+    } else if (s == CTXPACK_OK) {
+        CHECK(kept_result != NULL && err == NULL);
+        check_same_result(want, kept_result, where);
+    } else {
+        CHECK(kept_result == before && err != NULL);
+        if (err && want_err) CHECK(str_same(ctxpack_error_message(want_err), ctxpack_error_message(err)));
+        if (before) {
+            const size_t *indices = NULL;
+            size_t len = 0;
+            CHECK(ctxpack_result_indices(before, &indices, &len) == CTXPACK_OK);
+        }
+    }
+    ctxpack_error_free(err);
+}
+
 // The status and message of push_many + run, and of the one-shot run, on the same
 // input; the results are compared when both succeed. Then the input is overwritten and
 // freed before the one-shot result is read again, so a pointer it kept into the caller's
@@ -406,6 +439,7 @@ static void check_case(const ctxpack_pipeline *p, input *in, const ctxpack_budge
     if (sa == CTXPACK_OK) sa = ctxpack_pipeline_run(p, items, b, opts, &ra, &list_err);
     ctxpack_items_free(items);
     ctxpack_status sb = ctxpack_pipeline_run_descs(p, in->d, in->n, b, opts, &rb, &one_err);
+    check_run_into(p, in, b, opts, sa, ra, list_err, where);
     char msg[300];
     if (sa != sb) {
         snprintf(msg, sizeof msg, "%s: list run %s, one-shot %s", where, ctxpack_status_name(sa), ctxpack_status_name(sb));
@@ -467,6 +501,54 @@ TEST(generated_inputs_give_the_list_runs_result) {
     CHECK(covered.traced > 0 && covered.grouped > 0 && covered.pruned > 0 && covered.shortfalls > 0);
     CHECK(covered.excluded > 0 && covered.downgraded > 0 && covered.overflowed > 0 && covered.failed > 0);
     for (int w = 0; w < 3; w++) ctxpack_pipeline_free(pipelines[w]);
+    ctxpack_result_free(kept_result);
+    kept_result = NULL;
+}
+
+TEST(a_run_into_a_result_reuses_it) {
+    ctxpack_pipeline *p = pipeline_of(0);
+    input *in = generate(99, 40, 0);
+    REQUIRE(p != NULL && in != NULL);
+    int64_t total = total_tokens(in);
+    ctxpack_budget *b = budget_of(total, total / 2);
+    REQUIRE(b != NULL);
+    ctxpack_result *r = NULL, *once = NULL;
+    REQUIRE_OK(ctxpack_pipeline_run_descs(p, in->d, in->n, b, NULL, &once, NULL));
+    // NULL: a new result; then the same result, rewritten.
+    REQUIRE_OK(ctxpack_pipeline_run_descs_into(p, in->d, in->n, b, NULL, &r, NULL));
+    REQUIRE(r != NULL);
+    check_same_result(once, r, "first run into NULL");
+    ctxpack_result *first = r;
+    REQUIRE_OK(ctxpack_pipeline_run_descs_into(p, in->d, in->n, b, NULL, &r, NULL));
+    CHECK(r == first);
+    check_same_result(once, r, "second run");
+    // A result of ctxpack_pipeline_run_descs may be reused too.
+    ctxpack_result_free(r);
+    r = once;
+    once = NULL;
+    REQUIRE_OK(ctxpack_pipeline_run_descs(p, in->d, in->n, b, NULL, &once, NULL));
+    REQUIRE_OK(ctxpack_pipeline_run_descs_into(p, in->d, in->n, b, NULL, &r, NULL));
+    check_same_result(once, r, "run into a one-shot result");
+    // Refusals leave *result alone.
+    ctxpack_error *err = NULL;
+    CHECK_STATUS(ctxpack_pipeline_run_descs_into(p, in->d, in->n, b, NULL, NULL, &err), CTXPACK_NULL_ARGUMENT);
+    ctxpack_error_free(err);
+    err = NULL;
+    ctxpack_result *wrong = (ctxpack_result *)(void *)b;
+    CHECK_STATUS(ctxpack_pipeline_run_descs_into(p, in->d, in->n, b, NULL, &wrong, &err), CTXPACK_WRONG_HANDLE_TYPE);
+    CHECK(wrong == (ctxpack_result *)(void *)b);
+    ctxpack_error_free(err);
+    err = NULL;
+    ctxpack_result *before = r;
+    CHECK_STATUS(ctxpack_pipeline_run_descs_into(NULL, in->d, in->n, b, NULL, &r, &err), CTXPACK_NULL_ARGUMENT);
+    CHECK(r == before);
+    check_same_result(once, r, "after a refused run");
+    ctxpack_error_free(err);
+    ctxpack_result_free(r);
+    ctxpack_result_free(once);
+    ctxpack_budget_free(b);
+    ctxpack_pipeline_free(p);
+    free(in);
 }
 
 TEST(a_small_untraced_run_and_its_accessors) {
@@ -742,6 +824,7 @@ TEST(a_descriptor_array_of_an_older_header_is_read_with_its_stride) {
 
 int main(void) {
     RUN(generated_inputs_give_the_list_runs_result);
+    RUN(a_run_into_a_result_reuses_it);
     RUN(a_small_untraced_run_and_its_accessors);
     RUN(count_zero_is_an_empty_run);
     RUN(bad_descriptors_are_named_by_position_as_push_many_names_them);
