@@ -148,6 +148,8 @@ struct AllocStats {
     bytes: usize,
     /// The largest single allocation.
     largest: usize,
+    /// Bytes still allocated at the end (what the closure left behind).
+    held: isize,
 }
 
 fn counted<R>(f: impl FnOnce() -> R) -> (R, AllocStats) {
@@ -164,6 +166,7 @@ fn counted<R>(f: impl FnOnce() -> R) -> (R, AllocStats) {
         count: COUNT.load(Relaxed),
         bytes: BYTES.load(Relaxed),
         largest: LARGEST.load(Relaxed),
+        held: CURRENT.load(Relaxed),
     };
     (r, stats)
 }
@@ -1252,6 +1255,13 @@ struct OneShot {
     peak: usize,
     /// Whether it placed what the list run placed.
     same: bool,
+    /// The run into a kept result (`ctxpack_pipeline_run_descs_into`): median of run +
+    /// read, the allocations of a third run into it, the bytes the result holds then, and
+    /// whether it placed what the list run placed.
+    into_median: Duration,
+    into_allocations: usize,
+    into_held: usize,
+    into_same: bool,
 }
 
 enum RefOutcome {
@@ -1380,6 +1390,18 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
     let oneshot_first =
         (w == Workload::Agent).then(|| counted(|| ctx_run_oneshot(&setup, &descs, trace)));
     let mut oneshot_samples = Vec::new();
+    // The run into a kept result: made by two untimed runs, then a third counted.
+    let mut kept = ptr::null_mut();
+    let into_first = oneshot_first.is_some().then(|| {
+        let ((), made) = counted(|| {
+            for _ in 0..2 {
+                black_box(ctx_run_into(&setup, &descs, trace, &mut kept).ok());
+            }
+        });
+        let (placed, third) = counted(|| ctx_run_into(&setup, &descs, trace, &mut kept));
+        (placed, third.count, made.held.max(0) as usize)
+    });
+    let mut into_samples = Vec::new();
     let reps = ctx_samples_target.max(ref_reps);
     for i in 0..reps {
         if i < ctx_samples_target {
@@ -1388,10 +1410,14 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
             // one-shot row (or a traced row), the list run and the one-shot run (or the
             // untraced run) take turns in that place, so that both are timed under the
             // same conditions; each then has half the samples.
-            if oneshot_first.is_some() && i % 2 == 1 {
+            if oneshot_first.is_some() && i % 3 == 1 {
                 let (r, d) = time(|| ctx_run_oneshot(&setup, &descs, trace));
                 black_box(r.ok());
                 oneshot_samples.push(d);
+            } else if oneshot_first.is_some() && i % 3 == 2 {
+                let (r, d) = time(|| ctx_run_into(&setup, &descs, trace, &mut kept));
+                black_box(r.ok());
+                into_samples.push(d);
             } else if traced && i % 2 == 1 {
                 let (r, d) = time(|| ctx_run(&setup, &descs, 0));
                 black_box(r.ok());
@@ -1441,12 +1467,20 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
         read: phase(|p| p.read),
         free: phase(|p| p.free),
     };
-    let oneshot = oneshot_first.map(|(placed, stats)| OneShot {
-        median: median(&mut oneshot_samples),
-        allocations: stats.count,
-        peak: stats.peak,
-        same: placed.ok() == first.as_ref().ok().cloned(),
-    });
+    // SAFETY: NULL or the result of the last run into it.
+    unsafe { ctxpack_result_free(kept) };
+    let oneshot = oneshot_first.zip(into_first).map(
+        |((placed, stats), (into_placed, into_allocations, into_held))| OneShot {
+            median: median(&mut oneshot_samples),
+            allocations: stats.count,
+            peak: stats.peak,
+            same: placed.ok() == first.as_ref().ok().cloned(),
+            into_median: median(&mut into_samples),
+            into_allocations,
+            into_held,
+            into_same: into_placed.ok() == first.as_ref().ok().cloned(),
+        },
+    );
     Row {
         workload: w,
         n,
@@ -1555,21 +1589,30 @@ fn print_phases(rows: &[Row]) {
     println!();
     println!("Phase split of the ctxpack runs (C ABI; medians of each phase; push = ctxpack_items_new + ctxpack_items_push_many, run = ctxpack_pipeline_run, read = ctxpack_result_indices and the host's copy of the indices, whose allocation is the phase's one, free = ctxpack_result_free + ctxpack_items_free; allocations counted on the untimed memory run)");
     println!();
-    println!("| workload | N | push | run | read | free | push share | allocations: push / run / read / free | one-shot (run + read + free) | list / one-shot | one-shot allocations | one-shot peak / input |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| workload | N | push | run | read | free | push share | allocations: push / run / read / free | one-shot (run + read + free) | list / one-shot | one-shot allocations | one-shot peak / input | run into a kept result (run + read) | list / kept | kept allocations (third run, the host's copy of the indices included) | kept result's bytes / input |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows.iter().filter(|r| r.ctx_error.is_none()) {
         let p = &r.phases;
         let sum = p.push + p.run + p.read + p.free;
         let oneshot = match &r.oneshot {
             Some(o) => format!(
-                "{}{} | {:.2}× | {} | {:.2}×",
+                "{}{} | {:.2}× | {} | {:.2}× | {}{} | {:.2}× | {} | {:.2}×",
                 fmt_time(o.median),
                 if o.same { "" } else { " (OTHER SELECTION)" },
                 r.ctx.as_secs_f64() / o.median.as_secs_f64(),
                 o.allocations,
-                o.peak as f64 / r.input as f64
+                o.peak as f64 / r.input as f64,
+                fmt_time(o.into_median),
+                if o.into_same {
+                    ""
+                } else {
+                    " (OTHER SELECTION)"
+                },
+                r.ctx.as_secs_f64() / o.into_median.as_secs_f64(),
+                o.into_allocations,
+                o.into_held as f64 / r.input as f64
             ),
-            None => "— | — | — | —".into(),
+            None => "— | — | — | — | — | — | — | —".into(),
         };
         let allocations = match r.phase_allocations {
             Some([push, run, read, free]) => format!("{push} / {run} / {read} / {free}"),

@@ -348,9 +348,15 @@ fn count_into(input: &Input, result: &mut *mut ctxpack_result) -> (usize, Vec<us
 /// run's size (docs/ffi.md, "Reusing a result"): from the third run of a size on (the
 /// first makes the result, the second the spare window it swaps with), and for any
 /// smaller run after that; a larger one grows it. Its selections are the one-shot run's.
+/// The larger input has repeated contents and items without a timestamp among the placed
+/// ones, so Deduplicate's grouping and the chronological placer's second list run too.
 #[test]
 fn a_run_into_a_reused_result_allocates_nothing() {
-    let (small, large) = (input(100), input(10_000));
+    let (small, mut large) = (input(100), input(10_000));
+    // Every tenth content repeats the one before it: Deduplicate groups them.
+    for i in (5..large.descs.len()).step_by(10) {
+        large.descs[i].content = large.descs[i - 1].content;
+    }
     let mut result = ptr::null_mut();
     let mut counts = Vec::new();
     let (s, l) = ((&small, "100"), (&large, "10 000"));
@@ -373,6 +379,19 @@ fn a_run_into_a_reused_result_allocates_nothing() {
             placed
         };
         assert_eq!(placed, oneshot, "N = {name}");
+        if input.descs.len() == large.descs.len() {
+            // Items 0, 50, 100, ... have no timestamp; some are placed.
+            assert!(
+                placed.iter().any(|&i| i % 50 == 0),
+                "an undated item placed"
+            );
+            // Of each repeated pair, one at most.
+            let set: std::collections::HashSet<usize> = placed.iter().copied().collect();
+            let both = (5..large.descs.len())
+                .step_by(10)
+                .any(|i| set.contains(&i) && set.contains(&(i - 1)));
+            assert!(!both, "a repeated content placed twice");
+        }
         eprintln!("run into a kept result, N = {name}: {count} allocations");
         counts.push(count);
     }

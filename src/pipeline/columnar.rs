@@ -17,7 +17,7 @@
 use crate::cancel::check as check_cancelled;
 use crate::error::checked_token_sum;
 use crate::model::{ContextBudget, ContextKind};
-use crate::pipeline::deduplicate::best_of_each_content_in;
+use crate::pipeline::deduplicate::{best_of_each_content_in, DedupBuffers};
 use crate::pipeline::place::{place_plain, Placed};
 use crate::pipeline::score::Candidate;
 use crate::pipeline::slice::append_kept;
@@ -286,7 +286,7 @@ impl<'p> ColumnPlan<'p> {
             pinned,
             candidates,
             sorted,
-            slots,
+            dedup,
             selected,
             keys,
             timed,
@@ -303,7 +303,7 @@ impl<'p> ColumnPlan<'p> {
                 |p| content(candidates[p].index),
                 |p| candidates[p].score,
                 |p| hashes[candidates[p].index],
-                slots,
+                dedup,
             );
             if let Some(keep) = keep {
                 let mut flags = keep.iter();
@@ -490,8 +490,8 @@ pub(crate) struct StageBuffers {
     keyed: Vec<(i64, usize)>,
     /// The counting rank's counts.
     counts: Vec<usize>,
-    /// Deduplicate's table.
-    slots: Vec<u64>,
+    /// Deduplicate's tables.
+    dedup: DedupBuffers,
     /// Slice's choice, per sorted candidate.
     selected: Vec<bool>,
     /// The chronological placer's keys.

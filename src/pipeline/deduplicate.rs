@@ -215,40 +215,73 @@ pub(super) fn best_of_each_content<'a>(
     score: impl Fn(usize) -> f64,
     hash: impl Fn(usize) -> u64,
 ) -> Option<Vec<bool>> {
-    best_of_each_content_in(n, content, score, hash, &mut Vec::new())
+    let mut buffers = DedupBuffers::default();
+    let found = best_of_each_content_in(n, content, score, hash, &mut buffers).is_some();
+    found.then(|| std::mem::take(&mut buffers.keep))
 }
 
-/// [`best_of_each_content`] with the table of its first pass ([`some_hash_repeats`]) in
-/// `slots`, which keeps its memory for the next call: when that pass finds every content
-/// distinct, nothing is allocated.
-pub(super) fn best_of_each_content_in<'a>(
+/// The memory [`best_of_each_content_in`] keeps from one call to the next: a call no
+/// larger than an earlier one allocates nothing.
+#[derive(Default)]
+pub(crate) struct DedupBuffers {
+    /// The first pass's table ([`some_hash_repeats`]).
+    slots: Vec<u64>,
+    /// Every candidate's hash.
+    hashes: Vec<u64>,
+    /// Where each partition starts, and the next free place in each.
+    starts: Vec<u32>,
+    next: Vec<u32>,
+    /// The candidates, partition by partition.
+    words: Vec<u64>,
+    /// A partition's groups.
+    table: GroupTable,
+    /// Which candidates survive.
+    keep: Vec<bool>,
+}
+
+/// [`best_of_each_content`] working in `buffers`: the survivor flags, a view of them, or
+/// `None` when every content is distinct.
+pub(super) fn best_of_each_content_in<'a, 'b>(
     n: usize,
     content: impl Fn(usize) -> &'a str,
     score: impl Fn(usize) -> f64,
     hash: impl Fn(usize) -> u64,
-    slots: &mut Vec<u64>,
-) -> Option<Vec<bool>> {
+    buffers: &'b mut DedupBuffers,
+) -> Option<&'b [bool]> {
+    let DedupBuffers {
+        slots,
+        hashes,
+        starts,
+        next,
+        words,
+        table,
+        keep,
+    } = buffers;
     if n > u32::MAX as usize {
-        return single_pass(n, content, score);
+        *keep = single_pass(n, content, score)?;
+        return Some(keep);
     }
     if n <= QUICK_CHECK_MAX_LEN && !some_hash_repeats(n, &hash, slots) {
         // Distinct hashes, distinct contents: the common case, settled in one pass.
         return None;
     }
-    let mut keep = vec![false; n];
+    keep.clear();
+    keep.resize(n, false);
     let bits = (n / PARTITION_TARGET).max(1).ilog2();
     if bits == 0 {
         // One partition: every position in order, keyed by its whole hash, without the
         // partitioning's vectors.
-        let mut table = GroupTable::new(n);
+        table.prepare(n);
         let members = (0..n).map(|pos| (pos, hash(pos)));
-        let groups = group_partition(&mut table, members, &content, &score, &mut keep);
+        let groups = group_partition(table, members, &content, &score, keep);
         return (groups < n).then_some(keep);
     }
-    let hashes: Vec<u64> = (0..n).map(hash).collect();
+    hashes.clear();
+    hashes.extend((0..n).map(hash));
     let partition_of = |hash: u64| (hash >> (64 - bits)) as usize;
-    let mut starts = vec![0u32; (1 << bits) + 1];
-    for &h in &hashes {
+    starts.clear();
+    starts.resize((1 << bits) + 1, 0);
+    for &h in hashes.iter() {
         starts[partition_of(h) + 1] += 1;
     }
     for p in 1..starts.len() {
@@ -260,24 +293,23 @@ pub(super) fn best_of_each_content_in<'a>(
     // 32-bit keys still tell nearly all distinct contents apart; equal keys are confirmed
     // by comparing the contents, so a collision only costs a comparison.
     const LOW: u64 = u32::MAX as u64;
-    let mut words = vec![0u64; n];
-    {
-        let mut next = starts.clone();
-        for (pos, &h) in hashes.iter().enumerate() {
-            let slot = &mut next[partition_of(h)];
-            words[*slot as usize] = (h & !LOW) | pos as u64;
-            *slot += 1;
-        }
+    words.clear();
+    words.resize(n, 0);
+    next.clear();
+    next.extend_from_slice(starts);
+    for (pos, &h) in hashes.iter().enumerate() {
+        let slot = &mut next[partition_of(h)];
+        words[*slot as usize] = (h & !LOW) | pos as u64;
+        *slot += 1;
     }
-    drop(hashes);
     let largest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-    let mut table = GroupTable::new(largest as usize);
+    table.prepare(largest as usize);
     let mut groups = 0;
     for part in starts.windows(2) {
         let members = words[part[0] as usize..part[1] as usize]
             .iter()
             .map(|&w| ((w & LOW) as usize, w >> 32));
-        groups += group_partition(&mut table, members, &content, &score, &mut keep);
+        groups += group_partition(table, members, &content, &score, keep);
     }
     (groups < n).then_some(keep)
 }
@@ -345,6 +377,7 @@ fn group_partition<'a>(
 /// partitions by clearing only the slots in use. Groups are numbered from 0 in order of
 /// first appearance. Positions and group numbers are u32 (the callers check that the
 /// positions fit).
+#[derive(Default)]
 struct GroupTable {
     slots: Vec<(u64, u32)>,
     groups: Vec<Group>,
@@ -364,13 +397,14 @@ struct Group {
 const EMPTY: u32 = u32::MAX;
 
 impl GroupTable {
-    fn new(capacity: usize) -> Self {
+    /// Empties the table and sizes it for `capacity` members, keeping its memory.
+    fn prepare(&mut self, capacity: usize) {
         let size = (capacity * 2).next_power_of_two().max(2);
-        Self {
-            slots: vec![(0, EMPTY); size],
-            groups: Vec::with_capacity(capacity),
-            mask: size - 1,
-        }
+        self.slots.clear();
+        self.slots.resize(size, (0, EMPTY));
+        self.groups.clear();
+        self.groups.reserve(capacity);
+        self.mask = size - 1;
     }
 
     fn clear(&mut self) {
@@ -458,9 +492,20 @@ mod tests {
         crate::hash::hash_bytes(s.as_bytes())
     }
 
+    thread_local! {
+        /// Buffers every check of one test reuses, through inputs of every size.
+        static BUFFERS: std::cell::RefCell<DedupBuffers> = Default::default();
+    }
+
     fn check(contents: &[String], scores: &[f64], hash: &dyn Fn(&str) -> u64) {
         let by_pos = |p: usize| hash(&contents[p]);
         let got = best_of_each_content(contents.len(), |p| &contents[p], |p| scores[p], by_pos);
+        BUFFERS.with_borrow_mut(|buffers| {
+            let n = contents.len();
+            let reused =
+                best_of_each_content_in(n, |p| &contents[p], |p| scores[p], by_pos, buffers);
+            assert_eq!(reused, got.as_deref(), "in reused buffers");
+        });
         let want = naive(contents, scores);
         let single = single_pass(contents.len(), |p| &contents[p], |p| scores[p]);
         assert_eq!(single, want.iter().any(|&k| !k).then(|| want.clone()));

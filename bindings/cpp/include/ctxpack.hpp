@@ -1883,6 +1883,29 @@ public:
         return run_once(refs, budget, options);
     }
 
+    // `run_once` into `result`, reusing its memory (the library's
+    // `ctxpack_pipeline_run_descs_into`): an empty `result` (`Result(nullptr)`) gets a new
+    // result; otherwise that result is rewritten, so spans read from it before are invalid.
+    // From the third run of a size on, the library allocates nothing for the run
+    // (docs/ffi.md, "Reusing a result"). On an exception `result` still holds the earlier
+    // run's result.
+    void run_once_into(Result &result, const std::vector<ItemRef> &items, const Budget &budget,
+                       const RunOptions &options = {}) const {
+        detail::RefDescriptors descs(items.data(), items.size());
+        ctxpack_result *raw = result.native();
+        with_options(options, [&](const ctxpack_run_options *o) {
+            detail::call([&](ctxpack_error **e) {
+                return ctxpack_pipeline_run_descs_into(native(), descs.data(), descs.size(), budget.native(), o,
+                                                       &raw, e);
+            });
+            if (raw != result.native()) {
+                // A new result; the library released the earlier one.
+                result.release();
+                result = Result(raw);
+            }
+        });
+    }
+
     // A run with the previous turn's prefix state (none on a first turn): the result,
     // the reuse report and this turn's state (docs/prefix-cache.md).
     PrefixRun run_prefix(const Items &items, const Budget &budget, const PrefixOptions &prefix = {},
@@ -1918,6 +1941,18 @@ private:
     // lives for the call; its exception is rethrown after the result is made).
     template <typename Call>
     Result run_with(const RunOptions &options, Call call) const {
+        std::optional<Result> result;
+        with_options(options, [&](const ctxpack_run_options *o) {
+            result.emplace(detail::create<ctxpack_result>(
+                [&](ctxpack_result **out, ctxpack_error **e) { return call(o, out, e); }));
+        });
+        return std::move(*result);
+    }
+
+    // Calls `call` with the C form of `options` (the overflow callback's context lives for
+    // the call; its exception is rethrown after `call` returns).
+    template <typename Call>
+    void with_options(const RunOptions &options, Call call) const {
         OverflowContext context{&options.on_overflow, nullptr};
         auto o = detail::sized<ctxpack_run_options>();
         o.trace_detail = static_cast<int32_t>(options.trace);
@@ -1926,10 +1961,8 @@ private:
             o.on_overflow = &on_overflow;
             o.overflow_user_data = &context;
         }
-        Result result(detail::create<ctxpack_result>(
-            [&](ctxpack_result **out, ctxpack_error **e) { return call(&o, out, e); }));
+        call(&o);
         if (context.error) std::rethrow_exception(context.error);
-        return result;
     }
 
     explicit Pipeline(ctxpack_pipeline *owned) noexcept : Shared(owned) {}

@@ -1607,4 +1607,53 @@ TEST(run_once_answers_as_a_list_run) {
     }
 }
 
+// A run into a kept result (`Pipeline::run_once_into`) answers as `run_once`, rewrites the
+// same result from the second run on, and leaves it as it was when a run throws.
+TEST(run_once_into_reuses_one_result) {
+    Pipeline pipeline = Pipeline::preset("chat");
+    Result kept(nullptr);
+    const ctxpack_result *first = nullptr;
+    for (int n : {30, 30, 200, 10, 200}) {
+        std::vector<Item> items;
+        for (int i = 0; i < n; i++) {
+            Item it{"kept " + std::to_string(i % 17 == 16 ? i - 1 : i), 3 + (i * 5) % 23};
+            it.timestamp_ns = kJan2024 + int64_t(i) * 1000000000;
+            it.priority = i % 7;
+            items.push_back(it);
+        }
+        int64_t total = 0;
+        for (const Item &it : items) total += it.tokens;
+        Budget budget(total, total / 2);
+        std::vector<ItemRef> refs;
+        for (const Item &it : items) refs.push_back(ItemRef{it.content, it.tokens});
+        for (std::size_t i = 0; i < items.size(); i++) refs[i].timestamp_ns = items[i].timestamp_ns;
+        for (std::size_t i = 0; i < items.size(); i++) refs[i].priority = items[i].priority;
+        Result once = pipeline.run_once(refs, budget);
+        pipeline.run_once_into(kept, refs, budget);
+        CHECK(bool(kept));
+        if (first == nullptr) first = kept.native();
+        CHECK(kept.native() == first);  // the same result, rewritten
+        std::vector<std::size_t> a(once.indices().begin(), once.indices().end());
+        std::vector<std::size_t> b(kept.indices().begin(), kept.indices().end());
+        CHECK(a == b);
+        CHECK(a.size() > 1 && a.size() < items.size());
+        std::vector<double> sa(once.scores().begin(), once.scores().end());
+        std::vector<double> sb(kept.scores().begin(), kept.scores().end());
+        CHECK(sa == sb);
+        CHECK(once.reasons() == kept.reasons());
+    }
+    std::vector<std::size_t> before(kept.indices().begin(), kept.indices().end());
+    std::string bad_utf8 = "\xff";
+    try {
+        pipeline.run_once_into(kept, std::vector<ItemRef>{ItemRef{"ok", 1}, ItemRef{"ok", 1, bad_utf8}},
+                               Budget(10, 10));
+        check::fail(__FILE__, __LINE__, "run_once_into did not throw");
+    } catch (const Error &e) {
+        CHECK(e.status() == Status::InvalidUtf8);
+    }
+    CHECK(kept.native() == first);
+    std::vector<std::size_t> after(kept.indices().begin(), kept.indices().end());
+    CHECK(before == after);
+}
+
 int main() { return check::run_all(); }

@@ -1049,6 +1049,93 @@ impl Session<'_> {
                 unsafe { same_as_list_run(result, pipeline, budget, descs, count, options_ptr) };
             }
         }
+        if no_callbacks && self.r.one_in(2) {
+            let traced = !null_options && trace != 0;
+            let run = OneShotArgs {
+                pipeline,
+                budget,
+                descs,
+                count,
+                options: options_ptr,
+            };
+            self.run_descs_into(run, traced);
+        }
+    }
+
+    /// `ctxpack_pipeline_run_descs_into` on the arguments of a one-shot run that ran no
+    /// callback (so runs the same way again), into NULL, a result the session holds (made
+    /// by any run, traced or not) or a handle of another type: the one-shot run's status,
+    /// a result equal to the list run's on success (with a report when `traced`),
+    /// `*result` untouched on failure, `CTXPACK_WRONG_HANDLE_TYPE` for another type.
+    fn run_descs_into(&mut self, run: OneShotArgs, traced: bool) {
+        let mut once = ptr::null_mut();
+        // SAFETY: the one-shot run's arguments (live, as it ran no callback).
+        let expected = unsafe {
+            let status = ctxpack_pipeline_run_descs(
+                run.pipeline,
+                run.descs,
+                run.count,
+                run.budget,
+                run.options,
+                &mut once,
+                ptr::null_mut(),
+            );
+            ctxpack_result_free(once);
+            status
+        };
+        let n = usize::from(self.r.u8());
+        let results: Vec<usize> = (0..self.handles.len())
+            .filter(|&i| self.handles[i].kind == Kind::Result)
+            .collect();
+        let (held, other) = match self.r.u8() % 8 {
+            0 => (None, None),
+            1 if !self.handles.is_empty() => (None, Some(n % self.handles.len())),
+            _ if !results.is_empty() => (Some(results[n % results.len()]), None),
+            _ => (None, None),
+        };
+        let before: *mut ctxpack_result = match (held, other) {
+            (Some(i), _) | (_, Some(i)) => self.handles[i].ptr.cast(),
+            _ => ptr::null_mut(),
+        };
+        let mut target = before;
+        let mut slot = self.error_slot();
+        // SAFETY: as above, `target` NULL or a live handle.
+        let status = unsafe {
+            ctxpack_pipeline_run_descs_into(
+                run.pipeline,
+                run.descs,
+                run.count,
+                run.budget,
+                run.options,
+                &mut target,
+                slot.arg(),
+            )
+        };
+        let ok = self.check("pipeline_run_descs_into", status, slot);
+        if let Some(i) = other.filter(|&i| self.handles[i].kind != Kind::Result) {
+            assert_eq!(status, CTXPACK_WRONG_HANDLE_TYPE, "{:?} as *result", self.handles[i].kind);
+            assert_eq!(target, before, "a refused run changed *result");
+            return;
+        }
+        assert_eq!(status, expected, "run into a result vs the one-shot run");
+        if !ok {
+            assert_eq!(target, before, "a failed run changed *result");
+            return;
+        }
+        assert!(!target.is_null(), "success without a result");
+        match held.or(other) {
+            Some(i) => self.handles[i].ptr = target.cast(),
+            None => self.handles.push(Handle {
+                kind: Kind::Result,
+                ptr: target.cast(),
+                custom: false,
+            }),
+        }
+        self.check_result(target, Some(run.count), Some(traced), None);
+        // SAFETY: as above; `target` is a live result.
+        unsafe {
+            same_as_list_run(target, run.pipeline, run.budget, run.descs, run.count, run.options)
+        };
     }
 
     /// Checks a result through every accessor. `len`: the run's item count; `traced`:
@@ -2108,6 +2195,16 @@ fn free_as(kind: Kind, ptr: *mut c_void) {
             Kind::Warnings => ctxpack_json_warnings_free(ptr.cast()),
         }
     }
+}
+
+/// The arguments of a one-shot run, for a second run on them.
+#[derive(Clone, Copy)]
+struct OneShotArgs {
+    pipeline: *const ctxpack_pipeline,
+    budget: *const ctxpack_budget,
+    descs: *const ctxpack_item_desc,
+    count: usize,
+    options: *const ctxpack_run_options,
 }
 
 /// Checks that a one-shot result, from a run during which no callback ran, places what a
