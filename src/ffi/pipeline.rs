@@ -281,7 +281,8 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
 ///
 /// On failure `*result` is unchanged: still the earlier result (or NULL), readable as
 /// before. `result` itself must not be NULL (`CTXPACK_NULL_ARGUMENT`); a `*result` that
-/// is not a live result is `CTXPACK_WRONG_HANDLE_TYPE`. Everything else (the descriptors,
+/// is not a live result is `CTXPACK_WRONG_HANDLE_TYPE`. `result` and `*result` are checked
+/// after the pipeline, the budget and `options`, before the descriptors. Everything else (the descriptors,
 /// the caller-memory rule, the errors) is as for `ctxpack_pipeline_run_descs`. Do not
 /// use the earlier result from another thread during the call.
 #[no_mangle]
@@ -297,12 +298,12 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs_into(
     // SAFETY: handles are NULL or live; `descs` holds `count` descriptors; `options` is
     // NULL or valid; `result` is NULL or points to NULL or the caller's result.
     crate::ffi::status::guard(out_error, || unsafe {
-        if result.is_null() {
-            return Err(FfiError::null("result"));
-        }
         let pipeline = handles::retain(pipeline, "pipeline")?;
         let budget = handles::retain(budget, "budget")?;
         let setup = RunSetup::read(options, "options")?;
+        if result.is_null() {
+            return Err(FfiError::null("result"));
+        }
         let earlier = result.read();
         let reused = match earlier.is_null() {
             true => None,

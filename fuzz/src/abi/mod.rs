@@ -1113,7 +1113,28 @@ impl Session<'_> {
         };
         let ok = self.check("pipeline_run_descs_into", status, slot);
         if let Some(i) = other.filter(|&i| self.handles[i].kind != Kind::Result) {
-            assert_eq!(status, CTXPACK_WRONG_HANDLE_TYPE, "{:?} as *result", self.handles[i].kind);
+            // The pipeline, the budget and the options are checked before `*result`: their
+            // error is an empty one-shot run's.
+            let mut empty = ptr::null_mut();
+            // SAFETY: as above, with no descriptors.
+            let arguments = unsafe {
+                let status = ctxpack_pipeline_run_descs(
+                    run.pipeline,
+                    ptr::null(),
+                    0,
+                    run.budget,
+                    run.options,
+                    &mut empty,
+                    ptr::null_mut(),
+                );
+                ctxpack_result_free(empty);
+                status
+            };
+            let want = match arguments {
+                CTXPACK_OK => CTXPACK_WRONG_HANDLE_TYPE,
+                error => error,
+            };
+            assert_eq!(status, want, "{:?} as *result", self.handles[i].kind);
             assert_eq!(target, before, "a refused run changed *result");
             return;
         }
