@@ -71,6 +71,14 @@ namespace Ctxpack
 
     internal sealed class ResultHandle : CtxpackHandle
     {
+        /// A handle owning `result`, a result the library returned through a raw pointer.
+        internal static ResultHandle Adopt(IntPtr result)
+        {
+            var owned = new ResultHandle();
+            owned.SetHandle(result);
+            return owned;
+        }
+
         protected override bool ReleaseHandle() { Native.ctxpack_result_free(handle); return true; }
     }
 

@@ -179,7 +179,7 @@ namespace Ctxpack
 
         /// The run options at `trace`. No overflow callback: the event is in
         /// RunResult.Overflow.
-        static Native.RunOptions RunOptionsOf(TraceDetail trace)
+        internal static Native.RunOptions RunOptionsOf(TraceDetail trace)
         {
             var options = new Native.RunOptions();
             Native.ctxpack_run_options_init(ref options, Native.Size<Native.RunOptions>());

@@ -475,13 +475,22 @@ func copyArray<T>(_ function: String, _ get: (UnsafeMutablePointer<UnsafePointer
 /// `Report` keeps one).
 final class ResultHandle: @unchecked Sendable {
     // @unchecked: the library allows any number of concurrent readers of a result, and the
-    // binding never writes through the handle.
+    // binding writes through the handle only in a `Runner`, which holds the only reference
+    // to its kept handle (under its lock) and calls `disown` there.
     private let pointer: OpaquePointer
+    /// Set when the library released `pointer` itself (a run into it made a new result).
+    private var disowned = false
 
     /// Takes ownership of `pointer`.
     init(_ pointer: OpaquePointer) { self.pointer = pointer }
 
-    deinit { ctxpack_result_free(pointer) }
+    deinit { if !disowned { ctxpack_result_free(pointer) } }
+
+    /// The pointer, for a run into this result (`Runner`), which keeps the handle alive.
+    var raw: OpaquePointer { pointer }
+
+    /// Gives up the pointer without freeing it: the library has released it.
+    func disown() { disowned = true }
 
     /// `body` with the result, which stays alive until `body` returns.
     func with<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {
