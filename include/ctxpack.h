@@ -1836,10 +1836,11 @@ ctxpack_status ctxpack_pipeline_run_descs(const struct ctxpack_pipeline *pipelin
 //
 // On failure `*result` is unchanged: still the earlier result (or NULL), readable as
 // before. `result` itself must not be NULL (`CTXPACK_NULL_ARGUMENT`); a `*result` that
-// is not a live result is `CTXPACK_WRONG_HANDLE_TYPE`. `result` and `*result` are checked
-// after the pipeline, the budget and `options`, before the descriptors. Everything else (the descriptors,
-// the caller-memory rule, the errors) is as for `ctxpack_pipeline_run_descs`. Do not
-// use the earlier result from another thread during the call.
+// is not a live result is `CTXPACK_WRONG_HANDLE_TYPE`. `result` and `*result` are
+// checked after the pipeline, the budget and `options`, before the descriptors.
+// Everything else (the descriptors, the caller-memory rule, the errors) is as for
+// `ctxpack_pipeline_run_descs`. Do not use the earlier result from another thread during
+// the call.
 ctxpack_status ctxpack_pipeline_run_descs_into(const struct ctxpack_pipeline *pipeline, const struct ctxpack_item_desc *descs, size_t count, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **result, struct ctxpack_error **out_error);
 
 // Gives the caller one more reference to `pipeline` and returns the same pointer: each

@@ -281,10 +281,11 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
 ///
 /// On failure `*result` is unchanged: still the earlier result (or NULL), readable as
 /// before. `result` itself must not be NULL (`CTXPACK_NULL_ARGUMENT`); a `*result` that
-/// is not a live result is `CTXPACK_WRONG_HANDLE_TYPE`. `result` and `*result` are checked
-/// after the pipeline, the budget and `options`, before the descriptors. Everything else (the descriptors,
-/// the caller-memory rule, the errors) is as for `ctxpack_pipeline_run_descs`. Do not
-/// use the earlier result from another thread during the call.
+/// is not a live result is `CTXPACK_WRONG_HANDLE_TYPE`. `result` and `*result` are
+/// checked after the pipeline, the budget and `options`, before the descriptors.
+/// Everything else (the descriptors, the caller-memory rule, the errors) is as for
+/// `ctxpack_pipeline_run_descs`. Do not use the earlier result from another thread during
+/// the call.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_run_descs_into(
     pipeline: *const ctxpack_pipeline,

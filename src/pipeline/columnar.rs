@@ -103,6 +103,7 @@ impl<T: Copy> Bounded<T> {
         Some(())
     }
 
+    /// The values appended, in order.
     fn as_slice(&self) -> &[T] {
         &self.values[..self.len]
     }
