@@ -156,13 +156,27 @@ fn pipeline(tagged: bool) -> *mut ctxpack_pipeline {
 
 /// A budget of all of `input`'s tokens with half of them as the target.
 fn half_budget(input: &Input) -> *mut ctxpack_budget {
+    budget_with_slots(input, &[])
+}
+
+/// [`half_budget`] with 10 tokens reserved for memories: a budget whose copy allocates.
+fn slotted_budget(input: &Input) -> *mut ctxpack_budget {
+    let slot = ctxpack_reserved_slot {
+        kind: s("Memory"),
+        count: 10,
+    };
+    budget_with_slots(input, &[slot])
+}
+
+/// [`half_budget`] with these reserved slots.
+fn budget_with_slots(input: &Input, slots: &[ctxpack_reserved_slot]) -> *mut ctxpack_budget {
     let desc = ctxpack_budget_desc {
         struct_size: size_of::<ctxpack_budget_desc>(),
         max_tokens: input.total_tokens,
         target_tokens: input.total_tokens / 2,
         output_reserve: 0,
-        slots: ptr::null(),
-        slot_count: 0,
+        slots: slots.as_ptr(),
+        slot_count: slots.len(),
         estimation_safety_margin_percent: 0.0,
     };
     // SAFETY: a valid descriptor; the out-parameters come from `make`.
@@ -317,12 +331,12 @@ fn a_columnar_one_shot_run_allocates_the_same_at_every_size() {
 }
 
 /// Allocations of a run into `*result` (`ctxpack_pipeline_run_descs_into`) over `input`
-/// with the chat pipeline, half the tokens as target; and the placed indices.
+/// with the chat pipeline and [`slotted_budget`]; and the placed indices.
 fn count_into(input: &Input, result: &mut *mut ctxpack_result) -> (usize, Vec<usize>) {
     // SAFETY (block): valid arrays, live handles, `*result` NULL or a live result.
     unsafe {
         let pipeline = pipeline(false);
-        let budget = half_budget(input);
+        let budget = slotted_budget(input);
         let (descs, n) = (input.descs.as_ptr(), input.descs.len());
         let (status, count) = allocations(|| {
             ctxpack_pipeline_run_descs_into(
@@ -366,7 +380,7 @@ fn a_run_into_a_reused_result_allocates_nothing() {
         // SAFETY (block): valid arrays and live handles.
         let oneshot = unsafe {
             let pipeline = pipeline(false);
-            let budget = half_budget(input);
+            let budget = slotted_budget(input);
             let (descs, n) = (input.descs.as_ptr(), input.descs.len());
             let once = make(|o, e| {
                 ctxpack_pipeline_run_descs(pipeline, descs, n, budget, ptr::null(), o, e)

@@ -326,7 +326,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs_into(
             // The earlier result rewritten in place; its memory kept (and on failure, its
             // contents too).
             (Some(data), None) => {
-                data.refill(&mut scratch.stages, context());
+                data.refill(&mut scratch.stages, &budget);
                 data.scratch = Some(scratch);
                 Ok(())
             }

@@ -97,14 +97,17 @@ impl ResultData {
         }
     }
 
-    /// Makes this result that of an untraced columnar run whose window `stages` hold,
-    /// reusing this result's memory: the window's vectors and this result's are swapped
-    /// (the stages get the old ones for the next run), the C forms are rewritten in place.
-    pub(crate) fn refill(&mut self, stages: &mut StageBuffers, context: RunContext) {
+    /// Makes this result that of an untraced columnar run within `budget` whose window
+    /// `stages` hold, reusing this result's memory: the window's vectors and this result's
+    /// are swapped (the stages get the old ones for the next run), the C forms and the
+    /// budget are rewritten in place.
+    pub(crate) fn refill(&mut self, stages: &mut StageBuffers, budget: &ContextBudget) {
         stages.swap_into(&mut self.selection);
         fill_reasons_and_forms(&self.selection, &mut self.reasons, &mut self.forms);
         self.items = None;
-        self.context = context;
+        self.context.budget.clone_from(budget);
+        // A columnar run's slicer is GreedySlice, which has no quota constraints.
+        self.context.quotas.clear();
         self.json = OnceLock::new();
         self.reuse = None;
     }

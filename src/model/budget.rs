@@ -35,13 +35,32 @@ pub(crate) enum BudgetRule {
 }
 
 /// Token budget of one run. Always valid once built.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct ContextBudget {
     max_tokens: i64,
     target_tokens: i64,
     output_reserve: i64,
     reserved_slots: Vec<(ContextKind, i64)>,
     estimation_safety_margin_percent: f64,
+}
+
+impl Clone for ContextBudget {
+    fn clone(&self) -> Self {
+        Self {
+            reserved_slots: self.reserved_slots.clone(),
+            ..*self
+        }
+    }
+
+    /// Copies `source` into this budget, reusing the memory of its reserved slots (a run
+    /// into a kept result copies its budget without allocating).
+    fn clone_from(&mut self, source: &Self) {
+        self.max_tokens = source.max_tokens;
+        self.target_tokens = source.target_tokens;
+        self.output_reserve = source.output_reserve;
+        self.reserved_slots.clone_from(&source.reserved_slots);
+        self.estimation_safety_margin_percent = source.estimation_safety_margin_percent;
+    }
 }
 
 impl ContextBudget {
@@ -263,6 +282,22 @@ mod tests {
 
     fn err(r: Result<ContextBudget>) -> String {
         r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn clone_from_copies_every_field() {
+        let budgets = [
+            ContextBudget::with_all(500, 400, 20, vec![(kind("Memory"), 30)], 5.0).unwrap(),
+            ContextBudget::new(100, 50).unwrap(),
+            ContextBudget::with_all(900, 700, 0, vec![(kind("a"), 1), (kind("b"), 2)], 0.0)
+                .unwrap(),
+        ];
+        let mut copy = budgets[0].clone();
+        for source in budgets.iter().chain(budgets.iter().rev()) {
+            copy.clone_from(source);
+            assert_eq!(&copy, source);
+            assert_eq!(&source.clone(), source);
+        }
     }
 
     #[test]
