@@ -88,7 +88,11 @@ pub(crate) fn stable_order_in(
         order,
     } = buffers;
     order.clear();
-    if n < 2 || n > u32::MAX as usize {
+    if n < 2 {
+        order.extend(0..n);
+        return order;
+    }
+    if n > u32::MAX as usize {
         order.extend(order_by_std_sort(n, key));
         return order;
     }

@@ -509,7 +509,7 @@ mod tests {
                 continue;
             };
             // SAFETY (both): as above.
-            let fresh = &mut ColumnarScratch::default();
+            let fresh = &mut ColumnarScratch::for_one_run();
             let columnar = unsafe { run_columnar(&plan, descs, count, &budget, fresh) };
             let again = unsafe { run_columnar(&plan, descs, count, &budget, &mut reused) };
             assert_eq!(again, columnar, "seed {seed}: reused buffers");

@@ -251,7 +251,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
         let pipeline = handles::retain(pipeline, "pipeline")?;
         let budget = handles::retain(budget, "budget")?;
         let setup = RunSetup::read(options, "options")?;
-        let mut scratch = ColumnarScratch::default();
+        let mut scratch = ColumnarScratch::for_one_run();
         if columnar_run(&pipeline, &budget, &setup, descs, count, &mut scratch).is_some() {
             let selection = scratch.stages.take_selection();
             return Ok(ResultData::new(
@@ -326,7 +326,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs_into(
             // The earlier result rewritten in place; its memory kept (and on failure, its
             // contents too).
             (Some(data), None) => {
-                data.refill(&mut scratch.stages, &budget);
+                data.refill(&mut scratch.stages, &pipeline, &budget);
                 data.scratch = Some(scratch);
                 Ok(())
             }

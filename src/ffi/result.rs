@@ -51,6 +51,13 @@ impl RunContext {
             quotas: quota_constraints(pipeline.slicer().as_ref()),
         }
     }
+
+    /// Makes this the context of a run of `pipeline` within `budget`, reusing the memory
+    /// of the budget copy (no allocation for a pipeline without quota constraints).
+    fn update(&mut self, pipeline: &Pipeline, budget: &ContextBudget) {
+        self.budget.clone_from(budget);
+        self.quotas = quota_constraints(pipeline.slicer().as_ref());
+    }
 }
 
 /// What a result handle holds.
@@ -97,17 +104,20 @@ impl ResultData {
         }
     }
 
-    /// Makes this result that of an untraced columnar run within `budget` whose window
-    /// `stages` hold, reusing this result's memory: the window's vectors and this result's
-    /// are swapped (the stages get the old ones for the next run), the C forms and the
-    /// budget are rewritten in place.
-    pub(crate) fn refill(&mut self, stages: &mut StageBuffers, budget: &ContextBudget) {
+    /// Makes this result that of an untraced columnar run of `pipeline` within `budget`
+    /// whose window `stages` hold, reusing this result's memory: the window's vectors and
+    /// this result's are swapped (the stages get the old ones for the next run), the C
+    /// forms and the run's context are rewritten in place.
+    pub(crate) fn refill(
+        &mut self,
+        stages: &mut StageBuffers,
+        pipeline: &Pipeline,
+        budget: &ContextBudget,
+    ) {
         stages.swap_into(&mut self.selection);
         fill_reasons_and_forms(&self.selection, &mut self.reasons, &mut self.forms);
         self.items = None;
-        self.context.budget.clone_from(budget);
-        // A columnar run's slicer is GreedySlice, which has no quota constraints.
-        self.context.quotas.clear();
+        self.context.update(pipeline, budget);
         self.json = OnceLock::new();
         self.reuse = None;
     }

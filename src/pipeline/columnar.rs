@@ -102,9 +102,13 @@ impl<T: Copy> Bounded<T> {
         self.len += 1;
         Some(())
     }
+}
+
+impl<T: Copy> std::ops::Deref for Bounded<T> {
+    type Target = [T];
 
     /// The values appended, in order.
-    fn as_slice(&self) -> &[T] {
+    fn deref(&self) -> &[T] {
         &self.values[..self.len]
     }
 }
@@ -151,7 +155,7 @@ impl Pipeline {
             }
         };
         let mut per_item = Bounded::new(PerItemField::Reflexive);
-        for (s, _) in scorers.as_slice() {
+        for (s, _) in scorers.iter() {
             if let FieldScorer::PerItem(field) = s {
                 per_item.push(*field)?;
             }
@@ -216,7 +220,7 @@ impl Columns {
 impl<'p> ColumnPlan<'p> {
     /// The per-item scorers, in order: [`Columns::field_scores`] has one column for each.
     pub(crate) fn per_item(&self) -> &[PerItemField<'p>] {
-        self.per_item.as_slice()
+        &self.per_item
     }
 
     /// Whether the run reads [`Columns::timestamps`].
@@ -224,7 +228,6 @@ impl<'p> ColumnPlan<'p> {
         self.chronological
             || self
                 .scorers
-                .as_slice()
                 .iter()
                 .any(|(s, _)| matches!(s, FieldScorer::Recency))
     }
@@ -232,7 +235,6 @@ impl<'p> ColumnPlan<'p> {
     /// Whether the run reads [`Columns::priorities`].
     pub(crate) fn reads_priorities(&self) -> bool {
         self.scorers
-            .as_slice()
             .iter()
             .any(|(s, _)| matches!(s, FieldScorer::Priority))
     }
@@ -294,8 +296,15 @@ impl<'p> ColumnPlan<'p> {
             order,
             front,
             placed,
-            ..
+            ranks,
+            keyed,
+            counts,
+            single_run,
         } = buffers;
+        // A single run frees each stage's buffers when the stage is done.
+        if *single_run {
+            (*ranks, *keyed, *counts) = Default::default();
+        }
         // Deduplicate.
         if self.pipeline.deduplication && candidates.len() > 1 {
             let hashes = &columns.hashes;
@@ -310,6 +319,9 @@ impl<'p> ColumnPlan<'p> {
                 let mut flags = keep.iter();
                 candidates.retain(|_| flags.next().copied().unwrap_or(true));
             }
+        }
+        if *single_run {
+            *dedup = DedupBuffers::default();
         }
         check_cancelled("").ok()?;
         // Sort and Slice.
@@ -339,6 +351,9 @@ impl<'p> ColumnPlan<'p> {
             tokens: tokens[index],
         }));
         append_kept(sorted, selected, count, list);
+        if *single_run {
+            (*sorted, *selected) = Default::default();
+        }
         let merged_tokens = checked_token_sum(list.iter().map(|c| c.tokens), "merged").ok()?;
         if merged_tokens > budget.target_tokens() {
             return None;
@@ -379,14 +394,13 @@ impl<'p> ColumnPlan<'p> {
         // The rank scorers' passes, in scorer order, one row of `ranks` each.
         let rank_rows = self
             .scorers
-            .as_slice()
             .iter()
             .filter(|(s, _)| !matches!(s, FieldScorer::PerItem(_)))
             .count();
         ranks.clear();
         ranks.resize(rank_rows * n, 0.0);
         let mut rows = ranks.chunks_exact_mut(n);
-        for &(scorer, _) in self.scorers.as_slice() {
+        for &(scorer, _) in self.scorers.iter() {
             let (has, values) = match scorer {
                 FieldScorer::Recency => (HAS_TIMESTAMP, &columns.timestamps),
                 FieldScorer::Priority => (HAS_PRIORITY, &columns.priorities),
@@ -399,18 +413,18 @@ impl<'p> ColumnPlan<'p> {
                 _ => rank_keyed_by_counting_in(keyed, row, counts, sort),
             }
         }
-        let width = self.per_item.as_slice().len();
+        let width = self.per_item.len();
         for (p, candidate) in candidates.iter_mut().enumerate() {
             let fields = &columns.field_scores[candidate.index * width..][..width];
-            let (mut row, mut column) = (0, fields.iter());
+            // This candidate's rank scores: column `p` of the rows, in scorer order (none
+            // when the scorer has no rank pass).
+            let rows = ranks.get(p..).unwrap_or_default();
+            let (mut rank, mut column) = (rows.iter().step_by(n), fields.iter());
             let mut acc = 0.0;
-            for &(scorer, weight) in self.scorers.as_slice() {
+            for &(scorer, weight) in self.scorers.iter() {
                 let score = match scorer {
                     FieldScorer::PerItem(_) => column.next(),
-                    _ => {
-                        row += 1;
-                        ranks.get((row - 1) * n + p)
-                    }
+                    _ => rank.next(),
                 }
                 .copied()
                 .unwrap_or(0.0);
@@ -451,6 +465,16 @@ pub(crate) struct ColumnarScratch {
     pub columns: Columns,
     /// The stages' buffers, with the run's window.
     pub stages: StageBuffers,
+}
+
+impl ColumnarScratch {
+    /// Memory for a single run, which frees each stage's buffers as soon as the stage is
+    /// done (the one-shot run's peak memory stays that of one stage, not of all).
+    pub(crate) fn for_one_run() -> Self {
+        let mut scratch = Self::default();
+        scratch.stages.single_run = true;
+        scratch
+    }
 }
 
 impl StageBuffers {
@@ -504,7 +528,10 @@ pub(crate) struct StageBuffers {
     /// The pinned-first order.
     front: Vec<usize>,
     /// The run's window.
-    pub placed: Placed,
+    placed: Placed,
+    /// The buffers serve one run only: each stage's are freed when it is done
+    /// ([`ColumnarScratch::for_one_run`]).
+    single_run: bool,
 }
 
 /// An item's kind as the columnar run reads it.

@@ -26,7 +26,7 @@ use crate::placer::{
 /// The placed window: input positions with their scores, reasons and forms, plus any
 /// overflow.
 #[derive(Default)]
-pub(crate) struct Placed {
+pub(super) struct Placed {
     pub indices: Vec<usize>,
     pub scores: Vec<f64>,
     pub reasons: Vec<InclusionReason>,
