@@ -23,6 +23,9 @@
 //! cargo bench --bench compare -- --workloads 0 --sizes 100 --profile 5 --after-ref
 //!                                                  # the same with an untimed reference
 //!                                                  # run before every run, as in the table
+//! cargo bench --bench compare -- --workloads 0 --sizes 100000 --profile 5 --oneshot --after-list
+//!                                                  # the one-shot run after an untimed list
+//!                                                  # run, as in the agent rows
 //! cargo bench --bench compare -- --workloads 0 --sizes 10000 --profile 5 --oneshot
 //!                                                  # loop the one-shot run instead
 //! cargo bench --bench compare -- --workloads 0 --sizes 100 --profile 5 --into
@@ -1123,6 +1126,9 @@ struct Options {
     into: bool,
     /// With `profile`: a reference run (untimed) before every run, as in the table's rows.
     after_ref: bool,
+    /// With `profile`: a list run (untimed) before every run, as the one-shot runs of the
+    /// table's agent rows have.
+    after_list: bool,
 }
 
 impl Options {
@@ -1160,6 +1166,7 @@ fn parse_options() -> Options {
         oneshot: false,
         into: false,
         after_ref: false,
+        after_list: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -1207,6 +1214,7 @@ fn parse_options() -> Options {
             "--oneshot" => o.oneshot = true,
             "--into" => o.into = true,
             "--after-ref" => o.after_ref = true,
+            "--after-list" => o.after_list = true,
             "--no-ref" => o.ref_limit = -1.0,
             "--wall" => WALL.store(true, Relaxed),
             "--profile" => {
@@ -2193,6 +2201,9 @@ fn main() {
             if let Some((pipeline, budget)) = &reference {
                 black_box(ref_run(pipeline, budget, &specs, trace != 0).ok());
             }
+            if o.after_list {
+                black_box(ctx_run(&setup, &descs, trace).ok());
+            }
             if let Some(bytes) = &mut evictor {
                 for b in bytes.iter_mut().step_by(64) {
                     *b = b.wrapping_add(1);
@@ -2254,10 +2265,11 @@ fn main() {
             fmt_time(start.elapsed() / runs),
             fmt_time(Duration::from_secs_f64(cpu / f64::from(runs))),
             fmt_time(timed / runs),
-            match (o.cold, o.after_ref) {
-                (true, _) => ", caches evicted before each",
-                (false, true) => ", a reference run before each",
-                (false, false) => "",
+            match (o.cold, o.after_ref, o.after_list) {
+                (true, _, _) => ", caches evicted before each",
+                (false, true, _) => ", a reference run before each",
+                (false, false, true) => ", a list run before each",
+                (false, false, false) => "",
             }
         );
         return;

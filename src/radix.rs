@@ -47,7 +47,7 @@ pub(crate) fn stable_order(n: usize, key: impl Fn(usize) -> u64) -> Vec<usize> {
         return order_by_std_sort(n, key);
     }
     let mut words = Vec::new();
-    let index_mask = sort_words(n, key, &mut words, &mut RadixBuffers::default());
+    let index_mask = sort_words(n, key, NO_TIES, &mut words, &mut RadixBuffers::default());
     // The same allocation, read as indices.
     words
         .into_iter()
@@ -82,6 +82,22 @@ pub(crate) fn stable_order_in(
     key: impl Fn(usize) -> u64,
     buffers: &mut SortBuffers,
 ) -> &[usize] {
+    stable_order_with_ties_in(n, key, NO_TIES, buffers)
+}
+
+/// The indices `0..n` ordered by `(key(index), tie(index), index)`, computed in `buffers`
+/// as [`stable_order_in`]: the stable order of the keys, with equal keys ordered by `tie`
+/// before their indices ([`stable_order_in`]'s order without a `tie`: pass [`NO_TIES`]).
+/// `tie` is called only for indices whose key another index shares (or whose packed words
+/// tie, see [`stable_order`]), so a sort with few equal keys costs what
+/// [`stable_order_in`] costs. This is a stable sort over a list that an earlier sort would
+/// have ordered, without that sort or that list: the earlier sort's key is the `tie`.
+pub(crate) fn stable_order_with_ties_in<T: Ord>(
+    n: usize,
+    key: impl Fn(usize) -> u64,
+    tie: Option<impl Fn(usize) -> T>,
+    buffers: &mut SortBuffers,
+) -> &[usize] {
     let SortBuffers {
         words,
         radix,
@@ -93,13 +109,22 @@ pub(crate) fn stable_order_in(
         return order;
     }
     if n > u32::MAX as usize {
-        order.extend(order_by_std_sort(n, key));
+        order.extend(0..n);
+        match tie {
+            Some(tie) => {
+                order.sort_by(|&a, &b| (key(a).cmp(&key(b))).then_with(|| tie(a).cmp(&tie(b))))
+            }
+            None => order.sort_by_key(|&i| key(i)),
+        }
         return order;
     }
-    let index_mask = sort_words(n, key, words, radix);
+    let index_mask = sort_words(n, key, tie, words, radix);
     order.extend(words.iter().map(|&word| (word & index_mask) as usize));
     order
 }
+
+/// No tie-breaking key ([`stable_order_with_ties_in`]): equal keys in index order.
+pub(crate) const NO_TIES: Option<fn(usize)> = None;
 
 /// The stable order of fewer than two keys, or of more than the packed words can index
 /// (not reachable in practice), by the standard library's stable sort.
@@ -110,11 +135,12 @@ fn order_by_std_sort(n: usize, key: impl Fn(usize) -> u64) -> Vec<usize> {
 }
 
 /// Fills `words` with the `n` (from 2 to `u32::MAX`) keys packed and sorted as described
-/// at [`stable_order`], the radix passes working in `radix`; returns the mask of the
-/// words' index bits.
-fn sort_words(
+/// at [`stable_order`], the radix passes working in `radix`, equal keys ordered by `tie`
+/// (when given) before their indices; returns the mask of the words' index bits.
+fn sort_words<T: Ord>(
     n: usize,
     key: impl Fn(usize) -> u64,
+    tie: Option<impl Fn(usize) -> T>,
     words: &mut Vec<u64>,
     radix: &mut RadixBuffers,
 ) -> u64 {
@@ -132,26 +158,55 @@ fn sort_words(
         previous = k;
         k
     }));
-    if sorted {
-        // Words that are their own index.
-        for (i, word) in words.iter_mut().enumerate() {
-            *word = i as u64;
-        }
-        u64::MAX
-    } else {
-        pack_and_sort(words, min, max, differ, &key, radix)
+    if !sorted {
+        return pack_and_sort(words, min, max, differ, &key, tie, radix);
     }
+    // Words that are their own index; runs of equal keys put in tie order.
+    let mut start = 0;
+    let mut start_key = first;
+    for i in 0..n {
+        let k = std::mem::replace(&mut words[i], i as u64);
+        if k != start_key {
+            if let Some(tie) = &tie {
+                order_run_by(&mut words[start..i], u64::MAX, tie);
+            }
+            (start, start_key) = (i, k);
+        }
+    }
+    if let Some(tie) = &tie {
+        order_run_by(&mut words[start..], u64::MAX, tie);
+    }
+    u64::MAX
+}
+
+/// Orders a run of words whose keys are equal by `(tie, index)` (indices in the words'
+/// `index_mask` bits; the run is in index order on entry).
+fn order_run_by<T: Ord>(run: &mut [u64], index_mask: u64, tie: impl Fn(usize) -> T) {
+    if run.len() < 2 {
+        return;
+    }
+    let index = |word: u64| (word & index_mask) as usize;
+    if run.len() == 2 {
+        // The most common run (two items of one second): one comparison.
+        if tie(index(run[1])) < tie(index(run[0])) {
+            run.swap(0, 1);
+        }
+        return;
+    }
+    run.sort_unstable_by(|&a, &b| tie(index(a)).cmp(&tie(index(b))).then(a.cmp(&b)));
 }
 
 /// Replaces the `keys` (not in order, smallest `min`, largest `max`, `differ` the bits in
 /// which some key differs from the first) by their packed words in the stable order of the
-/// keys, as described at [`stable_order`]; returns the mask of the words' index bits.
-fn pack_and_sort(
+/// keys, equal keys ordered by `tie` (when given) before their indices, as described at
+/// [`stable_order`]; returns the mask of the words' index bits.
+fn pack_and_sort<T: Ord>(
     words: &mut Vec<u64>,
     min: u64,
     max: u64,
     differ: u64,
     key: impl Fn(usize) -> u64,
+    tie: Option<impl Fn(usize) -> T>,
     radix: &mut RadixBuffers,
 ) -> u64 {
     let n = words.len();
@@ -181,8 +236,8 @@ fn pack_and_sort(
     } else {
         radix_sort_bits::<WIDE_BUCKETS>(words, index_bits, index_bits + value_bits, radix);
     }
-    if value_bits < width {
-        reorder_truncated_runs(words, index_bits, key);
+    if value_bits < width || tie.is_some() {
+        reorder_runs(words, index_bits, key, tie);
     }
     (1u64 << index_bits) - 1
 }
@@ -233,9 +288,14 @@ fn radix_sort_bits<const BUCKETS: usize>(
 }
 
 /// In `words` sorted by their bits from `index_bits` up (ties by index), puts every run
-/// of words with equal upper bits in `(key, index)` order, `key` taking the index in the
-/// words' low `index_bits` bits.
-fn reorder_truncated_runs(words: &mut [u64], index_bits: u32, key: impl Fn(usize) -> u64) {
+/// of words with equal upper bits in `(key, tie, index)` order (`(key, index)` without a
+/// `tie`), `key` and `tie` taking the index in the words' low `index_bits` bits.
+fn reorder_runs<T: Ord>(
+    words: &mut [u64],
+    index_bits: u32,
+    key: impl Fn(usize) -> u64,
+    tie: Option<impl Fn(usize) -> T>,
+) {
     let index_mask = (1u64 << index_bits) - 1;
     let key = |word: u64| key((word & index_mask) as usize);
     let mut start = 0;
@@ -247,9 +307,18 @@ fn reorder_truncated_runs(words: &mut [u64], index_bits: u32, key: impl Fn(usize
             all_equal &= key(words[end]) == key(words[start]);
             end += 1;
         }
-        // Equal keys are already in index order.
-        if !all_equal {
-            words[start..end].sort_unstable_by_key(|&word| (key(word), word));
+        let run = &mut words[start..end];
+        match (&tie, all_equal) {
+            // Equal keys are already in index order.
+            (None, true) => {}
+            (Some(tie), true) => order_run_by(run, index_mask, tie),
+            (None, false) => run.sort_unstable_by_key(|&word| (key(word), word)),
+            (Some(tie), false) => run.sort_unstable_by(|&a, &b| {
+                let tie = |word: u64| tie((word & index_mask) as usize);
+                (key(a).cmp(&key(b)))
+                    .then_with(|| tie(a).cmp(&tie(b)))
+                    .then(a.cmp(&b))
+            }),
         }
         start = end;
     }
@@ -298,6 +367,48 @@ mod tests {
             let reused = stable_order_in(keys.len(), |i| keys[i], buffers);
             assert_eq!(reused, want, "{what} in reused buffers, n = {}", keys.len());
         });
+    }
+
+    /// Checks the order with ties against the standard library's stable sort by
+    /// `(key, tie)`, in buffers earlier checks left behind.
+    fn check_ties(keys: &[u64], ties: &[u8], what: &str) {
+        let mut want: Vec<usize> = (0..keys.len()).collect();
+        want.sort_by_key(|&i| (keys[i], ties[i]));
+        BUFFERS.with_borrow_mut(|buffers| {
+            let got =
+                stable_order_with_ties_in(keys.len(), |i| keys[i], Some(|i| ties[i]), buffers);
+            assert_eq!(got, want, "{what} with ties, n = {}", keys.len());
+        });
+    }
+
+    /// Equal keys go in tie order, then index order: on keys already in order (every run of
+    /// equal keys reordered without a sort), on random keys with few values (the radix
+    /// passes' runs), and on clustered keys whose packed words tie while the keys differ.
+    #[test]
+    fn equal_keys_are_ordered_by_their_ties() {
+        for seed in 0..600 {
+            let mut rng = Rng::new(seed ^ 0x71e5);
+            let n = match seed % 3 {
+                0 => rng.below(40),
+                1 => *rng.pick(&LENGTHS),
+                _ => 300 + rng.below(5_000),
+            };
+            let spread = *rng.pick(&[1usize, 3, 50, 1 << 20]);
+            let values = 1 + rng.below(spread);
+            let ties: Vec<u8> = (0..n).map(|_| rng.below(4) as u8).collect();
+            let mut keys: Vec<u64> = (0..n).map(|_| rng.below(values) as u64).collect();
+            check_ties(&keys, &ties, &format!("seed {seed}, random"));
+            keys.sort_unstable();
+            check_ties(&keys, &ties, &format!("seed {seed}, in order"));
+            let clustered: Vec<u64> = (0..n)
+                .map(|i| match i % 97 {
+                    0 => 0,
+                    1 => u64::MAX,
+                    _ => (1 << 62) + rng.below(values.min(1 << 14)) as u64,
+                })
+                .collect();
+            check_ties(&clustered, &ties, &format!("seed {seed}, clustered"));
+        }
     }
 
     /// The bits of the index part of the packed words for `n` keys.

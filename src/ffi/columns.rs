@@ -277,6 +277,13 @@ mod tests {
             })
             .collect();
         let odd = rng.chance(0.1);
+        // A third of the inputs are a transcript: timestamps in input order (several items
+        // to a timestamp), which the placer orders without sorting.
+        let transcript = rng.chance(0.3);
+        // Token counts that are powers of two make equal densities of different scores
+        // (a score and its double over a count and its double), whose order the greedy
+        // fill takes from Sort's.
+        let coarse = rng.chance(0.3);
         let descs = (0..n)
             .map(|i| {
                 // SAFETY: all-zero is a valid descriptor.
@@ -287,6 +294,7 @@ mod tests {
                     0 => -rng.range(1, 5),
                     1 => 0,
                     2 if rng.chance(0.1) => i64::MAX / 2,
+                    _ if coarse => 1 << rng.below(4),
                     _ => rng.range(1, 60),
                 };
                 d.kind = s(KINDS[rng.below(if odd { 9 } else { 8 })]);
@@ -310,9 +318,9 @@ mod tests {
                     false => rng.range(-2, 10),
                 };
                 d.has_timestamp = u8::from(rng.chance(0.85));
-                d.timestamp_ns = match rng.chance(0.2) {
+                d.timestamp_ns = match rng.chance(0.2) && !transcript {
                     true => rng.range(-100, 100),
-                    false => i as i64 / 2,
+                    false => i as i64 / 3,
                 };
                 d.has_future_relevance_hint = u8::from(rng.chance(0.8));
                 d.future_relevance_hint = match rng.below(12) {

@@ -8,7 +8,12 @@
 //! is GreedySlice; the placer is chronological or U-shaped. It computes exactly what
 //! [`Pipeline::run`] computes for such a pipeline over items without groups or variants,
 //! untraced, with the same functions for every step (the rank passes, the per-item scores,
-//! Deduplicate's content grouping, the score sort, the greedy fill, the placement orders).
+//! Deduplicate's content grouping, the greedy fill, the placement orders), with one
+//! difference: Sort's order (score descending, then input order) is never made. It only
+//! breaks ties, of density in the greedy fill and of timestamps in the merged list, and
+//! both are broken by the score directly (`stable_order_with_ties_in`), so a run sorts
+//! its candidates once (by density) instead of twice, and a transcript whose timestamps
+//! come in input order is placed without a sort.
 //! A run that would fail or overflow its target is not finished here: [`ColumnPlan::run`]
 //! returns `None` and the caller takes the general path, which reports the error or
 //! applies the overflow strategy. The tests of `ffi/columns.rs` compare both paths on
@@ -20,13 +25,11 @@ use crate::model::{ContextBudget, ContextKind};
 use crate::pipeline::deduplicate::{best_of_each_content_in, DedupBuffers};
 use crate::pipeline::place::{place_plain, Placed};
 use crate::pipeline::score::Candidate;
-use crate::pipeline::slice::append_kept;
-use crate::pipeline::sort::sort_by_score_into;
 use crate::pipeline::{Pipeline, Selection};
 use crate::placer::{
-    chronological_order_into, u_shaped_order_into, ChronologicalPlacer, UShapedPlacer,
+    chronological_order_with_ties_into, u_shaped_order_into, ChronologicalPlacer, UShapedPlacer,
 };
-use crate::radix::SortBuffers;
+use crate::radix::{f64_order_key, SortBuffers};
 use crate::scorer::{
     clamped_hint, rank_keyed_by_counting_in, rank_sorted_in, CompositeScorer, KindScorer,
     PriorityScorer, RecencyScorer, ReflexiveScorer, Scorer, TagScorer,
@@ -288,7 +291,7 @@ impl<'p> ColumnPlan<'p> {
             sort,
             pinned,
             candidates,
-            sorted,
+            merged,
             dedup,
             selected,
             keys,
@@ -324,14 +327,17 @@ impl<'p> ColumnPlan<'p> {
             *dedup = DedupBuffers::default();
         }
         check_cancelled("").ok()?;
-        // Sort and Slice.
-        sort_by_score_into(candidates, sort, sorted);
+        // Sort and Slice. Sort's order (score descending, then input order) is never made:
+        // the greedy fill breaks ties in density by it, and Place ties in its own order.
         let effective = budget.effective(pinned_tokens);
         selected.clear();
-        selected.resize(sorted.len(), false);
-        let (tokens_of, score_of) = (|p: usize| sorted[p].tokens, |p: usize| sorted[p].score);
+        selected.resize(candidates.len(), false);
+        let (tokens_of, score_of) = (
+            |p: usize| candidates[p].tokens,
+            |p: usize| candidates[p].score,
+        );
         let count = greedy_select_columns_in(
-            sorted.len(),
+            candidates.len(),
             tokens_of,
             score_of,
             &effective,
@@ -340,28 +346,45 @@ impl<'p> ColumnPlan<'p> {
         )
         .ok()?;
         check_cancelled("").ok()?;
-        // Place: the pinned entries (score 1.0) first, then the sliced ones (in sorted
-        // order), into the candidates' buffer, free again.
-        let list = candidates;
-        list.clear();
-        list.reserve(pinned.len() + count + 1);
-        list.extend(pinned.iter().map(|&index| Candidate {
+        // Place. The merged list is the pinned entries (score 1.0, input order), then the
+        // sliced ones in Sort's order; `merged` holds the same entries with the sliced
+        // ones in input order, and the placers are given the merged list's order as
+        // their tie-breaking key ([`merged_rank`]).
+        merged.clear();
+        merged.reserve(pinned.len() + count);
+        merged.extend(pinned.iter().map(|&index| Candidate {
             index,
             score: 1.0,
             tokens: tokens[index],
         }));
-        append_kept(sorted, selected, count, list);
+        let kept = candidates
+            .iter()
+            .zip(selected.iter())
+            .filter(|(_, &keep)| keep);
+        merged.extend(kept.map(|(c, _)| *c));
         if *single_run {
-            (*sorted, *selected) = Default::default();
+            (*candidates, *selected) = Default::default();
         }
-        let merged_tokens = checked_token_sum(list.iter().map(|c| c.tokens), "merged").ok()?;
+        let merged_tokens = checked_token_sum(merged.iter().map(|c| c.tokens), "merged").ok()?;
         if merged_tokens > budget.target_tokens() {
             return None;
         }
+        let list = &*merged;
         if self.chronological {
             let timestamp = |p: usize| columns.timestamp(list[p].index);
-            chronological_order_into(list.len(), timestamp, sort, keys, timed, order);
+            let rank = |p: usize| merged_rank(list, pinned.len(), p);
+            chronological_order_with_ties_into(
+                list.len(),
+                timestamp,
+                Some(rank),
+                sort,
+                keys,
+                timed,
+                order,
+            );
         } else {
+            // U-shaped ranks by score, ties by position, which orders the entries of equal
+            // scores as the merged list does: pinned ones first, then by input position.
             u_shaped_order_into(list.len(), |p| list[p].score, sort, order);
         }
         place_plain(
@@ -457,6 +480,18 @@ fn fill_keyed(
     }
 }
 
+/// The place of entry `p` of `list` (its first `pinned` entries pinned, in input order;
+/// the others in input order) in the merged list of the specification, up to position:
+/// pinned entries first, then the others by score descending under the total order. Two
+/// entries compare like their merged positions when their ranks, then their positions in
+/// `list`, are compared.
+fn merged_rank(list: &[Candidate], pinned: usize, p: usize) -> (bool, u64) {
+    match p < pinned {
+        true => (false, 0),
+        false => (true, !f64_order_key(list[p].score)),
+    }
+}
+
 /// The memory of a columnar run: its columns and its stages' buffers, kept between runs
 /// by a reused result (`ctxpack_pipeline_run_descs_into`).
 #[derive(Default)]
@@ -505,10 +540,10 @@ pub(crate) struct StageBuffers {
     sort: SortBuffers,
     /// The pinned items' input positions.
     pinned: Vec<usize>,
-    /// The scored candidates, later the merged list.
+    /// The scored candidates, in input order.
     candidates: Vec<Candidate>,
-    /// The candidates in Sort's order.
-    sorted: Vec<Candidate>,
+    /// The pinned entries, then the selected candidates in input order.
+    merged: Vec<Candidate>,
     /// The rank scorers' scores, one row per scorer.
     ranks: Vec<f64>,
     /// The (key, position) pairs a rank scorer ranks.
@@ -517,7 +552,7 @@ pub(crate) struct StageBuffers {
     counts: Vec<usize>,
     /// Deduplicate's tables.
     dedup: DedupBuffers,
-    /// Slice's choice, per sorted candidate.
+    /// Slice's choice, per candidate.
     selected: Vec<bool>,
     /// The chronological placer's keys.
     keys: Vec<u64>,

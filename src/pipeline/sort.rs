@@ -2,7 +2,7 @@
 //! position. Deduplicate keeps input order, so the input index is the position key.
 
 use crate::pipeline::score::Candidate;
-use crate::radix::{f64_order_key, stable_order, stable_order_in, SortBuffers};
+use crate::radix::{f64_order_key, stable_order};
 
 /// Candidates arrive in input order (Classify, Score and Deduplicate keep it), so a
 /// stable sort by descending score gives (score descending, index ascending): the stable
@@ -19,23 +19,6 @@ pub(super) fn sort_by_score(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
         return candidates;
     }
     order.into_iter().map(|k| candidates[k]).collect()
-}
-
-/// [`sort_by_score`] of `candidates` into `sorted` (cleared first), the order computed in
-/// `buffers`: both keep their memory for the next call.
-pub(super) fn sort_by_score_into(
-    candidates: &[Candidate],
-    buffers: &mut SortBuffers,
-    sorted: &mut Vec<Candidate>,
-) {
-    debug_assert!(candidates.windows(2).all(|w| w[0].index < w[1].index));
-    let order = stable_order_in(
-        candidates.len(),
-        |k| !f64_order_key(candidates[k].score),
-        buffers,
-    );
-    sorted.clear();
-    sorted.extend(order.iter().map(|&k| candidates[k]));
 }
 
 /// Up to this many candidates (24 KiB of them), Sort permutes in place. Beyond, the
@@ -91,8 +74,6 @@ mod tests {
 
     #[test]
     fn sorts_by_score_descending_then_index() {
-        // The buffered form reuses one set of buffers across all the cases.
-        let (mut buffers, mut reused) = (SortBuffers::default(), Vec::new());
         for seed in 0..200 {
             let mut rng = Rng::new(seed);
             let n = match seed % 8 {
@@ -112,11 +93,9 @@ mod tests {
                 .collect();
             let mut want = candidates.clone();
             want.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-            sort_by_score_into(&candidates, &mut buffers, &mut reused);
             let candidates = sort_by_score(candidates);
             let key = |c: &[Candidate]| c.iter().map(|c| (c.index, c.tokens)).collect::<Vec<_>>();
             assert_eq!(key(&candidates), key(&want));
-            assert_eq!(key(&reused), key(&want), "in reused buffers");
         }
     }
 }

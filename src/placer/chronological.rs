@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::model::{ScoredItem, Units};
 use crate::placer::Placer;
-use crate::radix::{i64_order_key, stable_order, stable_order_in, SortBuffers};
+use crate::radix::{i64_order_key, stable_order, stable_order_with_ties_in, SortBuffers, NO_TIES};
 
 /// Orders items by ascending timestamp; items without one go last. Scores are ignored.
 ///
@@ -76,6 +76,23 @@ pub(crate) fn chronological_order_into(
     timed: &mut Vec<usize>,
     out: &mut Vec<usize>,
 ) {
+    chronological_order_with_ties_into(n, timestamp, NO_TIES, buffers, keys, timed, out);
+}
+
+/// [`chronological_order_into`] with the elements that share a timestamp, and those
+/// without one, ordered by `tie` before their indices: the order of `n` elements by
+/// `(has no timestamp, timestamp, tie, index)`. With a `tie` that gives each element its
+/// place in another list, this places that list without making it (the columnar run
+/// places its merged list so, from the selected candidates in input order).
+pub(crate) fn chronological_order_with_ties_into<T: Ord>(
+    n: usize,
+    timestamp: impl Fn(usize) -> Option<i64>,
+    tie: Option<impl Fn(usize) -> T>,
+    buffers: &mut SortBuffers,
+    keys: &mut Vec<u64>,
+    timed: &mut Vec<usize>,
+    out: &mut Vec<usize>,
+) {
     keys.clear();
     keys.reserve(n);
     out.clear();
@@ -91,7 +108,7 @@ pub(crate) fn chronological_order_into(
         }
     }
     let Some(first_undated) = first_undated else {
-        out.extend_from_slice(stable_order_in(n, |i| keys[i], buffers));
+        out.extend_from_slice(stable_order_with_ties_in(n, |i| keys[i], tie, buffers));
         return;
     };
     // The untimed ones are collected at the front of `out`, then rotated behind the
@@ -109,7 +126,11 @@ pub(crate) fn chronological_order_into(
         }
     }
     let untimed = out.len();
-    let sorted = stable_order_in(timed.len(), |k| keys[k], buffers);
+    if let Some(tie) = &tie {
+        out.sort_unstable_by(|&a, &b| tie(a).cmp(&tie(b)).then(a.cmp(&b)));
+    }
+    let timed_tie = tie.as_ref().map(|tie| |k: usize| tie(timed[k]));
+    let sorted = stable_order_with_ties_in(timed.len(), |k| keys[k], timed_tie, buffers);
     out.extend(sorted.iter().map(|&k| timed[k]));
     out.rotate_left(untimed);
 }
@@ -181,6 +202,42 @@ mod tests {
             let stamp = |i: usize| stamps[i];
             chronological_order_into(n, stamp, &mut buffers, &mut keys, &mut timed, &mut reused);
             assert_eq!(reused, want, "in reused buffers: {stamps:?}");
+        }
+    }
+
+    /// With a tie-breaking key, elements that share a timestamp and the undated ones go by
+    /// (tie, index): with and without undated elements, timestamps in order (no sort) and
+    /// out of order, in buffers every earlier case used.
+    #[test]
+    fn ties_order_equal_timestamps_and_the_undated() {
+        let mut rng = crate::testutil::Rng::new(5);
+        let mut buffers = SortBuffers::default();
+        let (mut keys, mut timed, mut got) = (Vec::new(), Vec::new(), Vec::new());
+        for case in 0..400 {
+            let n = rng.below(if case % 5 == 0 { 3000 } else { 30 });
+            let undated = *rng.pick(&[0.0, 0.1, 0.9]);
+            let mut stamps: Vec<Option<i64>> = (0..n)
+                .map(|_| (!rng.chance(undated)).then(|| rng.range(-3, 4)))
+                .collect();
+            if case % 2 == 0 {
+                stamps.sort_by_key(|t| t.unwrap_or(i64::MIN));
+            }
+            let ties: Vec<(bool, u8)> = (0..n)
+                .map(|_| (rng.chance(0.2), rng.below(3) as u8))
+                .collect();
+            let mut want: Vec<usize> = (0..n).collect();
+            want.sort_by_key(|&i| (stamps[i].is_none(), stamps[i], ties[i]));
+            let (stamp, tie) = (|i: usize| stamps[i], |i: usize| ties[i]);
+            chronological_order_with_ties_into(
+                n,
+                stamp,
+                Some(tie),
+                &mut buffers,
+                &mut keys,
+                &mut timed,
+                &mut got,
+            );
+            assert_eq!(got, want, "case {case}: {stamps:?} {ties:?}");
         }
     }
 

@@ -11,7 +11,7 @@ mod u_shaped;
 pub use chronological::ChronologicalPlacer;
 pub use u_shaped::UShapedPlacer;
 
-pub(crate) use chronological::{chronological_order, chronological_order_into};
+pub(crate) use chronological::{chronological_order, chronological_order_with_ties_into};
 pub(crate) use u_shaped::{u_shaped_order, u_shaped_order_into};
 
 /// Orders the final selection.

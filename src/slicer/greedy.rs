@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::{ContextBudget, Levels, ScoredItem, Units};
-use crate::radix::{f64_order_key, stable_order, stable_order_in, SortBuffers};
+use crate::radix::{f64_order_key, stable_order, stable_order_with_ties_in, SortBuffers};
 use crate::slicer::shared::select_units;
 use crate::slicer::{SliceOutcome, Slicer};
 
@@ -171,8 +171,12 @@ pub(crate) fn select_columns(
     mark_selected(tokens, &order, target, selected)
 }
 
-/// [`select_columns`] with its density order computed in `buffers` (kept for the next
-/// call).
+/// [`select_columns`] over candidates that Sort has not ordered, its density order
+/// computed in `buffers` (kept for the next call): candidate `i` is the `i`-th in input
+/// order, and ties in density are broken as Sort's order would break them, by score
+/// descending (total order), then position. So it selects, candidate for candidate, what
+/// [`select_columns`] selects over the same candidates sorted by Sort (score descending,
+/// position), without that sort.
 pub(crate) fn select_columns_in(
     n: usize,
     tokens: impl Fn(usize) -> i64,
@@ -185,7 +189,12 @@ pub(crate) fn select_columns_in(
     if n == 0 || target <= 0 {
         return Ok(0);
     }
-    let order = stable_order_in(n, |i| density_key(score(i), tokens(i)), buffers);
+    let order = stable_order_with_ties_in(
+        n,
+        |i| density_key(score(i), tokens(i)),
+        Some(|i| !f64_order_key(score(i))),
+        buffers,
+    );
     mark_selected(tokens, order, target, selected)
 }
 
@@ -450,11 +459,24 @@ mod tests {
             let count = select_columns(n, tokens, score, &budget(target), &mut got).unwrap();
             assert_eq!(got, want_mask, "seed {seed}");
             assert_eq!(count, want.len(), "seed {seed}");
+            // The unsorted form over the same candidates in input order: sorted by Sort
+            // (score descending, then position), they are the candidates above.
+            let mut sorted: Vec<usize> = (0..n).collect();
+            sorted.sort_by(|&a, &b| specs[b].1.total_cmp(&specs[a].1));
+            let mut unsorted = vec![false; n];
             got.fill(false);
+            let (tokens, score) = (|i: usize| specs[sorted[i]].0, |i: usize| specs[sorted[i]].1);
+            let count = select_columns(n, tokens, score, &budget(target), &mut got).unwrap();
+            let (tokens, score) = (|i: usize| specs[i].0, |i: usize| specs[i].1);
             let budget = budget(target);
-            let count = select_columns_in(n, tokens, score, &budget, &mut got, &mut buffers);
-            assert_eq!(got, want_mask, "seed {seed}, in reused buffers");
-            assert_eq!(count.unwrap(), want.len(), "seed {seed}, in reused buffers");
+            let count_in =
+                select_columns_in(n, tokens, score, &budget, &mut unsorted, &mut buffers);
+            assert_eq!(count_in.unwrap(), count, "seed {seed}, unsorted");
+            let by_candidate: Vec<bool> = (0..n).map(|i| unsorted[sorted[i]]).collect();
+            assert_eq!(
+                by_candidate, got,
+                "seed {seed}, unsorted, in reused buffers"
+            );
         }
     }
 }
