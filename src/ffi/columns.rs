@@ -6,12 +6,12 @@
 use crate::cancel;
 use crate::ffi::items::{ctxpack_item_desc, ctxpack_metadata_entry, in_place};
 use crate::ffi::strings::{array, ctxpack_str, to_str, to_str_hashed, to_str_with_head};
-use crate::ffi::versioned::{flag, reserved};
 use crate::model::{ContextKind, ContextSource};
 use crate::pipeline::{
     ColumnPlan, Columns, KindName, PerItemField, TagSum, HAS_PRIORITY, HAS_TIMESTAMP, PINNED,
     SCORERS_MAX,
 };
+use crate::scorer::TagScorer;
 
 /// The descriptors read between two looks at the run's cancellation token (a cancelled
 /// run declines: the general path reports it).
@@ -38,130 +38,330 @@ pub(super) unsafe fn read_columns(
     count: usize,
     columns: &mut Columns,
 ) -> Option<()> {
-    let fields = plan.per_item();
     columns.clear();
-    let (timestamps, priorities, contents) = (
+    if count == 0 {
+        return Some(());
+    }
+    // SAFETY: `descs` holds `count` descriptors; `in_place` accepts the array (not NULL,
+    // aligned, element 0 of this library's size), so it is `count` elements of this type.
+    let descs = unsafe {
+        in_place(descs, 0)?;
+        std::slice::from_raw_parts(descs, count)
+    };
+    let fields = plan.per_item();
+    let width = fields.len();
+    let Columns {
+        tokens,
+        flags,
+        timestamps,
+        priorities,
+        field_scores,
+        hashes,
+    } = columns;
+    // Each column is written in place, then given its length once every row is written.
+    let tokens_out = spare(tokens, count)?;
+    let flags_out = spare(flags, count)?;
+    let scores_out = spare(field_scores, count.checked_mul(width)?)?;
+    let (read_timestamps, read_priorities, read_contents) = (
         plan.reads_timestamps(),
         plan.reads_priorities(),
         plan.reads_contents(),
     );
-    reserve(&mut columns.tokens, count)?;
-    reserve(&mut columns.flags, count)?;
-    reserve(&mut columns.field_scores, count.checked_mul(fields.len())?)?;
-    if timestamps {
-        reserve(&mut columns.timestamps, count)?;
-    }
-    if priorities {
-        reserve(&mut columns.priorities, count)?;
-    }
-    if contents {
-        reserve(&mut columns.hashes, count)?;
-    }
-    // A plan has at most `SCORERS_MAX` per-item scorers.
-    let mut tag_sums = [TagSum::default(); SCORERS_MAX];
-    let tag_sums = tag_sums.get_mut(..fields.len())?;
-    for i in 0..count {
+    let mut timestamps_out = optional_spare(read_timestamps, timestamps, count)?;
+    let mut priorities_out = optional_spare(read_priorities, priorities, count)?;
+    let mut hashes_out = optional_spare(read_contents, hashes, count)?;
+    let mut tags = TagReader::new(plan);
+    let (mut kinds, mut sources) = (Memo::new(), Memo::new());
+    for (i, d) in descs.iter().enumerate() {
         if i % CANCEL_CHECK_ITEMS == 0 {
             cancel::check("").ok()?;
         }
-        // SAFETY: `descs` holds `count` descriptors.
-        let d = unsafe { in_place(descs, i) }?;
-        if d.group.len != 0 || d.encoding.len != 0 || d.variant_count != 0 {
+        if d.struct_size != size_of::<ctxpack_item_desc>()
+            || (d.group.len | d.encoding.len | d.variant_count) != 0
+        {
             return None;
         }
-        // Errors are only detected here (the general path words them), hence no names.
-        let pinned = flag(d.pinned, "").ok()?;
-        let has_priority = flag(d.has_priority, "").ok()?;
-        let has_timestamp = flag(d.has_timestamp, "").ok()?;
-        let has_hint = flag(d.has_future_relevance_hint, "").ok()?;
-        flag(d.has_original_tokens, "").ok()?;
-        reserved(&d.reserved, "").ok()?;
+        let bits = flag_bits(d)?;
         // SAFETY (the strings): valid for their lengths by the caller's contract. The hash
         // is only for Deduplicate.
-        let content = match contents {
-            true => {
+        let content = match &mut hashes_out {
+            Some(out) => {
                 let (content, hash) = unsafe { to_str_hashed(&d.content, "content") }.ok()?;
-                columns.hashes.push(hash);
+                out[i].write(hash);
                 content
             }
-            false => unsafe { to_str(&d.content, "content") }.ok()?,
+            None => unsafe { to_str(&d.content, "content") }.ok()?,
         };
         if content.is_empty() {
             return None;
         }
         // SAFETY: as for the content.
-        let kind_name = unsafe { to_str(&d.kind, "kind") }.ok()?;
-        let known_kind = match kind_name {
-            "" => Some(ContextKind::default()),
-            name => ContextKind::well_known(name),
-        };
-        let kind = match &known_kind {
-            Some(known) => KindName::Known(known),
-            None if ContextKind::accepts(kind_name) => KindName::Custom(kind_name),
-            None => return None,
-        };
+        let kind = kinds.get_or_read(&d.kind, |s| unsafe { read_kind(s) })?;
         // SAFETY: as for the content.
-        match unsafe { to_str(&d.source, "source") }.ok()? {
-            "" => {}
-            name if ContextSource::well_known(name).is_some() || ContextSource::accepts(name) => {}
-            _ => return None,
-        }
+        sources.get_or_read(&d.source, |s| unsafe { read_source(s) })?;
         // SAFETY: the arrays and their strings are valid by the caller's contract.
-        unsafe { sum_tags(fields, d.tags, d.tag_count, tag_sums) }?;
-        // SAFETY: as for the tags.
-        unsafe { check_metadata(d.metadata, d.metadata_count) }?;
-        let hint = has_hint.then_some(d.future_relevance_hint);
-        for (field, sum) in fields.iter().zip(tag_sums.iter()) {
-            columns.field_scores.push(field.score(kind, hint, *sum));
+        let tag_sums = unsafe { tags.sum(d.tags, d.tag_count) }?;
+        if d.metadata_count != 0 {
+            // SAFETY: as for the tags.
+            unsafe { check_metadata(d.metadata, d.metadata_count) }?;
         }
-        columns.tokens.push(d.tokens);
-        let bit = |on: bool, bit: u8| if on { bit } else { 0 };
-        columns.flags.push(
-            bit(pinned, PINNED)
-                | bit(has_timestamp, HAS_TIMESTAMP)
-                | bit(has_priority, HAS_PRIORITY),
-        );
-        if timestamps {
-            columns.timestamps.push(d.timestamp_ns);
+        let hint = (bits & HAS_HINT != 0).then_some(d.future_relevance_hint);
+        let row = &mut scores_out[i * width..][..width];
+        for ((out, field), sum) in row.iter_mut().zip(fields).zip(tag_sums) {
+            out.write(field.score(kind, hint, *sum));
         }
-        if priorities {
-            columns.priorities.push(d.priority);
+        tokens_out[i].write(d.tokens);
+        flags_out[i].write(bits & (PINNED | HAS_TIMESTAMP | HAS_PRIORITY));
+        if let Some(out) = &mut timestamps_out {
+            out[i].write(d.timestamp_ns);
+        }
+        if let Some(out) = &mut priorities_out {
+            out[i].write(d.priority);
+        }
+    }
+    // SAFETY: the loop wrote every one of the first `count` values of each column (and
+    // `count * width` scores) into capacity `spare` reserved.
+    unsafe {
+        tokens.set_len(count);
+        flags.set_len(count);
+        field_scores.set_len(count * width);
+        for (column, read) in [
+            (timestamps, read_timestamps),
+            (priorities, read_priorities),
+        ] {
+            if read {
+                column.set_len(count);
+            }
+        }
+        if read_contents {
+            hashes.set_len(count);
         }
     }
     Some(())
 }
 
-/// Checks the item's `count` tags at `tags` and sets `sums[k]` for each per-item scorer
-/// `fields[k]` (`sums` as long as `fields`): the tag count and, for a Tag scorer, the sum
-/// of the weights it gives the tags, added in tag order from 0.0 as `TagScorer` adds
-/// them. `None` when the array or a tag is invalid.
+/// [`spare`] when the plan reads the column, `Some(None)` when it does not.
+fn optional_spare<T>(
+    read: bool,
+    v: &mut Vec<T>,
+    n: usize,
+) -> Option<Option<&mut [std::mem::MaybeUninit<T>]>> {
+    match read {
+        true => spare(v, n).map(Some),
+        false => Some(None),
+    }
+}
+
+/// The room for `n` values of the empty column `v` (reserved when it has less), to be
+/// written before [`Vec::set_len`] gives it that length; `None` when it cannot be
+/// allocated.
+fn spare<T>(v: &mut Vec<T>, n: usize) -> Option<&mut [std::mem::MaybeUninit<T>]> {
+    v.try_reserve_exact(n).ok()?;
+    v.spare_capacity_mut().get_mut(..n)
+}
+
+/// [`flag_bits`]: the item has a future-relevance hint (not a column's flag).
+const HAS_HINT: u8 = 8;
+
+/// Where a descriptor's five flag bytes and its three reserved bytes are: eight
+/// consecutive bytes (checked at compile time).
+const FLAG_BYTES_AT: usize = std::mem::offset_of!(ctxpack_item_desc, pinned);
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(ctxpack_item_desc, has_priority) == FLAG_BYTES_AT + 1);
+    assert!(offset_of!(ctxpack_item_desc, has_timestamp) == FLAG_BYTES_AT + 2);
+    assert!(offset_of!(ctxpack_item_desc, has_future_relevance_hint) == FLAG_BYTES_AT + 3);
+    assert!(offset_of!(ctxpack_item_desc, has_original_tokens) == FLAG_BYTES_AT + 4);
+    assert!(offset_of!(ctxpack_item_desc, reserved) == FLAG_BYTES_AT + 5);
+};
+
+/// The descriptor's flags as [`PINNED`], [`HAS_TIMESTAMP`], [`HAS_PRIORITY`] and
+/// [`HAS_HINT`] bits, or `None` when a flag byte is neither 0 nor 1 or a reserved byte is
+/// not zero: the five flag bytes and the three reserved ones are read and checked as one
+/// word.
+#[inline(always)]
+fn flag_bits(d: &ctxpack_item_desc) -> Option<u8> {
+    // SAFETY: the eight bytes from `pinned` on are fields of `d` (see `FLAG_BYTES_AT`),
+    // initialised `u8`s.
+    let bytes = unsafe {
+        std::ptr::from_ref(d)
+            .cast::<u8>()
+            .add(FLAG_BYTES_AT)
+            .cast::<[u8; 8]>()
+            .read()
+    };
+    let word = u64::from_le_bytes(bytes);
+    if word & !0x01_01_01_01_01 != 0 {
+        return None;
+    }
+    let bit = |byte: u32, to: u8| if (word >> (8 * byte)) & 1 != 0 { to } else { 0 };
+    Some(bit(0, PINNED) | bit(1, HAS_PRIORITY) | bit(2, HAS_TIMESTAMP) | bit(3, HAS_HINT))
+}
+
+/// What a kind string reads as: the well-known kind it spells, or a custom spelling;
+/// `None` when it is invalid (not UTF-8, or blank).
 ///
 /// # Safety
-/// `tags` is NULL or holds `count` strings, each valid for its length.
+/// As for [`to_str`].
 #[inline]
-unsafe fn sum_tags(
-    fields: &[PerItemField<'_>],
-    tags: *const ctxpack_str,
-    count: usize,
-    sums: &mut [TagSum],
-) -> Option<()> {
-    sums.fill(TagSum {
-        count,
-        matched: 0.0,
-    });
+unsafe fn read_kind<'a>(s: &ctxpack_str) -> Option<KindName<'a>> {
     // SAFETY: forwarded from the caller.
-    for t in unsafe { array(tags, count, "tags") }.ok()? {
+    let name = unsafe { to_str(s, "kind") }.ok()?;
+    let known = match name {
+        "" => ContextKind::default().known_index(),
+        name => ContextKind::well_known(name).and_then(|kind| kind.known_index()),
+    };
+    match known {
+        Some(index) => Some(KindName::Known(index)),
+        None if ContextKind::accepts(name) => Some(KindName::Custom(name)),
+        None => None,
+    }
+}
+
+/// `Some` when a source string is valid (UTF-8 and empty, or not blank).
+///
+/// # Safety
+/// As for [`to_str`].
+#[inline]
+unsafe fn read_source(s: &ctxpack_str) -> Option<()> {
+    // SAFETY: forwarded from the caller.
+    match unsafe { to_str(s, "source") }.ok()? {
+        "" => Some(()),
+        name if ContextSource::well_known(name).is_some() || ContextSource::accepts(name) => {
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+/// Slots of a [`Memo`]: a power of two.
+const MEMO_SLOTS: usize = 8;
+
+/// What the last strings read at a few addresses gave, so that a string the caller shares
+/// between items (most hosts pass each kind, source or tag as one constant) is read once:
+/// during the call the caller's strings do not change, so the same address and length
+/// are the same bytes. A string at a new address costs one probe and one store.
+struct Memo<V: Copy> {
+    /// (address, length, value); an empty slot has a length no string has.
+    slots: [(usize, usize, V); MEMO_SLOTS],
+}
+
+impl<V: Copy + Default> Memo<V> {
+    fn new() -> Self {
+        Self {
+            slots: [(0, usize::MAX, V::default()); MEMO_SLOTS],
+        }
+    }
+
+    /// The value `read` gives for `s`, from the memo when `s` was read before; `None`
+    /// (not remembered) when `read` refuses it.
+    #[inline(always)]
+    fn get_or_read(
+        &mut self,
+        s: &ctxpack_str,
+        read: impl FnOnce(&ctxpack_str) -> Option<V>,
+    ) -> Option<V> {
+        if s.len > isize::MAX as usize {
+            // No string is this long (`read` refuses it), and an empty slot's length is.
+            return read(s);
+        }
+        let address = s.ptr as usize;
+        let slot = &mut self.slots[(address >> 4 ^ address >> 10 ^ s.len) % MEMO_SLOTS];
+        if slot.0 == address && slot.1 == s.len {
+            return Some(slot.2);
+        }
+        let value = read(s)?;
+        *slot = (address, s.len, value);
+        Some(value)
+    }
+}
+
+/// Checks an item's tags and sums them up for the plan's Tag scorers: the [`TagSum`]
+/// of every per-item scorer (the entries of the others are left as they are).
+struct TagReader<'p> {
+    /// The plan's per-item scorers.
+    fields: &'p [PerItemField<'p>],
+    /// The positions of the Tag scorers among them.
+    positions: &'p [usize],
+    /// The one Tag scorer and its position, when there is exactly one (most plans).
+    single: Option<(usize, &'p TagScorer)>,
+    /// The last item's sums, one per per-item scorer.
+    sums: [TagSum; SCORERS_MAX],
+    /// With a single Tag scorer: the weight each tag string read before matched.
+    memo: Memo<Option<f64>>,
+}
+
+impl<'p> TagReader<'p> {
+    fn new(plan: &'p ColumnPlan<'p>) -> Self {
+        let (fields, positions) = (plan.per_item(), plan.tag_positions());
+        let single = match positions {
+            &[k] => match fields[k] {
+                PerItemField::Tag(scorer) => Some((k, scorer)),
+                _ => None,
+            },
+            _ => None,
+        };
+        Self {
+            fields,
+            positions,
+            single,
+            sums: [TagSum::default(); SCORERS_MAX],
+            memo: Memo::new(),
+        }
+    }
+
+    /// Checks the item's `count` tags at `tags` and returns the sums of the per-item
+    /// scorers: for a Tag scorer, the tag count and the sum of the weights it gives the
+    /// tags, added in tag order from 0.0 as `TagScorer` adds them. `None` when the array
+    /// or a tag is invalid.
+    ///
+    /// # Safety
+    /// `tags` is NULL or holds `count` strings, each valid for its length.
+    #[inline(always)]
+    unsafe fn sum(&mut self, tags: *const ctxpack_str, count: usize) -> Option<&[TagSum]> {
+        for &k in self.positions {
+            self.sums[k] = TagSum {
+                count,
+                matched: 0.0,
+            };
+        }
         // SAFETY: forwarded from the caller.
-        let (tag, head) = unsafe { to_str_with_head(t, "tag") }.ok()?;
-        for (field, sum) in fields.iter().zip(sums.iter_mut()) {
-            if let PerItemField::Tag(scorer) = field {
-                if let Some(weight) = scorer.weight_with_head(tag.as_bytes(), head) {
-                    sum.matched += weight;
+        let tags = unsafe { array(tags, count, "tags") }.ok()?;
+        if let Some((k, scorer)) = self.single {
+            for t in tags {
+                // SAFETY: forwarded from the caller.
+                let read = |t: &ctxpack_str| unsafe { read_tag(t, scorer) };
+                if let Some(weight) = self.memo.get_or_read(t, read)? {
+                    self.sums[k].matched += weight;
+                }
+            }
+        } else {
+            for t in tags {
+                // SAFETY: forwarded from the caller.
+                let (tag, head) = unsafe { to_str_with_head(t, "tag") }.ok()?;
+                for &k in self.positions {
+                    if let PerItemField::Tag(scorer) = self.fields[k] {
+                        if let Some(weight) = scorer.weight_with_head(tag.as_bytes(), head) {
+                            self.sums[k].matched += weight;
+                        }
+                    }
                 }
             }
         }
+        Some(&self.sums)
     }
-    Some(())
+}
+
+/// Checks one tag: the weight `scorer` gives it (`Some(None)` when it has none), or
+/// `None` when it is invalid.
+///
+/// # Safety
+/// As for [`to_str`].
+#[inline(always)]
+unsafe fn read_tag(t: &ctxpack_str, scorer: &TagScorer) -> Option<Option<f64>> {
+    // SAFETY: forwarded from the caller.
+    let (tag, head) = unsafe { to_str_with_head(t, "tag") }.ok()?;
+    Some(scorer.weight_with_head(tag.as_bytes(), head))
 }
 
 /// Checks the item's `count` metadata entries at `metadata` (no scorer of a columnar run
@@ -177,12 +377,6 @@ unsafe fn check_metadata(metadata: *const ctxpack_metadata_entry, count: usize) 
         unsafe { to_str(&e.key, "key").and(to_str(&e.value, "value")) }.ok()?;
     }
     Some(())
-}
-
-/// Reserves room for `n` more values (none is allocated when the vector already has
-/// room), or `None` when it cannot be allocated.
-fn reserve<T>(v: &mut Vec<T>, n: usize) -> Option<()> {
-    v.try_reserve_exact(n).ok()
 }
 
 /// The content of descriptor `index`, which [`read_columns`] accepted: for the run's

@@ -31,7 +31,8 @@ use crate::placer::{
 };
 use crate::radix::{f64_order_key, SortBuffers};
 use crate::scorer::{
-    clamped_hint, rank_keyed_by_counting_in, rank_sorted_in, CompositeScorer, KindScorer,
+    clamped_hint, count_below, rank_sorted_in, ranked_by_counting, Below, CompositeScorer,
+    KindScorer, RanksInOrder,
     PriorityScorer, RecencyScorer, ReflexiveScorer, Scorer, TagScorer,
 };
 use crate::slicer::{greedy_select_columns_in, GreedySlice};
@@ -126,6 +127,8 @@ pub(crate) struct ColumnPlan<'p> {
     composite: bool,
     /// The per-item scorers, in order: the columns of [`Columns::field_scores`].
     per_item: Bounded<PerItemField<'p>>,
+    /// The positions of the Tag scorers in `per_item`.
+    tag_positions: Bounded<usize>,
     chronological: bool,
 }
 
@@ -158,8 +161,12 @@ impl Pipeline {
             }
         };
         let mut per_item = Bounded::new(PerItemField::Reflexive);
+        let mut tag_positions = Bounded::new(0);
         for (s, _) in scorers.iter() {
             if let FieldScorer::PerItem(field) = s {
+                if let PerItemField::Tag(_) = field {
+                    tag_positions.push(per_item.len)?;
+                }
                 per_item.push(*field)?;
             }
         }
@@ -168,6 +175,7 @@ impl Pipeline {
             scorers,
             composite,
             per_item,
+            tag_positions,
             chronological,
         })
     }
@@ -224,6 +232,11 @@ impl<'p> ColumnPlan<'p> {
     /// The per-item scorers, in order: [`Columns::field_scores`] has one column for each.
     pub(crate) fn per_item(&self) -> &[PerItemField<'p>] {
         &self.per_item
+    }
+
+    /// The positions of the Tag scorers in [`per_item`](Self::per_item).
+    pub(crate) fn tag_positions(&self) -> &[usize] {
+        &self.tag_positions
     }
 
     /// Whether the run reads [`Columns::timestamps`].
@@ -414,43 +427,73 @@ impl<'p> ColumnPlan<'p> {
         if n == 0 {
             return;
         }
-        // The rank scorers' passes, in scorer order, one row of `ranks` each.
-        let rank_rows = self
-            .scorers
-            .iter()
-            .filter(|(s, _)| !matches!(s, FieldScorer::PerItem(_)))
-            .count();
-        ranks.clear();
-        ranks.resize(rank_rows * n, 0.0);
-        let mut rows = ranks.chunks_exact_mut(n);
+        // How each rank scorer, in scorer order, finds its scores; a sorted rank pass
+        // writes a row of `ranks`.
+        let mut methods = Bounded::new(RankMethod::Lone);
+        counts.clear();
+        let mut rows = 0;
         for &(scorer, _) in self.scorers.iter() {
-            let (has, values) = match scorer {
-                FieldScorer::Recency => (HAS_TIMESTAMP, &columns.timestamps),
-                FieldScorer::Priority => (HAS_PRIORITY, &columns.priorities),
-                FieldScorer::PerItem(_) => continue,
-            };
-            let Some(row) = rows.next() else { return };
-            fill_keyed(keyed, candidates, columns, has, values);
-            match scorer {
-                FieldScorer::Recency => rank_sorted_in(keyed, row, sort),
-                _ => rank_keyed_by_counting_in(keyed, row, counts, sort),
+            if let Some(keys) = RankKeys::of(scorer, columns) {
+                // At most `SCORERS_MAX` scorers, so the push fits.
+                let _ = methods.push(RankMethod::choose(keys, candidates, counts, &mut rows));
             }
+        }
+        ranks.clear();
+        ranks.resize(rows * n, 0.0);
+        // Every scorer's term, in scorer order.
+        let mut terms = Bounded::new(Term::Field(0));
+        let (mut methods, mut rows, mut field) = (methods.iter(), ranks.chunks_exact_mut(n), 0);
+        for &(scorer, _) in self.scorers.iter() {
+            let keys = RankKeys::of(scorer, columns);
+            let term = match (keys, keys.and_then(|_| methods.next())) {
+                (None, _) => {
+                    field += 1;
+                    Term::Field(field - 1)
+                }
+                (Some(keys), Some(&method)) => {
+                    let scores = match method {
+                        RankMethod::Lone => RankScores::Lone,
+                        RankMethod::InOrder(ranks) => RankScores::InOrder(ranks),
+                        RankMethod::Counted {
+                            start,
+                            len,
+                            lowest,
+                            denominator,
+                        } => {
+                            let table = counts.get(start..start + len).unwrap_or_default();
+                            RankScores::Counted(Below::new(table, lowest), denominator)
+                        }
+                        RankMethod::Row => {
+                            let row = rows.next().unwrap_or_default();
+                            fill_keyed(keyed, candidates, keys);
+                            rank_sorted_in(keyed, row, sort);
+                            RankScores::Row(row)
+                        }
+                    };
+                    Term::Rank(keys, scores)
+                }
+                (Some(_), None) => return,
+            };
+            let _ = terms.push(term);
         }
         let width = self.per_item.len();
         for (p, candidate) in candidates.iter_mut().enumerate() {
-            let fields = &columns.field_scores[candidate.index * width..][..width];
-            // This candidate's rank scores: column `p` of the rows, in scorer order (none
-            // when the scorer has no rank pass).
-            let rows = ranks.get(p..).unwrap_or_default();
-            let (mut rank, mut column) = (rows.iter().step_by(n), fields.iter());
+            let index = candidate.index;
+            let fields = &columns.field_scores[index * width..][..width];
             let mut acc = 0.0;
-            for &(scorer, weight) in self.scorers.iter() {
-                let score = match scorer {
-                    FieldScorer::PerItem(_) => column.next(),
-                    _ => rank.next(),
-                }
-                .copied()
-                .unwrap_or(0.0);
+            for (term, &(_, weight)) in terms.values[..terms.len].iter_mut().zip(&*self.scorers) {
+                let score = match term {
+                    Term::Field(k) => fields.get(*k).copied().unwrap_or(0.0),
+                    Term::Rank(keys, scores) => match (scores, keys.key(index)) {
+                        (RankScores::Row(row), _) => row.get(p).copied().unwrap_or(0.0),
+                        (_, None) => 0.0,
+                        (RankScores::Lone, Some(_)) => 1.0,
+                        (RankScores::InOrder(ranks), Some(key)) => ranks.next(key),
+                        (RankScores::Counted(below, denominator), Some(key)) => {
+                            below.rank(key) as f64 / *denominator
+                        }
+                    },
+                };
                 acc = match self.composite {
                     true => acc + score * weight,
                     false => score,
@@ -461,21 +504,131 @@ impl<'p> ColumnPlan<'p> {
     }
 }
 
-/// Fills `keyed` (cleared first) with the (key, candidate position) pairs of the
-/// candidates whose items have the flag `has`, the key read from `values`: the pairs
-/// RecencyScorer and PriorityScorer rank.
-fn fill_keyed(
-    keyed: &mut Vec<(i64, usize)>,
-    candidates: &[Candidate],
-    columns: &Columns,
+/// One scorer's part of a candidate's score.
+#[derive(Clone, Copy)]
+enum Term<'c> {
+    /// A per-item scorer: column `k` of the item's row of [`Columns::field_scores`].
+    Field(usize),
+    /// A rank scorer: its keys and its scores.
+    Rank(RankKeys<'c>, RankScores<'c>),
+}
+
+/// A rank scorer's scores for the candidates, as [`RankMethod`] finds them.
+#[derive(Clone, Copy)]
+enum RankScores<'c> {
+    /// [`RankMethod::Lone`].
+    Lone,
+    /// [`RankMethod::InOrder`].
+    InOrder(RanksInOrder),
+    /// [`RankMethod::Counted`]: the counts below each key, and `m − 1`.
+    Counted(Below<'c>, f64),
+    /// [`RankMethod::Row`]: the scores by candidate position.
+    Row(&'c [f64]),
+}
+
+/// The keys a rank scorer ranks by: the items' timestamps (Recency) or priorities
+/// (Priority), each present when its flag is set.
+#[derive(Clone, Copy)]
+struct RankKeys<'c> {
+    flags: &'c [u8],
     has: u8,
-    values: &[i64],
-) {
+    values: &'c [i64],
+}
+
+impl<'c> RankKeys<'c> {
+    /// The keys of `scorer`, `None` for a per-item scorer.
+    #[inline]
+    fn of(scorer: FieldScorer<'_>, columns: &'c Columns) -> Option<Self> {
+        let (has, values) = match scorer {
+            FieldScorer::Recency => (HAS_TIMESTAMP, &columns.timestamps),
+            FieldScorer::Priority => (HAS_PRIORITY, &columns.priorities),
+            FieldScorer::PerItem(_) => return None,
+        };
+        Some(Self {
+            flags: &columns.flags,
+            has,
+            values,
+        })
+    }
+
+    /// Item `index`'s key, if it has one.
+    #[inline]
+    fn key(&self, index: usize) -> Option<i64> {
+        (self.flags[index] & self.has != 0).then(|| self.values[index])
+    }
+}
+
+/// How the columnar run finds one rank scorer's scores (every way gives each keyed
+/// candidate `#(keys strictly smaller) / (m − 1)`, the rank pass's score, bit for bit).
+#[derive(Clone, Copy)]
+enum RankMethod {
+    /// At most one candidate has a key: it scores 1.0 (the others 0.0).
+    Lone,
+    /// The keys come in non-decreasing candidate order: ranked while the candidates are
+    /// scored in order, without a pass of their own.
+    InOrder(RanksInOrder),
+    /// Keys of a small span: `counts[start..start + len]` counts the keys below each
+    /// value from `lowest` on.
+    Counted {
+        start: usize,
+        len: usize,
+        lowest: i64,
+        denominator: f64,
+    },
+    /// Sorted by the rank pass into the next row of the rank rows.
+    Row,
+}
+
+impl RankMethod {
+    /// The method for `keys` over `candidates`, found in one pass over them: a counting
+    /// table is appended to `counts`; a sorted pass is counted in `rows` (each takes the
+    /// next row).
+    fn choose(
+        keys: RankKeys<'_>,
+        candidates: &[Candidate],
+        counts: &mut Vec<usize>,
+        rows: &mut usize,
+    ) -> Self {
+        let (mut m, mut lowest, mut highest, mut in_order) = (0, i64::MAX, i64::MIN, true);
+        let mut previous = i64::MIN;
+        for c in candidates {
+            if let Some(key) = keys.key(c.index) {
+                m += 1;
+                lowest = lowest.min(key);
+                highest = highest.max(key);
+                in_order &= previous <= key;
+                previous = key;
+            }
+        }
+        if m < 2 {
+            Self::Lone
+        } else if in_order {
+            Self::InOrder(RanksInOrder::new(m))
+        } else if ranked_by_counting(m, lowest, highest) {
+            let start = counts.len();
+            let keyed = candidates.iter().filter_map(|c| keys.key(c.index));
+            count_below(keyed, lowest, highest, counts);
+            Self::Counted {
+                start,
+                len: counts.len() - start,
+                lowest,
+                denominator: (m - 1) as f64,
+            }
+        } else {
+            *rows += 1;
+            Self::Row
+        }
+    }
+}
+
+/// Fills `keyed` (cleared first) with the (key, candidate position) pairs of the
+/// candidates that have a key: the pairs the rank pass ranks.
+fn fill_keyed(keyed: &mut Vec<(i64, usize)>, candidates: &[Candidate], keys: RankKeys<'_>) {
     keyed.clear();
     keyed.reserve(candidates.len());
     for (position, c) in candidates.iter().enumerate() {
-        if columns.flags[c.index] & has != 0 {
-            keyed.push((values[c.index], position));
+        if let Some(key) = keys.key(c.index) {
+            keyed.push((key, position));
         }
     }
 }
@@ -572,10 +725,17 @@ pub(crate) struct StageBuffers {
 /// An item's kind as the columnar run reads it.
 #[derive(Clone, Copy)]
 pub(crate) enum KindName<'a> {
-    /// A well-known spelling.
-    Known(&'a ContextKind),
+    /// A well-known spelling, by its position in `ContextKind::KNOWN`.
+    Known(usize),
     /// Any other spelling (one `ContextKind::new` accepts).
     Custom(&'a str),
+}
+
+impl Default for KindName<'_> {
+    /// The default kind.
+    fn default() -> Self {
+        Self::Known(ContextKind::default().known_index().unwrap_or(0))
+    }
 }
 
 impl PerItemField<'_> {
@@ -585,7 +745,7 @@ impl PerItemField<'_> {
     pub(crate) fn score(self, kind: KindName<'_>, hint: Option<f64>, tags: TagSum) -> f64 {
         match self {
             Self::Kind(scorer) => match kind {
-                KindName::Known(kind) => scorer.score_kind(kind),
+                KindName::Known(index) => scorer.score_known(index),
                 KindName::Custom(name) => scorer.score_custom_kind(name),
             },
             Self::Tag(scorer) => scorer.score_of_matched(tags.matched, tags.count),

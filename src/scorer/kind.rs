@@ -92,6 +92,13 @@ impl KindScorer {
         .unwrap_or(0.0)
     }
 
+    /// [`score_kind`](Self::score_kind) of the well-known kind at `index` of
+    /// `ContextKind::KNOWN` (0.0 past its end).
+    #[inline]
+    pub(crate) fn score_known(&self, index: usize) -> f64 {
+        self.known.get(index).copied().flatten().unwrap_or(0.0)
+    }
+
     /// [`score_kind`](Self::score_kind) of a kind spelled `name`, which is not a
     /// well-known spelling.
     #[inline]

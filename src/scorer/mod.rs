@@ -40,8 +40,8 @@ pub use reflexive::ReflexiveScorer;
 pub use scaled::ScaledScorer;
 pub use tag::TagScorer;
 
-pub(crate) use rank::rank_sorted_in;
-pub(crate) use rank_count::rank_keyed_by_counting_in;
+pub(crate) use rank::{rank_sorted_in, RanksInOrder};
+pub(crate) use rank_count::{count_below, ranked_by_counting, Below};
 pub(crate) use reflexive::clamped_hint;
 pub(crate) use str_table::head_words;
 

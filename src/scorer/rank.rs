@@ -79,16 +79,47 @@ fn write_tie_group_ranks(
     order: impl ExactSizeIterator<Item = usize>,
     out: &mut [f64],
 ) {
-    let denominator = (order.len() - 1) as f64;
-    let mut group_start = 0;
-    let mut group_key = None;
-    for (index, k) in order.enumerate() {
+    let mut ranks = RanksInOrder::new(order.len());
+    for k in order {
         let (key, position) = keyed[k];
-        if group_key != Some(key) {
-            group_start = index;
-            group_key = Some(key);
+        out[position] = ranks.next(key);
+    }
+}
+
+/// The rank scores of `m >= 2` keys given in non-decreasing order, one at a time: each
+/// key scores `group_start / (m − 1)`, `group_start` being the number of keys before the
+/// first one equal to it (the keys strictly smaller).
+#[derive(Clone, Copy)]
+pub(crate) struct RanksInOrder {
+    /// Keys seen so far.
+    seen: usize,
+    /// Where the current tie group starts, and its key.
+    group: Option<(usize, i64)>,
+    denominator: f64,
+}
+
+impl RanksInOrder {
+    /// Ranks for `m` keys (at least two).
+    pub(crate) fn new(m: usize) -> Self {
+        Self {
+            seen: 0,
+            group: None,
+            denominator: (m - 1) as f64,
         }
-        out[position] = group_start as f64 / denominator;
+    }
+
+    /// The rank score of the next key (not smaller than the previous one).
+    #[inline]
+    pub(crate) fn next(&mut self, key: i64) -> f64 {
+        let start = match self.group {
+            Some((start, group_key)) if group_key == key => start,
+            _ => {
+                self.group = Some((self.seen, key));
+                self.seen
+            }
+        };
+        self.seen += 1;
+        start as f64 / self.denominator
     }
 }
 

@@ -39,7 +39,7 @@ fn rank_keyed_by_counting(keyed: &[(i64, usize)], out: &mut [f64]) {
 
 /// [`rank_keyed_by_counting`] with its counts in `counts` and any sort in `buffers`
 /// (both kept for the next call).
-pub(crate) fn rank_keyed_by_counting_in(
+fn rank_keyed_by_counting_in(
     keyed: &[(i64, usize)],
     out: &mut [f64],
     counts: &mut Vec<usize>,
@@ -50,36 +50,76 @@ pub(crate) fn rank_keyed_by_counting_in(
         .fold((i64::MAX, i64::MIN), |(low, high), &(k, _)| {
             (low.min(k), high.max(k))
         });
-    let span = highest.abs_diff(lowest);
-    if keyed.len() < 2 || span >= SPAN_MAX || span / 4 >= keyed.len() as u64 {
+    if !ranked_by_counting(keyed.len(), lowest, highest) {
         rank_sorted_in(keyed, out, buffers);
         return;
     }
-    // `span < SPAN_MAX`, so every offset below fits a usize.
-    let smaller = counts;
-    smaller.clear();
-    smaller.resize(span as usize + 1, 0);
-    for (k, _) in keyed {
-        if let Some(count) = smaller.get_mut(k.abs_diff(lowest) as usize) {
+    counts.clear();
+    count_below(keyed.iter().map(|&(k, _)| k), lowest, highest, counts);
+    let below = Below::new(counts, lowest);
+    out.fill(0.0);
+    let denominator = (keyed.len() - 1) as f64;
+    for &(k, position) in keyed {
+        if let Some(slot) = out.get_mut(position) {
+            *slot = below.rank(k) as f64 / denominator;
+        }
+    }
+}
+
+/// Whether `m` keys from `lowest` to `highest` are ranked by counting: at least two,
+/// spanning fewer than [`SPAN_MAX`] values and no more than four values per key.
+pub(crate) fn ranked_by_counting(m: usize, lowest: i64, highest: i64) -> bool {
+    let span = highest.abs_diff(lowest);
+    m >= 2 && span < SPAN_MAX && span / 4 < m as u64
+}
+
+/// Appends to `counts` one entry per value from `lowest` to `highest` (a span
+/// [`ranked_by_counting`] accepts), each the number of `keys` strictly below that value:
+/// the table a [`Below`] reads.
+pub(crate) fn count_below(
+    keys: impl Iterator<Item = i64>,
+    lowest: i64,
+    highest: i64,
+    counts: &mut Vec<usize>,
+) {
+    let start = counts.len();
+    // The span is below `SPAN_MAX`, so every offset fits a usize.
+    counts.resize(start + highest.abs_diff(lowest) as usize + 1, 0);
+    let table = &mut counts[start..];
+    for k in keys {
+        if let Some(count) = table.get_mut(k.abs_diff(lowest) as usize) {
             *count += 1;
         }
     }
     // Counts per value become the number of keys strictly below each value.
     let mut below = 0;
-    for count in smaller.iter_mut() {
+    for count in table.iter_mut() {
         let here = *count;
         *count = below;
         below += here;
     }
-    out.fill(0.0);
-    let denominator = (keyed.len() - 1) as f64;
-    for &(k, position) in keyed {
-        if let (Some(slot), Some(count)) = (
-            out.get_mut(position),
-            smaller.get(k.abs_diff(lowest) as usize),
-        ) {
-            *slot = *count as f64 / denominator;
-        }
+}
+
+/// A table of [`count_below`]: the number of keys strictly below each value.
+#[derive(Clone, Copy)]
+pub(crate) struct Below<'a> {
+    table: &'a [usize],
+    lowest: i64,
+}
+
+impl<'a> Below<'a> {
+    /// The table [`count_below`] wrote for keys from `lowest` on.
+    pub(crate) fn new(table: &'a [usize], lowest: i64) -> Self {
+        Self { table, lowest }
+    }
+
+    /// The number of keys strictly below `key` (one of the keys counted).
+    #[inline]
+    pub(crate) fn rank(&self, key: i64) -> usize {
+        self.table
+            .get(key.abs_diff(self.lowest) as usize)
+            .copied()
+            .unwrap_or(0)
     }
 }
 
