@@ -186,7 +186,7 @@ fn surviving_groups(items: &[ContextItem], table: &RunGroups<'_>) -> Vec<bool> {
 const PARTITION_TARGET: usize = 256;
 
 /// Up to this many candidates, [`best_of_each_content`] first checks in one pass whether
-/// any hash repeats ([`some_hash_repeats`]; its table, at most 2 MiB, stays in the
+/// any hash repeats ([`some_hash_repeats`]; its table, at most 1 MiB, stays in the
 /// core's cache). Beyond, that table would miss the cache on most probes, and the
 /// partitioned grouping is faster even when every content is distinct.
 const QUICK_CHECK_MAX_LEN: usize = 1 << 17;
@@ -225,7 +225,7 @@ pub(super) fn best_of_each_content<'a>(
 #[derive(Default)]
 pub(crate) struct DedupBuffers {
     /// The first pass's table ([`some_hash_repeats`]).
-    slots: Vec<u64>,
+    slots: Vec<u32>,
     /// Every candidate's hash.
     hashes: Vec<u64>,
     /// Where each partition starts, and the next free place in each.
@@ -316,24 +316,27 @@ pub(super) fn best_of_each_content_in<'a, 'b>(
 
 /// Whether two of the `n` hashes may be equal: one pass inserting every hash into an open
 /// addressing table of about twice as many slots, which stops at the first slot holding
-/// the same value. It only looks at hashes, so `true` may come from a collision of
-/// different contents (or of hashes equal but for their lowest bit, which the table
-/// sets to tell a hash from an empty slot); `false` proves every content distinct.
+/// the same value. A hash's slot is chosen by its top bits and the slot holds its low 32
+/// bits (their lowest bit set, to tell them from an empty slot), so a table of `2^k`
+/// slots compares `k + 31` bits of each hash in half the memory of whole hashes, and
+/// `true` may come from a collision of different contents (about once in ten thousand
+/// runs of 100 000 distinct contents); `false` proves every content distinct.
 ///
 /// Inputs whose contents are all distinct — most of them — skip the partitioning of
 /// [`best_of_each_content`] and its tables: the probes of this pass are independent of
 /// one another, so their cache misses overlap, and the table (`slots`, cleared first) is
 /// a single allocation.
-fn some_hash_repeats(n: usize, hash: &impl Fn(usize) -> u64, slots: &mut Vec<u64>) -> bool {
-    const EMPTY_SLOT: u64 = 0;
+fn some_hash_repeats(n: usize, hash: &impl Fn(usize) -> u64, slots: &mut Vec<u32>) -> bool {
+    const EMPTY_SLOT: u32 = 0;
     let size = (2 * n).next_power_of_two().max(2);
     let shift = u64::BITS - size.trailing_zeros();
     let mask = size - 1;
     slots.clear();
     slots.resize(size, EMPTY_SLOT);
     for pos in 0..n {
-        let value = hash(pos) | 1;
-        let mut i = (value >> shift) as usize;
+        let hash = hash(pos);
+        let value = hash as u32 | 1;
+        let mut i = (hash >> shift) as usize;
         loop {
             match slots[i] {
                 EMPTY_SLOT => {
