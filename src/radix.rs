@@ -182,18 +182,47 @@ fn sort_words<T: Ord>(
 /// Orders a run of words whose keys are equal by `(tie, index)` (indices in the words'
 /// `index_mask` bits; the run is in index order on entry).
 fn order_run_by<T: Ord>(run: &mut [u64], index_mask: u64, tie: impl Fn(usize) -> T) {
-    if run.len() < 2 {
-        return;
-    }
-    let index = |word: u64| (word & index_mask) as usize;
-    if run.len() == 2 {
+    order_run(run, |word| (word & index_mask) as usize, tie);
+}
+
+/// Orders `run`, whose elements stand for indices (`index`) in index order and whose
+/// order is that of their indices, by `(tie, index)`.
+fn order_run<W: Copy + Ord, T: Ord>(
+    run: &mut [W],
+    index: impl Fn(W) -> usize,
+    tie: impl Fn(usize) -> T,
+) {
+    match run.len() {
+        0 | 1 => {}
         // The most common run (two items of one second): one comparison.
-        if tie(index(run[1])) < tie(index(run[0])) {
-            run.swap(0, 1);
+        2 => {
+            if tie(index(run[1])) < tie(index(run[0])) {
+                run.swap(0, 1);
+            }
         }
-        return;
+        _ => run.sort_unstable_by(|&a, &b| tie(index(a)).cmp(&tie(index(b))).then(a.cmp(&b))),
     }
-    run.sort_unstable_by(|&a, &b| tie(index(a)).cmp(&tie(index(b))).then(a.cmp(&b)));
+}
+
+/// The stable order of `keys` that are already in order (every key at most the next),
+/// with equal keys ordered by `tie` before their indices: [`stable_order_with_ties_in`]'s
+/// order for such keys, written into `out` (cleared first) without a sort.
+pub(crate) fn in_order_with_ties<T: Ord>(
+    keys: &[u64],
+    tie: Option<impl Fn(usize) -> T>,
+    out: &mut Vec<usize>,
+) {
+    debug_assert!(keys.is_sorted());
+    out.clear();
+    out.extend(0..keys.len());
+    let Some(tie) = tie else { return };
+    let mut start = 0;
+    for i in 1..=keys.len() {
+        if i == keys.len() || keys[i] != keys[start] {
+            order_run(&mut out[start..i], |p| p, &tie);
+            start = i;
+        }
+    }
 }
 
 /// Replaces the `keys` (not in order, smallest `min`, largest `max`, `differ` the bits in
@@ -379,6 +408,11 @@ mod tests {
                 stable_order_with_ties_in(keys.len(), |i| keys[i], Some(|i| ties[i]), buffers);
             assert_eq!(got, want, "{what} with ties, n = {}", keys.len());
         });
+        if keys.is_sorted() {
+            let mut got = vec![7; 3];
+            in_order_with_ties(keys, Some(|i| ties[i]), &mut got);
+            assert_eq!(got, want, "{what} in order with ties, n = {}", keys.len());
+        }
     }
 
     /// Equal keys go in tie order, then index order: on keys already in order (every run of

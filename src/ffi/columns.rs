@@ -125,10 +125,7 @@ pub(super) unsafe fn read_columns(
         tokens.set_len(count);
         flags.set_len(count);
         field_scores.set_len(count * width);
-        for (column, read) in [
-            (timestamps, read_timestamps),
-            (priorities, read_priorities),
-        ] {
+        for (column, read) in [(timestamps, read_timestamps), (priorities, read_priorities)] {
             if read {
                 column.set_len(count);
             }

@@ -32,8 +32,7 @@ use crate::placer::{
 use crate::radix::{f64_order_key, SortBuffers};
 use crate::scorer::{
     clamped_hint, count_below, rank_sorted_in, ranked_by_counting, Below, CompositeScorer,
-    KindScorer, RanksInOrder,
-    PriorityScorer, RecencyScorer, ReflexiveScorer, Scorer, TagScorer,
+    KindScorer, PriorityScorer, RanksInOrder, RecencyScorer, ReflexiveScorer, Scorer, TagScorer,
 };
 use crate::slicer::{greedy_select_columns_in, GreedySlice};
 

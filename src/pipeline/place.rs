@@ -173,7 +173,7 @@ pub(super) fn place<C: Collector>(
     placed_in_order(
         &merged.list,
         merged.pinned,
-        order.into_iter(),
+        &order,
         &mut placed,
         |c, pinned| {
             let reason = match forms.as_deref() {
@@ -308,7 +308,7 @@ pub(super) fn place_plain(
         }
         false => order,
     };
-    placed_in_order(list, pinned, order.iter().copied(), out, |c, pinned| {
+    placed_in_order(list, pinned, order, out, |c, pinned| {
         inclusion_reason(c.tokens, pinned)
     });
 }
@@ -319,21 +319,17 @@ pub(super) fn place_plain(
 fn placed_in_order(
     list: &[Candidate],
     pinned: usize,
-    order: impl ExactSizeIterator<Item = usize>,
+    order: &[usize],
     out: &mut Placed,
     mut reason: impl FnMut(&Candidate, bool) -> InclusionReason,
 ) {
     out.clear();
-    out.indices.reserve(order.len());
-    out.scores.reserve(order.len());
-    out.reasons.reserve(order.len());
-    for pos in order {
-        let candidate = &list[pos];
-        let why = reason(candidate, pos < pinned);
-        out.indices.push(candidate.index);
-        out.scores.push(candidate.score);
-        out.reasons.push(why);
-    }
+    // One pass per vector: each is extended from an iterator of known length, without a
+    // capacity check per entry.
+    out.indices.extend(order.iter().map(|&pos| list[pos].index));
+    out.scores.extend(order.iter().map(|&pos| list[pos].score));
+    let reasons = order.iter().map(|&pos| reason(&list[pos], pos < pinned));
+    out.reasons.extend(reasons);
 }
 
 /// The order a built-in placer gives `list` (without groups), computed directly from the

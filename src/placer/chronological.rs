@@ -4,7 +4,10 @@
 use crate::error::Result;
 use crate::model::{ScoredItem, Units};
 use crate::placer::Placer;
-use crate::radix::{i64_order_key, stable_order, stable_order_with_ties_in, SortBuffers, NO_TIES};
+use crate::radix::{
+    i64_order_key, in_order_with_ties, stable_order, stable_order_with_ties_in, SortBuffers,
+    NO_TIES,
+};
 
 /// Orders items by ascending timestamp; items without one go last. Scores are ignored.
 ///
@@ -108,7 +111,12 @@ pub(crate) fn chronological_order_with_ties_into<T: Ord>(
         }
     }
     let Some(first_undated) = first_undated else {
-        out.extend_from_slice(stable_order_with_ties_in(n, |i| keys[i], tie, buffers));
+        if keys.is_sorted() {
+            // A transcript, its timestamps in order: no sort.
+            in_order_with_ties(keys, tie, out);
+        } else {
+            out.extend_from_slice(stable_order_with_ties_in(n, |i| keys[i], tie, buffers));
+        }
         return;
     };
     // The untimed ones are collected at the front of `out`, then rotated behind the
