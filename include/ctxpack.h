@@ -1831,7 +1831,7 @@ ctxpack_status ctxpack_pipeline_run_descs(const struct ctxpack_pipeline *pipelin
 // JSON) is then invalid. Should another call still hold the earlier result, it is a new
 // result, and the caller's reference to the earlier one is released, as by
 // `ctxpack_result_free`. A result made or rewritten here keeps the columnar run's memory
-// (about 270 bytes per descriptor of the largest run into it for a typical agent
+// (about 225 bytes per descriptor of the largest run into it for a typical agent
 // pipeline) until it is freed.
 //
 // On failure `*result` is unchanged: still the earlier result (or NULL), readable as
