@@ -162,21 +162,30 @@ fn sort_words<T: Ord>(
         return pack_and_sort(words, min, max, differ, &key, tie, radix);
     }
     // Words that are their own index; runs of equal keys put in tie order.
-    let mut start = 0;
-    let mut start_key = first;
-    for i in 0..n {
-        let k = std::mem::replace(&mut words[i], i as u64);
-        if k != start_key {
-            if let Some(tie) = &tie {
-                order_run_by(&mut words[start..i], u64::MAX, tie);
-            }
-            (start, start_key) = (i, k);
-        }
+    for (i, word) in words.iter_mut().enumerate() {
+        *word = i as u64;
     }
-    if let Some(tie) = &tie {
-        order_run_by(&mut words[start..], u64::MAX, tie);
+    if let Some(tie) = tie {
+        order_equal_key_runs(words, |word| word as usize, key, tie);
     }
     u64::MAX
+}
+
+/// In `order`, whose elements stand for indices (`index`) sorted by key, equal keys in
+/// index order, puts each run of equal keys in `(tie, index)` order.
+fn order_equal_key_runs<W: Copy + Ord, T: Ord>(
+    order: &mut [W],
+    index: impl Fn(W) -> usize,
+    key: impl Fn(usize) -> u64,
+    tie: impl Fn(usize) -> T,
+) {
+    let mut start = 0;
+    for i in 1..=order.len() {
+        if i == order.len() || key(index(order[i])) != key(index(order[start])) {
+            order_run(&mut order[start..i], &index, &tie);
+            start = i;
+        }
+    }
 }
 
 /// Orders a run of words whose keys are equal by `(tie, index)` (indices in the words'
@@ -215,13 +224,8 @@ pub(crate) fn in_order_with_ties<T: Ord>(
     debug_assert!(keys.is_sorted());
     out.clear();
     out.extend(0..keys.len());
-    let Some(tie) = tie else { return };
-    let mut start = 0;
-    for i in 1..=keys.len() {
-        if i == keys.len() || keys[i] != keys[start] {
-            order_run(&mut out[start..i], |p| p, &tie);
-            start = i;
-        }
+    if let Some(tie) = tie {
+        order_equal_key_runs(out, |p| p, |p| keys[p], tie);
     }
 }
 

@@ -42,8 +42,14 @@ pub(super) unsafe fn read_columns(
     if count == 0 {
         return Some(());
     }
-    // SAFETY: `descs` holds `count` descriptors; `in_place` accepts the array (not NULL,
-    // aligned, element 0 of this library's size), so it is `count` elements of this type.
+    // A count whose descriptors could not fit the address space is the general path's
+    // error to report.
+    if count > isize::MAX as usize / size_of::<ctxpack_item_desc>() {
+        return None;
+    }
+    // SAFETY: `descs` holds `count` descriptors (their bytes fit the address space, checked
+    // above); `in_place` accepts the array (not NULL, aligned, element 0 of this library's
+    // size), so it is `count` elements of this type.
     let descs = unsafe {
         in_place(descs, 0)?;
         std::slice::from_raw_parts(descs, count)
@@ -661,6 +667,30 @@ mod tests {
             .is_none());
         // SAFETY: as above.
         assert!(unsafe { read_columns(&plan, descs, count, &mut columns) }.is_none());
+    }
+
+    /// A count of descriptors no memory holds declines before any is read past the first
+    /// (the general path reports it): one whose bytes exceed the address space, and one
+    /// whose columns cannot be allocated.
+    #[test]
+    fn an_impossible_count_declines() {
+        let mut rng = Rng::new(3);
+        let input = input(&mut rng, 1);
+        let pipeline = Pipeline::builder()
+            .scorer(Arc::new(RecencyScorer::new()))
+            .slicer(Arc::new(GreedySlice::new()))
+            .placer(Arc::new(ChronologicalPlacer::new()))
+            .build()
+            .unwrap();
+        let plan = pipeline.column_plan().unwrap();
+        let mut columns = Columns::default();
+        let fits = isize::MAX as usize / size_of::<ctxpack_item_desc>();
+        for count in [usize::MAX, fits + 1, fits] {
+            // SAFETY: a contract the caller breaks: the call must not read past element 0
+            // (it fails to allocate the columns, or refuses the count, first).
+            let read = unsafe { read_columns(&plan, input.descs.as_ptr(), count, &mut columns) };
+            assert!(read.is_none(), "count {count}");
+        }
     }
 
     /// Runs `plan` over the descriptors in `scratch`: the selection, or `None` where the

@@ -426,30 +426,25 @@ impl<'p> ColumnPlan<'p> {
         if n == 0 {
             return;
         }
-        // How each rank scorer, in scorer order, finds its scores; a sorted rank pass
-        // writes a row of `ranks`.
-        let mut methods = Bounded::new(RankMethod::Lone);
+        // How each rank scorer finds its scores (`None` for the per-item scorers), in
+        // scorer order; a sorted rank pass writes a row of `ranks`.
+        let mut methods = Bounded::new(None);
         counts.clear();
         let mut rows = 0;
         for &(scorer, _) in self.scorers.iter() {
-            if let Some(keys) = RankKeys::of(scorer, columns) {
-                // At most `SCORERS_MAX` scorers, so the push fits.
-                let _ = methods.push(RankMethod::choose(keys, candidates, counts, &mut rows));
-            }
+            let method = RankKeys::of(scorer, columns)
+                .map(|keys| RankMethod::choose(keys, candidates, counts, &mut rows));
+            // As many as the scorers, so the push fits.
+            let _ = methods.push(method);
         }
         ranks.clear();
         ranks.resize(rows * n, 0.0);
         // Every scorer's term, in scorer order.
         let mut terms = Bounded::new(Term::Field(0));
-        let (mut methods, mut rows, mut field) = (methods.iter(), ranks.chunks_exact_mut(n), 0);
-        for &(scorer, _) in self.scorers.iter() {
-            let keys = RankKeys::of(scorer, columns);
-            let term = match (keys, keys.and_then(|_| methods.next())) {
-                (None, _) => {
-                    field += 1;
-                    Term::Field(field - 1)
-                }
-                (Some(keys), Some(&method)) => {
+        let (mut rows, mut field) = (ranks.chunks_exact_mut(n), 0);
+        for (&(scorer, _), &method) in self.scorers.iter().zip(methods.iter()) {
+            let term = match (RankKeys::of(scorer, columns), method) {
+                (Some(keys), Some(method)) => {
                     let scores = match method {
                         RankMethod::Lone => RankScores::Lone,
                         RankMethod::InOrder(ranks) => RankScores::InOrder(ranks),
@@ -471,7 +466,10 @@ impl<'p> ColumnPlan<'p> {
                     };
                     Term::Rank(keys, scores)
                 }
-                (Some(_), None) => return,
+                _ => {
+                    field += 1;
+                    Term::Field(field - 1)
+                }
             };
             let _ = terms.push(term);
         }
@@ -696,11 +694,11 @@ pub(crate) struct StageBuffers {
     candidates: Vec<Candidate>,
     /// The pinned entries, then the selected candidates in input order.
     merged: Vec<Candidate>,
-    /// The rank scorers' scores, one row per scorer.
+    /// The scores of the rank scorers ranked by a sorted pass, one row each.
     ranks: Vec<f64>,
-    /// The (key, position) pairs a rank scorer ranks.
+    /// The (key, position) pairs a sorted rank pass ranks.
     keyed: Vec<(i64, usize)>,
-    /// The counting rank's counts.
+    /// The counted rank scorers' tables of counts.
     counts: Vec<usize>,
     /// Deduplicate's tables.
     dedup: DedupBuffers,
