@@ -430,14 +430,18 @@ impl<'p> ColumnPlan<'p> {
         if n == 0 {
             return;
         }
-        // How each rank scorer finds its scores (`None` for the per-item scorers), in
-        // scorer order; a sorted rank pass writes a row of `ranks`.
+        // Each rank scorer's keys and how it finds its scores (`None` for the per-item
+        // scorers), in scorer order; a sorted rank pass writes a row of `ranks`.
         let mut methods = Bounded::new(None);
         counts.clear();
         let mut rows = 0;
         for &(scorer, _) in self.scorers.iter() {
-            let method = RankKeys::of(scorer, columns)
-                .map(|keys| RankMethod::choose(keys, candidates, counts, &mut rows));
+            let method = RankKeys::of(scorer, columns).map(|keys| {
+                (
+                    keys,
+                    RankMethod::choose(keys, candidates, counts, &mut rows),
+                )
+            });
             // As many as the scorers, so the push fits.
             let _ = methods.push(method);
         }
@@ -446,9 +450,9 @@ impl<'p> ColumnPlan<'p> {
         // Every scorer's term, in scorer order.
         let mut terms = Bounded::new(Term::Field(0));
         let (mut rows, mut field) = (ranks.chunks_exact_mut(n), 0);
-        for (&(scorer, _), &method) in self.scorers.iter().zip(methods.iter()) {
-            let term = match (RankKeys::of(scorer, columns), method) {
-                (Some(keys), Some(method)) => {
+        for &method in methods.iter() {
+            let term = match method {
+                Some((keys, method)) => {
                     let scores = match method {
                         RankMethod::Lone => RankScores::Lone,
                         RankMethod::InOrder(ranks) => RankScores::InOrder(ranks),
@@ -470,7 +474,7 @@ impl<'p> ColumnPlan<'p> {
                     };
                     Term::Rank(keys, scores)
                 }
-                _ => {
+                None => {
                     field += 1;
                     Term::Field(field - 1)
                 }

@@ -11,9 +11,8 @@
 
 use crate::error::Result;
 use crate::model::ContextItem;
-use crate::radix::SortBuffers;
 use crate::scorer::check_one_slot_per_item;
-use crate::scorer::rank::{keyed_positions, rank_sorted_in};
+use crate::scorer::rank::{keyed_positions, rank_sorted};
 
 /// Keys spanning more values than this are ranked by sorting.
 const SPAN_MAX: u64 = 1 << 16;
@@ -34,29 +33,18 @@ pub(super) fn rank_scores_by_counting(
 /// [`rank_scores_by_counting`] of the `keyed` (key, position) pairs, in position order:
 /// writes each pair's rank score at its position in `out` and 0.0 everywhere else.
 fn rank_keyed_by_counting(keyed: &[(i64, usize)], out: &mut [f64]) {
-    rank_keyed_by_counting_in(keyed, out, &mut Vec::new(), &mut SortBuffers::default());
-}
-
-/// [`rank_keyed_by_counting`] with its counts in `counts` and any sort in `buffers`
-/// (both kept for the next call).
-fn rank_keyed_by_counting_in(
-    keyed: &[(i64, usize)],
-    out: &mut [f64],
-    counts: &mut Vec<usize>,
-    buffers: &mut SortBuffers,
-) {
     let (lowest, highest) = keyed
         .iter()
         .fold((i64::MAX, i64::MIN), |(low, high), &(k, _)| {
             (low.min(k), high.max(k))
         });
     if !ranked_by_counting(keyed.len(), lowest, highest) {
-        rank_sorted_in(keyed, out, buffers);
+        rank_sorted(keyed, out);
         return;
     }
-    counts.clear();
-    count_below(keyed.iter().map(|&(k, _)| k), lowest, highest, counts);
-    let below = Below::new(counts, lowest);
+    let mut counts = Vec::new();
+    count_below(keyed.iter().map(|&(k, _)| k), lowest, highest, &mut counts);
+    let below = Below::new(&counts, lowest);
     out.fill(0.0);
     let denominator = (keyed.len() - 1) as f64;
     for &(k, position) in keyed {
