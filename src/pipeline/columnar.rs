@@ -240,18 +240,22 @@ impl<'p> ColumnPlan<'p> {
 
     /// Whether the run reads [`Columns::timestamps`].
     pub(crate) fn reads_timestamps(&self) -> bool {
-        self.chronological
-            || self
-                .scorers
-                .iter()
-                .any(|(s, _)| matches!(s, FieldScorer::Recency))
+        self.chronological || self.ranks_by(HAS_TIMESTAMP)
     }
 
     /// Whether the run reads [`Columns::priorities`].
     pub(crate) fn reads_priorities(&self) -> bool {
-        self.scorers
-            .iter()
-            .any(|(s, _)| matches!(s, FieldScorer::Priority))
+        self.ranks_by(HAS_PRIORITY)
+    }
+
+    /// Whether a rank scorer ranks by the key whose flag is `has` ([`HAS_TIMESTAMP`] for
+    /// Recency, [`HAS_PRIORITY`] for Priority).
+    fn ranks_by(&self, has: u8) -> bool {
+        self.scorers.iter().any(|(s, _)| match s {
+            FieldScorer::Recency => has == HAS_TIMESTAMP,
+            FieldScorer::Priority => has == HAS_PRIORITY,
+            FieldScorer::PerItem(_) => false,
+        })
     }
 
     /// Whether the run reads [`Columns::hashes`] (and contents).
@@ -280,15 +284,27 @@ impl<'p> ColumnPlan<'p> {
         pinned.clear();
         candidates.clear();
         candidates.reserve(tokens.len());
+        // The statistics of the candidates' timestamps and priorities, for the rank
+        // scorers that rank by them (gathered here rather than by a pass of their own).
+        let mut stats = [KeyStats::NONE; 2];
+        let ranked = [self.ranks_by(HAS_TIMESTAMP), self.ranks_by(HAS_PRIORITY)];
+        let key_columns = [&columns.timestamps, &columns.priorities];
         for (index, (&own, &flags)) in tokens.iter().zip(&columns.flags).enumerate() {
             match (own < 0, flags & PINNED != 0) {
                 (true, _) => {}
                 (false, true) => pinned.push(index),
-                (false, false) => candidates.push(Candidate {
-                    index,
-                    score: 0.0,
-                    tokens: own,
-                }),
+                (false, false) => {
+                    candidates.push(Candidate {
+                        index,
+                        score: 0.0,
+                        tokens: own,
+                    });
+                    for k in 0..2 {
+                        if ranked[k] && flags & KEY_FLAGS[k] != 0 {
+                            stats[k].add(key_columns[k].get(index).copied().unwrap_or(0));
+                        }
+                    }
+                }
             }
         }
         let pinned_tokens =
@@ -297,7 +313,7 @@ impl<'p> ColumnPlan<'p> {
             return None;
         }
         check_cancelled("").ok()?;
-        self.score(columns, buffers);
+        self.score(columns, &stats, buffers);
         check_cancelled("").ok()?;
         let StageBuffers {
             sort,
@@ -417,7 +433,7 @@ impl<'p> ColumnPlan<'p> {
     /// Not inlined into [`run`](Self::run): inlined, its loop was compiled into code that
     /// made the whole run 7 % slower at N = 10 000 (the agent benchmark, alternating).
     #[inline(never)]
-    fn score(&self, columns: &Columns, buffers: &mut StageBuffers) {
+    fn score(&self, columns: &Columns, stats: &[KeyStats; 2], buffers: &mut StageBuffers) {
         let StageBuffers {
             sort,
             candidates,
@@ -437,19 +453,23 @@ impl<'p> ColumnPlan<'p> {
         let mut rows = 0;
         for &(scorer, _) in self.scorers.iter() {
             let method = RankKeys::of(scorer, columns).map(|keys| {
+                let stats = stats[usize::from(keys.has == HAS_PRIORITY)];
                 (
                     keys,
-                    RankMethod::choose(keys, candidates, counts, &mut rows),
+                    RankMethod::choose(keys, stats, candidates, counts, &mut rows),
                 )
             });
             // As many as the scorers, so the push fits.
             let _ = methods.push(method);
         }
+        // The rank rows, then one row of [`SCORE_BLOCK`] scores per term.
+        let block = n.min(SCORE_BLOCK);
         ranks.clear();
-        ranks.resize(rows * n, 0.0);
+        ranks.resize(rows * n + self.scorers.len() * block, 0.0);
+        let (rank_rows, term_rows) = ranks.split_at_mut(rows * n);
         // Every scorer's term, in scorer order.
         let mut terms = Bounded::new(Term::Field(0));
-        let (mut rows, mut field) = (ranks.chunks_exact_mut(n), 0);
+        let (mut rows, mut field) = (rank_rows.chunks_exact_mut(n), 0);
         for &method in methods.iter() {
             let term = match method {
                 Some((keys, method)) => {
@@ -481,30 +501,102 @@ impl<'p> ColumnPlan<'p> {
             };
             let _ = terms.push(term);
         }
-        let width = self.per_item.len();
-        for (p, candidate) in candidates.iter_mut().enumerate() {
-            let index = candidate.index;
-            let fields = &columns.field_scores[index * width..][..width];
-            let mut acc = 0.0;
-            for (term, &(_, weight)) in terms.values[..terms.len].iter_mut().zip(&*self.scorers) {
-                let score = match term {
-                    Term::Field(k) => fields.get(*k).copied().unwrap_or(0.0),
-                    Term::Rank(keys, scores) => match (scores, keys.key(index)) {
-                        (RankScores::Row(row), _) => row.get(p).copied().unwrap_or(0.0),
-                        (_, None) => 0.0,
-                        (RankScores::Lone, Some(_)) => 1.0,
-                        (RankScores::InOrder(ranks), Some(key)) => ranks.next(key),
-                        (RankScores::Counted(below, denominator), Some(key)) => {
-                            below.rank(key) as f64 / *denominator
-                        }
-                    },
-                };
-                acc = match self.composite {
-                    true => acc + score * weight,
-                    false => score,
-                };
+        let fields = Fields {
+            scores: &columns.field_scores,
+            width: self.per_item.len(),
+        };
+        for (b, chunk) in candidates.chunks_mut(SCORE_BLOCK).enumerate() {
+            let first = b * SCORE_BLOCK;
+            let mut outs = term_rows.chunks_exact_mut(block);
+            for term in terms.values[..terms.len].iter_mut() {
+                let out = &mut outs.next().unwrap_or_default()[..chunk.len()];
+                term.write_scores(chunk, first, fields, out);
             }
-            candidate.score = acc;
+            if self.composite {
+                let mut acc = [0.0; SCORE_BLOCK];
+                let acc = &mut acc[..chunk.len()];
+                for (scores, &(_, weight)) in term_rows.chunks_exact(block).zip(&*self.scorers) {
+                    for (a, &score) in acc.iter_mut().zip(scores) {
+                        *a += score * weight;
+                    }
+                }
+                for (c, &a) in chunk.iter_mut().zip(&*acc) {
+                    c.score = a;
+                }
+            } else {
+                for (c, &score) in chunk.iter_mut().zip(&*term_rows) {
+                    c.score = score;
+                }
+            }
+        }
+    }
+}
+
+/// Candidates scored together by [`ColumnPlan::score`]: each scorer's scores of a block
+/// are found by a loop of its own, then added up term by term, in rows that stay in the
+/// core's first-level cache. (One candidate at a time, with a match on every term, the
+/// terms' state went through memory and a run spent three times as long scoring.)
+const SCORE_BLOCK: usize = 256;
+
+/// The per-item scores of [`Columns::field_scores`]: row-major, `width` per item.
+#[derive(Clone, Copy)]
+struct Fields<'c> {
+    scores: &'c [f64],
+    width: usize,
+}
+
+impl Term<'_> {
+    /// Writes this scorer's score of each candidate of `chunk` (which starts at candidate
+    /// position `first`) into `out`, in order.
+    #[inline]
+    fn write_scores(
+        &mut self,
+        chunk: &[Candidate],
+        first: usize,
+        fields: Fields<'_>,
+        out: &mut [f64],
+    ) {
+        let pairs = out.iter_mut().zip(chunk);
+        match self {
+            Term::Field(k) => {
+                for (o, c) in pairs {
+                    *o = fields
+                        .scores
+                        .get(c.index * fields.width + *k)
+                        .copied()
+                        .unwrap_or(0.0);
+                }
+            }
+            Term::Rank(_, RankScores::Row(row)) => {
+                let row = row.get(first..first + out.len()).unwrap_or_default();
+                for (o, &score) in out.iter_mut().zip(row) {
+                    *o = score;
+                }
+            }
+            Term::Rank(keys, RankScores::Lone) => {
+                for (o, c) in pairs {
+                    *o = match keys.key(c.index) {
+                        Some(_) => 1.0,
+                        None => 0.0,
+                    };
+                }
+            }
+            Term::Rank(keys, RankScores::InOrder(ranks)) => {
+                for (o, c) in pairs {
+                    *o = match keys.key(c.index) {
+                        Some(key) => ranks.next(key),
+                        None => 0.0,
+                    };
+                }
+            }
+            Term::Rank(keys, RankScores::Counted(below, denominator)) => {
+                for (o, c) in pairs {
+                    *o = match keys.key(c.index) {
+                        Some(key) => below.rank(key) as f64 / *denominator,
+                        None => 0.0,
+                    };
+                }
+            }
         }
     }
 }
@@ -585,26 +677,23 @@ enum RankMethod {
 }
 
 impl RankMethod {
-    /// The method for `keys` over `candidates`, found in one pass over them: a counting
-    /// table is appended to `counts`; a sorted pass is counted in `rows` (each takes the
-    /// next row).
+    /// The method for `keys` over `candidates`, whose keys have the statistics `stats`: a
+    /// counting table is appended to `counts`; a sorted pass is counted in `rows` (each
+    /// takes the next row).
     fn choose(
         keys: RankKeys<'_>,
+        stats: KeyStats,
         candidates: &[Candidate],
         counts: &mut Vec<usize>,
         rows: &mut usize,
     ) -> Self {
-        let (mut m, mut lowest, mut highest, mut in_order) = (0, i64::MAX, i64::MIN, true);
-        let mut previous = i64::MIN;
-        for c in candidates {
-            if let Some(key) = keys.key(c.index) {
-                m += 1;
-                lowest = lowest.min(key);
-                highest = highest.max(key);
-                in_order &= previous <= key;
-                previous = key;
-            }
-        }
+        let KeyStats {
+            m,
+            lowest,
+            highest,
+            in_order,
+            ..
+        } = stats;
         if m < 2 {
             Self::Lone
         } else if in_order {
@@ -623,6 +712,43 @@ impl RankMethod {
             *rows += 1;
             Self::Row
         }
+    }
+}
+
+/// The flags of the two key columns a rank scorer ranks by, in the order of the
+/// statistics [`ColumnPlan::run`] gathers: timestamps, then priorities.
+const KEY_FLAGS: [u8; 2] = [HAS_TIMESTAMP, HAS_PRIORITY];
+
+/// What decides how the candidates' keys of one column are ranked ([`RankMethod`]): how
+/// many there are, their range, and whether they come in non-decreasing candidate order.
+#[derive(Clone, Copy)]
+struct KeyStats {
+    m: usize,
+    lowest: i64,
+    highest: i64,
+    in_order: bool,
+    /// The last key added.
+    previous: i64,
+}
+
+impl KeyStats {
+    /// The statistics of no key.
+    const NONE: Self = Self {
+        m: 0,
+        lowest: i64::MAX,
+        highest: i64::MIN,
+        in_order: true,
+        previous: i64::MIN,
+    };
+
+    /// Adds the next candidate's key.
+    #[inline]
+    fn add(&mut self, key: i64) {
+        self.m += 1;
+        self.lowest = self.lowest.min(key);
+        self.highest = self.highest.max(key);
+        self.in_order &= self.previous <= key;
+        self.previous = key;
     }
 }
 

@@ -93,8 +93,10 @@ fn write_tie_group_ranks(
 pub(crate) struct RanksInOrder {
     /// Keys seen so far.
     seen: usize,
-    /// Where the current tie group starts, and its key.
-    group: Option<(usize, i64)>,
+    /// Where the current tie group starts (meaningless before the first key).
+    start: usize,
+    /// The current tie group's key (meaningless before the first key).
+    key: i64,
     denominator: f64,
 }
 
@@ -103,23 +105,23 @@ impl RanksInOrder {
     pub(crate) fn new(m: usize) -> Self {
         Self {
             seen: 0,
-            group: None,
+            start: 0,
+            key: 0,
             denominator: (m - 1) as f64,
         }
     }
 
-    /// The rank score of the next key (not smaller than the previous one).
+    /// The rank score of the next key (not smaller than the previous one). Without a
+    /// branch on whether the key starts a new tie group: in a transcript whose turns
+    /// often share a timestamp, that branch could not be predicted.
     #[inline]
     pub(crate) fn next(&mut self, key: i64) -> f64 {
-        let start = match self.group {
-            Some((start, group_key)) if group_key == key => start,
-            _ => {
-                self.group = Some((self.seen, key));
-                self.seen
-            }
-        };
+        // All ones when the key continues the current group, else zero.
+        let same_group = usize::from(self.seen != 0 && self.key == key).wrapping_neg();
+        self.start = (self.start & same_group) | (self.seen & !same_group);
+        self.key = key;
         self.seen += 1;
-        start as f64 / self.denominator
+        self.start as f64 / self.denominator
     }
 }
 
