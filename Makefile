@@ -58,6 +58,8 @@ test-rust:
 
 test-c:
 	tests/c/run.sh
+	# The host of scripts/host-bench.sh still compiles against the header.
+	$(CC) -std=c11 -Wall -Wextra -Werror -Iinclude -fsyntax-only scripts/host-bench.c
 
 test-bindings:
 	bindings/cpp/run.sh
