@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compare what a C host sees from the shared library of several revisions
-# (docs/performance.md, "What a host sees"): builds libctxpack.so of each revision in a
+# (docs/performance.md, "Scoring in blocks, and what a host sees"): builds libctxpack.so of each revision in a
 # worktree under $TMPDIR, builds scripts/host-bench.c once against this checkout's header,
 # then runs the host against each library in turn, ROUNDS times, alternating.
 #
@@ -41,7 +41,7 @@ for rev in "$@"; do
     else
         tree="$work/tree-$name"
         git -C "$root" worktree add --quiet --detach "$tree" "$rev"
-        # Each worktree builds into the checkout's target directory's sibling, so the
+        # Each revision builds into a target directory of its own under $work, so the
         # revisions do not rebuild each other's artefacts.
         (cd "$tree" && CARGO_TARGET_DIR="$work/target-$name" cargo build --release --quiet)
         cp "$work/target-$name/release/libctxpack.so" "$lib/libctxpack.so.0"

@@ -61,6 +61,16 @@ pub(crate) enum PerItemField<'p> {
 }
 
 impl<'p> FieldScorer<'p> {
+    /// The flag of the key a rank scorer ranks by ([`HAS_TIMESTAMP`] for Recency,
+    /// [`HAS_PRIORITY`] for Priority); `None` for a per-item scorer.
+    fn key_flag(self) -> Option<u8> {
+        match self {
+            Self::Recency => Some(HAS_TIMESTAMP),
+            Self::Priority => Some(HAS_PRIORITY),
+            Self::PerItem(_) => None,
+        }
+    }
+
     fn of(scorer: &'p dyn Scorer) -> Option<Self> {
         let any = scorer.as_any();
         Some(if any.is::<RecencyScorer>() {
@@ -222,6 +232,11 @@ impl Columns {
         self.hashes.clear();
     }
 
+    /// The key columns, in [`KEY_FLAGS`]' order.
+    fn key_columns(&self) -> [&Vec<i64>; 2] {
+        [&self.timestamps, &self.priorities]
+    }
+
     fn timestamp(&self, index: usize) -> Option<i64> {
         (self.flags[index] & HAS_TIMESTAMP != 0).then(|| self.timestamps[index])
     }
@@ -248,14 +263,10 @@ impl<'p> ColumnPlan<'p> {
         self.ranks_by(HAS_PRIORITY)
     }
 
-    /// Whether a rank scorer ranks by the key whose flag is `has` ([`HAS_TIMESTAMP`] for
-    /// Recency, [`HAS_PRIORITY`] for Priority).
+    /// Whether a rank scorer ranks by the key whose flag is `has`
+    /// ([`FieldScorer::key_flag`]).
     fn ranks_by(&self, has: u8) -> bool {
-        self.scorers.iter().any(|(s, _)| match s {
-            FieldScorer::Recency => has == HAS_TIMESTAMP,
-            FieldScorer::Priority => has == HAS_PRIORITY,
-            FieldScorer::PerItem(_) => false,
-        })
+        self.scorers.iter().any(|(s, _)| s.key_flag() == Some(has))
     }
 
     /// Whether the run reads [`Columns::hashes`] (and contents).
@@ -288,7 +299,7 @@ impl<'p> ColumnPlan<'p> {
         // scorers that rank by them (gathered here rather than by a pass of their own).
         let mut stats = [KeyStats::NONE; 2];
         let ranked = [self.ranks_by(HAS_TIMESTAMP), self.ranks_by(HAS_PRIORITY)];
-        let key_columns = [&columns.timestamps, &columns.priorities];
+        let key_columns = columns.key_columns();
         for (index, (&own, &flags)) in tokens.iter().zip(&columns.flags).enumerate() {
             match (own < 0, flags & PINNED != 0) {
                 (true, _) => {}
@@ -453,7 +464,7 @@ impl<'p> ColumnPlan<'p> {
         let mut rows = 0;
         for &(scorer, _) in self.scorers.iter() {
             let method = RankKeys::of(scorer, columns).map(|keys| {
-                let stats = stats[usize::from(keys.has == HAS_PRIORITY)];
+                let stats = stats[key_slot(keys.has)];
                 (
                     keys,
                     RankMethod::choose(keys, stats, candidates, counts, &mut rows),
@@ -637,11 +648,8 @@ impl<'c> RankKeys<'c> {
     /// The keys of `scorer`, `None` for a per-item scorer.
     #[inline]
     fn of(scorer: FieldScorer<'_>, columns: &'c Columns) -> Option<Self> {
-        let (has, values) = match scorer {
-            FieldScorer::Recency => (HAS_TIMESTAMP, &columns.timestamps),
-            FieldScorer::Priority => (HAS_PRIORITY, &columns.priorities),
-            FieldScorer::PerItem(_) => return None,
-        };
+        let has = scorer.key_flag()?;
+        let values = columns.key_columns()[key_slot(has)];
         Some(Self {
             flags: &columns.flags,
             has,
@@ -716,9 +724,15 @@ impl RankMethod {
     }
 }
 
-/// The flags of the two key columns a rank scorer ranks by, in the order of the
-/// statistics [`ColumnPlan::run`] gathers: timestamps, then priorities.
+/// The flags of the two key columns a rank scorer ranks by, in the order of
+/// [`Columns::key_columns`] and of the statistics [`ColumnPlan::run`] gathers: timestamps,
+/// then priorities.
 const KEY_FLAGS: [u8; 2] = [HAS_TIMESTAMP, HAS_PRIORITY];
+
+/// The place of the key column whose flag is `has` in [`KEY_FLAGS`]' order.
+fn key_slot(has: u8) -> usize {
+    usize::from(has == HAS_PRIORITY)
+}
 
 /// What decides how the candidates' keys of one column are ranked ([`RankMethod`]): how
 /// many there are, their range, and whether they come in non-decreasing candidate order.
