@@ -1259,8 +1259,14 @@ struct Row {
 struct OneShot {
     /// Median of run + read + free.
     median: Duration,
+    /// The allocations and the peak added memory of the pipeline's first one-shot run.
     allocations: usize,
     peak: usize,
+    /// The bytes the pipeline keeps after that run (its one-shot working memory).
+    kept: usize,
+    /// The allocations and the peak added memory of the next one-shot run.
+    next_allocations: usize,
+    next_peak: usize,
     /// Whether it placed what the list run placed.
     same: bool,
     /// The run into a kept result (`ctxpack_pipeline_run_descs_into`): median of run +
@@ -1394,9 +1400,14 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
     let mut floor_samples = vec![floor.sample()];
     let mut untraced_samples = Vec::new();
     let mut phase_samples = vec![ctx_run_phased(&setup, &descs, trace)];
-    // The one-shot run, on the agent workload: memory first, then samples alternately.
-    let oneshot_first =
-        (w == Workload::Agent).then(|| counted(|| ctx_run_oneshot(&setup, &descs, trace)));
+    // The one-shot run, on the agent workload: memory first (of the pipeline's first
+    // one-shot run, which may leave the pipeline holding its working memory, and of the
+    // next), then samples alternately.
+    let oneshot_first = (w == Workload::Agent).then(|| {
+        let (placed, cold) = counted(|| ctx_run_oneshot(&setup, &descs, trace));
+        let (_, next) = counted(|| black_box(ctx_run_oneshot(&setup, &descs, trace).ok()));
+        (placed, cold, next)
+    });
     let mut oneshot_samples = Vec::new();
     // The run into a kept result: made by two untimed runs, then a third counted.
     let mut kept = ptr::null_mut();
@@ -1478,10 +1489,13 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
     // SAFETY: NULL or the result of the last run into it.
     unsafe { ctxpack_result_free(kept) };
     let oneshot = oneshot_first.zip(into_first).map(
-        |((placed, stats), (into_placed, into_allocations, into_held))| OneShot {
+        |((placed, cold, next), (into_placed, into_allocations, into_held))| OneShot {
             median: median(&mut oneshot_samples),
-            allocations: stats.count,
-            peak: stats.peak,
+            allocations: cold.count,
+            peak: cold.peak,
+            kept: cold.held.max(0) as usize,
+            next_allocations: next.count,
+            next_peak: next.peak,
             same: placed.ok() == first.as_ref().ok().cloned(),
             into_median: median(&mut into_samples),
             into_allocations,
@@ -1597,19 +1611,22 @@ fn print_phases(rows: &[Row]) {
     println!();
     println!("Phase split of the ctxpack runs (C ABI; medians of each phase; push = ctxpack_items_new + ctxpack_items_push_many, run = ctxpack_pipeline_run, read = ctxpack_result_indices and the host's copy of the indices, whose allocation is the phase's one, free = ctxpack_result_free + ctxpack_items_free; allocations counted on the untimed memory run)");
     println!();
-    println!("| workload | N | push | run | read | free | push share | allocations: push / run / read / free | one-shot (run + read + free) | list / one-shot | one-shot allocations | one-shot peak / input | run into a kept result (run + read) | list / kept | kept allocations (third run, the host's copy of the indices included) | kept result's bytes / input |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| workload | N | push | run | read | free | push share | allocations: push / run / read / free | one-shot (run + read + free) | list / one-shot | one-shot allocations: first / next run | one-shot peak / input: first / next run | kept by the pipeline / input | run into a kept result (run + read) | list / kept | kept allocations (third run, the host's copy of the indices included) | kept result's bytes / input |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in rows.iter().filter(|r| r.ctx_error.is_none()) {
         let p = &r.phases;
         let sum = p.push + p.run + p.read + p.free;
         let oneshot = match &r.oneshot {
             Some(o) => format!(
-                "{}{} | {:.2}× | {} | {:.2}× | {}{} | {:.2}× | {} | {:.2}×",
+                "{}{} | {:.2}× | {} / {} | {:.2}× / {:.2}× | {:.2}× | {}{} | {:.2}× | {} | {:.2}×",
                 fmt_time(o.median),
                 if o.same { "" } else { " (OTHER SELECTION)" },
                 r.ctx.as_secs_f64() / o.median.as_secs_f64(),
                 o.allocations,
+                o.next_allocations,
                 o.peak as f64 / r.input as f64,
+                o.next_peak as f64 / r.input as f64,
+                o.kept as f64 / r.input as f64,
                 fmt_time(o.into_median),
                 if o.into_same {
                     ""
@@ -1620,7 +1637,7 @@ fn print_phases(rows: &[Row]) {
                 o.into_allocations,
                 o.into_held as f64 / r.input as f64
             ),
-            None => "— | — | — | — | — | — | — | —".into(),
+            None => "— | — | — | — | — | — | — | — | —".into(),
         };
         let allocations = match r.phase_allocations {
             Some([push, run, read, free]) => format!("{push} / {run} / {read} / {free}"),

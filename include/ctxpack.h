@@ -603,7 +603,8 @@ typedef struct ctxpack_items ctxpack_items;
 typedef struct ctxpack_json_warnings ctxpack_json_warnings;
 
 // A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
-// Immutable, and safe to run from many threads at once (the callbacks of custom
+// Immutable (apart from the memory it keeps for its one-shot runs:
+// `ctxpack_pipeline_release_memory`), and safe to run from many threads at once (the callbacks of custom
 // components must then be thread-safe; see docs/ffi.md). A run holds its own reference:
 // freeing the pipeline while it runs (even from one of its callbacks) releases it when
 // the run is over.
@@ -1816,7 +1817,13 @@ ctxpack_status ctxpack_pipeline_run(const struct ctxpack_pipeline *pipeline, con
 // pipeline and the budget: callbacks may free them.
 //
 // Most pipelines take a faster path that builds no items (docs/ffi.md, "The columnar
-// path"): the same result, the same errors.
+// path"): the same result, the same errors. The pipeline keeps that path's buffers after
+// a run of at most 131 072 descriptors, for its next one-shot run (docs/ffi.md, "A
+// pipeline's run memory"): about 225 bytes per descriptor of the largest such run for an
+// agent pipeline, holding numbers (token counts, timestamps, content hashes), never the
+// caller's strings, until `ctxpack_pipeline_release_memory` or the pipeline is freed.
+// Concurrent runs on one pipeline stay safe: a run that finds the buffers in use
+// allocates its own.
 ctxpack_status ctxpack_pipeline_run_descs(const struct ctxpack_pipeline *pipeline, const struct ctxpack_item_desc *descs, size_t count, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **out, struct ctxpack_error **out_error);
 
 // `ctxpack_pipeline_run_descs`, reusing the memory of an earlier result: for a host that
@@ -1850,6 +1857,14 @@ ctxpack_status ctxpack_pipeline_run_descs_into(const struct ctxpack_pipeline *pi
 // any threads at once, while the pipeline is in use (a caller must itself hold a reference
 // for the whole call, as for any function taking the handle).
 struct ctxpack_pipeline *ctxpack_pipeline_retain(struct ctxpack_pipeline *pipeline);
+
+// Frees the memory a pipeline keeps for its one-shot runs (see
+// `ctxpack_pipeline_run_descs`); the next such run allocates it again. A run in progress
+// keeps the memory it holds until it returns, and the pipeline then keeps it again.
+// Safe to call at any time from any thread, from a callback too. NULL is
+// `CTXPACK_NULL_ARGUMENT`, a pointer that is not a live pipeline
+// `CTXPACK_WRONG_HANDLE_TYPE`.
+ctxpack_status ctxpack_pipeline_release_memory(const struct ctxpack_pipeline *pipeline);
 
 // Releases one caller reference to a pipeline (see `ctxpack_pipeline_retain`); the last
 // one frees it (components it shares with others live on). NULL is a no-op.

@@ -1,8 +1,9 @@
 //! Allocation counts through the C ABI, counted by a global allocator (docs/performance.md,
 //! "Item storage"): a run makes the same small number of allocations at every N, reading
 //! the indices allocates nothing, and pushing a batch allocates per store, not per item
-//! or per tag; the one-shot run over descriptors makes the same few allocations at every N,
-//! and a run into a kept result makes none once the result has grown to its size.
+//! or per tag; the one-shot run over descriptors makes the same few allocations at every N
+//! (only its result's while its pipeline keeps its memory), and a run into a kept result
+//! makes none once the result has grown to its size.
 
 use std::ptr;
 
@@ -285,9 +286,11 @@ fn a_batch_push_allocates_per_store() {
     assert!(c.push * 50 < input.descs.len(), "{} allocations", c.push);
 }
 
-/// Allocations of one one-shot run (`ctxpack_pipeline_run_descs`) over `input` with the
-/// chat pipeline, half the tokens as target; and how many items it placed.
-fn count_oneshot(input: &Input) -> (usize, usize) {
+/// Allocations of a one-shot run (`ctxpack_pipeline_run_descs`) over `input` with the
+/// chat pipeline, half the tokens as target: of the run after a first one (whose memory
+/// the pipeline may keep), and of a run after `ctxpack_pipeline_release_memory`; and how
+/// many items it placed.
+fn count_oneshot(input: &Input) -> OneShotCounts {
     // SAFETY (block): valid arrays and live handles.
     unsafe {
         let pipeline = pipeline(false);
@@ -299,35 +302,65 @@ fn count_oneshot(input: &Input) -> (usize, usize) {
             })
         };
         ctxpack_result_free(run());
-        let (result, count) = allocations(run);
+        let (result, second) = allocations(run);
         let (mut indices, mut len) = (ptr::null(), 0);
         ctxpack_result_indices(result, &mut indices, &mut len);
         ctxpack_result_free(result);
+        let status = ctxpack_pipeline_release_memory(pipeline);
+        assert_eq!(status, ctxpack_status::CTXPACK_OK);
+        let (result, released) = allocations(run);
+        ctxpack_result_free(result);
         ctxpack_budget_free(budget);
         ctxpack_pipeline_free(pipeline);
-        (count, len)
+        OneShotCounts {
+            second,
+            released,
+            placed: len,
+        }
     }
+}
+
+#[derive(Debug)]
+struct OneShotCounts {
+    /// The allocations of the second run.
+    second: usize,
+    /// The allocations of a run after the pipeline's memory was released.
+    released: usize,
+    /// The items the runs placed.
+    placed: usize,
 }
 
 /// The one-shot run's columnar path (docs/ffi.md) makes the same few allocations at every
 /// N, its result included: no store, item or string is allocated per item (the general
-/// path would make hundreds at N = 100 000, one per 64 KiB store at least).
+/// path would make hundreds at N = 100 000, one per 64 KiB store at least). Up to the
+/// limit of the memory a pipeline keeps (131 072 descriptors), a run after the first
+/// allocates only its result; after `ctxpack_pipeline_release_memory`, and above the
+/// limit, it allocates its buffers too.
 #[test]
 fn a_columnar_one_shot_run_allocates_the_same_at_every_size() {
-    let counts: Vec<(usize, usize, usize)> = [100, 10_000, 100_000]
+    let counts: Vec<(usize, OneShotCounts)> = [100, 10_000, 100_000, 131_072, 131_073]
         .into_iter()
         .map(|n| {
-            let (allocations, placed) = count_oneshot(&input(n));
-            eprintln!("one-shot, N = {n}: {allocations} allocations, {placed} placed");
-            assert!(placed > n / 4, "the budget selects a good share");
-            (n, allocations, placed)
+            let counts = count_oneshot(&input(n));
+            eprintln!("one-shot, N = {n}: {counts:?}");
+            assert!(counts.placed > n / 4, "the budget selects a good share");
+            (n, counts)
         })
         .collect();
-    let [(_, small, _), (_, mid, _), (_, large, _)] = counts[..] else {
-        unreachable!()
-    };
-    assert!(small <= mid && mid.abs_diff(large) <= 2, "{counts:?}");
-    assert!(large <= 50, "{counts:?}");
+    let kept: Vec<usize> = counts[..4].iter().map(|(_, c)| c.second).collect();
+    let released: Vec<usize> = counts[..4].iter().map(|(_, c)| c.released).collect();
+    let large = &counts[4].1;
+    assert!(kept.iter().all(|&c| c == kept[0] && c <= 8), "{counts:?}");
+    assert!(released.iter().all(|&c| c > kept[0] + 10), "{counts:?}");
+    assert!(released[0] <= released[1] && released[1].abs_diff(released[3]) <= 2);
+    assert!(released[3] <= 50, "{counts:?}");
+    // Above the limit every run allocates its buffers (and frees each stage's when it is
+    // done, so some are allocated more than once).
+    assert_eq!(large.second, large.released, "{counts:?}");
+    assert!(
+        large.second >= released[3] && large.second <= 50,
+        "{counts:?}"
+    );
 }
 
 /// Allocations of a run into `*result` (`ctxpack_pipeline_run_descs_into`) over `input`

@@ -12,7 +12,9 @@ import (
 
 // One preset pipeline shared by 16 goroutines, 1 000 runs each, every run on a different
 // input (items, sizes and budget vary); each result must equal the sequential run of the
-// same input. Inputs are precomputed so the goroutines only run and compare.
+// same input. Inputs are precomputed so the goroutines only run and compare. Each
+// goroutine also releases the pipeline's kept one-shot memory now and then, while the
+// others run.
 func TestConcurrentRunsOnDifferingInputs(t *testing.T) {
 	const goroutines, runsEach = 16, 1000
 	p := must(ctxpack.NewPresetPipeline("chat"))
@@ -54,6 +56,12 @@ func TestConcurrentRunsOnDifferingInputs(t *testing.T) {
 			defer wg.Done()
 			for r := 0; r < runsEach; r++ {
 				k := r*goroutines + g // neighbouring goroutines run different inputs at once
+				if (r+g)%37 == 0 {
+					if err := p.ReleaseMemory(); err != nil {
+						errs <- fmt.Errorf("goroutine %d, run %d: ReleaseMemory: %v", g, r, err)
+						return
+					}
+				}
 				got, err := p.Run(inputs[k].items, inputs[k].budget, nil)
 				if !reflect.DeepEqual(err, expectedErr[k]) || !reflect.DeepEqual(got, expected[k]) {
 					errs <- fmt.Errorf("goroutine %d, input %d: concurrent result differs from the sequential one", g, k)

@@ -128,6 +128,19 @@ func (p *Pipeline) Run(items []Item, budget *Budget, opts *RunOptions) (Result, 
 	return p.runItems(items, budget, opts, nil)
 }
 
+// ReleaseMemory frees the memory the pipeline keeps for its one-shot runs (Run,
+// RunContext; the library's ctxpack_pipeline_release_memory). After a one-shot run of at
+// most 131 072 items the pipeline keeps that run's buffers for the next one, about 225
+// bytes per item of the largest kept run for an agent pipeline (numbers only, never the
+// items' contents); ReleaseMemory frees them, and the next one-shot run allocates them
+// again. Results and Runners are unaffected. Safe for concurrent use, during runs too: a
+// run in progress keeps what it holds until it returns. A closed pipeline is
+// StatusNullArgument.
+func (p *Pipeline) ReleaseMemory() error {
+	defer runtime.KeepAlive(p)
+	return check(C.ctxpack_pipeline_release_memory(p.ptr()))
+}
+
 // runItems is Run, cancellable when token is not nil.
 func (p *Pipeline) runItems(items []Item, budget *Budget, opts *RunOptions, token *C.ctxpack_cancel_token) (Result, error) {
 	defer runtime.KeepAlive(p)

@@ -1,6 +1,8 @@
 package ctxpack_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -107,5 +109,58 @@ func TestRunnerSharedByGoroutines(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// Pipeline.ReleaseMemory frees what the pipeline keeps between one-shot runs: runs
+// before and after it answer the same (traced runs too), it may be called again with
+// nothing kept, and a closed or nil pipeline is StatusNullArgument.
+func TestReleaseMemoryBetweenOneShotRuns(t *testing.T) {
+	p := must(ctxpack.NewPresetPipeline("chat"))
+	defer p.Close()
+	items := runnerItems(300, 3)
+	var total int64
+	for _, it := range items {
+		total += it.Tokens
+	}
+	b := newBudget(t, total, total/2)
+	if err := p.ReleaseMemory(); err != nil { // nothing kept yet
+		t.Fatal(err)
+	}
+	normalise := func(r ctxpack.Result) ctxpack.Result {
+		if r.Report != nil {
+			for i := range r.Report.Events {
+				r.Report.Events[i].DurationMS = 0
+			}
+			r.Report.JSON = ""
+		}
+		return r
+	}
+	for _, opts := range []*ctxpack.RunOptions{nil, {Trace: ctxpack.TraceItem}} {
+		first := normalise(must(p.Run(items, b, opts)))
+		if len(first.Indices) < 2 || len(first.Indices) >= len(items) {
+			t.Fatalf("%d of %d placed, the comparison is not telling", len(first.Indices), len(items))
+		}
+		for step, release := range []bool{false, true, false, true, true, false} {
+			if release {
+				if err := p.ReleaseMemory(); err != nil {
+					t.Fatalf("step %d: %v", step, err)
+				}
+			}
+			if got := normalise(must(p.Run(items, b, opts))); !reflect.DeepEqual(got, first) {
+				t.Fatalf("step %d (release %v): the run differs from the first", step, release)
+			}
+			if got := normalise(must(p.RunContext(context.Background(), items, b, opts))); !reflect.DeepEqual(got, first) {
+				t.Fatalf("step %d (release %v): RunContext differs from the first run", step, release)
+			}
+		}
+	}
+	p.Close()
+	if err := p.ReleaseMemory(); !errors.Is(err, ctxpack.StatusNullArgument) {
+		t.Errorf("a closed pipeline: got %v", err)
+	}
+	var none *ctxpack.Pipeline
+	if err := none.ReleaseMemory(); !errors.Is(err, ctxpack.StatusNullArgument) {
+		t.Errorf("a nil pipeline: got %v", err)
 	}
 }

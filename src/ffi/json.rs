@@ -411,7 +411,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_new_policy_json_with(
             out_error,
             |json, options| {
                 let read = Policy::from_json_with(json, options)?;
-                Ok((read.value.build_pipeline()?, read.warnings))
+                Ok((read.value.build_pipeline()?.into(), read.warnings))
             },
         )
     }

@@ -32,6 +32,7 @@ mod placer;
 mod policy;
 mod prefix;
 mod result;
+mod run_memory;
 mod scorer;
 mod sensitivity;
 mod slicer;

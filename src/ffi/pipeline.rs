@@ -17,6 +17,7 @@ use crate::ffi::handles::{self, HandleType, Held};
 use crate::ffi::items::{ctxpack_item_desc, ctxpack_items, items_from_descs, snapshot, ItemVec};
 use crate::ffi::placer::ctxpack_placer;
 use crate::ffi::result::{ctxpack_result, ResultData, RunContext};
+use crate::ffi::run_memory::RunMemory;
 use crate::ffi::scorer::ctxpack_scorer;
 use crate::ffi::slicer::ctxpack_slicer;
 use crate::ffi::status::{ctxpack_error, ctxpack_status, named, FfiError, FfiResult};
@@ -26,7 +27,8 @@ use crate::pipeline::{ColumnarScratch, Pipeline, RunOptions};
 use crate::CancelToken;
 
 /// A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
-/// Immutable, and safe to run from many threads at once (the callbacks of custom
+/// Immutable (apart from the memory it keeps for its one-shot runs:
+/// `ctxpack_pipeline_release_memory`), and safe to run from many threads at once (the callbacks of custom
 /// components must then be thread-safe; see docs/ffi.md). A run holds its own reference:
 /// freeing the pipeline while it runs (even from one of its callbacks) releases it when
 /// the run is over.
@@ -35,9 +37,32 @@ pub struct ctxpack_pipeline {
 }
 
 impl HandleType for ctxpack_pipeline {
-    type Value = Pipeline;
+    type Value = PipelineHandle;
     const TAG: u32 = u32::from_be_bytes(*b"CPPL");
     const NAME: &'static str = "ctxpack_pipeline";
+}
+
+/// What a pipeline handle holds: the pipeline, and the memory it keeps for its one-shot
+/// runs ([`RunMemory`]).
+pub(crate) struct PipelineHandle {
+    pipeline: Pipeline,
+    run_memory: RunMemory,
+}
+
+impl From<Pipeline> for PipelineHandle {
+    fn from(pipeline: Pipeline) -> Self {
+        Self {
+            pipeline,
+            run_memory: RunMemory::default(),
+        }
+    }
+}
+
+impl Deref for PipelineHandle {
+    type Target = Pipeline;
+    fn deref(&self) -> &Pipeline {
+        &self.pipeline
+    }
 }
 
 /// Options of `ctxpack_pipeline_new`. Initialise with `CTXPACK_PIPELINE_OPTIONS_INIT` or
@@ -182,7 +207,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_new(
                 .group_value(group_value.into())
                 .pinned_first(pinned_first);
         }
-        Ok(builder.build()?)
+        Ok(builder.build()?.into())
     })
 }
 
@@ -234,7 +259,13 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
 /// pipeline and the budget: callbacks may free them.
 ///
 /// Most pipelines take a faster path that builds no items (docs/ffi.md, "The columnar
-/// path"): the same result, the same errors.
+/// path"): the same result, the same errors. The pipeline keeps that path's buffers after
+/// a run of at most 131 072 descriptors, for its next one-shot run (docs/ffi.md, "A
+/// pipeline's run memory"): about 225 bytes per descriptor of the largest such run for an
+/// agent pipeline, holding numbers (token counts, timestamps, content hashes), never the
+/// caller's strings, until `ctxpack_pipeline_release_memory` or the pipeline is freed.
+/// Concurrent runs on one pipeline stay safe: a run that finds the buffers in use
+/// allocates its own.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
     pipeline: *const ctxpack_pipeline,
@@ -251,7 +282,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
         let pipeline = handles::retain(pipeline, "pipeline")?;
         let budget = handles::retain(budget, "budget")?;
         let setup = RunSetup::read(options, "options")?;
-        let mut scratch = ColumnarScratch::for_one_run();
+        let mut scratch = pipeline.run_memory.lease(count);
         if columnar_run(&pipeline, &budget, &setup, descs, count, &mut scratch).is_some() {
             let selection = scratch.stages.take_selection();
             return Ok(ResultData::new(
@@ -530,6 +561,22 @@ pub unsafe extern "C" fn ctxpack_pipeline_retain(
 ) -> *mut ctxpack_pipeline {
     // SAFETY: `pipeline` is NULL or a handle the caller holds.
     unsafe { handles::retain_caller(pipeline) }
+}
+
+/// Frees the memory a pipeline keeps for its one-shot runs (see
+/// `ctxpack_pipeline_run_descs`); the next such run allocates it again. A run in progress
+/// keeps the memory it holds until it returns, and the pipeline then keeps it again.
+/// Safe to call at any time from any thread, from a callback too. NULL is
+/// `CTXPACK_NULL_ARGUMENT`, a pointer that is not a live pipeline
+/// `CTXPACK_WRONG_HANDLE_TYPE`.
+#[no_mangle]
+pub unsafe extern "C" fn ctxpack_pipeline_release_memory(
+    pipeline: *const ctxpack_pipeline,
+) -> ctxpack_status {
+    handles::access(pipeline, "pipeline", |pipeline| {
+        pipeline.run_memory.release();
+        Ok(())
+    })
 }
 
 /// Releases one caller reference to a pipeline (see `ctxpack_pipeline_retain`); the last

@@ -72,7 +72,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_new_preset(
     // SAFETY: `name` is valid for its length (or NULL).
     handles::create(out, out_error, || {
         let name = unsafe { to_str(&name, "name") }?;
-        Ok(Policy::preset(name)?.build_pipeline()?)
+        Ok(Policy::preset(name)?.build_pipeline()?.into())
     })
 }
 
@@ -92,7 +92,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_new_policy_json(
     // SAFETY: `json` is valid for its length (or NULL).
     handles::create(out, out_error, || {
         let json = unsafe { to_str(&json, "json") }?;
-        Ok(Policy::from_json(json)?.build_pipeline()?)
+        Ok(Policy::from_json(json)?.build_pipeline()?.into())
     })
 }
 

@@ -112,7 +112,7 @@ pub unsafe extern "C" fn ctxpack_sensitivity_new(
                 Ok((label, pipeline))
             })
             .collect::<FfiResult<Vec<_>>>()?;
-        let variants: Vec<(&str, &Pipeline)> = held.iter().map(|(l, p)| (*l, &**p)).collect();
+        let variants: Vec<(&str, &Pipeline)> = held.iter().map(|(l, p)| (*l, &***p)).collect();
         let report = pipeline_sensitivity(&list, &budget, &variants)?;
         let contexts = variants
             .iter()

@@ -1,6 +1,8 @@
 // Concurrency: one pipeline (with a custom scorer whose callback runs concurrently), one
 // item list and one budget shared by 8 threads; every run must equal a single-threaded
-// run. Built and run by tests/c/run.sh.
+// run. Then one-shot runs of differing sizes from 8 threads on one pipeline, which keeps
+// the memory of its one-shot runs while one thread keeps releasing it: every result must
+// equal the list run of the same descriptors. Built and run by tests/c/run.sh.
 #include <pthread.h>
 #include <stdint.h>
 
@@ -96,12 +98,14 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-TEST(one_pipeline_from_eight_threads) {
+// ITEMS descriptors over `contents`: item i's content is "item k" and k % 23 x's, with
+// k = i % repeat (so contents repeat every `repeat` items); tokens, kinds and timestamps
+// vary, every fifth item has no timestamp, item 3 is pinned.
+static void fill_descs(ctxpack_item_desc *d, char (*contents)[48], int repeat) {
     static const char *kinds[4] = {"Message", "Document", "ToolOutput", "Memory"};
-    char contents[ITEMS][48];
-    ctxpack_item_desc d[ITEMS];
     for (int i = 0; i < ITEMS; i++) {
-        snprintf(contents[i], sizeof contents[i], "item %d %.*s", i, i % 23, "xxxxxxxxxxxxxxxxxxxxxxx");
+        int k = i % repeat;
+        snprintf(contents[i], sizeof contents[i], "item %d %.*s", k, k % 23, "xxxxxxxxxxxxxxxxxxxxxxx");
         memset(&d[i], 0, sizeof d[i]);
         d[i].struct_size = sizeof d[i];
         d[i].content = ctxpack_str_from_cstr(contents[i]);
@@ -111,6 +115,34 @@ TEST(one_pipeline_from_eight_threads) {
         d[i].has_timestamp = i % 5 != 0;
         d[i].pinned = i == 3;
     }
+}
+
+// Recency (2) + kind (1), and `custom` (0.5) when it is not NULL; greedy; U-shaped;
+// deduplicating. NULL on failure (reported).
+static ctxpack_pipeline *new_pipeline(const ctxpack_scorer *custom) {
+    ctxpack_scorer *recency = NULL, *kind = NULL, *composite = NULL;
+    ctxpack_slicer *greedy = NULL;
+    ctxpack_placer *ushaped = NULL;
+    ctxpack_pipeline *pipeline = NULL;
+    CHECK_OK(ctxpack_scorer_new_recency(&recency, NULL));
+    CHECK_OK(ctxpack_scorer_new_kind(&kind, NULL));
+    ctxpack_composite_child children[3] = {{recency, 2.0}, {kind, 1.0}, {custom, 0.5}};
+    CHECK_OK(ctxpack_scorer_new_composite(children, custom ? 3 : 2, &composite, NULL));
+    CHECK_OK(ctxpack_slicer_new_greedy(&greedy, NULL));
+    CHECK_OK(ctxpack_placer_new_u_shaped(&ushaped, NULL));
+    CHECK_OK(ctxpack_pipeline_new(composite, greedy, ushaped, NULL, &pipeline, NULL));
+    ctxpack_scorer_free(recency);
+    ctxpack_scorer_free(kind);
+    ctxpack_scorer_free(composite);
+    ctxpack_slicer_free(greedy);
+    ctxpack_placer_free(ushaped);
+    return pipeline;
+}
+
+TEST(one_pipeline_from_eight_threads) {
+    char contents[ITEMS][48];
+    ctxpack_item_desc d[ITEMS];
+    fill_descs(d, contents, ITEMS);
     ctxpack_items *items = NULL;
     REQUIRE_OK(ctxpack_items_new(&items, NULL));
     REQUIRE_OK(ctxpack_items_push_many(items, d, ITEMS, NULL));
@@ -126,24 +158,11 @@ TEST(one_pipeline_from_eight_threads) {
     pthread_mutex_init(&probe.lock, NULL);
     probe.calls = 0;
     probe.destroyed = 0;
-    ctxpack_scorer *recency = NULL, *kind = NULL, *custom = NULL, *composite = NULL;
-    REQUIRE_OK(ctxpack_scorer_new_recency(&recency, NULL));
-    REQUIRE_OK(ctxpack_scorer_new_kind(&kind, NULL));
+    ctxpack_scorer *custom = NULL;
     REQUIRE_OK(ctxpack_scorer_new_custom_batch(score_length, &probe, probe_destroy, &custom, NULL));
-    ctxpack_composite_child children[3] = {{recency, 2.0}, {kind, 1.0}, {custom, 0.5}};
-    REQUIRE_OK(ctxpack_scorer_new_composite(children, 3, &composite, NULL));
-    ctxpack_slicer *greedy = NULL;
-    ctxpack_placer *ushaped = NULL;
-    REQUIRE_OK(ctxpack_slicer_new_greedy(&greedy, NULL));
-    REQUIRE_OK(ctxpack_placer_new_u_shaped(&ushaped, NULL));
-    ctxpack_pipeline *pipeline = NULL;
-    REQUIRE_OK(ctxpack_pipeline_new(composite, greedy, ushaped, NULL, &pipeline, NULL));
-    ctxpack_scorer_free(recency);
-    ctxpack_scorer_free(kind);
+    ctxpack_pipeline *pipeline = new_pipeline(custom);
     ctxpack_scorer_free(custom);
-    ctxpack_scorer_free(composite);
-    ctxpack_slicer_free(greedy);
-    ctxpack_placer_free(ushaped);
+    REQUIRE(pipeline != NULL);
 
     g_pipeline = pipeline;
     g_items = items;
@@ -169,7 +188,101 @@ TEST(one_pipeline_from_eight_threads) {
     ctxpack_items_free(items);
 }
 
+// ---------------------------------------------------------------- one-shot runs
+
+static ctxpack_item_desc g_descs[ITEMS];
+// g_by_size[n]: the list run's outcome over the first n descriptors.
+static outcome g_by_size[ITEMS + 1];
+
+// The indices, scores and reasons of `r` (freed) in `o`; 0 when an accessor fails.
+static int read_outcome(ctxpack_result *r, outcome *o) {
+    const size_t *idx;
+    const double *sc;
+    const int32_t *rs;
+    size_t n, n2, n3;
+    int ok = ctxpack_result_indices(r, &idx, &n) == CTXPACK_OK && ctxpack_result_scores(r, &sc, &n2) == CTXPACK_OK &&
+             ctxpack_result_reasons(r, &rs, &n3) == CTXPACK_OK && n == n2 && n == n3 && n <= ITEMS;
+    if (ok) {
+        o->n = n;
+        o->excluded = 0;
+        memcpy(o->indices, idx, n * sizeof *idx);
+        memcpy(o->scores, sc, n * sizeof *sc);
+        memcpy(o->reasons, rs, n * sizeof *rs);
+    }
+    ctxpack_result_free(r);
+    return ok;
+}
+
+typedef struct {
+    int thread;
+    int mismatches;
+    int releases;
+} oneshot_worker;
+
+static void *oneshot_worker_main(void *arg) {
+    oneshot_worker *w = (oneshot_worker *)arg;
+    outcome o;
+    for (int k = 0; k < RUNS_PER_THREAD * 4; k++) {
+        size_t n = (size_t)(w->thread * 13 + k * 29) % (ITEMS + 1);
+        ctxpack_result *r = NULL;
+        if (ctxpack_pipeline_run_descs(g_pipeline, g_descs, n, g_budget, NULL, &r, NULL) != CTXPACK_OK ||
+            !read_outcome(r, &o) || !same(&o, &g_by_size[n])) {
+            w->mismatches++;
+        }
+        // Thread 0 frees the kept memory after each of its runs, while others run.
+        if (w->thread == 0 && ctxpack_pipeline_release_memory(g_pipeline) == CTXPACK_OK) w->releases++;
+    }
+    return NULL;
+}
+
+TEST(one_shot_runs_from_eight_threads_share_the_kept_memory) {
+    char contents[ITEMS][48];
+    // Contents repeat every 50 items: Deduplicate removes some.
+    fill_descs(g_descs, contents, 50);
+    ctxpack_budget *budget = NULL;
+    ctxpack_budget_desc bd = CTXPACK_BUDGET_DESC_INIT;
+    bd.max_tokens = 8000;
+    bd.target_tokens = 3000;
+    REQUIRE_OK(ctxpack_budget_new(&bd, &budget, NULL));
+    // Built-in components only: the one-shot run's columnar path.
+    ctxpack_pipeline *pipeline = new_pipeline(NULL);
+    REQUIRE(pipeline != NULL);
+
+    size_t placed = 0;
+    for (size_t n = 0; n <= ITEMS; n++) {
+        ctxpack_items *items = NULL;
+        ctxpack_result *r = NULL;
+        REQUIRE_OK(ctxpack_items_new(&items, NULL));
+        REQUIRE_OK(ctxpack_items_push_many(items, g_descs, n, NULL));
+        REQUIRE_OK(ctxpack_pipeline_run(pipeline, items, budget, NULL, &r, NULL));
+        ctxpack_items_free(items);
+        REQUIRE(read_outcome(r, &g_by_size[n]));
+        placed += g_by_size[n].n;
+    }
+    CHECK(placed > ITEMS * 10);
+    g_pipeline = pipeline;
+    g_budget = budget;
+    pthread_t threads[THREADS];
+    oneshot_worker workers[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        workers[t] = (oneshot_worker){t, 0, 0};
+        REQUIRE(pthread_create(&threads[t], NULL, oneshot_worker_main, &workers[t]) == 0);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(threads[t], NULL);
+        CHECK_I64(workers[t].mismatches, 0);
+    }
+    CHECK_I64(workers[0].releases, RUNS_PER_THREAD * 4);
+    // The release function's refusals.
+    CHECK_STATUS(ctxpack_pipeline_release_memory(NULL), CTXPACK_NULL_ARGUMENT);
+    CHECK_STATUS(ctxpack_pipeline_release_memory((const ctxpack_pipeline *)(const void *)budget),
+                 CTXPACK_WRONG_HANDLE_TYPE);
+    ctxpack_pipeline_free(pipeline);
+    ctxpack_budget_free(budget);
+}
+
 int main(void) {
     RUN(one_pipeline_from_eight_threads);
+    RUN(one_shot_runs_from_eight_threads_share_the_kept_memory);
     return tf_finish();
 }

@@ -1883,6 +1883,18 @@ public:
         return run_once(refs, budget, options);
     }
 
+    // Frees the memory the pipeline keeps for its one-shot runs (`run_once`; the library's
+    // `ctxpack_pipeline_release_memory`). After a one-shot run of at most 131 072 items the
+    // pipeline keeps that run's buffers for the next one (about 225 bytes per item of the
+    // largest kept run for an agent pipeline; numbers only, never the items' text); this
+    // frees them, and the next one-shot run allocates them again. Results are unaffected
+    // (`run_once_into` keeps its memory in its `Result`). Safe at any time from any
+    // thread, during runs too: a run in progress keeps what it holds until it returns. An
+    // empty (moved-from) pipeline throws `Error` with `Status::NullArgument`.
+    void release_memory() const {
+        detail::check(ctxpack_pipeline_release_memory(native()), "ctxpack_pipeline_release_memory");
+    }
+
     // `run_once` into `result`, reusing its memory (the library's
     // `ctxpack_pipeline_run_descs_into`): an empty `result` (`Result(nullptr)`) gets a new
     // result; otherwise that result is rewritten, so spans read from it before are invalid.

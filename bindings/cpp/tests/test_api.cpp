@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -1654,6 +1655,85 @@ TEST(run_once_into_reuses_one_result) {
     CHECK(kept.native() == first);
     std::vector<std::size_t> after(kept.indices().begin(), kept.indices().end());
     CHECK(before == after);
+}
+
+// `Pipeline::release_memory` frees what the pipeline keeps between one-shot runs: runs
+// before and after it answer the same, it may be called again with nothing kept, and an
+// empty (moved-from) pipeline is a NullArgument error as for every other method.
+TEST(release_memory_between_one_shot_runs) {
+    const char *kinds[] = {"Message", "Document", "ToolOutput", "Memory"};
+    std::vector<Item> items;
+    for (int i = 0; i < 300; i++) {
+        Item it{"release " + std::to_string(i), 4 + (i * 11) % 37, kinds[i % 4]};
+        it.priority = i % 5;
+        it.timestamp_ns = kJan2024 + int64_t(i) * 1000000000;
+        items.push_back(it);
+    }
+    Pipeline pipeline = Pipeline::preset("chat");
+    Budget budget(2000, 1500);
+    pipeline.release_memory();  // nothing kept yet
+    auto snapshot = [&] {
+        Result r = pipeline.run_once(items, budget);
+        return std::make_tuple(r.indices().to_vector(), std::vector<double>(r.scores().begin(), r.scores().end()),
+                               r.reasons());
+    };
+    auto first = snapshot();
+    CHECK(std::get<0>(first).size() > 1 && std::get<0>(first).size() < items.size());
+    CHECK(snapshot() == first);  // from the kept memory
+    pipeline.release_memory();
+    CHECK(snapshot() == first);  // allocated again
+    pipeline.release_memory();
+    pipeline.release_memory();  // nothing kept: still fine
+    CHECK(snapshot() == first);
+    CHECK(snapshot() == first);
+
+    Pipeline moved = std::move(pipeline);
+    moved.release_memory();
+    CHECK_THROWS_STATUS(pipeline.release_memory(), Status::NullArgument);
+}
+
+// One-shot runs on many threads with `release_memory` called among them, from other
+// threads and between runs: every run answers as a run alone.
+TEST(release_memory_during_one_shot_runs_on_many_threads) {
+    std::vector<Item> items;
+    for (int i = 0; i < 500; i++) {
+        Item it{"thread " + std::to_string(i), 3 + (i * 7) % 29};
+        it.timestamp_ns = kJan2024 + int64_t(i) * 1000000000;
+        it.priority = i % 6;
+        items.push_back(it);
+    }
+    Pipeline pipeline = Pipeline::preset("chat");
+    Budget budget(3000, 2000);
+    auto indices = [&] {
+        Result r = pipeline.run_once(items, budget);
+        return r.indices().to_vector();
+    };
+    const std::vector<std::size_t> expected = indices();
+    CHECK(expected.size() > 1 && expected.size() < items.size());
+    std::atomic<bool> done{false};
+    std::atomic<int> releases{0};
+    std::thread releaser([&] {
+        while (!done.load()) {
+            pipeline.release_memory();
+            releases++;
+            std::this_thread::yield();
+        }
+    });
+    std::vector<int> mismatches(4, 0);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < mismatches.size(); t++) {
+        threads.emplace_back([&, t] {
+            for (int k = 0; k < 40; k++) {
+                if (indices() != expected) mismatches[t]++;
+                if (k % 5 == int(t)) pipeline.release_memory();
+            }
+        });
+    }
+    for (std::thread &t : threads) t.join();
+    done = true;
+    releaser.join();
+    for (int m : mismatches) CHECK_EQ(m, 0);
+    CHECK(releases.load() > 0);
 }
 
 int main() { return check::run_all(); }

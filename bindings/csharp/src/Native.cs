@@ -605,6 +605,8 @@ namespace Ctxpack
         internal static extern int ctxpack_pipeline_run_descs_into(PipelineHandle pipeline, IntPtr descs, UIntPtr count,
             BudgetHandle budget, ref RunOptions options, ref IntPtr result, out IntPtr error);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int ctxpack_pipeline_release_memory(PipelineHandle pipeline);
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern void ctxpack_pipeline_free(IntPtr pipeline);
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int ctxpack_cancel_token_new(out CancelTokenHandle token, out IntPtr error);

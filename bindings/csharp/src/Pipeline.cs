@@ -102,6 +102,16 @@ namespace Ctxpack
         public RunResult Run(IReadOnlyList<ContextItem> items, Budget budget, TraceDetail trace = TraceDetail.None) =>
             Run(items, budget, CancellationToken.None, trace);
 
+        /// <summary>Frees the memory the pipeline keeps for its one-shot runs (<c>Run</c> over
+        /// items; the library's <c>ctxpack_pipeline_release_memory</c>). After a one-shot run of
+        /// at most 131 072 items the pipeline keeps that run's buffers for the next one, about
+        /// 225 bytes per item of the largest kept run for an agent pipeline (numbers only,
+        /// never the items' contents); this frees them, and the next one-shot run allocates
+        /// them again. Results and Runners are unaffected. Thread-safe, during runs too: a run
+        /// in progress keeps what it holds until it returns. A disposed pipeline throws
+        /// <see cref="ObjectDisposedException"/>.</summary>
+        public void ReleaseMemory() => Errors.Check(Native.ctxpack_pipeline_release_memory(Handle));
+
         /// <summary>Runs the pipeline over an item list; result indices are positions in it.
         /// Thread-safe; the run works on the list as it was when it started.</summary>
         public RunResult Run(ItemList items, Budget budget, TraceDetail trace = TraceDetail.None) =>

@@ -16,7 +16,8 @@ namespace Ctxpack.Tests
             string.Join(",", r.Report.Events.Select(e => $"{e.Stage}:{e.ItemCount}:{e.ItemIndex}")));
 
         /// One pipeline (with a C# scorer called back concurrently), one item list and one
-        /// budget shared by 8 threads; every result must equal a sequential run.
+        /// budget shared by 8 threads; every result must equal a sequential run. The threads
+        /// also release the pipeline's kept one-shot memory now and then, while others run.
         [Test]
         public static void ConcurrentRunsMatchASequentialRun()
         {
@@ -44,6 +45,7 @@ namespace Ctxpack.Tests
                     {
                         try
                         {
+                            if ((t + r) % 5 == 0) pipeline.ReleaseMemory();
                             var result = (t + r) % 2 == 0 ? pipeline.Run(list, budget, TraceDetail.Item) : pipeline.Run(items, budget, TraceDetail.Item);
                             if (Digest(result) != reference) lock (errors) errors.Add($"thread {t} run {r} differs");
                         }

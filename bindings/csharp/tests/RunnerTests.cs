@@ -58,6 +58,44 @@ namespace Ctxpack.Tests
             }
         }
 
+        /// Pipeline.ReleaseMemory frees what the pipeline keeps between one-shot runs: runs
+        /// before and after it answer the same (traced and cancellable runs too), it may be
+        /// called again with nothing kept, and a disposed pipeline throws
+        /// ObjectDisposedException as its other methods do.
+        [Test]
+        public static void ReleaseMemoryBetweenOneShotRuns()
+        {
+            var items = Items(300, 3);
+            long total = items.Sum(i => i.Tokens);
+            var pipeline = Pipeline.FromPreset("chat");
+            using (pipeline)
+            using (var budget = new Budget(total, total / 2))
+            using (var cancellation = new CancellationTokenSource())
+            {
+                pipeline.ReleaseMemory(); // nothing kept yet
+                foreach (var trace in new[] { TraceDetail.None, TraceDetail.Item })
+                {
+                    var first = pipeline.Run(items, budget, trace);
+                    Assert.True(first.Indices.Count > 1 && first.Indices.Count < items.Count, "a telling comparison");
+                    var releases = new[] { false, true, false, true, true, false };
+                    for (int step = 0; step < releases.Length; step++)
+                    {
+                        if (releases[step]) pipeline.ReleaseMemory();
+                        var what = $"{trace}, step {step}";
+                        var again = pipeline.Run(items, budget, trace);
+                        Same(first, again, what);
+                        Same(first, pipeline.Run(items, budget, cancellation.Token, trace), what + ", cancellable");
+                        if (trace == TraceDetail.None) continue;
+                        Assert.Sequence(first.Report.Included.Select(i => $"{i.Index}:{i.Score:R}:{i.Reason}"),
+                            again.Report.Included.Select(i => $"{i.Index}:{i.Score:R}:{i.Reason}"), what + ": report included");
+                        Assert.Sequence(first.Report.Excluded.Select(e => $"{e.Index}:{e.Name}:{e.Score:R}"),
+                            again.Report.Excluded.Select(e => $"{e.Index}:{e.Name}:{e.Score:R}"), what + ": report excluded");
+                    }
+                }
+            }
+            Assert.Throws<ObjectDisposedException>(() => pipeline.ReleaseMemory(), "ReleaseMemory after Dispose");
+        }
+
         /// Threads sharing one Runner are serialised: every answer is Pipeline.Run's.
         [Test]
         public static void SharedByThreads()

@@ -28,10 +28,10 @@ use ctxpack::ffi::{
     ctxpack_error_message, ctxpack_item_desc, ctxpack_item_desc_init, ctxpack_item_view,
     ctxpack_items, ctxpack_items_clear, ctxpack_items_free, ctxpack_items_len, ctxpack_items_new,
     ctxpack_items_push, ctxpack_pipeline, ctxpack_pipeline_free, ctxpack_pipeline_new,
-    ctxpack_pipeline_policy_json, ctxpack_placer, ctxpack_placer_free, ctxpack_scorer,
-    ctxpack_scorer_free, ctxpack_scorer_new_recency, ctxpack_scorer_new_scaled,
-    ctxpack_scorer_score, ctxpack_slicer, ctxpack_slicer_free, ctxpack_slicer_new_quota,
-    ctxpack_status, ctxpack_str,
+    ctxpack_pipeline_policy_json, ctxpack_pipeline_release_memory, ctxpack_placer,
+    ctxpack_placer_free, ctxpack_scorer, ctxpack_scorer_free, ctxpack_scorer_new_recency,
+    ctxpack_scorer_new_scaled, ctxpack_scorer_score, ctxpack_slicer, ctxpack_slicer_free,
+    ctxpack_slicer_new_quota, ctxpack_status, ctxpack_str,
 };
 
 use crate::reader::ByteReader;
@@ -178,6 +178,15 @@ fn hostile(r: &mut ByteReader<'_>) {
                 }
             }
             Target::Pipeline(p, held) => {
+                // The memory a pipeline keeps for its one-shot runs may be released at any
+                // time, a running one-shot run's included; every other time the pipeline
+                // is also freed.
+                let status = ctxpack_pipeline_release_memory(p);
+                assert_eq!(status, ctxpack_status::CTXPACK_OK, "release_memory");
+                if r.one_in(2) {
+                    ARMED.with(|a| a.borrow_mut().push(target));
+                    return;
+                }
                 ctxpack_pipeline_free(p);
                 freed(p.cast());
                 if held {

@@ -379,6 +379,17 @@ public final class Pipeline: @unchecked Sendable {
         }
     }
 
+    /// Frees the memory the pipeline keeps for its one-shot runs (`runOnce`; the library's
+    /// `ctxpack_pipeline_release_memory`). After a one-shot run of at most 131 072 items the
+    /// pipeline keeps that run's buffers for the next one, about 225 bytes per item of the
+    /// largest kept run for an agent pipeline (numbers only, never the items' contents);
+    /// this frees them, and the next one-shot run allocates them again. Results and
+    /// `Runner`s are unaffected. Safe from any thread at any time, during runs too: a run in
+    /// progress keeps what it holds until it returns.
+    public func releaseMemory() throws {
+        try check(ctxpack_pipeline_release_memory(handle), nil, "ctxpack_pipeline_release_memory")
+    }
+
     /// A run through `call` with the C form of the options; `holding` (the inputs the call
     /// reads) stays alive until it returns.
     private func run(

@@ -43,6 +43,53 @@ final class RunnerTests: XCTestCase {
         for (report, included) in reports { XCTAssertEqual("\(report.included)", included) }
     }
 
+    /// `releaseMemory` frees what the pipeline keeps between one-shot runs: runs before and
+    /// after it answer the same, untraced and traced, and it may be called again with
+    /// nothing kept.
+    func testReleaseMemoryBetweenOneShotRuns() throws {
+        let p = try Pipeline(preset: "chat")
+        let items = runnerItems(300, seed: 3)
+        let total = items.reduce(Int64(0)) { $0 + $1.tokens }
+        let budget = try Budget(maxTokens: total, targetTokens: total / 2)
+        try p.releaseMemory()  // nothing kept yet
+        for trace in [TraceDetail.none, .item] {
+            let first = try p.runOnce(items, budget: budget, trace: trace)
+            XCTAssertTrue(first.indices.count > 1 && first.indices.count < items.count, "a telling comparison")
+            XCTAssertEqual(first.report == nil, trace == .none)
+            for (step, release) in [false, true, false, true, true, false].enumerated() {
+                if release { try p.releaseMemory() }
+                let again = try p.runOnce(items, budget: budget, trace: trace)
+                XCTAssertEqual(fingerprint(again), fingerprint(first), "\(trace), step \(step)")
+            }
+        }
+    }
+
+    /// One-shot runs of differing sizes on 8 threads, with `releaseMemory` called among
+    /// them from the same threads: every answer is the sequential one.
+    func testReleaseMemoryDuringOneShotRunsOnManyThreads() throws {
+        let p = try Pipeline(preset: "chat")
+        let budget = try Budget(maxTokens: 10_000, targetTokens: 400)
+        let inputs = (0..<8).map { g in runnerItems(40 + g * 30, seed: g) }
+        let expected = try inputs.map { try p.runOnce($0, budget: budget).indices }
+        for (g, want) in expected.enumerated() {
+            XCTAssertTrue(want.count > 1 && want.count < inputs[g].count, "a telling comparison")
+        }
+        let failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { g in
+            for r in 0..<40 {
+                do {
+                    if (g + r) % 5 == 0 { try p.releaseMemory() }
+                    let k = (g + r) % inputs.count
+                    let got = try p.runOnce(inputs[k], budget: budget).indices
+                    if got != expected[k] { failures.withLock { $0.append("thread \(g), run \(r) differs") } }
+                } catch {
+                    failures.withLock { $0.append("thread \(g), run \(r): \(error)") }
+                }
+            }
+        }
+        XCTAssertEqual(failures.current, [])
+    }
+
     /// Threads sharing one Runner are serialised: every answer is runOnce's.
     func testSharedByThreads() throws {
         let p = try pipeline(Scorer.recency())
