@@ -1493,7 +1493,9 @@ fn measure(w: Workload, n: usize, o: &Options, last_ref: &mut Option<(usize, f64
             median: median(&mut oneshot_samples),
             allocations: cold.count,
             peak: cold.peak,
-            kept: cold.held.max(0) as usize,
+            // What the first run left allocated, less the indices it returned.
+            kept: (cold.held.max(0) as usize)
+                .saturating_sub(placed.as_ref().map_or(0, |p| size_of_val(p.as_slice()))),
             next_allocations: next.count,
             next_peak: next.peak,
             same: placed.ok() == first.as_ref().ok().cloned(),

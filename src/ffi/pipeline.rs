@@ -261,7 +261,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
 /// Most pipelines take a faster path that builds no items (docs/ffi.md, "The columnar
 /// path"): the same result, the same errors. The pipeline keeps that path's buffers after
 /// a run of at most 131 072 descriptors, for its next one-shot run (docs/ffi.md, "A
-/// pipeline's run memory"): about 225 bytes per descriptor of the largest such run for an
+/// pipeline's run memory"): about 150 bytes per descriptor of the largest such run for an
 /// agent pipeline, holding numbers (token counts, timestamps, content hashes), never the
 /// caller's strings, until `ctxpack_pipeline_release_memory` or the pipeline is freed.
 /// Concurrent runs on one pipeline stay safe: a run that finds the buffers in use
@@ -284,12 +284,8 @@ pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
         let setup = RunSetup::read(options, "options")?;
         let mut scratch = pipeline.run_memory.lease(count);
         if columnar_run(&pipeline, &budget, &setup, descs, count, &mut scratch).is_some() {
-            let selection = scratch.stages.take_selection();
-            return Ok(ResultData::new(
-                selection,
-                None,
-                RunContext::of(&pipeline, &budget),
-            ));
+            let context = RunContext::of(&pipeline, &budget);
+            return Ok(ResultData::from_window(&mut scratch.stages, context));
         }
         general_run(&pipeline, &budget, &setup, descs, count)
     })

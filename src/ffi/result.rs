@@ -91,7 +91,31 @@ impl ResultData {
             terminate_report(report);
         }
         let (mut reasons, mut forms) = (Vec::new(), Vec::new());
-        fill_reasons_and_forms(&selection, &mut reasons, &mut forms);
+        fill_reasons_and_forms(&selection.reasons, &selection, &mut reasons, &mut forms);
+        Self::assemble(selection, reasons, forms, items, context)
+    }
+
+    /// The result of a one-shot columnar run whose window `stages` hold, untraced: the
+    /// window's indices and scores are moved into it, but its reasons are converted to
+    /// their C values where they lie, so that the buffers keep their memory for the next
+    /// run (the result's own `selection.reasons` stays empty: only the C values are read).
+    /// A reason takes 40 bytes, so at N = 100 their array would be the run's one
+    /// allocation of more than 1 KiB, for which glibc first consolidates every small
+    /// block freed since (docs/performance.md, "A pipeline keeps its one-shot memory").
+    pub(crate) fn from_window(stages: &mut StageBuffers, context: RunContext) -> Self {
+        let selection = stages.take_selection_but_reasons();
+        let (mut reasons, mut forms) = (Vec::new(), Vec::new());
+        fill_reasons_and_forms(stages.reasons(), &selection, &mut reasons, &mut forms);
+        Self::assemble(selection, reasons, forms, None, context)
+    }
+
+    fn assemble(
+        selection: Selection,
+        reasons: Vec<i32>,
+        forms: Vec<usize>,
+        items: Option<Arc<ItemVec>>,
+        context: RunContext,
+    ) -> Self {
         Self {
             selection,
             reasons,
@@ -115,7 +139,13 @@ impl ResultData {
         budget: &ContextBudget,
     ) {
         stages.swap_into(&mut self.selection);
-        fill_reasons_and_forms(&self.selection, &mut self.reasons, &mut self.forms);
+        let selection = &self.selection;
+        fill_reasons_and_forms(
+            &selection.reasons,
+            selection,
+            &mut self.reasons,
+            &mut self.forms,
+        );
         self.items = None;
         self.context.update(pipeline, budget);
         self.json = OnceLock::new();
@@ -150,14 +180,19 @@ impl ResultData {
     }
 }
 
-/// Writes `selection`'s reasons as `ctxpack_inclusion_reason` values into `reasons` and
-/// the form of every placed item into `forms` (both cleared first; 0 for every item when
-/// the selection has no forms).
-fn fill_reasons_and_forms(selection: &Selection, reasons: &mut Vec<i32>, forms: &mut Vec<usize>) {
+/// Writes the placed items' reasons (`placed`: `selection`'s, or the window's when the
+/// selection was taken without them) as `ctxpack_inclusion_reason` values into `reasons`
+/// and the form of every placed item of `selection` into `forms` (both cleared first; 0
+/// for every item when the selection has no forms).
+fn fill_reasons_and_forms(
+    placed: &[InclusionReason],
+    selection: &Selection,
+    reasons: &mut Vec<i32>,
+    forms: &mut Vec<usize>,
+) {
     reasons.clear();
     reasons.extend(
-        selection
-            .reasons
+        placed
             .iter()
             .map(|r| ctxpack_inclusion_reason::from(*r) as i32),
     );

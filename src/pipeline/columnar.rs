@@ -20,6 +20,7 @@
 //! generated inputs and pipelines.
 
 use crate::cancel::check as check_cancelled;
+use crate::diagnostics::InclusionReason;
 use crate::error::checked_token_sum;
 use crate::model::{ContextBudget, ContextKind};
 use crate::pipeline::deduplicate::{best_of_each_content_in, DedupBuffers};
@@ -815,6 +816,25 @@ impl StageBuffers {
     /// The window of the last run as an untraced selection, its memory moved out.
     pub(crate) fn take_selection(&mut self) -> Selection {
         std::mem::take(&mut self.placed).into_selection(None)
+    }
+
+    /// The window of the last run as an untraced selection without its reasons, which
+    /// stay in the buffers ([`StageBuffers::reasons`]), their memory kept for the next run.
+    pub(crate) fn take_selection_but_reasons(&mut self) -> Selection {
+        let placed = &mut self.placed;
+        Selection {
+            indices: std::mem::take(&mut placed.indices),
+            scores: std::mem::take(&mut placed.scores),
+            reasons: Vec::new(),
+            forms: std::mem::take(&mut placed.forms),
+            overflow: placed.overflow.take(),
+            report: None,
+        }
+    }
+
+    /// The placed items' reasons in the window of the last run.
+    pub(crate) fn reasons(&self) -> &[InclusionReason] {
+        &self.placed.reasons
     }
 
     /// Makes `selection` the window of the last run, untraced, by swapping memory with it:
