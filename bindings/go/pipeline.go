@@ -130,7 +130,7 @@ func (p *Pipeline) Run(items []Item, budget *Budget, opts *RunOptions) (Result, 
 
 // ReleaseMemory frees the memory the pipeline keeps for its one-shot runs (Run,
 // RunContext; the library's ctxpack_pipeline_release_memory). After a one-shot run of at
-// most 131 072 items the pipeline keeps that run's buffers for the next one, about 150
+// most 131 072 items the pipeline keeps that run's buffers for the next one, about 170
 // bytes per item of the largest kept run for an agent pipeline (numbers only, never the
 // items' contents); ReleaseMemory frees them, and the next one-shot run allocates them
 // again. Results and Runners are unaffected. Safe for concurrent use, during runs too: a

@@ -261,7 +261,7 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
 /// Most pipelines take a faster path that builds no items (docs/ffi.md, "The columnar
 /// path"): the same result, the same errors. The pipeline keeps that path's buffers after
 /// a run of at most 131 072 descriptors, for its next one-shot run (docs/ffi.md, "A
-/// pipeline's run memory"): about 150 bytes per descriptor of the largest such run for an
+/// pipeline's run memory"): about 170 bytes per descriptor of the largest such run for an
 /// agent pipeline, holding numbers (token counts, timestamps, content hashes), never the
 /// caller's strings, until `ctxpack_pipeline_release_memory` or the pipeline is freed.
 /// Concurrent runs on one pipeline stay safe: a run that finds the buffers in use

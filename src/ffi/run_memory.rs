@@ -13,8 +13,8 @@ use std::sync::{Mutex, MutexGuard};
 use crate::pipeline::ColumnarScratch;
 
 /// The largest one-shot run, in descriptors, whose memory a pipeline keeps: 2^17. For
-/// an agent pipeline the kept buffers take about 150 bytes per descriptor of the largest
-/// run kept, so at most about 20 MB, a third of such a run's own input.
+/// an agent pipeline the kept buffers take about 170 bytes per descriptor of the largest
+/// run kept, so at most about 22 MB, under 0.4× such a run's own input.
 pub(crate) const KEPT_RUN_LIMIT: usize = 1 << 17;
 
 /// The kept buffers of a pipeline handle: empty before the first run, while a run holds

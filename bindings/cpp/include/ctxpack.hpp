@@ -1885,7 +1885,7 @@ public:
 
     // Frees the memory the pipeline keeps for its one-shot runs (`run_once`; the library's
     // `ctxpack_pipeline_release_memory`). After a one-shot run of at most 131 072 items the
-    // pipeline keeps that run's buffers for the next one (about 150 bytes per item of the
+    // pipeline keeps that run's buffers for the next one (about 170 bytes per item of the
     // largest kept run for an agent pipeline; numbers only, never the items' text); this
     // frees them, and the next one-shot run allocates them again. Results are unaffected
     // (`run_once_into` keeps its memory in its `Result`). Safe at any time from any

@@ -105,7 +105,7 @@ namespace Ctxpack
         /// <summary>Frees the memory the pipeline keeps for its one-shot runs (<c>Run</c> over
         /// items; the library's <c>ctxpack_pipeline_release_memory</c>). After a one-shot run of
         /// at most 131 072 items the pipeline keeps that run's buffers for the next one, about
-        /// 150 bytes per item of the largest kept run for an agent pipeline (numbers only,
+        /// 170 bytes per item of the largest kept run for an agent pipeline (numbers only,
         /// never the items' contents); this frees them, and the next one-shot run allocates
         /// them again. Results and Runners are unaffected. Thread-safe, during runs too: a run
         /// in progress keeps what it holds until it returns. A disposed pipeline throws

@@ -381,7 +381,7 @@ public final class Pipeline: @unchecked Sendable {
 
     /// Frees the memory the pipeline keeps for its one-shot runs (`runOnce`; the library's
     /// `ctxpack_pipeline_release_memory`). After a one-shot run of at most 131 072 items the
-    /// pipeline keeps that run's buffers for the next one, about 150 bytes per item of the
+    /// pipeline keeps that run's buffers for the next one, about 170 bytes per item of the
     /// largest kept run for an agent pipeline (numbers only, never the items' contents);
     /// this frees them, and the next one-shot run allocates them again. Results and
     /// `Runner`s are unaffected. Safe from any thread at any time, during runs too: a run in
