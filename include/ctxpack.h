@@ -604,8 +604,8 @@ typedef struct ctxpack_json_warnings ctxpack_json_warnings;
 
 // A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
 // Immutable (apart from the memory it keeps for its one-shot runs:
-// `ctxpack_pipeline_release_memory`), and safe to run from many threads at once (the callbacks of custom
-// components must then be thread-safe; see docs/ffi.md). A run holds its own reference:
+// `ctxpack_pipeline_release_memory`), and safe to run from many threads at once (the
+// callbacks of custom components must then be thread-safe; see docs/ffi.md). A run holds its own reference:
 // freeing the pipeline while it runs (even from one of its callbacks) releases it when
 // the run is over.
 typedef struct ctxpack_pipeline ctxpack_pipeline;
@@ -1820,10 +1820,10 @@ ctxpack_status ctxpack_pipeline_run(const struct ctxpack_pipeline *pipeline, con
 // path"): the same result, the same errors. The pipeline keeps that path's buffers after
 // a run of at most 131 072 descriptors, for its next one-shot run (docs/ffi.md, "A
 // pipeline's run memory"): about 170 bytes per descriptor of the largest such run for an
-// agent pipeline, holding numbers (token counts, timestamps, content hashes), never the
-// caller's strings, until `ctxpack_pipeline_release_memory` or the pipeline is freed.
-// Concurrent runs on one pipeline stay safe: a run that finds the buffers in use
-// allocates its own.
+// agent pipeline, holding numbers (token counts, timestamps, content hashes, inclusion
+// reasons), never the caller's strings, until `ctxpack_pipeline_release_memory` or the
+// pipeline is freed. Concurrent runs on one pipeline stay safe: a run that finds the
+// buffers in use allocates its own.
 ctxpack_status ctxpack_pipeline_run_descs(const struct ctxpack_pipeline *pipeline, const struct ctxpack_item_desc *descs, size_t count, const struct ctxpack_budget *budget, const struct ctxpack_run_options *options, struct ctxpack_result **out, struct ctxpack_error **out_error);
 
 // `ctxpack_pipeline_run_descs`, reusing the memory of an earlier result: for a host that

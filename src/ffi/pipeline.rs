@@ -28,8 +28,8 @@ use crate::CancelToken;
 
 /// A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
 /// Immutable (apart from the memory it keeps for its one-shot runs:
-/// `ctxpack_pipeline_release_memory`), and safe to run from many threads at once (the callbacks of custom
-/// components must then be thread-safe; see docs/ffi.md). A run holds its own reference:
+/// `ctxpack_pipeline_release_memory`), and safe to run from many threads at once (the
+/// callbacks of custom components must then be thread-safe; see docs/ffi.md). A run holds its own reference:
 /// freeing the pipeline while it runs (even from one of its callbacks) releases it when
 /// the run is over.
 pub struct ctxpack_pipeline {
@@ -262,10 +262,10 @@ pub unsafe extern "C" fn ctxpack_pipeline_run(
 /// path"): the same result, the same errors. The pipeline keeps that path's buffers after
 /// a run of at most 131 072 descriptors, for its next one-shot run (docs/ffi.md, "A
 /// pipeline's run memory"): about 170 bytes per descriptor of the largest such run for an
-/// agent pipeline, holding numbers (token counts, timestamps, content hashes), never the
-/// caller's strings, until `ctxpack_pipeline_release_memory` or the pipeline is freed.
-/// Concurrent runs on one pipeline stay safe: a run that finds the buffers in use
-/// allocates its own.
+/// agent pipeline, holding numbers (token counts, timestamps, content hashes, inclusion
+/// reasons), never the caller's strings, until `ctxpack_pipeline_release_memory` or the
+/// pipeline is freed. Concurrent runs on one pipeline stay safe: a run that finds the
+/// buffers in use allocates its own.
 #[no_mangle]
 pub unsafe extern "C" fn ctxpack_pipeline_run_descs(
     pipeline: *const ctxpack_pipeline,

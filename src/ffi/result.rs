@@ -63,7 +63,8 @@ impl RunContext {
 /// What a result handle holds.
 pub(crate) struct ResultData {
     selection: Selection,
-    /// `selection.reasons` as `ctxpack_inclusion_reason` values.
+    /// The placed items' reasons as `ctxpack_inclusion_reason` values (`selection.reasons`
+    /// is empty in a result made by [`ResultData::from_window`]; this is the one read).
     reasons: Vec<i32>,
     /// The form of every placed item, parallel to `selection.indices` (0 = in full; the
     /// selection's own list is empty when no candidate had variants).
