@@ -299,7 +299,7 @@ impl<'p> ColumnPlan<'p> {
         // The statistics of the candidates' timestamps and priorities, for the rank
         // scorers that rank by them (gathered here rather than by a pass of their own).
         let mut stats = [KeyStats::NONE; 2];
-        let ranked = [self.ranks_by(HAS_TIMESTAMP), self.ranks_by(HAS_PRIORITY)];
+        let ranked = KEY_FLAGS.map(|has| self.ranks_by(has));
         let key_columns = columns.key_columns();
         for (index, (&own, &flags)) in tokens.iter().zip(&columns.flags).enumerate() {
             match (own < 0, flags & PINNED != 0) {

@@ -49,6 +49,25 @@ static const ctxpack_items *g_items;
 static const ctxpack_budget *g_budget;
 static outcome g_reference;
 
+// The indices, scores and reasons of `r` in `o` (no excluded count); 0 when an accessor
+// fails.
+static int read_outcome(const ctxpack_result *r, outcome *o) {
+    const size_t *idx;
+    const double *sc;
+    const int32_t *rs;
+    size_t n, n2, n3;
+    int ok = ctxpack_result_indices(r, &idx, &n) == CTXPACK_OK && ctxpack_result_scores(r, &sc, &n2) == CTXPACK_OK &&
+             ctxpack_result_reasons(r, &rs, &n3) == CTXPACK_OK && n == n2 && n == n3 && n <= ITEMS;
+    if (ok) {
+        o->n = n;
+        o->excluded = 0;
+        memcpy(o->indices, idx, n * sizeof *idx);
+        memcpy(o->scores, sc, n * sizeof *sc);
+        memcpy(o->reasons, rs, n * sizeof *rs);
+    }
+    return ok;
+}
+
 static int run_once(outcome *o) {
     ctxpack_run_options opts;
     memset(&opts, 0, sizeof opts);
@@ -58,24 +77,11 @@ static int run_once(outcome *o) {
     if (ctxpack_pipeline_run(g_pipeline, g_items, g_budget, &opts, &r, NULL) != CTXPACK_OK) {
         return 0;
     }
-    const size_t *idx;
-    const double *sc;
-    const int32_t *rs;
-    size_t n, n2, n3;
     ctxpack_report_summary sum;
     memset(&sum, 0, sizeof sum);
     sum.struct_size = sizeof sum;
-    int ok = ctxpack_result_indices(r, &idx, &n) == CTXPACK_OK &&
-             ctxpack_result_scores(r, &sc, &n2) == CTXPACK_OK &&
-             ctxpack_result_reasons(r, &rs, &n3) == CTXPACK_OK && n == n2 && n == n3 &&
-             n <= ITEMS && ctxpack_result_report_summary(r, &sum, NULL) == CTXPACK_OK;
-    if (ok) {
-        o->n = n;
-        memcpy(o->indices, idx, n * sizeof *idx);
-        memcpy(o->scores, sc, n * sizeof *sc);
-        memcpy(o->reasons, rs, n * sizeof *rs);
-        o->excluded = sum.excluded_count;
-    }
+    int ok = read_outcome(r, o) && ctxpack_result_report_summary(r, &sum, NULL) == CTXPACK_OK;
+    if (ok) o->excluded = sum.excluded_count;
     ctxpack_result_free(r);
     return ok;
 }
@@ -194,25 +200,6 @@ static ctxpack_item_desc g_descs[ITEMS];
 // g_by_size[n]: the list run's outcome over the first n descriptors.
 static outcome g_by_size[ITEMS + 1];
 
-// The indices, scores and reasons of `r` (freed) in `o`; 0 when an accessor fails.
-static int read_outcome(ctxpack_result *r, outcome *o) {
-    const size_t *idx;
-    const double *sc;
-    const int32_t *rs;
-    size_t n, n2, n3;
-    int ok = ctxpack_result_indices(r, &idx, &n) == CTXPACK_OK && ctxpack_result_scores(r, &sc, &n2) == CTXPACK_OK &&
-             ctxpack_result_reasons(r, &rs, &n3) == CTXPACK_OK && n == n2 && n == n3 && n <= ITEMS;
-    if (ok) {
-        o->n = n;
-        o->excluded = 0;
-        memcpy(o->indices, idx, n * sizeof *idx);
-        memcpy(o->scores, sc, n * sizeof *sc);
-        memcpy(o->reasons, rs, n * sizeof *rs);
-    }
-    ctxpack_result_free(r);
-    return ok;
-}
-
 typedef struct {
     int thread;
     int mismatches;
@@ -229,6 +216,7 @@ static void *oneshot_worker_main(void *arg) {
             !read_outcome(r, &o) || !same(&o, &g_by_size[n])) {
             w->mismatches++;
         }
+        ctxpack_result_free(r);
         // Thread 0 frees the kept memory after each of its runs, while others run.
         if (w->thread == 0 && ctxpack_pipeline_release_memory(g_pipeline) == CTXPACK_OK) w->releases++;
     }
@@ -256,7 +244,9 @@ TEST(one_shot_runs_from_eight_threads_share_the_kept_memory) {
         REQUIRE_OK(ctxpack_items_push_many(items, g_descs, n, NULL));
         REQUIRE_OK(ctxpack_pipeline_run(pipeline, items, budget, NULL, &r, NULL));
         ctxpack_items_free(items);
-        REQUIRE(read_outcome(r, &g_by_size[n]));
+        int read = read_outcome(r, &g_by_size[n]);
+        ctxpack_result_free(r);
+        REQUIRE(read);
         placed += g_by_size[n].n;
     }
     CHECK(placed > ITEMS * 10);
