@@ -20,6 +20,9 @@
 //! cargo bench --bench compare -- --workloads 0 --sizes 100 --profile 5 --cold
 //!                                                  # the same with the caches evicted
 //!                                                  # (8 MiB written) before every run
+//! cargo bench --bench compare -- --workloads 0 --sizes 100 --profile 5 --cold 64
+//!                                                  # 64 MiB written: the last-level
+//!                                                  # cache evicted too
 //! cargo bench --bench compare -- --workloads 0 --sizes 100 --profile 5 --after-ref
 //!                                                  # the same with an untimed reference
 //!                                                  # run before every run, as in the table
@@ -1118,8 +1121,8 @@ struct Options {
     ref_budget: f64,
     /// Loop the first workload at the first size for this many seconds (for perf).
     profile: Option<f64>,
-    /// With `profile`: evict the caches before every run.
-    cold: bool,
+    /// With `profile`: evict the caches before every run by writing this many MiB.
+    cold: Option<usize>,
     /// With `profile`: loop the one-shot run instead of the list run.
     oneshot: bool,
     /// With `profile`: loop the one-shot run into a reused result instead.
@@ -1162,7 +1165,7 @@ fn parse_options() -> Options {
         ctx_budget: 1.5,
         ref_budget: 6.0,
         profile: None,
-        cold: false,
+        cold: None,
         oneshot: false,
         into: false,
         after_ref: false,
@@ -1210,7 +1213,16 @@ fn parse_options() -> Options {
                 o.ref_budget = 1.0;
             }
             "--alloc-log" => o.alloc_log = true,
-            "--cold" => o.cold = true,
+            "--cold" => {
+                // An optional size in MiB (8 unless given).
+                match value().parse() {
+                    Ok(mib) => {
+                        o.cold = Some(mib);
+                        i += 1;
+                    }
+                    Err(_) => o.cold = Some(8),
+                }
+            }
             "--oneshot" => o.oneshot = true,
             "--into" => o.into = true,
             "--after-ref" => o.after_ref = true,
@@ -2206,14 +2218,16 @@ fn main() {
             black_box(ctx_run(&setup, &descs, trace).ok());
             return;
         }
-        // `--cold`: 8 MiB written between runs evicts the caches, as a host's other work
-        // between requests does; the runs alone are timed.
-        let mut evictor = o.cold.then(|| vec![0u8; 8 << 20]);
+        // `--cold [MiB]`: 8 MiB (or the size given) written between runs evicts the
+        // caches, as a host's other work between requests does; the runs alone are timed.
+        let mut evictor = o.cold.map(|mib| vec![0u8; mib << 20]);
         // `--after-ref`: an untimed reference run before each, as the table's rows have.
         let reference = o
             .after_ref
             .then(|| (ref_pipeline(w), ref_budget(w, &specs)));
         let mut timed = Duration::ZERO;
+        // Each run's time, for the median (a run the machine slowed moves the mean only).
+        let mut per_run = Vec::new();
         // `--into`: the result every run reuses.
         let mut kept = ptr::null_mut();
         while start.elapsed().as_secs_f64() < secs {
@@ -2235,7 +2249,9 @@ fn main() {
                 (false, true) => black_box(ctx_run_oneshot(&setup, &descs, trace).ok()),
                 (false, false) => black_box(ctx_run(&setup, &descs, trace).ok()),
             };
-            timed += Duration::from_nanos(thread_cpu_ns() - t);
+            let d = Duration::from_nanos(thread_cpu_ns() - t);
+            timed += d;
+            per_run.push(d);
             runs += 1;
         }
         let cpu = process_cpu_seconds() - cpu0;
@@ -2280,15 +2296,16 @@ fn main() {
             fmt_time(median(&mut phases[2]))
         );
         println!(
-            "{runs} runs, {} wall, {} CPU per run ({} the run alone{})",
+            "{runs} runs, {} wall, {} CPU per run ({} the run alone, median {}{})",
             fmt_time(start.elapsed() / runs),
             fmt_time(Duration::from_secs_f64(cpu / f64::from(runs))),
             fmt_time(timed / runs),
+            fmt_time(median(&mut per_run)),
             match (o.cold, o.after_ref, o.after_list) {
-                (true, _, _) => ", caches evicted before each",
-                (false, true, _) => ", a reference run before each",
-                (false, false, true) => ", a list run before each",
-                (false, false, false) => "",
+                (Some(mib), _, _) => format!(", caches evicted ({mib} MiB written) before each"),
+                (None, true, _) => ", a reference run before each".into(),
+                (None, false, true) => ", a list run before each".into(),
+                (None, false, false) => String::new(),
             }
         );
         return;
