@@ -2225,8 +2225,8 @@ fn main() {
         let reference = o
             .after_ref
             .then(|| (ref_pipeline(w), ref_budget(w, &specs)));
-        let mut timed = Duration::ZERO;
-        // Each run's time, for the median (a run the machine slowed moves the mean only).
+        // Each run's time: their mean and their median (a run the machine slowed moves the
+        // mean only).
         let mut per_run = Vec::new();
         // `--into`: the result every run reuses.
         let mut kept = ptr::null_mut();
@@ -2249,9 +2249,7 @@ fn main() {
                 (false, true) => black_box(ctx_run_oneshot(&setup, &descs, trace).ok()),
                 (false, false) => black_box(ctx_run(&setup, &descs, trace).ok()),
             };
-            let d = Duration::from_nanos(thread_cpu_ns() - t);
-            timed += d;
-            per_run.push(d);
+            per_run.push(Duration::from_nanos(thread_cpu_ns() - t));
             runs += 1;
         }
         let cpu = process_cpu_seconds() - cpu0;
@@ -2299,7 +2297,7 @@ fn main() {
             "{runs} runs, {} wall, {} CPU per run ({} the run alone, median {}{})",
             fmt_time(start.elapsed() / runs),
             fmt_time(Duration::from_secs_f64(cpu / f64::from(runs))),
-            fmt_time(timed / runs),
+            fmt_time(per_run.iter().sum::<Duration>() / runs),
             fmt_time(median(&mut per_run)),
             match (o.cold, o.after_ref, o.after_list) {
                 (Some(mib), _, _) => format!(", caches evicted ({mib} MiB written) before each"),
