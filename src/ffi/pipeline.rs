@@ -29,9 +29,9 @@ use crate::CancelToken;
 /// A configured pipeline: scorer, slicer, placer, deduplication, overflow strategy.
 /// Immutable (apart from the memory it keeps for its one-shot runs:
 /// `ctxpack_pipeline_release_memory`), and safe to run from many threads at once (the
-/// callbacks of custom components must then be thread-safe; see docs/ffi.md). A run holds its own reference:
-/// freeing the pipeline while it runs (even from one of its callbacks) releases it when
-/// the run is over.
+/// callbacks of custom components must then be thread-safe; see docs/ffi.md). A run
+/// holds its own reference: freeing the pipeline while it runs (even from one of its
+/// callbacks) releases it when the run is over.
 pub struct ctxpack_pipeline {
     _opaque: [u8; 0],
 }
